@@ -1,0 +1,98 @@
+import Foundation
+
+/// The value of one property as Strata stores and compares it.
+///
+/// Every attribute type of the model maps onto one case (integers of every width on
+/// ``integer(_:)``, `Float` and `Double` on ``double(_:)``, transformable values on
+/// ``binary(_:)`` after their transformer ran). Relationships appear as ``reference(_:)`` (to-one)
+/// and ``references(_:)`` (to-many, in order for ordered relationships). Drivers read and write
+/// only these cases; the context converts them to and from Swift values at the object boundary.
+///
+/// `StoreValue` is `Sendable` and `Hashable`; equality is exact (`1` and `1.0` differ here; the
+/// predicate evaluator compares numbers across cases).
+public enum StoreValue: Sendable, Hashable {
+    /// No value (`nil`). Optional attributes and unset to-one relationships hold it.
+    case null
+    /// Integer 16, 32 and 64 attributes, widened.
+    case integer(Int64)
+    /// Double and Float attributes (Float values are rounded to `Float` precision when set).
+    case double(Double)
+    /// Decimal attributes, kept exactly.
+    case decimal(Decimal)
+    /// String attributes.
+    case string(String)
+    /// Boolean attributes.
+    case bool(Bool)
+    /// Date attributes.
+    case date(Date)
+    /// Binary attributes, and transformable attributes after their value transformer ran.
+    case binary(Data)
+    /// UUID attributes.
+    case uuid(UUID)
+    /// URI attributes.
+    case uri(URL)
+    /// A to-one relationship's destination row.
+    case reference(RowID)
+    /// A to-many relationship's destination rows (in order for ordered relationships).
+    case references([RowID])
+    /// A to-many relationship whose members the driver did not load with the row; the context
+    /// asks ``StoreDriver/relatedRows(_:)`` when the relationship is first accessed.
+    case unfetched
+
+    /// Whether this is ``null``.
+    @inlinable public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// A short name of the case, for error messages ("integer", "string", …).
+    public var kindName: String {
+        switch self {
+        case .null: "nil"
+        case .integer: "integer"
+        case .double: "double"
+        case .decimal: "decimal"
+        case .string: "string"
+        case .bool: "boolean"
+        case .date: "date"
+        case .binary: "binary"
+        case .uuid: "UUID"
+        case .uri: "URI"
+        case .reference: "object reference"
+        case .references: "object references"
+        case .unfetched: "unfetched relationship"
+        }
+    }
+}
+
+/// The identity of a row inside one store: the entity's number in the model and a primary key.
+///
+/// Primary keys are unique across an inheritance hierarchy (as in Core Data's SQLite layout).
+/// Permanent keys are positive; temporary keys, given to objects inserted but not yet saved, are
+/// negative and unique within a coordinator.
+public struct RowID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The entity's number in the model (``EntityDescription/entityNumber``).
+    public var entity: Int32
+    /// The primary key (`Z_PK` in the SQLite layout); negative for temporary IDs.
+    public var primaryKey: Int64
+
+    /// Creates a row identifier.
+    @inlinable public init(entity: Int32, primaryKey: Int64) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+    }
+
+    /// Whether the key is temporary (the row has not been saved yet).
+    @inlinable public var isTemporary: Bool { primaryKey < 0 }
+
+    public static func < (lhs: RowID, rhs: RowID) -> Bool {
+        (lhs.entity, lhs.primaryKey) < (rhs.entity, rhs.primaryKey)
+    }
+
+    public var description: String { "\(entity)/p\(primaryKey)" }
+}
+
+/// A row's version, incremented by every saved change (`Z_OPT` in the SQLite layout).
+///
+/// Versions only grow; a change set that names an older version than the store holds is stale.
+public typealias RowVersion = Int64

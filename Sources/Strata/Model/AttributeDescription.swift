@@ -1,0 +1,96 @@
+import Foundation
+
+/// An attribute of an entity: its name, storage type, optionality, default and validation rules.
+///
+/// A value type: build it, hand it to an ``EntityDescription``, and the model keeps its own copy.
+public struct AttributeDescription: Sendable, Hashable {
+    /// The attribute's name, unique within its entity and the entity's ancestors.
+    public var name: String
+    /// The storage type.
+    public var type: AttributeType
+    /// Whether `nil` is allowed when the object is saved.
+    public var isOptional: Bool
+    /// Whether the attribute lives in memory only and is never stored.
+    public var isTransient: Bool
+    /// The value a newly inserted object starts with.
+    public var defaultValue: StoreValue
+    /// Validation rules checked at save.
+    public var validation: ValidationRules
+    /// For transformable attributes: the name of the registered ``AttributeValueTransformer``.
+    public var valueTransformerName: String?
+    /// The Swift or Objective-C class Xcode recorded for the value (informational).
+    public var valueClassName: String?
+    /// Whether large binary values may be kept outside the row (honoured where a driver can).
+    public var allowsExternalBinaryDataStorage: Bool
+    /// Whether the attribute is indexed (legacy per-attribute index flag).
+    public var isIndexed: Bool
+    /// The identifier used to map a renamed attribute during migration.
+    public var renamingIdentifier: String?
+    /// A string mixed into the version hash to force a new version.
+    public var versionHashModifier: String?
+    /// Free-form key/value pairs.
+    public var userInfo: [String: String]
+
+    /// Creates an attribute.
+    ///
+    /// - Parameters:
+    ///   - name: The attribute's name.
+    ///   - type: The storage type.
+    ///   - isOptional: Whether `nil` is allowed at save (default `true`, as in Xcode's editor).
+    ///   - defaultValue: The value of a newly inserted object.
+    ///   - isTransient: Whether the attribute is never stored.
+    ///   - validation: Rules checked at save.
+    ///   - valueTransformerName: For `.transformable`: the registered transformer's name.
+    public init(
+        _ name: String, _ type: AttributeType, isOptional: Bool = true, defaultValue: StoreValue = .null,
+        isTransient: Bool = false, validation: ValidationRules = ValidationRules(),
+        valueTransformerName: String? = nil, valueClassName: String? = nil,
+        allowsExternalBinaryDataStorage: Bool = false, isIndexed: Bool = false,
+        renamingIdentifier: String? = nil, versionHashModifier: String? = nil, userInfo: [String: String] = [:]
+    ) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.defaultValue = defaultValue
+        self.isTransient = isTransient
+        self.validation = validation
+        self.valueTransformerName = valueTransformerName
+        self.valueClassName = valueClassName
+        self.allowsExternalBinaryDataStorage = allowsExternalBinaryDataStorage
+        self.isIndexed = isIndexed
+        self.renamingIdentifier = renamingIdentifier
+        self.versionHashModifier = versionHashModifier
+        self.userInfo = userInfo
+    }
+}
+
+/// Declarative validation rules of an attribute, as Xcode's model editor offers them.
+public struct ValidationRules: Sendable, Hashable {
+    /// The smallest allowed value (numbers and dates), inclusive.
+    public var minimum: StoreValue?
+    /// The largest allowed value (numbers and dates), inclusive.
+    public var maximum: StoreValue?
+    /// The shortest allowed string, in characters.
+    public var minimumLength: Int?
+    /// The longest allowed string, in characters.
+    public var maximumLength: Int?
+    /// A regular expression the whole string must match.
+    public var regularExpression: String?
+
+    /// Creates rules; all are off by default.
+    public init(
+        minimum: StoreValue? = nil, maximum: StoreValue? = nil, minimumLength: Int? = nil,
+        maximumLength: Int? = nil, regularExpression: String? = nil
+    ) {
+        self.minimum = minimum
+        self.maximum = maximum
+        self.minimumLength = minimumLength
+        self.maximumLength = maximumLength
+        self.regularExpression = regularExpression
+    }
+
+    /// Whether no rule is set.
+    public var isEmpty: Bool {
+        minimum == nil && maximum == nil && minimumLength == nil && maximumLength == nil && regularExpression == nil
+    }
+}

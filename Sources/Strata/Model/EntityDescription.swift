@@ -1,0 +1,151 @@
+import Foundation
+
+/// An entity of a model: a kind of managed object, with attributes, relationships, a place in an
+/// inheritance hierarchy and the constraints its rows keep.
+///
+/// Build one with ``init(_:parent:isAbstract:properties:uniquenessConstraints:indexes:representedClassName:managedObjectClass:renamingIdentifier:versionHashModifier:userInfo:)``
+/// and pass it to ``ManagedObjectModel``; the model makes its own resolved copy, in which
+/// ``properties`` includes inherited ones and ``entityNumber`` is set.
+///
+/// Thread safety: immutable once the model that owns it is created; safe to share.
+public final class EntityDescription: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: the resolved fields below are written only by ManagedObjectModel.init,
+    // before the entity is published to any other code, and never afterwards.
+
+    /// The entity's name, unique in its model.
+    public let name: String
+    /// The parent entity's name, when the entity inherits.
+    public let superentityName: String?
+    /// Whether the entity is abstract (no instances of exactly this entity).
+    public let isAbstract: Bool
+    /// The properties declared on this entity, without inherited ones.
+    public let ownProperties: [PropertyDescription]
+    /// Unique constraints: each inner array is one constraint over one or more property names.
+    public let uniquenessConstraints: [[String]]
+    /// Fetch indexes.
+    public let indexes: [FetchIndexDescription]
+    /// The class Xcode records for the entity (informational).
+    public let representedClassName: String?
+    /// The ``ManagedObject`` subclass that contexts instantiate for this entity.
+    public let managedObjectClass: ManagedObject.Type
+    /// The identifier used to map a renamed entity during migration.
+    public let renamingIdentifier: String?
+    /// A string mixed into the version hash to force a new version.
+    public let versionHashModifier: String?
+    /// Free-form key/value pairs.
+    public let userInfo: [String: String]
+
+    /// The entity's number in its model: roots alphabetically, each followed by its descendants
+    /// breadth-first (Core Data's `Z_ENT` numbering), starting at 1. Zero before resolution.
+    public internal(set) var entityNumber: Int32 = 0
+    /// Every property, inherited ones first; a property's position is its slot in rows and objects.
+    public internal(set) var properties: [PropertyDescription] = []
+    /// Direct subentity names, sorted.
+    public internal(set) var subentityNames: [String] = []
+    /// The root of the inheritance hierarchy (the entity itself for roots).
+    public internal(set) var rootEntityName: String = ""
+    /// The entity numbers of this entity and all its descendants.
+    public internal(set) var hierarchyNumbers: Set<Int32> = []
+    /// The entity's version hash (see ``ManagedObjectModel/versionHash``).
+    public internal(set) var versionHash: Data = Data()
+    var propertyIndex: [String: Int] = [:]
+    var lowercasedIndex: [String: Int] = [:]
+
+    /// Creates an entity for a model under construction.
+    ///
+    /// - Parameters:
+    ///   - name: The entity's name.
+    ///   - parent: The superentity's name.
+    ///   - isAbstract: Whether the entity is abstract.
+    ///   - properties: Attributes and relationships declared on this entity.
+    ///   - uniquenessConstraints: Each inner array is one (possibly compound) unique constraint.
+    ///   - managedObjectClass: The subclass contexts create for this entity.
+    public init(
+        _ name: String, parent: String? = nil, isAbstract: Bool = false, properties: [PropertyDescription] = [],
+        uniquenessConstraints: [[String]] = [], indexes: [FetchIndexDescription] = [],
+        representedClassName: String? = nil, managedObjectClass: ManagedObject.Type = ManagedObject.self,
+        renamingIdentifier: String? = nil, versionHashModifier: String? = nil, userInfo: [String: String] = [:]
+    ) {
+        self.name = name
+        self.superentityName = parent
+        self.isAbstract = isAbstract
+        self.ownProperties = properties
+        self.uniquenessConstraints = uniquenessConstraints
+        self.indexes = indexes
+        self.representedClassName = representedClassName
+        self.managedObjectClass = managedObjectClass
+        self.renamingIdentifier = renamingIdentifier
+        self.versionHashModifier = versionHashModifier
+        self.userInfo = userInfo
+    }
+
+    /// A copy with a different object class (used by ``ManagedObjectModel/registering(_:)``).
+    func copy(managedObjectClass: ManagedObject.Type) -> EntityDescription {
+        EntityDescription(
+            name, parent: superentityName, isAbstract: isAbstract, properties: ownProperties,
+            uniquenessConstraints: uniquenessConstraints, indexes: indexes,
+            representedClassName: representedClassName, managedObjectClass: managedObjectClass,
+            renamingIdentifier: renamingIdentifier, versionHashModifier: versionHashModifier, userInfo: userInfo)
+    }
+
+    /// The slot of the property named `name`, or `nil`.
+    ///
+    /// - Complexity: O(1) on average.
+    @inlinable public func index(ofProperty name: String) -> Int? { _propertyIndex(name) }
+
+    @usableFromInline func _propertyIndex(_ name: String) -> Int? { propertyIndex[name] }
+
+    /// The slot of the property whose name matches `name` ignoring case (XML stores lower-case names).
+    public func index(ofPropertyIgnoringCase name: String) -> Int? { lowercasedIndex[name.lowercased()] }
+
+    /// The property named `name` (own or inherited), or `nil`.
+    public func property(named name: String) -> PropertyDescription? {
+        propertyIndex[name].map { properties[$0] }
+    }
+
+    /// Attributes, inherited ones first.
+    public var attributes: [AttributeDescription] { properties.compactMap(\.attribute) }
+
+    /// Relationships, inherited ones first.
+    public var relationships: [RelationshipDescription] { properties.compactMap(\.relationship) }
+
+    /// Attributes by name, inherited ones included.
+    public var attributesByName: [String: AttributeDescription] {
+        Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0) })
+    }
+
+    /// Relationships by name, inherited ones included.
+    public var relationshipsByName: [String: RelationshipDescription] {
+        Dictionary(uniqueKeysWithValues: relationships.map { ($0.name, $0) })
+    }
+
+    /// Whether this entity is `other` or one of its descendants.
+    public func isKind(of other: EntityDescription) -> Bool { other.hierarchyNumbers.contains(entityNumber) }
+
+    public var description: String { "entity '\(name)'" }
+}
+
+/// A fetch index of an entity: one or more elements, each a property with an order.
+public struct FetchIndexDescription: Sendable, Hashable {
+    /// One element of an index.
+    public struct Element: Sendable, Hashable {
+        /// The indexed property's name.
+        public var property: String
+        /// Whether the element sorts ascending.
+        public var ascending: Bool
+        /// Creates an element.
+        public init(_ property: String, ascending: Bool = true) {
+            self.property = property
+            self.ascending = ascending
+        }
+    }
+    /// The index's name.
+    public var name: String
+    /// The elements, in order.
+    public var elements: [Element]
+    /// Creates an index.
+    public init(name: String, elements: [Element]) {
+        self.name = name
+        self.elements = elements
+    }
+}

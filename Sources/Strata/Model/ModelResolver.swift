@@ -1,0 +1,176 @@
+import Foundation
+
+/// Checks a set of entity descriptions and produces resolved copies: numbered, with inherited
+/// properties, subentities and version hashes filled in.
+struct ModelResolver {
+    let entities: [EntityDescription]
+
+    func resolve() throws -> [EntityDescription] {
+        var byName: [String: EntityDescription] = [:]
+        for entity in entities {
+            guard !entity.name.isEmpty else { throw ModelError(.malformed, "an entity has an empty name") }
+            guard byName[entity.name] == nil else {
+                throw ModelError(.duplicateName, "two entities are named '\(entity.name)'", element: "entity \(entity.name)")
+            }
+            // The model owns fresh copies, so resolving never mutates the caller's objects.
+            byName[entity.name] = entity.copy(managedObjectClass: entity.managedObjectClass)
+        }
+        var children: [String: [String]] = [:]
+        for entity in byName.values {
+            guard let parent = entity.superentityName else { continue }
+            guard byName[parent] != nil else {
+                throw ModelError(
+                    .unknownEntity, "entity '\(entity.name)' has parent '\(parent)', which does not exist",
+                    element: "entity \(entity.name)")
+            }
+            children[parent, default: []].append(entity.name)
+        }
+        for entity in byName.values { try checkNoCycle(entity, byName) }
+
+        // Core Data's numbering: roots alphabetically, each followed by its descendants breadth-first.
+        var ordered: [EntityDescription] = []
+        for root in byName.values.filter({ $0.superentityName == nil }).sorted(by: { $0.name < $1.name }) {
+            var queue = [root.name]
+            while !queue.isEmpty {
+                let name = queue.removeFirst()
+                ordered.append(byName[name]!)  // names in the queue come from byName
+                queue.append(contentsOf: (children[name] ?? []).sorted())
+            }
+        }
+        for (offset, entity) in ordered.enumerated() {
+            entity.entityNumber = Int32(offset + 1)
+            entity.subentityNames = (children[entity.name] ?? []).sorted()
+        }
+        for entity in ordered {
+            let chain = ancestry(entity, byName)
+            entity.rootEntityName = chain.first!.name  // ancestry always contains the entity itself
+            var properties: [PropertyDescription] = []
+            var index: [String: Int] = [:]
+            for level in chain {
+                for property in level.ownProperties {
+                    guard !property.name.isEmpty else {
+                        throw ModelError(.malformed, "entity '\(level.name)' has a property with an empty name")
+                    }
+                    if index[property.name] != nil {
+                        throw ModelError(
+                            .duplicateName,
+                            "entity '\(entity.name)' has two properties named '\(property.name)' (one may be inherited)",
+                            element: "entity \(entity.name)")
+                    }
+                    index[property.name] = properties.count
+                    properties.append(property)
+                }
+            }
+            entity.properties = properties
+            entity.propertyIndex = index
+            entity.lowercasedIndex = Dictionary(index.map { ($0.key.lowercased(), $0.value) }) { a, _ in a }
+        }
+        for entity in ordered.reversed() {
+            var numbers: Set<Int32> = [entity.entityNumber]
+            for child in entity.subentityNames { numbers.formUnion(byName[child]!.hierarchyNumbers) }  // resolved above
+            entity.hierarchyNumbers = numbers
+        }
+        for entity in ordered {
+            try checkRelationships(entity, byName)
+            try checkAttributes(entity)
+            try checkConstraints(entity)
+        }
+        VersionHasher.assignHashes(ordered, byName)
+        return ordered
+    }
+
+    private func checkNoCycle(_ entity: EntityDescription, _ byName: [String: EntityDescription]) throws {
+        var seen: Set<String> = [entity.name]
+        var current = entity.superentityName
+        while let name = current {
+            guard seen.insert(name).inserted else {
+                throw ModelError(.malformed, "entity '\(entity.name)' inherits from itself", element: "entity \(entity.name)")
+            }
+            current = byName[name]?.superentityName
+        }
+    }
+
+    private func ancestry(_ entity: EntityDescription, _ byName: [String: EntityDescription]) -> [EntityDescription] {
+        var chain = [entity]
+        var current = entity.superentityName
+        while let name = current, let parent = byName[name] {
+            chain.insert(parent, at: 0)
+            current = parent.superentityName
+        }
+        return chain
+    }
+
+    private func checkRelationships(_ entity: EntityDescription, _ byName: [String: EntityDescription]) throws {
+        for relationship in entity.relationships {
+            let element = "relationship \(entity.name).\(relationship.name)"
+            guard let destination = byName[relationship.destinationEntityName] else {
+                throw ModelError(
+                    .unknownEntity,
+                    "relationship '\(entity.name).\(relationship.name)' has destination '\(relationship.destinationEntityName)', which does not exist",
+                    element: element)
+            }
+            guard let inverseName = relationship.inverseName else { continue }
+            guard let inverse = destination.property(named: inverseName)?.relationship else {
+                throw ModelError(
+                    .invalidInverse,
+                    "relationship '\(entity.name).\(relationship.name)' names inverse '\(inverseName)', which '\(destination.name)' does not have",
+                    element: element)
+            }
+            guard let back = byName[inverse.destinationEntityName], entity.isKind(of: back) || back.isKind(of: entity)
+            else {
+                throw ModelError(
+                    .invalidInverse,
+                    "inverse '\(destination.name).\(inverseName)' of '\(entity.name).\(relationship.name)' points at '\(inverse.destinationEntityName)', not at '\(entity.name)'",
+                    element: element)
+            }
+            if let backName = inverse.inverseName, backName != relationship.name {
+                throw ModelError(
+                    .invalidInverse,
+                    "'\(entity.name).\(relationship.name)' and '\(destination.name).\(inverseName)' do not name each other as inverses",
+                    element: element)
+            }
+            if relationship.minCount < 0 || (relationship.maxCount != 0 && relationship.maxCount < relationship.minCount) {
+                throw ModelError(
+                    .invalidValue,
+                    "relationship '\(entity.name).\(relationship.name)' has min count \(relationship.minCount) above max count \(relationship.maxCount)",
+                    element: element)
+            }
+        }
+    }
+
+    private func checkAttributes(_ entity: EntityDescription) throws {
+        for attribute in entity.attributes {
+            let element = "attribute \(entity.name).\(attribute.name)"
+            if attribute.type == .undefined && !attribute.isTransient {
+                throw ModelError(
+                    .invalidValue, "attribute '\(entity.name).\(attribute.name)' has type Undefined but is not transient",
+                    element: element)
+            }
+            if let pattern = attribute.validation.regularExpression, (try? NSRegularExpression(pattern: pattern)) == nil {
+                throw ModelError(
+                    .invalidValue,
+                    "attribute '\(entity.name).\(attribute.name)' has regular expression '\(pattern)', which does not compile",
+                    element: element)
+            }
+        }
+    }
+
+    private func checkConstraints(_ entity: EntityDescription) throws {
+        for constraint in entity.uniquenessConstraints {
+            for name in constraint where entity.property(named: name) == nil {
+                throw ModelError(
+                    .unknownProperty,
+                    "unique constraint on '\(entity.name)' names '\(name)', which is not a property of it",
+                    element: "uniquenessConstraint \(entity.name)")
+            }
+        }
+        for index in entity.indexes {
+            for element in index.elements where entity.property(named: element.property) == nil {
+                throw ModelError(
+                    .unknownProperty,
+                    "fetch index '\(index.name)' on '\(entity.name)' names '\(element.property)', which is not a property of it",
+                    element: "fetchIndex \(index.name)")
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Strata's version hash scheme (documented in docs/architecture.md, "Version hashes").
+///
+/// An entity's hash is SHA-256 over, in order and each followed by a zero byte: the tag
+/// `strata.entity.v1`, the entity name, the superentity's hash in hex (empty for roots), the
+/// entity's `versionHashModifier`, each unique constraint (names sorted, joined by `,`), then one
+/// line per stored property sorted by name. A stored attribute's line is
+/// `a|<name>|<type raw value>|<transformer name>|<modifier>`; a stored relationship's is
+/// `r|<name>|<destination>|<inverse>|<toMany 0/1>|<ordered 0/1>|<modifier>`. Transient
+/// properties, defaults, optionality, validation rules, delete rules and user info do not affect
+/// storage and are left out, so the hash changes exactly when what a store holds changes.
+/// The model's hash is SHA-256 over `strata.model.v1` and each entity's name and hash, by name.
+enum VersionHasher {
+    static func assignHashes(_ ordered: [EntityDescription], _ byName: [String: EntityDescription]) {
+        // `ordered` lists parents before children, so a parent's hash is ready when a child needs it.
+        for entity in ordered {
+            var digest = SHA256Digest()
+            digest.update(field: "strata.entity.v1")
+            digest.update(field: entity.name)
+            digest.update(field: entity.superentityName.flatMap { byName[$0]?.versionHash.hexString } ?? "")
+            digest.update(field: entity.versionHashModifier ?? "")
+            for constraint in entity.uniquenessConstraints.map({ $0.sorted().joined(separator: ",") }).sorted() {
+                digest.update(field: "u|" + constraint)
+            }
+            for line in entity.ownProperties.filter({ !$0.isTransient }).sorted(by: { $0.name < $1.name }).map(line) {
+                digest.update(field: line)
+            }
+            entity.versionHash = digest.finalize()
+        }
+    }
+
+    static func modelHash(_ entities: [EntityDescription]) -> Data {
+        var digest = SHA256Digest()
+        digest.update(field: "strata.model.v1")
+        for entity in entities.sorted(by: { $0.name < $1.name }) {
+            digest.update(field: entity.name)
+            digest.update(entity.versionHash)
+        }
+        return digest.finalize()
+    }
+
+    private static func line(_ property: PropertyDescription) -> String {
+        switch property {
+        case .attribute(let a):
+            return "a|\(a.name)|\(a.type.rawValue)|\(a.valueTransformerName ?? "")|\(a.versionHashModifier ?? "")"
+        case .relationship(let r):
+            return
+                "r|\(r.name)|\(r.destinationEntityName)|\(r.inverseName ?? "")|\(r.isToMany ? 1 : 0)|\(r.isOrdered ? 1 : 0)|\(r.versionHashModifier ?? "")"
+        }
+    }
+}
