@@ -1,1 +1,82 @@
+import Foundation
 import Strata
+
+/// The in-memory store: the reference driver and the default test double.
+///
+/// Every row lives in the core's ``AtomicStoreEngine``; predicates, sorts and pages are applied
+/// exactly by the core's evaluator, so its answers define what every other driver must return.
+/// Nothing survives the process. Stores are independent unless opened with the same URL, in which
+/// case they share rows for the life of the process (useful for "reopen" tests).
+///
+/// Thread safety: `Sendable`; the engine's lock serializes access.
+public final class InMemoryDriver: StoreDriver {
+    public let engine: AtomicStoreEngine
+
+    init(engine: AtomicStoreEngine) { self.engine = engine }
+
+    public var capabilities: DriverCapabilities {
+        [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads, .inMemory]
+    }
+
+    public func loadMetadata() throws -> StoreMetadata { engine.metadata }
+
+    public func saveMetadata(_ metadata: StoreMetadata) throws { try engine.setMetadata(metadata) }
+
+    public func fetch(_ request: StoreFetch) throws -> StoreFetchResult { try engine.fetch(request) }
+
+    public func rows(for ids: [RowID]) throws -> [RowSnapshot] { engine.rows(for: ids) }
+
+    public func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {
+        try engine.allocatePrimaryKeys(forEntity: entity, count: count)
+    }
+
+    public func apply(_ batch: ChangeBatch) throws -> CommitResult { try engine.apply(batch) }
+
+    public func close() throws {}
+}
+
+/// Opens in-memory stores.
+public struct InMemoryDriverFactory: StoreDriverFactory {
+    private static let named = NamedEngines()
+
+    /// Creates the factory.
+    public init() {}
+
+    public func makeDriver(_ request: StoreOpenRequest) throws -> any StoreDriver {
+        let make = {
+            AtomicStoreEngine(
+                model: request.model, storeName: request.url?.absoluteString ?? "memory:",
+                state: .init(metadata: StoreMetadata(storeType: StoreType.inMemoryName)))
+        }
+        guard let url = request.url else { return InMemoryDriver(engine: make()) }
+        return InMemoryDriver(engine: Self.named.engine(for: url, make: make))
+    }
+}
+
+/// Engines by URL, so a store opened twice with the same URL in one process sees the same rows.
+private final class NamedEngines: Sendable {
+    private let engines = Mutex<[URL: AtomicStoreEngine]>([:])
+
+    func engine(for url: URL, make: () -> AtomicStoreEngine) -> AtomicStoreEngine {
+        engines.withLock { table in
+            if let existing = table[url] { return existing }
+            let engine = make()
+            table[url] = engine
+            return engine
+        }
+    }
+}
+
+import Synchronization
+
+extension StoreType {
+    /// The name in-memory stores record as their type.
+    public static let inMemoryName = "InMemory"
+
+    /// The in-memory store type (`NSInMemoryStoreType`).
+    public static var inMemory: StoreType {
+        let type = StoreType(name: inMemoryName, factory: InMemoryDriverFactory())
+        register(type)
+        return type
+    }
+}

@@ -1,6 +1,120 @@
 import Foundation
 
 /// An object of an entity, registered in a context: uniqued per object ID, faulting, change-tracked.
-open class ManagedObject {
-    public required init() {}
+///
+/// Read and write properties by key (``value(forKey:)``, ``setValue(_:forKey:)``, the subscript)
+/// or through a typed subclass whose properties use ``ManagedAttribute``, ``ManagedToOne``,
+/// ``ManagedToMany`` and ``ManagedOrderedToMany``. Values live in one contiguous buffer indexed
+/// by property slot. Relationship changes keep the inverse side consistent at once.
+///
+/// Thread safety: not `Sendable`. Use an object only on its context's executor (inside
+/// ``ManagedObjectContext/perform(_:)`` or ``ManagedObjectContext/performAndWait(_:)``, or from the
+/// one thread that owns the context); pass ``objectID`` between threads instead.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// The object's identity; temporary until the first save.
+    public internal(set) var objectID: ManagedObjectID
+    /// The context the object is registered in.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+
+    /// Current values, one per property slot; empty while the object is a fault.
+    var values: [StoreValue]
+    /// The last saved row, when the object came from (or was saved to) a store.
+    var snapshot: RowSnapshot?
+    /// Slots changed since the last save.
+    var changedSlots: Set<Int> = []
+    var faulted: Bool = false
+    var inserted: Bool = false
+    var deleted: Bool = false
+
+    /// Creates an object of `entity` and, when a context is given, inserts it there
+    /// (``awakeFromInsert()`` runs, defaults are applied).
+    ///
+    /// Subclasses that add stored properties must provide this initializer too.
+    public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        self.entity = entity
+        self.objectID = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: 0), store: nil)
+        self.values = entity.properties.map { property in
+            switch property {
+            case .attribute(let a): a.defaultValue
+            case .relationship(let r): r.isToMany ? .references([]) : .null
+            }
+        }
+        if let context { context.insert(self) }
+    }
+
+    /// Creates an object of the entity whose registered class is this class, inserted into
+    /// `context` (Core Data's `init(context:)`).
+    public convenience init(context: ManagedObjectContext) {
+        let model = context.coordinator.managedObjectModel
+        guard let entity = model.entities.first(where: { $0.managedObjectClass == Self.self }) else {
+            // Misuse no valid program commits: the class was never registered with the model.
+            preconditionFailure("no entity of the model uses class \(Self.self); register it with ManagedObjectModel.registering(_:)")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    // MARK: State
+
+    /// Whether the object's values have not been loaded yet.
+    public var isFault: Bool { faulted }
+    /// Whether the object was inserted and not yet saved.
+    public var isInserted: Bool { inserted }
+    /// Whether the object was deleted and the deletion not yet saved.
+    public var isDeleted: Bool { deleted }
+    /// Whether the object has unsaved value changes (and was not inserted or deleted).
+    public var isUpdated: Bool { !inserted && !deleted && !changedSlots.isEmpty }
+    /// Whether the object has any unsaved change.
+    public var hasChanges: Bool { inserted || deleted || !changedSlots.isEmpty }
+
+    /// The changed properties and their new values (Core Data's `changedValues()`).
+    public func changedValues() -> [String: Any] {
+        var result: [String: Any] = [:]
+        for slot in changedSlots.sorted() {
+            let name = entity.properties[slot].name
+            result[name] = (try? convertOut(values[slot], slot: slot)) ?? NSNull()
+        }
+        return result
+    }
+
+    /// The last saved values of `keys` (every property when `nil`); empty for unsaved objects.
+    public func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        guard let snapshot else { return [:] }
+        var result: [String: Any] = [:]
+        for (slot, property) in entity.properties.enumerated() where keys?.contains(property.name) ?? true {
+            if property.isTransient { continue }
+            result[property.name] = (try? convertOut(snapshot.values[slot], slot: slot)) ?? NSNull()
+        }
+        return result
+    }
+
+    // MARK: Lifecycle hooks
+
+    /// Called once when the object is inserted; set initial values here.
+    open func awakeFromInsert() {}
+    /// Called when the object's values are loaded from a store.
+    open func awakeFromFetch() {}
+    /// Called before the object's changes are validated and saved.
+    open func willSave() {}
+    /// Called after the object's changes were saved.
+    open func didSave() {}
+    /// Called when the object is deleted, before delete rules run.
+    open func prepareForDeletion() {}
+    /// Validates an inserted object at save; throw to refuse the save.
+    open func validateForInsert() throws {}
+    /// Validates an updated object at save; throw to refuse the save.
+    open func validateForUpdate() throws {}
+    /// Validates a deleted object at save; throw to refuse the save.
+    open func validateForDelete() throws {}
+
+    // MARK: Identity
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    open var description: String {
+        let state = faulted ? "fault" : inserted ? "inserted" : deleted ? "deleted" : "saved"
+        return "<\(entity.name) \(objectID) (\(state))>"
+    }
 }

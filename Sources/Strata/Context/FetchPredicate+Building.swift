@@ -1,0 +1,14 @@
+/// Small builders the core uses to make predicates without parsing.
+extension FetchPredicate {
+    /// `keyPath == value`.
+    public static func keyPath(_ keyPath: String, equals value: StoreValue) -> FetchPredicate {
+        .comparison(ComparisonPredicate(lhs: .keyPath(keyPath), op: .equalTo, rhs: .constant(value)))
+    }
+}
+
+extension PredicateError {
+    /// A key the evaluated object's entity does not have.
+    static func unknownKey(_ key: String, entity: String) -> PredicateError {
+        PredicateError(.unknownKeyPath, "entity '\(entity)' has no property named '\(key)'", found: key)
+    }
+}

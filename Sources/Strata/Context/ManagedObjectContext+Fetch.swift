@@ -1,0 +1,223 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Fetches the objects a request describes.
+    ///
+    /// Predicates, sorts and pages go to each store's driver where it can apply them; the core
+    /// applies the rest, merges results of several stores in sort order and, with
+    /// ``FetchRequest/includesPendingChanges``, reflects unsaved inserts, updates and deletes.
+    ///
+    /// - Throws: ``StoreError`` for an unknown entity or a store failure; ``PredicateError`` for a
+    ///   predicate or sort key that does not fit the entity.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        try run(request, kind: .rows).objects
+    }
+
+    /// Fetches objects of a registered subclass: `try context.fetch(request, as: Person.self)`.
+    public func fetch<T: ManagedObject>(_ request: FetchRequest, as type: T.Type) throws -> [T] {
+        try fetch(request).compactMap { $0 as? T }
+    }
+
+    /// Fetches the IDs of matching objects without loading them.
+    public func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
+        try run(request, kind: .ids).objects.map(\.objectID)
+    }
+
+    /// Fetches dictionaries of property values (Core Data's dictionary result type): attribute
+    /// names to Swift values, to-one relationships to ``ManagedObjectID``.
+    public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: Any]] {
+        let objects = try run(request, kind: .rows).objects
+        let entity = try entity(named: request.entityName)
+        let names = request.propertiesToFetch ?? entity.attributes.filter { !$0.isTransient }.map(\.name)
+        for name in names where entity.property(named: name) == nil {
+            throw StoreError(.invalidRequest, "propertiesToFetch names '\(name)', which '\(entity.name)' does not have")
+        }
+        return objects.map { object in
+            var row: [String: Any] = [:]
+            for name in names {
+                if let relationship = object.entity.property(named: name)?.relationship {
+                    let ids = object.objectIDs(forRelationshipNamed: name)
+                    if relationship.isToMany { row[name] = ids } else if let id = ids.first { row[name] = id }
+                } else if let value = object.value(forKey: name) {
+                    row[name] = value
+                }
+            }
+            return row
+        }
+    }
+
+    /// Counts matching objects, without loading them where the stores can count.
+    public func count(for request: FetchRequest) throws -> Int {
+        try run(request, kind: .count).count
+    }
+
+    // MARK: Internals
+
+    private struct Outcome {
+        var objects: [ManagedObject] = []
+        var count: Int = 0
+    }
+
+    private func run(_ request: FetchRequest, kind: StoreFetch.ResultKind) throws -> Outcome {
+        let entity = try entity(named: request.entityName)
+        let model = coordinator.managedObjectModel
+        try request.predicate?.validate(for: entity, in: model)
+        for key in request.sortKeys { try SortKeyValidation.validate(key, for: entity, in: model) }
+        let stores = request.affectedStores ?? coordinator.stores(holding: entity)
+        let matchesEntity: (ManagedObject) -> Bool = {
+            request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity
+        }
+        let pending = request.includesPendingChanges && hasPendingChanges(matching: matchesEntity)
+        let limit = request.fetchLimit > 0 ? request.fetchLimit : nil
+        let pushPage = stores.count == 1 && !pending
+
+        // The common case: one store, nothing pending, the driver does everything.
+        if pushPage, let store = stores.first {
+            var fetch = storeFetch(request, entity, kind: kind)
+            fetch.limit = limit
+            fetch.offset = request.fetchOffset
+            let result = try coordinator.fetch(fetch, in: store)
+            if result.appliedPage {
+                if kind == .count, let count = result.count { return Outcome(count: count) }
+                if kind == .ids, let ids = result.ids {
+                    let objects = ids.map { object(with: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // IDs come from this model
+                    return Outcome(objects: objects, count: objects.count)
+                }
+                let objects = materialize(result.rows, store, request)
+                return Outcome(objects: objects, count: objects.count)
+            }
+        }
+
+        var candidates: [ManagedObject] = []
+        for store in stores {
+            let fetch = storeFetch(request, entity, kind: .rows)
+            let result = try coordinator.fetch(fetch, in: store)
+            var rows = result.rows
+            if !result.appliedPredicate, let predicate = request.predicate {
+                rows = try rows.filter { row in
+                    try predicate.evaluate(with: RowView(row, model: model, lookup: rowLookup(store), related: relatedLookup(store)))
+                }
+            }
+            candidates += materialize(rows, store, request)
+        }
+        if pending {
+            candidates = candidates.filter { !$0.deleted }
+            var present = Set(candidates.map(ObjectIdentifier.init))
+            let changed = updatedObjects_.values.filter { $0.isUpdated && !$0.deleted && matchesEntity($0) }
+            if let predicate = request.predicate {
+                let stale = try Set(changed.filter { try !predicate.evaluate(with: $0) }.map(ObjectIdentifier.init))
+                candidates.removeAll { stale.contains(ObjectIdentifier($0)) }
+                present.subtract(stale)
+            }
+            let extra = Array(insertedObjects_.values) + changed
+            for object in extra where !object.deleted && matchesEntity(object) && !present.contains(ObjectIdentifier(object)) {
+                if let predicate = request.predicate, try !predicate.evaluate(with: object) { continue }
+                candidates.append(object)
+                present.insert(ObjectIdentifier(object))
+            }
+        }
+        if !request.sortKeys.isEmpty {
+            candidates = try sortObjects(candidates, by: request.sortKeys)
+        } else if stores.count > 1 || pending {
+            candidates.sort { $0.objectID.rowID < $1.objectID.rowID }
+        }
+        let page = Array(candidates.dropFirst(request.fetchOffset).prefix(limit ?? Int.max))
+        return Outcome(objects: page, count: page.count)
+    }
+
+    private func storeFetch(_ request: FetchRequest, _ entity: EntityDescription, kind: StoreFetch.ResultKind) -> StoreFetch {
+        var fetch = StoreFetch(entity: entity)
+        fetch.includesSubentities = request.includesSubentities
+        fetch.predicate = request.predicate
+        fetch.sort = request.sortKeys
+        fetch.resultKind = kind
+        return fetch
+    }
+
+    private func hasPendingChanges(matching matches: (ManagedObject) -> Bool) -> Bool {
+        insertedObjects_.values.contains(where: matches) || deletedObjects_.values.contains(where: matches)
+            || updatedObjects_.values.contains { $0.isUpdated && matches($0) }
+    }
+
+    private func materialize(_ rows: [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest) -> [ManagedObject] {
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        let asFault = request.returnsObjectsAsFaults
+        for row in rows { objects.append(register(row, in: store, asFault: asFault)) }
+        flushPins()
+        if !request.relationshipKeyPathsForPrefetching.isEmpty {
+            prefetch(request.relationshipKeyPathsForPrefetching, of: objects)
+        }
+        return objects
+    }
+
+    /// Loads the destinations of relationship key paths for many objects with one driver call per
+    /// relationship and store.
+    func prefetch(_ keyPaths: [String], of objects: [ManagedObject]) {
+        for keyPath in keyPaths {
+            var level = objects
+            for key in keyPath.split(separator: ".").map(String.init) {
+                var next: [ManagedObject] = []
+                var bySlot: [Int: [ManagedObject]] = [:]
+                for object in level where !object.values.isEmpty || object.snapshot != nil {
+                    object.fireFault()
+                    guard let slot = object.entity.index(ofProperty: key), object.entity.properties[slot].relationship != nil else { continue }
+                    bySlot[slot, default: []].append(object)
+                }
+                for (slot, owners) in bySlot {
+                    let unfetched = owners.filter { if case .unfetched = $0.values[slot] { return true } else { return false } }
+                    if let first = unfetched.first, let store = first.objectID.persistentStore {
+                        let request = RelatedRowsRequest(entity: first.entity, slot: slot, sources: unfetched.map(\.objectID.rowID))
+                        if let members = try? coordinator.relatedRows(request, in: store) {
+                            for owner in unfetched {
+                                owner.values[slot] = .references(members[owner.objectID.rowID] ?? [])
+                                owner.snapshot?.values[slot] = owner.values[slot]
+                            }
+                        }
+                    }
+                    var targets: [ManagedObject] = []
+                    for owner in owners { targets += relatedObjects(owner, slot) }
+                    let faults = targets.filter { $0.faulted && $0.snapshot == nil }
+                    if let store = faults.first?.objectID.persistentStore,
+                        let rows = try? coordinator.rows(for: faults.map(\.objectID.rowID), in: store)
+                    {
+                        for fault in faults { if let row = rows[fault.objectID.rowID] { fault.fulfill(from: row) } }
+                    }
+                    next += targets
+                }
+                level = next
+            }
+        }
+    }
+
+    private func sortObjects(_ objects: [ManagedObject], by keys: [SortKey]) throws -> [ManagedObject] {
+        var failure: (any Error)?
+        let sorted = objects.sorted { a, b in
+            if failure != nil { return false }
+            do {
+                switch try SortKey.compare(a, b, by: keys) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: return a.objectID.rowID < b.objectID.rowID
+                }
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return sorted
+    }
+
+    func rowLookup(_ store: PersistentStore) -> (RowID) throws -> RowSnapshot? {
+        { [coordinator] id in try coordinator.rows(for: [id], in: store)[id] }
+    }
+
+    func relatedLookup(_ store: PersistentStore) -> (RowID, Int) throws -> [RowID] {
+        { [coordinator] id, slot in
+            // The slot belongs to the row's entity, which is in this model.
+            let entity = coordinator.managedObjectModel.entity(number: id.entity)!
+            return try coordinator.relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: [id]), in: store)[id] ?? []
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Saves every change to the stores: applies delete rules, validates (all failures reported
+    /// together in a ``ValidationError``), gives inserted objects permanent IDs, and applies one
+    /// change set per store.
+    ///
+    /// A failed save changes nothing in any store and leaves the context's changes in place (fix
+    /// them and save again, or ``rollback()``). When several stores are involved and a later one
+    /// fails after an earlier one committed, the error is ``StoreError/Code/partialCommit``.
+    public func save() throws {
+        processPendingChanges()
+        guard hasChanges else { return }
+        for object in changedObjects() { object.willSave() }
+        processPendingChanges()
+        try validateChanges()
+
+        let inserts = insertedObjects_.values.filter { !$0.deleted }.sorted(by: creationOrder)
+        try obtainPermanentIDs(for: inserts)
+        let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted(by: creationOrder)
+        let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted(by: creationOrder)
+        let batches = try makeBatches(inserts: inserts, updates: updates, deletes: deletes)
+        let results = try coordinator.commit(batches.map { ($0.store, $0.batch) })
+        finishSave(inserts: inserts, updates: updates, deletes: deletes, results: results)
+    }
+
+    /// Applies delete rules (cascade, nullify) to objects deleted since the last call; Core Data
+    /// does this at the end of each event, Strata at save and when asked.
+    public func processPendingChanges() {
+        var queue = deletedObjects_.values.filter { !deleteRulesApplied.contains(ObjectIdentifier($0)) }
+        while let object = queue.popLast() {
+            guard deleteRulesApplied.insert(ObjectIdentifier(object)).inserted else { continue }
+            for (slot, property) in object.entity.properties.enumerated() {
+                guard let relationship = property.relationship else { continue }
+                try? loadToMany(object, slot: slot)
+                let targets = relatedObjects(object, slot)
+                switch relationship.deleteRule {
+                case .cascade:
+                    for target in targets where !target.deleted {
+                        delete(target)
+                        queue.append(target)
+                    }
+                case .nullify:
+                    guard let inverse = relationship.inverseName else { continue }
+                    for target in targets where !target.deleted {
+                        if let inverseSlot = target.entity.index(ofProperty: inverse) {
+                            removeInverse(target, inverseSlot, object.objectID.rowID)
+                        }
+                    }
+                case .deny, .noAction:
+                    continue
+                }
+            }
+        }
+    }
+
+    /// Gives `objects` permanent IDs now (Core Data's `obtainPermanentIDs(for:)`).
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        let pending = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
+        guard !pending.isEmpty else { return }
+        var groups: [KeyGroup: (store: PersistentStore, root: EntityDescription, objects: [ManagedObject])] = [:]
+        for object in pending {
+            let store = try targetStore(for: object)
+            // Every entity's root is in the model.
+            let root = coordinator.managedObjectModel.entity(named: object.entity.rootEntityName)!
+            let groupKey = KeyGroup(store: ObjectIdentifier(store), root: root.entityNumber)
+            groups[groupKey, default: (store, root, [])].objects.append(object)
+        }
+        var mapping: [RowID: RowID] = [:]
+        for (_, group) in groups.sorted(by: { $0.value.root.entityNumber < $1.value.root.entityNumber }) {
+            let keys = try coordinator.allocatePrimaryKeys(for: group.root, count: group.objects.count, in: group.store)
+            for (object, key) in zip(group.objects, keys) {
+                let old = object.objectID
+                let new = ManagedObjectID(
+                    entity: object.entity, rowID: RowID(entity: object.entity.entityNumber, primaryKey: key),
+                    store: group.store)
+                registered[old] = nil
+                registered[new] = object
+                object.objectID = new
+                mapping[old.rowID] = new.rowID
+            }
+        }
+        rewriteReferences(mapping)
+    }
+
+    // MARK: Internals
+
+    func changedObjects() -> [ManagedObject] {
+        Array(insertedObjects_.values) + updatedObjects_.values.filter { $0.isUpdated } + Array(deletedObjects_.values)
+    }
+
+    func relatedObjects(_ object: ManagedObject, _ slot: Int) -> [ManagedObject] {
+        switch object.values.isEmpty ? .null : object.values[slot] {
+        case .reference(let id): return self.object(for: id, relatedTo: object).map { [$0] } ?? []
+        case .references(let ids): return ids.compactMap { self.object(for: $0, relatedTo: object) }
+        default: return []
+        }
+    }
+
+    private func removeInverse(_ target: ManagedObject, _ slot: Int, _ row: RowID) {
+        target.fireFault()
+        try? loadToMany(target, slot: slot)
+        switch target.values[slot] {
+        case .reference(let id) where id == row:
+            target.values[slot] = .null
+            target.markChanged(slot)
+        case .references(var ids):
+            if let index = ids.firstIndex(of: row) {
+                ids.remove(at: index)
+                target.values[slot] = .references(ids)
+                target.markChanged(slot)
+            }
+        default:
+            break
+        }
+    }
+
+    private func creationOrder(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
+        let (x, y) = (a.objectID.rowID, b.objectID.rowID)
+        // Temporary keys count down (-1, -2, …), so the earlier insert has the larger key.
+        if x.isTemporary && y.isTemporary { return x.primaryKey > y.primaryKey }
+        return x < y
+    }
+
+    func targetStore(for object: ManagedObject) throws -> PersistentStore {
+        if let store = object.objectID.persistentStore { return store }
+        if let store = assignedStores[ObjectIdentifier(object)] { return store }
+        guard let store = coordinator.stores(holding: object.entity).first(where: { !$0.isReadOnly })
+            ?? coordinator.stores(holding: object.entity).first
+        else {
+            throw StoreError(
+                .invalidRequest,
+                "no attached store holds entity '\(object.entity.name)'; add a store whose configuration includes it")
+        }
+        return store
+    }
+
+    private func storedValues(_ object: ManagedObject) -> [StoreValue] {
+        var values = object.values
+        for (slot, property) in object.entity.properties.enumerated() where property.isTransient { values[slot] = .null }
+        return values
+    }
+
+    private func makeBatches(
+        inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject]
+    ) throws -> [(store: PersistentStore, batch: ChangeBatch)] {
+        var order: [ObjectIdentifier] = []
+        var batches: [ObjectIdentifier: (store: PersistentStore, batch: ChangeBatch)] = [:]
+        func add(_ object: ManagedObject, _ body: (inout ChangeBatch) -> Void) throws {
+            let store = try targetStore(for: object)
+            let key = ObjectIdentifier(store)
+            if batches[key] == nil {
+                order.append(key)
+                batches[key] = (store, ChangeBatch())
+            }
+            body(&batches[key]!.batch)  // created just above
+        }
+        for object in inserts + updates { try checkCrossStore(object) }
+        for object in inserts {
+            try add(object) { $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 0, values: storedValues(object))) }
+        }
+        for object in updates {
+            let slots = object.changedSlots.filter { !object.entity.properties[$0].isTransient }.sorted()
+            guard !slots.isEmpty, let snapshot = object.snapshot else { continue }
+            try add(object) {
+                $0.updates.append(
+                    RowUpdate(id: object.objectID.rowID, expectedVersion: snapshot.version, values: storedValues(object), changedSlots: slots))
+            }
+        }
+        for object in deletes {
+            guard let snapshot = object.snapshot else { continue }
+            try add(object) { $0.deletes.append(RowDelete(id: object.objectID.rowID, expectedVersion: snapshot.version)) }
+        }
+        return order.compactMap { batches[$0] }
+    }
+
+    private func checkCrossStore(_ object: ManagedObject) throws {
+        let store = try targetStore(for: object)
+        for slot in object.changedSlots where object.entity.properties[slot].relationship != nil {
+            for target in relatedObjects(object, slot) where !target.deleted {
+                let targetStore = try self.targetStore(for: target)
+                if targetStore !== store {
+                    throw StoreError(
+                        .crossStore,
+                        "\(object.entity.name).\(object.entity.properties[slot].name) relates an object in \(store.displayName) to one in \(targetStore.displayName); relationships between stores are not supported",
+                        store: store.displayName, objectIDs: [object.objectID, target.objectID])
+                }
+            }
+        }
+    }
+
+    private func finishSave(
+        inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject],
+        results: [ObjectIdentifier: CommitResult]
+    ) {
+        var newPins: [RowCache.Key] = []
+        for object in inserts + updates {
+            guard let store = object.objectID.persistentStore else { continue }
+            let version = results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] ?? (object.snapshot?.version ?? 0)
+            object.snapshot = RowSnapshot(id: object.objectID.rowID, version: version, values: storedValues(object))
+            object.changedSlots = []
+            object.inserted = false
+            let key = RowCache.Key(store: ObjectIdentifier(store), row: object.objectID.rowID)
+            if pinned.insert(key).inserted { newPins.append(key) }
+        }
+        var unpinned: [RowCache.Key] = []
+        for object in deletes + insertedObjects_.values.filter({ $0.deleted }) {
+            registered[object.objectID] = nil
+            if let store = object.objectID.persistentStore {
+                let key = RowCache.Key(store: ObjectIdentifier(store), row: object.objectID.rowID)
+                if pinned.remove(key) != nil { unpinned.append(key) }
+            }
+            object.deleted = false
+            object.inserted = false
+            object.managedObjectContext = nil
+        }
+        coordinator.rowCache.pin(newPins)
+        coordinator.rowCache.unpin(unpinned)
+        let saved = ContextDidSave(
+            insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),
+            deletedObjectIDs: deletes.map(\.objectID))
+        insertedObjects_ = [:]
+        updatedObjects_ = [:]
+        deletedObjects_ = [:]
+        deleteRulesApplied = []
+        assignedStores = [:]
+        for object in inserts + updates { object.didSave() }
+        for observer in saveObservers { observer(saved) }
+    }
+}
+
+/// A (store, inheritance root) pair: primary keys are allocated per pair.
+private struct KeyGroup: Hashable {
+    var store: ObjectIdentifier
+    var root: Int32
+}

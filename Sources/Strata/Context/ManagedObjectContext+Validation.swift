@@ -1,0 +1,149 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Validates every pending change; throws one ``ValidationError`` listing every failure.
+    func validateChanges() throws {
+        var failures: [ValidationError.Failure] = []
+        let live = (Array(insertedObjects_.values) + updatedObjects_.values.filter { $0.isUpdated })
+            .filter { !$0.deleted }
+        for object in live {
+            failures += PropertyValidator.failures(of: object, context: self)
+            runCustom(object, &failures) { object.inserted ? try $0.validateForInsert() : try $0.validateForUpdate() }
+        }
+        for object in deletedObjects_.values where !object.inserted {
+            failures += denyFailures(object)
+            runCustom(object, &failures) { try $0.validateForDelete() }
+        }
+        failures += try uniquenessFailures(live)
+        if !failures.isEmpty { throw ValidationError(failures: failures) }
+    }
+
+    private func runCustom(
+        _ object: ManagedObject, _ failures: inout [ValidationError.Failure], _ body: (ManagedObject) throws -> Void
+    ) {
+        do {
+            try body(object)
+        } catch let error as ValidationError {
+            failures += error.failures
+        } catch {
+            failures.append(
+                .init(objectID: object.objectID, entity: object.entity.name, property: nil, code: .custom, message: "\(error)"))
+        }
+    }
+
+    private func denyFailures(_ object: ManagedObject) -> [ValidationError.Failure] {
+        var failures: [ValidationError.Failure] = []
+        for (slot, property) in object.entity.properties.enumerated() {
+            guard let relationship = property.relationship, relationship.deleteRule == .deny else { continue }
+            let remaining = relatedObjects(object, slot).filter { !$0.deleted }
+            if !remaining.isEmpty {
+                failures.append(
+                    .init(
+                        objectID: object.objectID, entity: object.entity.name, property: relationship.name,
+                        code: .relationshipDeniedDelete,
+                        message: "cannot delete: relationship '\(relationship.name)' has the deny rule and still holds \(remaining.count) object\(remaining.count == 1 ? "" : "s")"))
+            }
+        }
+        return failures
+    }
+
+    /// Unique constraints: among the context's live objects, then against each store's saved rows.
+    private func uniquenessFailures(_ objects: [ManagedObject]) throws -> [ValidationError.Failure] {
+        var failures: [ValidationError.Failure] = []
+        var seen: [String: ManagedObject] = [:]
+        for object in objects {
+            for constraint in constraints(of: object.entity) {
+                let values = constraint.map { name in object.entity.index(ofProperty: name).map { object.values[$0] } ?? .null }
+                if values.contains(where: \.isNull) { continue }
+                let key = "\(constraintOwner(object.entity, constraint))|\(constraint)|\(values)"
+                if let other = seen[key], other !== object {
+                    failures.append(uniqueFailure(object, constraint, values, "another unsaved object"))
+                    continue
+                }
+                seen[key] = object
+                if let existing = try savedObject(matching: constraint, values, like: object), existing != object.objectID {
+                    failures.append(uniqueFailure(object, constraint, values, "\(existing)"))
+                }
+            }
+        }
+        return failures
+    }
+
+    private func constraints(of entity: EntityDescription) -> [[String]] {
+        var result: [[String]] = []
+        var current: EntityDescription? = entity
+        while let e = current {
+            result += e.uniquenessConstraints
+            current = e.superentityName.flatMap { coordinator.managedObjectModel.entity(named: $0) }
+        }
+        return result
+    }
+
+    private func constraintOwner(_ entity: EntityDescription, _ constraint: [String]) -> String {
+        var current: EntityDescription? = entity
+        var owner = entity.name
+        while let e = current {
+            if e.uniquenessConstraints.contains(constraint) { owner = e.name }
+            current = e.superentityName.flatMap { coordinator.managedObjectModel.entity(named: $0) }
+        }
+        return owner
+    }
+
+    private func savedObject(matching constraint: [String], _ values: [StoreValue], like object: ManagedObject) throws -> ManagedObjectID? {
+        let model = coordinator.managedObjectModel
+        let owner = model.entity(named: constraintOwner(object.entity, constraint)) ?? object.entity
+        let predicate = FetchPredicate.and(
+            zip(constraint, values).map { FetchPredicate.keyPath($0.0, equals: $0.1) })
+        let store = try targetStore(for: object)
+        var fetch = StoreFetch(entity: owner)
+        fetch.predicate = predicate
+        fetch.resultKind = .rows
+        let result = try coordinator.fetch(fetch, in: store)
+        var rows = result.rows
+        if !result.appliedPredicate {
+            rows = try rows.filter { try predicate.evaluate(with: RowView($0, model: model, lookup: { _ in nil })) }
+        }
+        for row in rows {
+            let id = ManagedObjectID(entity: model.entity(number: row.id.entity)!, rowID: row.id, store: store)  // rows come from this model
+            if id == object.objectID { continue }
+            if let registeredObject = registered[id] {
+                // The context's own version of that row wins: deleted or changed away means no clash.
+                if registeredObject.deleted { continue }
+                if !registeredObject.faulted {
+                    let current = constraint.map { registeredObject.entity.index(ofProperty: $0).map { registeredObject.values[$0] } ?? .null }
+                    if current != values { continue }
+                }
+            }
+            return id
+        }
+        return nil
+    }
+
+    private func uniqueFailure(_ object: ManagedObject, _ constraint: [String], _ values: [StoreValue], _ other: String) -> ValidationError.Failure {
+        .init(
+            objectID: object.objectID, entity: object.entity.name, property: constraint.joined(separator: ","),
+            code: .uniqueConstraint,
+            message: "unique constraint (\(constraint.joined(separator: ", "))) violated: \(values.map(\.displayText).joined(separator: ", ")) is already used by \(other)")
+    }
+}
+
+extension StoreValue {
+    /// A short human-readable rendering for messages.
+    public var displayText: String {
+        switch self {
+        case .null: "nil"
+        case .integer(let i): "\(i)"
+        case .double(let d): "\(d)"
+        case .decimal(let d): "\(d)"
+        case .string(let s): "\"\(s)\""
+        case .bool(let b): b ? "YES" : "NO"
+        case .date(let d): d.formatted(.iso8601)
+        case .binary(let d): "<\(d.count) bytes>"
+        case .uuid(let u): u.uuidString
+        case .uri(let u): u.absoluteString
+        case .reference(let r): "\(r)"
+        case .references(let r): "[\(r.count) objects]"
+        case .unfetched: "<unfetched>"
+        }
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+
+/// A unit of work: the objects registered in it, their changes, and the fetches and saves that
+/// move them to and from the coordinator's stores.
+///
+/// One object per object ID (uniquing); faults that load on first access, in batches; inverse
+/// relationships kept consistent on every change; delete rules and validation applied at save; a
+/// failed save changes nothing in any store.
+///
+/// Thread safety: `Sendable`, but its state is confined to its executor. Run work with
+/// ``perform(_:)`` (async) or ``performAndWait(_:)``, or call it from one thread at a time (Core
+/// Data's confinement contract). A `.mainQueue` context runs its work on the main queue.
+public final class ManagedObjectContext: @unchecked Sendable {
+    // @unchecked Sendable: every mutable field below is touched only on the context's serial queue
+    // (perform/performAndWait) or by the single thread that owns the context, as documented above.
+
+    /// Where a context runs its work.
+    public enum ConcurrencyType: Sendable {
+        /// A private serial queue.
+        case privateQueue
+        /// The main queue (for UI-like callers).
+        case mainQueue
+    }
+
+    /// The coordinator the context fetches from and saves to.
+    public let coordinator: PersistentStoreCoordinator
+    /// Where the context runs its work.
+    public let concurrencyType: ConcurrencyType
+    /// A name for debugging and history.
+    public var name: String?
+    /// How many faults fire together when one fires (rows come from the driver in one call).
+    public var faultBatchSize: Int = 100
+
+    let queue: DispatchQueue
+    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    var registered: [ManagedObjectID: ManagedObject] = [:]
+    var insertedObjects_: [ObjectIdentifier: ManagedObject] = [:]
+    var updatedObjects_: [ObjectIdentifier: ManagedObject] = [:]
+    var deletedObjects_: [ObjectIdentifier: ManagedObject] = [:]
+    var deleteRulesApplied: Set<ObjectIdentifier> = []
+    var assignedStores: [ObjectIdentifier: PersistentStore] = [:]
+    var faultBatches: [ObjectIdentifier: FaultBatch] = [:]
+    var pinned: Set<RowCache.Key> = []
+    var pendingPins: [RowCache.Key] = []
+    var saveObservers: [(ContextDidSave) -> Void] = []
+
+    /// Creates a context on `coordinator`.
+    public init(coordinator: PersistentStoreCoordinator, concurrencyType: ConcurrencyType = .privateQueue) {
+        self.coordinator = coordinator
+        self.concurrencyType = concurrencyType
+        switch concurrencyType {
+        case .privateQueue: queue = DispatchQueue(label: "strata.context")
+        case .mainQueue: queue = DispatchQueue.main
+        }
+        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+    }
+
+    /// Creates a main-queue context on `coordinator` (Core Data's `viewContext` kind).
+    @MainActor public static func mainQueueContext(coordinator: PersistentStoreCoordinator) -> ManagedObjectContext {
+        ManagedObjectContext(coordinator: coordinator, concurrencyType: .mainQueue)
+    }
+
+    deinit {
+        if !pinned.isEmpty { coordinator.rowCache.unpin(Array(pinned)) }
+    }
+
+    // MARK: Executor
+
+    /// Runs `body` on the context's queue and waits for it; runs inline when already there.
+    public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
+        if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return try body() }
+        if concurrencyType == .mainQueue, Thread.isMainThread { return try body() }
+        return try queue.sync(execute: body)
+    }
+
+    /// Runs `body` on the context's queue and returns its result.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Schedules `body` on the context's queue and returns at once.
+    public func perform(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
+    // MARK: Registered objects
+
+    /// Whether any object has unsaved changes.
+    public var hasChanges: Bool {
+        !insertedObjects_.isEmpty || !deletedObjects_.isEmpty || updatedObjects_.values.contains { $0.isUpdated }
+    }
+
+    /// Objects inserted and not yet saved.
+    public var insertedObjects: Set<ManagedObject> { Set(insertedObjects_.values.filter { !$0.deleted }) }
+    /// Objects changed and not yet saved (not inserted, not deleted).
+    public var updatedObjects: Set<ManagedObject> { Set(updatedObjects_.values.filter { $0.isUpdated }) }
+    /// Objects deleted and not yet saved.
+    public var deletedObjects: Set<ManagedObject> { Set(deletedObjects_.values.filter { !$0.inserted }) }
+    /// Every object registered in the context.
+    public var registeredObjects: Set<ManagedObject> { Set(registered.values) }
+
+    /// Inserts a new object (Core Data's `insert(_:)`); usually done by
+    /// ``ManagedObject/init(entity:insertInto:)``.
+    public func insert(_ object: ManagedObject) {
+        if let owner = object.managedObjectContext, owner !== self {
+            // Misuse no valid program commits: an object belongs to one context.
+            preconditionFailure("\(object.entity.name) is already registered in another context")
+        }
+        guard !object.inserted else { return }
+        let id = coordinator.temporaryID(for: object.entity)
+        object.objectID = id
+        object.managedObjectContext = self
+        object.inserted = true
+        object.faulted = false
+        object.changedSlots = Set(object.values.indices.filter { !object.values[$0].isNull && object.values[$0] != .references([]) })
+        registered[id] = object
+        insertedObjects_[ObjectIdentifier(object)] = object
+        object.awakeFromInsert()
+    }
+
+    /// Inserts a new object of the entity named `entityName` (Core Data's
+    /// `NSEntityDescription.insertNewObject(forEntityName:into:)`).
+    ///
+    /// - Throws: ``StoreError/Code/invalidRequest`` when the entity does not exist or is abstract.
+    @discardableResult
+    public func insertNewObject(forEntityName entityName: String) throws -> ManagedObject {
+        let entity = try entity(named: entityName)
+        if entity.isAbstract {
+            throw StoreError(.invalidRequest, "entity '\(entityName)' is abstract; insert one of its subentities")
+        }
+        return entity.managedObjectClass.init(entity: entity, insertInto: self)
+    }
+
+    /// Inserts a new object of a registered subclass: `try context.insert(Person.self)`.
+    public func insert<T: ManagedObject>(_ type: T.Type) throws -> T {
+        guard let entity = coordinator.managedObjectModel.entities.first(where: { $0.managedObjectClass == type }) else {
+            throw StoreError(.invalidRequest, "no entity of the model uses class \(type); register it with ManagedObjectModel.registering(_:)")
+        }
+        // The entity's class is `type`, so the instance is a T.
+        return entity.managedObjectClass.init(entity: entity, insertInto: self) as! T
+    }
+
+    /// Marks an object deleted; delete rules run at the next ``processPendingChanges()`` or save.
+    public func delete(_ object: ManagedObject) {
+        guard object.managedObjectContext === self, !object.deleted else { return }
+        object.fireFault()
+        object.prepareForDeletion()
+        object.deleted = true
+        deletedObjects_[ObjectIdentifier(object)] = object
+    }
+
+    /// Sends an inserted object to a particular store (Core Data's `assign(_:to:)`).
+    ///
+    /// - Throws: ``StoreError/Code/invalidRequest`` when the store does not hold the object's entity.
+    public func assign(_ object: ManagedObject, to store: PersistentStore) throws {
+        guard store.entityNumbers.contains(object.entity.entityNumber) else {
+            throw StoreError(
+                .invalidRequest, "store \(store.displayName) does not hold entity '\(object.entity.name)'",
+                store: store.displayName)
+        }
+        assignedStores[ObjectIdentifier(object)] = store
+    }
+
+    /// The object for `id`: the registered one, or a new fault (Core Data's `object(with:)`).
+    public func object(with id: ManagedObjectID) -> ManagedObject {
+        if let existing = registered[id] { return existing }
+        let object = id.entity.managedObjectClass.init(entity: id.entity, insertInto: nil)
+        object.objectID = id
+        object.managedObjectContext = self
+        object.faulted = true
+        object.values = []
+        registered[id] = object
+        return object
+    }
+
+    /// The object for `id`, loaded; throws when no store holds it (Core Data's `existingObject(with:)`).
+    public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        if let existing = registered[id], !existing.faulted { return existing }
+        guard let store = id.persistentStore, !id.isTemporaryID else {
+            throw StoreError(.notFound, "no object with ID \(id) is registered or saved")
+        }
+        let rows = try coordinator.rows(for: [id.rowID], in: store)
+        guard let row = rows[id.rowID] else {
+            throw StoreError(.notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: store.displayName)
+        }
+        return register(row, in: store, asFault: false)
+    }
+
+    /// The registered object for `id`, or `nil` (Core Data's `registeredObject(for:)`).
+    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? { registered[id] }
+
+    /// Calls `observer` after every successful save of this context.
+    public func addDidSaveObserver(_ observer: @escaping (ContextDidSave) -> Void) {
+        saveObservers.append(observer)
+    }
+
+    func entity(named name: String) throws -> EntityDescription {
+        guard let entity = coordinator.managedObjectModel.entity(named: name) else {
+            throw StoreError(.invalidRequest, "the model has no entity named '\(name)'")
+        }
+        return entity
+    }
+
+    func noteUpdated(_ object: ManagedObject) {
+        updatedObjects_[ObjectIdentifier(object)] = object
+    }
+
+    /// Registers a row as an object (uniquing): fills an existing fault, or creates the object.
+    @discardableResult
+    func register(_ row: RowSnapshot, in store: PersistentStore, asFault: Bool) -> ManagedObject {
+        // Rows come from stores of this coordinator's model.
+        let entity = coordinator.managedObjectModel.entity(number: row.id.entity)!
+        let id = ManagedObjectID(entity: entity, rowID: row.id, store: store)
+        if let existing = registered[id] {
+            if existing.faulted {
+                existing.snapshot = row
+                if !asFault { existing.fulfill(from: row) }
+            }
+            return existing
+        }
+        let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+        object.objectID = id
+        object.managedObjectContext = self
+        object.snapshot = row
+        if asFault {
+            object.faulted = true
+            object.values = []
+        } else {
+            object.values = row.values
+            object.awakeFromFetch()
+        }
+        registered[id] = object
+        let key = RowCache.Key(store: ObjectIdentifier(store), row: row.id)
+        if pinned.insert(key).inserted {
+            pendingPins.append(key)
+            if pendingPins.count >= 4096 { flushPins() }
+        }
+        return object
+    }
+
+    func flushPins() {
+        guard !pendingPins.isEmpty else { return }
+        coordinator.rowCache.pin(pendingPins)
+        pendingPins.removeAll(keepingCapacity: true)
+    }
+}
+
+/// What a save changed, given to observers added with ``ManagedObjectContext/addDidSaveObserver(_:)``.
+public struct ContextDidSave: Sendable {
+    /// IDs of inserted objects (permanent).
+    public var insertedObjectIDs: [ManagedObjectID]
+    /// IDs of updated objects.
+    public var updatedObjectIDs: [ManagedObjectID]
+    /// IDs of deleted objects.
+    public var deletedObjectIDs: [ManagedObjectID]
+}
+
+/// Objects created as faults together (by one fetch), fulfilled together in chunks.
+final class FaultBatch {
+    var ids: [ManagedObjectID]
+    var index: [ManagedObjectID: Int] = [:]
+    init(ids: [ManagedObjectID]) {
+        self.ids = ids
+        for (i, id) in ids.enumerated() { index[id] = i }
+    }
+}
+
+extension ManagedObject {
+    func fulfill(from row: RowSnapshot) {
+        values = row.values
+        snapshot = row
+        faulted = false
+        awakeFromFetch()
+    }
+}

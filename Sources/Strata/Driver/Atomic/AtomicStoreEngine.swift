@@ -1,0 +1,197 @@
+import Foundation
+import Synchronization
+
+// ATOMIC STORE ENGINE INVARIANTS
+// A1. Every row of `rows` belongs to an entity of the model and has one value per property.
+// A2. A row's version only grows; an applied update adds exactly 1; inserts start at 1.
+// A3. `maxKeys[root]` is at least the largest primary key ever stored or handed out in that hierarchy.
+// A4. `apply` validates the whole batch before changing anything; a persist hook that throws
+//     leaves the state as it was.
+
+/// The whole-graph, in-memory row engine shared by the atomic drivers (in-memory and XML): rows
+/// in memory, every predicate, sort and page applied exactly by the core's evaluator.
+///
+/// Thread safety: all state sits behind a `Mutex`; every method may be called from any thread.
+public final class AtomicStoreEngine: Sendable {
+    /// Everything an atomic store holds; what the XML driver writes to disk.
+    public struct State: Sendable {
+        /// Rows by entity number, then primary key.
+        public var rows: [Int32: [Int64: RowSnapshot]] = [:]
+        /// The largest primary key handed out per inheritance root.
+        public var maxKeys: [Int32: Int64] = [:]
+        /// The store's metadata.
+        public var metadata: StoreMetadata
+
+        /// Creates an empty state.
+        public init(metadata: StoreMetadata) { self.metadata = metadata }
+
+        /// The row of `id`, or `nil`.
+        public func row(_ id: RowID) -> RowSnapshot? { rows[id.entity]?[id.primaryKey] }
+
+        /// Every row, ordered by entity number and primary key.
+        public var allRows: [RowSnapshot] {
+            rows.keys.sorted().flatMap { rows[$0]!.values.sorted { $0.id.primaryKey < $1.id.primaryKey } }  // keys come from rows
+        }
+
+        /// The number of rows.
+        public var count: Int { rows.values.reduce(0) { $0 + $1.count } }
+    }
+
+    /// The model of the rows.
+    public let model: ManagedObjectModel
+    /// A name for messages (the file path or store type).
+    public let storeName: String
+    private let state: Mutex<State>
+
+    /// Creates an engine holding `state`.
+    public init(model: ManagedObjectModel, storeName: String, state: State) {
+        self.model = model
+        self.storeName = storeName
+        self.state = Mutex(state)
+    }
+
+    /// A copy of the current state.
+    public var snapshot: State { state.withLock { $0 } }
+
+    /// The current metadata.
+    public var metadata: StoreMetadata { state.withLock { $0.metadata } }
+
+    /// Replaces the metadata, after `persist` (if given) accepted the new state.
+    public func setMetadata(_ metadata: StoreMetadata, persist: ((State) throws -> Void)? = nil) throws {
+        try state.withLock { current in
+            var next = current
+            next.metadata = metadata
+            try persist?(next)
+            current = next
+        }
+    }
+
+    /// Answers a fetch completely: predicate, sort and page applied by the core's evaluator.
+    public func fetch(_ request: StoreFetch) throws -> StoreFetchResult {
+        let current = state.withLock { $0 }
+        var matching: [RowSnapshot] = []
+        for number in request.entityNumbers.sorted() {
+            guard let table = current.rows[number] else { continue }
+            matching.append(contentsOf: table.values)
+        }
+        let lookup: (RowID) -> RowSnapshot? = { current.row($0) }
+        if let predicate = request.predicate {
+            matching = try matching.filter {
+                try predicate.evaluate(with: RowView($0, model: model, lookup: lookup))
+            }
+        }
+        if request.sort.isEmpty {
+            matching.sort { $0.id < $1.id }
+        } else {
+            matching = try RowSorter.sort(matching, by: request.sort, model: model, lookup: lookup)
+        }
+        if request.resultKind == .count, request.offset == 0, request.limit == nil {
+            return StoreFetchResult(count: matching.count, appliedPredicate: true, appliedSort: true, appliedPage: true)
+        }
+        let page = Array(matching.dropFirst(request.offset).prefix(request.limit ?? Int.max))
+        switch request.resultKind {
+        case .rows:
+            return StoreFetchResult(rows: page, appliedPredicate: true, appliedSort: true, appliedPage: true)
+        case .ids:
+            return StoreFetchResult(ids: page.map(\.id), appliedPredicate: true, appliedSort: true, appliedPage: true)
+        case .count:
+            return StoreFetchResult(count: page.count, appliedPredicate: true, appliedSort: true, appliedPage: true)
+        }
+    }
+
+    /// The current rows of `ids`; missing rows are left out.
+    public func rows(for ids: [RowID]) -> [RowSnapshot] {
+        state.withLock { current in ids.compactMap { current.row($0) } }
+    }
+
+    /// Reserves `count` keys in the hierarchy of `entity`.
+    public func allocatePrimaryKeys(
+        forEntity entity: Int32, count: Int, persist: ((State) throws -> Void)? = nil
+    ) throws -> ClosedRange<Int64> {
+        guard let root = model.entity(number: entity).flatMap({ model.entity(named: $0.rootEntityName) }) else {
+            throw StoreError(.invalidRequest, "no entity numbered \(entity) in the model", store: storeName)
+        }
+        return try state.withLock { current in
+            var next = current
+            let first = (next.maxKeys[root.entityNumber] ?? 0) + 1
+            let last = first + Int64(max(count, 1)) - 1
+            next.maxKeys[root.entityNumber] = last
+            try persist?(next)
+            current = next
+            return first...last
+        }
+    }
+
+    /// Applies a change set all-or-nothing.
+    ///
+    /// - Parameter persist: Called with the complete new state before it replaces the old one (the
+    ///   XML driver writes its file here); when it throws, nothing changes.
+    /// - Throws: ``StoreError/Code/conflict`` naming stale rows; ``StoreError/Code/corrupt`` for
+    ///   rows that do not fit the model; whatever `persist` throws.
+    public func apply(_ batch: ChangeBatch, persist: ((State) throws -> Void)? = nil) throws -> CommitResult {
+        try state.withLock { current in
+            try validate(batch, against: current)
+            var versions: [RowID: RowVersion] = [:]
+            if let persist {
+                var next = current
+                versions = write(batch, into: &next)
+                try persist(next)
+                current = next
+            } else {
+                versions = write(batch, into: &current)
+            }
+            return CommitResult(versions: versions)
+        }
+    }
+
+    private func validate(_ batch: ChangeBatch, against current: State) throws {
+        var stale: [RowID] = []
+        for update in batch.updates {
+            guard let row = current.row(update.id) else { stale.append(update.id); continue }
+            if row.version != update.expectedVersion { stale.append(update.id) }
+        }
+        for delete in batch.deletes {
+            guard let row = current.row(delete.id) else { stale.append(delete.id); continue }
+            if row.version != delete.expectedVersion { stale.append(delete.id) }
+        }
+        if !stale.isEmpty {
+            throw StoreError(
+                .conflict,
+                "\(stale.count) row\(stale.count == 1 ? " was" : "s were") changed or deleted by another save: \(stale.prefix(10).map(\.description).joined(separator: ", "))",
+                store: storeName, objectIDs: stale.compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } })
+        }
+        for insert in batch.inserts {
+            guard let entity = model.entity(number: insert.id.entity), insert.values.count == entity.properties.count
+            else {
+                throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
+            }
+            if current.row(insert.id) != nil {
+                throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
+            }
+        }
+    }
+
+    private func write(_ batch: ChangeBatch, into state: inout State) -> [RowID: RowVersion] {
+        var versions: [RowID: RowVersion] = [:]
+        for delete in batch.deletes { state.rows[delete.id.entity]?[delete.id.primaryKey] = nil }
+        for insert in batch.inserts {
+            var row = insert
+            row.version = 1
+            state.rows[row.id.entity, default: [:]][row.id.primaryKey] = row
+            versions[row.id] = 1
+            if let root = model.entity(number: row.id.entity).flatMap({ model.entity(named: $0.rootEntityName) }) {
+                state.maxKeys[root.entityNumber] = max(state.maxKeys[root.entityNumber] ?? 0, row.id.primaryKey)
+            }
+        }
+        for update in batch.updates {
+            // validate(_:against:) checked that the row exists.
+            var row = state.rows[update.id.entity]![update.id.primaryKey]!
+            for slot in update.changedSlots { row.values[slot] = update.values[slot] }
+            row.version += 1
+            state.rows[update.id.entity]![update.id.primaryKey] = row
+            versions[row.id] = row.version
+        }
+        if let metadata = batch.metadata { state.metadata = metadata }
+        return versions
+    }
+}

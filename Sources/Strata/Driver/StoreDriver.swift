@@ -1,0 +1,181 @@
+import Foundation
+
+/// A store driver: the engine behind one attached store (SQLite, XML, LMDB, in-memory, or yours).
+///
+/// A driver is small. It loads and saves the store's metadata, answers fetches it may partly push
+/// down, returns rows for a list of IDs (fault fulfilment), returns the members of to-many
+/// relationships, allocates primary keys and applies one change set all-or-nothing. The core does
+/// everything else: it evaluates whatever part of a predicate, sort or page the driver did not
+/// apply (``StoreFetchResult``), keeps the row cache, tracks objects and enforces the model.
+///
+/// ## Calling contract
+/// - The coordinator serializes ``apply(_:)`` and ``allocatePrimaryKeys(forEntity:count:)`` per
+///   store: at most one of them runs at a time.
+/// - ``fetch(_:)``, ``rows(for:)`` and ``relatedRows(_:)`` run concurrently with each other and
+///   with `apply` only when ``capabilities`` contains ``DriverCapabilities/concurrentReads``;
+///   otherwise the coordinator serializes every call.
+/// - No call is made after ``close()`` returns, except another `close()`.
+///
+/// ## Implementing a driver
+/// Each item is checked by the conformance suite in `StrataTesting`, which every driver runs:
+/// 1. `apply` is atomic: when it throws, the store holds exactly what it held before.
+/// 2. `apply` rejects an update or delete whose `expectedVersion` differs from the stored version
+///    with ``StoreError/Code/conflict`` naming the rows, and applies nothing.
+/// 3. Versions only grow: an insert stores version 1, each applied update adds 1.
+/// 4. A row returned by `fetch` or `rows(for:)` carries one value per property of its entity, in
+///    ``EntityDescription/properties`` order; transient slots are `.null`; a to-many slot is
+///    ``StoreValue/references(_:)`` or ``StoreValue/unfetched``.
+/// 5. `fetch` states what it applied; whatever it applied, it applied exactly as the in-memory
+///    evaluator would (``FetchPredicate/evaluate(with:substitutionVariables:)``).
+/// 6. Primary keys are never handed out twice, even after a failed save or a reopen.
+/// 7. `close` is idempotent; the store reopens with every committed change.
+public protocol StoreDriver: AnyObject, Sendable {
+    /// What the driver pushes down and allows; the core fills the gaps.
+    var capabilities: DriverCapabilities { get }
+
+    /// Reads the store's metadata (identifier, version hashes, custom keys).
+    func loadMetadata() throws -> StoreMetadata
+
+    /// Replaces the store's metadata (written with the next change set for drivers that batch it).
+    func saveMetadata(_ metadata: StoreMetadata) throws
+
+    /// Answers a fetch. See ``StoreFetchResult`` for what the driver must report back.
+    func fetch(_ request: StoreFetch) throws -> StoreFetchResult
+
+    /// Returns the current rows of `ids` (fault fulfilment, batched); missing rows are left out.
+    func rows(for ids: [RowID]) throws -> [RowSnapshot]
+
+    /// Returns the destinations of a to-many relationship for several source rows at once.
+    func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]]
+
+    /// Reserves `count` new primary keys for the inheritance hierarchy of `entity`.
+    func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64>
+
+    /// Applies one change set all-or-nothing and returns the new row versions.
+    func apply(_ batch: ChangeBatch) throws -> CommitResult
+
+    /// Releases the store; idempotent.
+    func close() throws
+}
+
+extension StoreDriver {
+    /// By default a driver pushes nothing down; the core filters, sorts and pages in memory.
+    public var capabilities: DriverCapabilities { [] }
+
+    /// By default a to-many relationship's members come with its rows (``StoreValue/references(_:)``),
+    /// so this asks for the source rows and reads the slot.
+    public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
+        var result: [RowID: [RowID]] = [:]
+        for row in try rows(for: request.sources) {
+            if case .references(let ids) = row.values[request.slot] { result[row.id] = ids }
+        }
+        return result
+    }
+}
+
+/// What a driver pushes down or allows.
+public struct DriverCapabilities: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// The driver may evaluate predicates (and says per fetch whether it did).
+    public static let predicatePushdown = DriverCapabilities(rawValue: 1 << 0)
+    /// The driver may sort.
+    public static let sortPushdown = DriverCapabilities(rawValue: 1 << 1)
+    /// Reads may run concurrently with each other and with a write.
+    public static let concurrentReads = DriverCapabilities(rawValue: 1 << 2)
+    /// The driver counts without returning rows.
+    public static let countPushdown = DriverCapabilities(rawValue: 1 << 3)
+    /// The whole store lives in memory (atomic stores); fetches are cheap.
+    public static let inMemory = DriverCapabilities(rawValue: 1 << 4)
+}
+
+/// What a driver sees of a context's fetch request.
+public struct StoreFetch: Sendable {
+    /// The entity fetched.
+    public var entity: EntityDescription
+    /// Whether rows of subentities are included.
+    public var includesSubentities: Bool = true
+    /// The predicate, if any; a driver may apply all of it, part of it (a superset), or none.
+    public var predicate: FetchPredicate? = nil
+    /// Sort keys, most significant first.
+    public var sort: [SortKey] = []
+    /// The most rows wanted (after ``offset``).
+    public var limit: Int? = nil
+    /// Rows to skip.
+    public var offset: Int = 0
+    /// What the caller wants back.
+    public var resultKind: ResultKind = .rows
+
+    /// What a fetch returns.
+    public enum ResultKind: Sendable, Hashable {
+        /// Whole rows.
+        case rows
+        /// Row IDs only.
+        case ids
+        /// A count only.
+        case count
+    }
+
+    /// Creates a fetch of every row of `entity`.
+    public init(entity: EntityDescription) { self.entity = entity }
+
+    /// The entity numbers this fetch covers.
+    public var entityNumbers: Set<Int32> {
+        includesSubentities ? entity.hierarchyNumbers : [entity.entityNumber]
+    }
+}
+
+/// A driver's answer to a ``StoreFetch``, saying what it applied.
+///
+/// Rules: `appliedSort` and `appliedPage` may be true only when `appliedPredicate` is; a driver
+/// that applied the page applied the sort. A count is given only when the predicate was applied.
+/// When `appliedPredicate` is false the rows may be any superset of the matching rows.
+public struct StoreFetchResult: Sendable {
+    /// Rows (for ``StoreFetch/ResultKind/rows``, and whenever the core must finish the work).
+    public var rows: [RowSnapshot]
+    /// IDs (for ``StoreFetch/ResultKind/ids`` when everything was applied).
+    public var ids: [RowID]?
+    /// The count (for ``StoreFetch/ResultKind/count`` when the predicate was applied).
+    public var count: Int?
+    /// Whether the predicate was applied exactly.
+    public var appliedPredicate: Bool
+    /// Whether the rows are in sort order.
+    public var appliedSort: Bool
+    /// Whether offset and limit were applied.
+    public var appliedPage: Bool
+
+    /// Creates a result.
+    public init(
+        rows: [RowSnapshot] = [], ids: [RowID]? = nil, count: Int? = nil, appliedPredicate: Bool,
+        appliedSort: Bool, appliedPage: Bool
+    ) {
+        self.rows = rows
+        self.ids = ids
+        self.count = count
+        self.appliedPredicate = appliedPredicate
+        self.appliedSort = appliedSort && appliedPredicate
+        self.appliedPage = appliedPage && appliedSort && appliedPredicate
+    }
+}
+
+/// A request for the members of one to-many relationship of several rows.
+public struct RelatedRowsRequest: Sendable {
+    /// The entity declaring the relationship (or a subentity).
+    public var entity: EntityDescription
+    /// The relationship's slot in ``EntityDescription/properties``.
+    public var slot: Int
+    /// The source rows.
+    public var sources: [RowID]
+
+    /// Creates a request.
+    public init(entity: EntityDescription, slot: Int, sources: [RowID]) {
+        self.entity = entity
+        self.slot = slot
+        self.sources = sources
+    }
+
+    /// The relationship asked for.
+    public var relationship: RelationshipDescription {
+        entity.properties[slot].relationship!  // the coordinator builds requests from relationship slots only
+    }
+}

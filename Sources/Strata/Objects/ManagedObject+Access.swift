@@ -1,0 +1,248 @@
+import Foundation
+
+extension ManagedObject {
+    /// The value of a property: attributes as Swift values (integers of every width as `Int`,
+    /// Float attributes as `Float`, transformables through their transformer), to-one
+    /// relationships as ``ManagedObject`` (or `nil`), to-many as `Set<ManagedObject>` and ordered
+    /// to-many as `[ManagedObject]`. Fires the fault if needed.
+    ///
+    /// Misuse (an unknown key) stops the program with a message, as Core Data raises; use
+    /// ``storeValue(forKey:)`` for a throwing variant.
+    public func value(forKey key: String) -> Any? {
+        let slot = requireSlot(key)
+        fireFault()
+        if let relationship = entity.properties[slot].relationship {
+            return relationshipValue(slot: slot, relationship)
+        }
+        return try? convertOut(values[slot], slot: slot)
+    }
+
+    /// Sets a property, converting the Swift value to the attribute's type and keeping inverse
+    /// relationships consistent. Misuse (an unknown key, a value of the wrong type) stops the
+    /// program with a message; use ``setStoreValue(_:forKey:)`` or ``setValue(_:forKey:)-throws``
+    /// for data that may be bad.
+    public func setValue(_ value: Any?, forKey key: String) {
+        do {
+            try setConvertedValue(value, forKey: key)
+        } catch {
+            // Misuse no valid program commits: wrong key or type passed to the non-throwing setter.
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// Sets a property like ``setValue(_:forKey:)`` but throws for an unknown key or a value that
+    /// does not fit the attribute.
+    public func setConvertedValue(_ value: Any?, forKey key: String) throws {
+        guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        switch entity.properties[slot] {
+        case .attribute(let attribute):
+            try setStoreValue(try convertIn(value, attribute), slot: slot)
+        case .relationship(let relationship):
+            try setRelationship(value, slot: slot, relationship)
+        }
+    }
+
+    /// The value of `key` by subscript: `person["name"]`.
+    public subscript(key: String) -> Any? {
+        get { value(forKey: key) }
+        set { setValue(newValue, forKey: key) }
+    }
+
+    /// The value of an attribute as a typed Swift value, or `nil` when it is `nil` or does not fit.
+    public func value<T: AttributeValueConvertible>(forKey key: String, as type: T.Type) -> T? {
+        guard let slot = entity.index(ofProperty: key) else { return nil }
+        fireFault()
+        return T(storeValue: values[slot])
+    }
+
+    /// The stored form of a property (relationships as row references). Fires the fault.
+    ///
+    /// - Throws: ``StoreError/Code/invalidRequest`` for an unknown key.
+    public func storeValue(forKey key: String) throws -> StoreValue {
+        guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        fireFault()
+        if entity.properties[slot].relationship?.isToMany == true { try loadToMany(slot) }
+        return values[slot]
+    }
+
+    /// Sets an attribute from its stored form, checking the value's kind against the attribute.
+    ///
+    /// - Throws: ``StoreError/Code/invalidRequest`` for an unknown key, a relationship key, or a
+    ///   value of the wrong kind.
+    public func setStoreValue(_ value: StoreValue, forKey key: String) throws {
+        guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        guard let attribute = entity.properties[slot].attribute else {
+            throw StoreError(.invalidRequest, "'\(entity.name).\(key)' is a relationship; set it with an object")
+        }
+        try setStoreValue(try StoreValueCoercion.coerce(value, to: attribute, entity: entity.name), slot: slot)
+    }
+
+    /// The destination of a to-one relationship.
+    public func object(forKey key: String) -> ManagedObject? { value(forKey: key) as? ManagedObject }
+
+    /// The destinations of a to-many relationship, in order for ordered relationships and by
+    /// object ID otherwise.
+    public func objects(forKey key: String) -> [ManagedObject] {
+        let slot = requireSlot(key)
+        fireFault()
+        guard let context = managedObjectContext else { return [] }
+        try? loadToMany(slot)
+        guard case .references(let ids) = values[slot] else { return [] }
+        return ids.compactMap { context.object(for: $0, relatedTo: self) }
+    }
+
+    /// The object IDs of a relationship's destinations, without firing their faults.
+    public func objectIDs(forRelationshipNamed key: String) -> [ManagedObjectID] {
+        let slot = requireSlot(key)
+        fireFault()
+        try? loadToMany(slot)
+        guard let context = managedObjectContext else { return [] }
+        switch values[slot] {
+        case .reference(let id): return [context.objectID(for: id, relatedTo: self)]
+        case .references(let ids): return ids.map { context.objectID(for: $0, relatedTo: self) }
+        default: return []
+        }
+    }
+
+    /// Adds `object` to a to-many relationship (at the end of an ordered one), updating the inverse.
+    public func addObject(_ object: ManagedObject, toRelationship key: String) {
+        let slot = requireRelationship(key, toMany: true)
+        guard let context = context(for: key) else { return }
+        context.link(self, slot: slot, to: object)
+    }
+
+    /// Removes `object` from a to-many relationship, updating the inverse.
+    public func removeObject(_ object: ManagedObject, fromRelationship key: String) {
+        let slot = requireRelationship(key, toMany: true)
+        guard let context = context(for: key) else { return }
+        context.unlink(self, slot: slot, from: object)
+    }
+
+    // MARK: Internals
+
+    func requireSlot(_ key: String) -> Int {
+        guard let slot = entity.index(ofProperty: key) else {
+            // Misuse no valid program commits: asking an object for a key its entity lacks.
+            preconditionFailure("\(unknownKey(key))")
+        }
+        return slot
+    }
+
+    private func requireRelationship(_ key: String, toMany: Bool) -> Int {
+        let slot = requireSlot(key)
+        guard let relationship = entity.properties[slot].relationship, relationship.isToMany == toMany else {
+            // Misuse no valid program commits: relationship calls on an attribute or the wrong cardinality.
+            preconditionFailure("'\(entity.name).\(key)' is not a \(toMany ? "to-many" : "to-one") relationship")
+        }
+        return slot
+    }
+
+    private func context(for key: String) -> ManagedObjectContext? {
+        guard let context = managedObjectContext else {
+            // Misuse no valid program commits: relationships need both objects in a context.
+            preconditionFailure("set relationship '\(entity.name).\(key)' on an object that is in no context")
+        }
+        return context
+    }
+
+    func unknownKey(_ key: String) -> StoreError {
+        StoreError(.invalidRequest, "entity '\(entity.name)' has no property named '\(key)'")
+    }
+
+    func fireFault() {
+        if faulted, let context = managedObjectContext { context.fulfillFault(self) }
+    }
+
+    func loadToMany(_ slot: Int) throws {
+        if case .unfetched = values[slot], let context = managedObjectContext {
+            try context.loadToMany(self, slot: slot)
+        }
+    }
+
+    func setStoreValue(_ value: StoreValue, slot: Int) throws {
+        fireFault()
+        if deleted {
+            throw StoreError(.invalidRequest, "cannot change '\(entity.properties[slot].name)' of a deleted \(entity.name)")
+        }
+        values[slot] = value
+        markChanged(slot)
+    }
+
+    func markChanged(_ slot: Int) {
+        changedSlots.insert(slot)
+        if !inserted { managedObjectContext?.noteUpdated(self) }
+    }
+
+    private func relationshipValue(slot: Int, _ relationship: RelationshipDescription) -> Any? {
+        guard let context = managedObjectContext else { return nil }
+        if relationship.isToMany {
+            try? loadToMany(slot)
+            guard case .references(let ids) = values[slot] else { return relationship.isOrdered ? [ManagedObject]() : Set<ManagedObject>() }
+            let objects = ids.compactMap { context.object(for: $0, relatedTo: self) }
+            return relationship.isOrdered ? objects as Any : Set(objects) as Any
+        }
+        guard case .reference(let id) = values[slot] else { return nil }
+        return context.object(for: id, relatedTo: self)
+    }
+
+    private func setRelationship(_ value: Any?, slot: Int, _ relationship: RelationshipDescription) throws {
+        guard let context = managedObjectContext else {
+            throw StoreError(.invalidRequest, "set relationship '\(entity.name).\(relationship.name)' on an object that is in no context")
+        }
+        if relationship.isToMany {
+            let targets: [ManagedObject]
+            switch value {
+            case nil, is NSNull: targets = []
+            case let array as [ManagedObject]: targets = array
+            case let set as Set<ManagedObject>: targets = set.sorted { $0.objectID.rowID < $1.objectID.rowID }
+            default:
+                throw StoreError(.invalidRequest, "'\(entity.name).\(relationship.name)' takes [ManagedObject] or Set<ManagedObject>, got \(type(of: value!))")  // value is non-nil here
+            }
+            try context.replaceToMany(self, slot: slot, with: targets)
+        } else {
+            switch value {
+            case nil, is NSNull: context.setToOne(self, slot: slot, to: nil)
+            case let object as ManagedObject: context.setToOne(self, slot: slot, to: object)
+            default:
+                throw StoreError(.invalidRequest, "'\(entity.name).\(relationship.name)' takes a ManagedObject, got \(type(of: value!))")  // value is non-nil here
+            }
+        }
+    }
+
+    func convertOut(_ value: StoreValue, slot: Int) throws -> Any? {
+        guard let attribute = entity.properties[slot].attribute else { return nil }
+        switch value {
+        case .null: return nil
+        case .integer(let i): return Int(truncatingIfNeeded: i)
+        case .double(let d): return attribute.type == .float ? Float(d) : d
+        case .decimal(let d): return d
+        case .string(let s): return s
+        case .bool(let b): return b
+        case .date(let d): return d
+        case .binary(let data):
+            if attribute.type == .transformable, let name = attribute.valueTransformerName,
+                let transformer = AttributeValueTransformers.transformer(named: name)
+            {
+                return try transformer.reverseTransformedValue(data)
+            }
+            return data
+        case .uuid(let u): return u
+        case .uri(let u): return u
+        case .reference, .references, .unfetched: return nil
+        }
+    }
+
+    func convertIn(_ value: Any?, _ attribute: AttributeDescription) throws -> StoreValue {
+        if attribute.type == .transformable, let value, !(value is NSNull), !(value is Data),
+            let name = attribute.valueTransformerName
+        {
+            guard let transformer = AttributeValueTransformers.transformer(named: name) else {
+                throw StoreError(
+                    .invalidRequest,
+                    "attribute '\(entity.name).\(attribute.name)' uses value transformer '\(name)', which is not registered; register it with AttributeValueTransformers.register(_:named:)")
+            }
+            return try transformer.transformedValue(value).map(StoreValue.binary) ?? .null
+        }
+        return try StoreValueCoercion.coerce(any: value, to: attribute, entity: entity.name)
+    }
+}

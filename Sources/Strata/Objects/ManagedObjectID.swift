@@ -1,0 +1,53 @@
+import Foundation
+
+/// The identity of a managed object: its store, entity and primary key.
+///
+/// Objects inserted but not saved have a temporary ID (``isTemporaryID``); a save (or
+/// ``ManagedObjectContext/obtainPermanentIDs(for:)``) replaces it with a permanent one. IDs are
+/// values: compare them, hash them, send them between contexts and threads.
+public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// The row identity inside the store.
+    public let rowID: RowID
+    /// The store holding the object; `nil` while the ID is temporary.
+    public let persistentStore: PersistentStore?
+
+    /// Creates an ID (drivers and the coordinator make them; apps get them from objects).
+    public init(entity: EntityDescription, rowID: RowID, store: PersistentStore?) {
+        self.entity = entity
+        self.rowID = rowID
+        self.persistentStore = store
+    }
+
+    /// Whether the object has not been saved yet.
+    public var isTemporaryID: Bool { rowID.isTemporary }
+
+    /// The primary key (`Z_PK`), negative for temporary IDs.
+    public var primaryKey: Int64 { rowID.primaryKey }
+
+    /// The URI form: `x-coredata://<store UUID>/<Entity>/p<key>` (temporary:
+    /// `x-coredata:///<Entity>/t<key>`). Resolve it with
+    /// ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``.
+    public func uriRepresentation() -> URL {
+        let text: String
+        if let store = persistentStore, !isTemporaryID {
+            text = "x-coredata://\(store.identifier)/\(entity.name)/p\(rowID.primaryKey)"
+        } else {
+            text = "x-coredata:///\(entity.name)/t\(-rowID.primaryKey)"
+        }
+        // The text is built from a UUID, an entity name and digits; entity names are identifiers.
+        return URL(string: text) ?? URL(fileURLWithPath: "/invalid-object-uri")
+    }
+
+    public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
+        lhs.rowID == rhs.rowID && lhs.persistentStore === rhs.persistentStore
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rowID)
+        if let store = persistentStore { hasher.combine(ObjectIdentifier(store)) }
+    }
+
+    public var description: String { uriRepresentation().absoluteString }
+}

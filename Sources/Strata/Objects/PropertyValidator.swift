@@ -1,0 +1,99 @@
+import Foundation
+
+/// The model's declarative rules, checked for one object at save.
+enum PropertyValidator {
+    static func failures(of object: ManagedObject, context: ManagedObjectContext) -> [ValidationError.Failure] {
+        guard !object.faulted else { return [] }
+        var failures: [ValidationError.Failure] = []
+        func fail(_ property: String, _ code: ValidationError.Code, _ message: String) {
+            failures.append(.init(objectID: object.objectID, entity: object.entity.name, property: property, code: code, message: message))
+        }
+        for (slot, property) in object.entity.properties.enumerated() {
+            let value = object.values[slot]
+            switch property {
+            case .attribute(let attribute):
+                if attribute.isTransient { continue }
+                if value.isNull {
+                    if !attribute.isOptional { fail(attribute.name, .missingMandatoryProperty, "'\(attribute.name)' is required") }
+                    continue
+                }
+                check(attribute, value, fail)
+            case .relationship(let relationship):
+                if relationship.isTransient { continue }
+                let count: Int
+                switch value {
+                case .reference: count = 1
+                case .references(let ids): count = ids.count
+                case .unfetched: continue
+                default: count = 0
+                }
+                if count == 0 && !relationship.isOptional {
+                    fail(relationship.name, .missingMandatoryProperty, "relationship '\(relationship.name)' is required")
+                } else if count > 0 || !relationship.isOptional {
+                    if count < relationship.minCount {
+                        fail(relationship.name, .relationshipTooFewItems, "relationship '\(relationship.name)' holds \(count), needs at least \(relationship.minCount)")
+                    }
+                    if relationship.maxCount > 0 && count > relationship.maxCount {
+                        fail(relationship.name, .relationshipTooManyItems, "relationship '\(relationship.name)' holds \(count), allows at most \(relationship.maxCount)")
+                    }
+                }
+            }
+        }
+        return failures
+    }
+
+    private static func check(
+        _ attribute: AttributeDescription, _ value: StoreValue, _ fail: (String, ValidationError.Code, String) -> Void
+    ) {
+        let rules = attribute.validation
+        let name = attribute.name
+        if let range = attribute.type.integerRange, case .integer(let i) = value, !range.contains(i) {
+            fail(name, .numberTooLarge, "\(i) does not fit '\(name)' (\(attribute.type.xcodeName))")
+        }
+        if let minimum = rules.minimum, let order = StoreValueOrder.compare(value, minimum), order == .orderedAscending {
+            let code: ValidationError.Code = attribute.type == .date ? .dateTooSoon : .numberTooSmall
+            fail(name, code, "'\(name)' is \(value.displayText), below the minimum \(minimum.displayText)")
+        }
+        if let maximum = rules.maximum, let order = StoreValueOrder.compare(value, maximum), order == .orderedDescending {
+            let code: ValidationError.Code = attribute.type == .date ? .dateTooLate : .numberTooLarge
+            fail(name, code, "'\(name)' is \(value.displayText), above the maximum \(maximum.displayText)")
+        }
+        guard case .string(let text) = value else { return }
+        let length = text.count
+        if let minimum = rules.minimumLength, length < minimum {
+            fail(name, .stringTooShort, "'\(name)' has \(length) characters, needs at least \(minimum)")
+        }
+        if let maximum = rules.maximumLength, length > maximum {
+            fail(name, .stringTooLong, "'\(name)' has \(length) characters, allows at most \(maximum)")
+        }
+        if let pattern = rules.regularExpression, let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$") {
+            let range = NSRange(text.startIndex..., in: text)
+            if regex.firstMatch(in: text, range: range) == nil {
+                fail(name, .stringPatternMismatch, "'\(name)' (\(value.displayText)) does not match /\(pattern)/")
+            }
+        }
+    }
+}
+
+/// Orders two scalar store values of comparable kinds (numbers with numbers, dates, strings).
+enum StoreValueOrder {
+    static func compare(_ a: StoreValue, _ b: StoreValue) -> ComparisonResult? {
+        switch (a, b) {
+        case (.date(let x), .date(let y)): return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        case (.string(let x), .string(let y)): return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        default:
+            guard let x = number(a), let y = number(b) else { return nil }
+            return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        }
+    }
+
+    private static func number(_ v: StoreValue) -> Double? {
+        switch v {
+        case .integer(let i): Double(i)
+        case .double(let d): d
+        case .decimal(let d): NSDecimalNumber(decimal: d).doubleValue
+        case .bool(let b): b ? 1 : 0
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Synchronization
+
+// ROW CACHE INVARIANTS
+// C1. At most one resident snapshot per (store, row).
+// C2. A resident version never decreases: storing an older version than the resident one is ignored.
+// C3. A snapshot pinned by a live context (pin count > 0) is never evicted.
+// C4. `count` never exceeds `limit` except by pinned entries.
+// States: absent -> resident [store] -> pinned [pin] -> resident [unpin] -> absent [evict/remove]
+
+/// The coordinator's row cache: the last known snapshot of each row, with its version, shared by
+/// every context of a coordinator.
+///
+/// Fetches and fault fulfilment put rows here; saves replace them; contexts pin the rows their
+/// registered objects hold so those are never evicted. Bounded by a row count; the least recently
+/// used unpinned rows go first.
+///
+/// Thread safety: `Sendable`; one `Mutex` guards all state.
+public final class RowCache: Sendable {
+    /// A cache key: a store and a row.
+    public struct Key: Hashable, Sendable {
+        /// The store's identity.
+        public var store: ObjectIdentifier
+        /// The row.
+        public var row: RowID
+        /// Creates a key.
+        @inlinable public init(store: ObjectIdentifier, row: RowID) {
+            self.store = store
+            self.row = row
+        }
+    }
+
+    /// Counters for tuning and tests.
+    public struct Statistics: Sendable, Hashable {
+        /// Lookups that found a row.
+        public var hits = 0
+        /// Lookups that did not.
+        public var misses = 0
+        /// Rows dropped to stay within the limit.
+        public var evictions = 0
+        /// Rows resident now.
+        public var count = 0
+        /// Rows pinned now.
+        public var pinned = 0
+    }
+
+    private struct Entry {
+        var snapshot: RowSnapshot
+        var pins: Int
+        var lastUse: UInt64
+    }
+
+    private struct State {
+        var entries: [Key: Entry] = [:]
+        var clock: UInt64 = 0
+        var statistics = Statistics()
+        var limit: Int
+    }
+
+    private let state: Mutex<State>
+
+    /// Creates a cache holding at most `limit` unpinned rows.
+    public init(limit: Int = 100_000) { state = Mutex(State(limit: max(limit, 0))) }
+
+    /// The most rows kept (pinned rows may exceed it).
+    public var limit: Int {
+        get { state.withLock { $0.limit } }
+        set { state.withLock { $0.limit = max(newValue, 0); Self.evictIfNeeded(&$0) } }
+    }
+
+    /// Current counters.
+    public var statistics: Statistics {
+        state.withLock { s in
+            var stats = s.statistics
+            stats.count = s.entries.count
+            stats.pinned = s.entries.values.reduce(0) { $0 + ($1.pins > 0 ? 1 : 0) }
+            return stats
+        }
+    }
+
+    /// Returns the snapshot of `key` if it is at least as new as `minimumVersion`.
+    ///
+    /// - Returns: The snapshot, or `nil` when the caller must ask the driver.
+    /// - Complexity: O(1) on average.
+    public func snapshot(for key: Key, atLeast minimumVersion: RowVersion = 0) -> RowSnapshot? {
+        state.withLock { s in
+            s.clock &+= 1
+            guard var entry = s.entries[key], entry.snapshot.version >= minimumVersion else {
+                s.statistics.misses += 1
+                return nil
+            }
+            s.statistics.hits += 1
+            entry.lastUse = s.clock
+            s.entries[key] = entry
+            return entry.snapshot
+        }
+    }
+
+    /// Stores snapshots of one store, keeping the newer version where one is resident (C2), and
+    /// optionally pins them.
+    ///
+    /// - Complexity: O(n) for n snapshots, amortized.
+    public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pin: Bool = false) {
+        state.withLock { s in
+            s.clock &+= 1
+            for snapshot in snapshots {
+                let key = Key(store: store, row: snapshot.id)
+                if var entry = s.entries[key] {
+                    if snapshot.version >= entry.snapshot.version { entry.snapshot = snapshot }
+                    entry.lastUse = s.clock
+                    if pin { entry.pins += 1 }
+                    s.entries[key] = entry
+                } else {
+                    s.entries[key] = Entry(snapshot: snapshot, pins: pin ? 1 : 0, lastUse: s.clock)
+                }
+            }
+            Self.evictIfNeeded(&s)
+        }
+    }
+
+    /// Adds one pin to each resident key (C3).
+    public func pin(_ keys: [Key]) {
+        state.withLock { s in
+            for key in keys { s.entries[key]?.pins += 1 }
+        }
+    }
+
+    /// Removes one pin from each key; unpinned rows become evictable.
+    public func unpin(_ keys: [Key]) {
+        state.withLock { s in
+            for key in keys {
+                if let pins = s.entries[key]?.pins, pins > 0 { s.entries[key]!.pins = pins - 1 }  // checked just above
+            }
+            Self.evictIfNeeded(&s)
+        }
+    }
+
+    /// Drops rows (deleted by a save), pinned or not.
+    public func remove(_ keys: [Key]) {
+        state.withLock { s in for key in keys { s.entries[key] = nil } }
+    }
+
+    /// Drops every row of a store (when it is removed from the coordinator).
+    public func removeAll(in store: ObjectIdentifier) {
+        state.withLock { s in s.entries = s.entries.filter { $0.key.store != store } }
+    }
+
+    private static func evictIfNeeded(_ s: inout State) {
+        // Evict in bulk once 1/8 over the limit, so each eviction pass is amortized over many inserts.
+        let slack = max(s.limit / 8, 16)
+        guard s.entries.count > s.limit + slack else { return }
+        let victims = s.entries.filter { $0.value.pins == 0 }.sorted { $0.value.lastUse < $1.value.lastUse }
+        let excess = s.entries.count - s.limit
+        for (key, _) in victims.prefix(excess) {
+            s.entries[key] = nil
+            s.statistics.evictions += 1
+        }
+    }
+
+    #if STRATA_CHECKS
+    /// Checks C1–C4 (debug builds only).
+    func checkInvariants() -> Bool {
+        state.withLock { s in
+            let unpinned = s.entries.values.filter { $0.pins == 0 }.count
+            return unpinned <= s.limit + max(s.limit / 8, 16) && s.entries.values.allSatisfy { $0.pins >= 0 }
+        }
+    }
+    #endif
+}
