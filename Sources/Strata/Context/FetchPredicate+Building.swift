@@ -2,7 +2,7 @@
 extension FetchPredicate {
     /// `keyPath == value`.
     public static func keyPath(_ keyPath: String, equals value: StoreValue) -> FetchPredicate {
-        .comparison(ComparisonPredicate(lhs: .keyPath(keyPath), op: .equalTo, rhs: .constant(value)))
+        .comparison(ComparisonPredicate(.keyPath(keyPath), .equal, .constant(value)))
     }
 }
 
