@@ -132,7 +132,8 @@ enum ModelLoader {
         return only
     }
 
-    /// The `.xcdatamodel` folders of a bundle, sorted by name.
+    /// The `.xcdatamodel` folders of a bundle, sorted by version name with numbers compared as
+    /// numbers (`Model`, `Model 2`, `Model 10`).
     static func versionFolders(in bundle: URL) throws -> [URL] {
         let names: [String]
         do {
@@ -140,7 +141,9 @@ enum ModelLoader {
         } catch {
             throw ModelError(.unreadable, "cannot list the model bundle: \(error.localizedDescription)", file: bundle.path)
         }
-        return names.filter { $0.hasSuffix(".xcdatamodel") }.sorted().map { bundle.appendingPathComponent($0) }
+        let versions = names.filter { $0.hasSuffix(".xcdatamodel") }.map { String($0.dropLast(".xcdatamodel".count)) }
+        return versions.sorted { $0.compare($1, options: .numeric) == .orderedAscending }
+            .map { bundle.appendingPathComponent($0 + ".xcdatamodel") }
     }
 
     /// The value of `_XCCurrentVersionName` in the bundle's `.xccurrentversion` plist, if any.
