@@ -49,7 +49,8 @@ enum ModelXMLParser {
                 file: fileName, line: line > 0 ? line : nil)
         }
         guard let root = builder.root else {
-            throw ModelError(.malformed, "the model file has no root element", file: fileName, line: nil)
+            let problem = data.isEmpty ? "the model file is empty" : "the model file has no root element"
+            throw ModelError(.malformed, problem, file: fileName, line: nil)
         }
         return root
     }
@@ -94,11 +95,32 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
 
     private func record(_ error: any Error, _ parser: XMLParser) {
         guard failure == nil else { return }  // the first error is the one that explains the rest
+        failure = Failure(line: parser.lineNumber, column: parser.columnNumber, reason: Self.reason(error))
+    }
+
+    /// Words for a parser error. FoundationXML's localized description is only a domain and a
+    /// number, and the number is libxml2's `xmlParserErrors` code (not `XMLParser.ErrorCode`'s raw
+    /// value), so the common codes are spelled out here from libxml2's xmlerror.h.
+    private static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
-        var reason = nsError.localizedDescription
         if let detail = nsError.userInfo[NSLocalizedFailureReasonErrorKey] as? String, !detail.isEmpty {
-            reason = detail
+            return detail
         }
-        failure = Failure(line: parser.lineNumber, column: parser.columnNumber, reason: reason)
+        guard nsError.domain == XMLParser.errorDomain else { return nsError.localizedDescription }
+        let words: [Int: String] = [
+            3: "the document does not start like XML", 4: "the document is empty",
+            5: "the document ends too early, or has content after its end", 9: "an invalid character",
+            23: "an entity reference lacks its ';'", 26: "an undeclared entity (&name;)",
+            32: "an unsupported encoding", 34: "a string is not closed", 38: "'<' inside an attribute value",
+            39: "an attribute value does not start with a quote", 40: "an attribute value is not closed",
+            41: "an attribute has no value", 42: "an attribute appears twice in one element",
+            45: "a comment is not closed", 57: "the XML declaration is not closed",
+            64: "a reserved XML name", 65: "a space is required", 68: "a name is required",
+            73: "'>' is required", 74: "'</' is required", 75: "'=' is required",
+            76: "an end tag does not match its start tag", 77: "an element is not closed",
+            81: "invalid bytes for the encoding", 85: "the elements are not well balanced",
+            86: "extra content after the root element",
+        ]
+        return "\(words[nsError.code] ?? "parser error") (libxml2 error \(nsError.code))"
     }
 }
