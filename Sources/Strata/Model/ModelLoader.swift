@@ -46,6 +46,7 @@ extension ManagedObjectModel {
     ///
     /// Same as ``init(contentsOf:)``, except that for an `.xcdatamodeld` bundle `versionName`
     /// (`"Model 2"` or `"Model 2.xcdatamodel"`) picks the version instead of `.xccurrentversion`.
+    /// For an `.xcdatamodel` folder or a `contents` file, which hold one version, it is not used.
     ///
     /// - Throws: ``ModelError``; `.unreadable` lists the bundle's versions when `versionName` is not one.
     public static func load(contentsOf url: URL, versionName: String? = nil) throws -> ManagedObjectModel {
