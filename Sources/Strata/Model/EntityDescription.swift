@@ -3,7 +3,7 @@ import Foundation
 /// An entity of a model: a kind of managed object, with attributes, relationships, a place in an
 /// inheritance hierarchy and the constraints its rows keep.
 ///
-/// Build one with ``init(_:parent:isAbstract:properties:uniquenessConstraints:indexes:representedClassName:managedObjectClass:renamingIdentifier:versionHashModifier:userInfo:)``
+/// Build one with ``init(_:parent:isAbstract:properties:uniquenessConstraints:indexes:representedClassName:managedObjectClass:renamingIdentifier:versionHashModifier:userInfo:fetchedProperties:)``
 /// and pass it to ``ManagedObjectModel``; the model makes its own resolved copy, in which
 /// ``properties`` includes inherited ones and ``entityNumber`` is set.
 ///
@@ -34,6 +34,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public let versionHashModifier: String?
     /// Free-form key/value pairs.
     public let userInfo: [String: String]
+    /// Fetched properties: named, query-backed, unidirectional properties (never stored).
+    public let fetchedProperties: [FetchedPropertyDescription]
 
     /// The entity's number in its model: roots alphabetically, each followed by its descendants
     /// breadth-first (Core Data's `Z_ENT` numbering), starting at 1. Zero before resolution.
@@ -60,11 +62,14 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     ///   - properties: Attributes and relationships declared on this entity.
     ///   - uniquenessConstraints: Each inner array is one (possibly compound) unique constraint.
     ///   - managedObjectClass: The subclass contexts create for this entity.
+    ///   - fetchedProperties: Query-backed properties; they take no slot in rows and no part in
+    ///     the version hash.
     public init(
         _ name: String, parent: String? = nil, isAbstract: Bool = false, properties: [PropertyDescription] = [],
         uniquenessConstraints: [[String]] = [], indexes: [FetchIndexDescription] = [],
         representedClassName: String? = nil, managedObjectClass: ManagedObject.Type = ManagedObject.self,
-        renamingIdentifier: String? = nil, versionHashModifier: String? = nil, userInfo: [String: String] = [:]
+        renamingIdentifier: String? = nil, versionHashModifier: String? = nil, userInfo: [String: String] = [:],
+        fetchedProperties: [FetchedPropertyDescription] = []
     ) {
         self.name = name
         self.superentityName = parent
@@ -77,6 +82,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         self.renamingIdentifier = renamingIdentifier
         self.versionHashModifier = versionHashModifier
         self.userInfo = userInfo
+        self.fetchedProperties = fetchedProperties
     }
 
     /// A copy with a different object class (used by ``ManagedObjectModel/registering(_:)``).
@@ -85,7 +91,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             name, parent: superentityName, isAbstract: isAbstract, properties: ownProperties,
             uniquenessConstraints: uniquenessConstraints, indexes: indexes,
             representedClassName: representedClassName, managedObjectClass: managedObjectClass,
-            renamingIdentifier: renamingIdentifier, versionHashModifier: versionHashModifier, userInfo: userInfo)
+            renamingIdentifier: renamingIdentifier, versionHashModifier: versionHashModifier, userInfo: userInfo,
+            fetchedProperties: fetchedProperties)
     }
 
     /// The slot of the property named `name`, or `nil`.

@@ -74,6 +74,7 @@ struct ModelResolver {
             try checkRelationships(entity, byName)
             try checkAttributes(entity)
             try checkConstraints(entity)
+            try checkFetchedProperties(entity, byName)
         }
         VersionHasher.assignHashes(ordered, byName)
         return ordered
@@ -150,6 +151,28 @@ struct ModelResolver {
                 throw ModelError(
                     .invalidValue,
                     "attribute '\(entity.name).\(attribute.name)' has regular expression '\(pattern)', which does not compile",
+                    element: element)
+            }
+        }
+    }
+
+    private func checkFetchedProperties(_ entity: EntityDescription, _ byName: [String: EntityDescription]) throws {
+        var seen: Set<String> = []
+        for fetched in entity.fetchedProperties {
+            let element = "fetchedProperty \(entity.name).\(fetched.name)"
+            guard !fetched.name.isEmpty else {
+                throw ModelError(.malformed, "entity '\(entity.name)' has a fetched property with an empty name")
+            }
+            guard seen.insert(fetched.name).inserted, entity.property(named: fetched.name) == nil else {
+                throw ModelError(
+                    .duplicateName,
+                    "entity '\(entity.name)' has a fetched property named '\(fetched.name)', a name already in use",
+                    element: element)
+            }
+            guard byName[fetched.entityName] != nil else {
+                throw ModelError(
+                    .unknownEntity,
+                    "fetched property '\(entity.name).\(fetched.name)' fetches entity '\(fetched.entityName)', which does not exist",
                     element: element)
             }
         }
