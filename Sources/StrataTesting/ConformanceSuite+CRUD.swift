@@ -1,0 +1,85 @@
+import Foundation
+import Strata
+
+extension ConformanceSuite {
+    static var crudCases: [ConformanceCase] {
+        [
+            ConformanceCase("a saved insert is visible to a new context") { harness in
+                let fixture = try Fixture(harness)
+                let employees = try fetch(fixture.context(), "Employee", sort: [SortKey("name")])
+                try requireEqual(employees.count, ConformanceModel.employeeNames.count, "employee count")
+                try requireEqual(Set(names(employees)), Set(ConformanceModel.employeeNames), "employee names")
+                try require(employees.allSatisfy { !$0.objectID.isTemporaryID }, "saved objects have permanent IDs")
+            },
+            ConformanceCase("an update is saved and the row version grows") { harness in
+                let fixture = try Fixture(harness)
+                let context = fixture.context()
+                let ann = try fetch(context, "Employee", "name == 'Ann'").first
+                try require(ann != nil, "Ann exists")
+                let before = try fixture.store.driver.rows(for: [ann!.objectID.rowID]).first?.version ?? -1
+                ann!["age"] = 99
+                try context.save()
+                let after = try fixture.store.driver.rows(for: [ann!.objectID.rowID]).first
+                try requireEqual(after?.version, before + 1, "version after one update")
+                let again = try fetch(fixture.context(), "Employee", "name == 'Ann'").first
+                try requireEqual(again?.value(forKey: "age") as? Int, 99, "age read back")
+            },
+            ConformanceCase("a delete is saved and the row is gone") { harness in
+                let fixture = try Fixture(harness)
+                let context = fixture.context()
+                let track = try fetch(context, "Track", "title == 'Track 2'")
+                try requireEqual(track.count, 1, "Track 2 found")
+                context.delete(track[0])
+                try context.save()
+                try requireEqual(try fetch(fixture.context(), "Track", "title == 'Track 2'").count, 0, "Track 2 after delete")
+                try requireEqual(try fixture.store.driver.rows(for: [track[0].objectID.rowID]).count, 0, "driver row after delete")
+            },
+            ConformanceCase("a store reopened after close holds every committed change") { harness in
+                let fixture = try Fixture(harness)
+                let context = fixture.context()
+                let bob = try fetch(context, "Employee", "name == 'bob'")[0]
+                bob["email"] = "robert@example.com"
+                try context.save()
+                let (_, reopened) = try fixture.reopen()
+                let again = try fetch(reopened, "Employee", "name == 'bob'")
+                try requireEqual(again.first?.value(forKey: "email") as? String, "robert@example.com", "email after reopen")
+                try requireEqual(try reopened.count(for: FetchRequest(entityName: "Employee")), 12, "employees after reopen")
+                let mix = try fetch(reopened, "Playlist")[0]
+                try requireEqual(names(mix.objects(forKey: "tracks"), "title"), ["Track 3", "Track 0", "Track 5", "Track 1"], "ordered tracks after reopen")
+            },
+            ConformanceCase("primary keys are never handed out twice, even after a failed save") { harness in
+                let fixture = try Fixture(harness, seeded: false)
+                let context = fixture.context()
+                let a = try context.insertNewObject(forEntityName: "Tag")
+                a["name"] = "one"
+                let b = try context.insertNewObject(forEntityName: "Tag")
+                b["name"] = "one"
+                try requireThrows("duplicate tag names") { try context.save() }
+                b["name"] = "two"
+                try context.save()
+                let first = try fixture.store.driver.allocatePrimaryKeys(forEntity: a.entity.entityNumber, count: 3)
+                let keys = Set([a.objectID.primaryKey, b.objectID.primaryKey])
+                try require(keys.allSatisfy { !first.contains($0) }, "new keys \(first) overlap used keys \(keys)")
+                let second = try fixture.store.driver.allocatePrimaryKeys(forEntity: a.entity.entityNumber, count: 2)
+                try require(second.lowerBound > first.upperBound, "keys \(second) after \(first)")
+            },
+            ConformanceCase("close is idempotent") { harness in
+                let fixture = try Fixture(harness, seeded: false)
+                try fixture.store.driver.close()
+                try fixture.store.driver.close()
+            },
+            ConformanceCase("metadata keeps the store UUID and custom keys across reopen") { harness in
+                let fixture = try Fixture(harness, seeded: false)
+                var metadata = fixture.store.metadata
+                let uuid = metadata.uuid
+                metadata.values["AppKey"] = .string("value ü")
+                try fixture.coordinator.setMetadata(metadata, for: fixture.store)
+                let (coordinator, _) = try fixture.reopen()
+                let store = coordinator.persistentStores[0]
+                try requireEqual(store.metadata.uuid, uuid, "store UUID")
+                try requireEqual(store.metadata.values["AppKey"], .string("value ü"), "custom key")
+                try requireEqual(store.metadata.entityVersionHashes, ConformanceModel.model.entityVersionHashesByName, "hashes")
+            },
+        ]
+    }
+}
