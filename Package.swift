@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "StrataInMemory", targets: ["StrataInMemory"]),
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .library(name: "StrataTools", targets: ["StrataTools"]),
+        .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -21,6 +22,12 @@ let package = Package(
         // It imports no driver and no C library.
         .target(name: "Strata", path: "Sources/Strata", swiftSettings: checks),
         .target(name: "StrataInMemory", dependencies: ["Strata"], path: "Drivers/InMemory", swiftSettings: checks),
+        .systemLibrary(
+            name: "CSQLite", path: "Drivers/SQLite/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev", "zlib1g-dev"])]),
+        .target(
+            name: "StrataSQLite", dependencies: ["Strata", "CSQLite"], path: "Drivers/SQLite/StrataSQLite",
+            swiftSettings: checks),
         .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
@@ -32,6 +39,7 @@ let package = Package(
             path: "Sources/strata"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(name: "StrataInMemoryTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
+        .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata"]),
         .testTarget(name: "StrataToolsTests", dependencies: ["StrataTools", "strata"]),
     ],
     swiftLanguageModes: [.v6]

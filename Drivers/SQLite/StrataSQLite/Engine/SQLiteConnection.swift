@@ -1,0 +1,165 @@
+import CSQLite
+import Foundation
+
+/// One connection to a SQLite database file: the thin layer over libsqlite3 the driver builds on.
+///
+/// Opens read-only by default (a store recovered for inspection is never written). Statements are
+/// prepared with ``prepare(_:)`` and finalized when released; the connection stays open while a
+/// statement of it lives, and closes on ``close()`` or when the last reference goes.
+///
+/// Thread safety: not `Sendable`. A connection and its statements must be used from one thread
+/// (or one serial executor) at a time, as SQLite's multi-thread mode requires.
+public final class SQLiteConnection {
+    /// How a connection opens its file.
+    public enum OpenMode: Sendable {
+        /// Read only; the file must exist (`SQLITE_OPEN_READONLY`).
+        case readOnly
+        /// Read and write; the file must exist.
+        case readWrite
+        /// Read and write, creating the file when missing.
+        case readWriteCreate
+    }
+
+    /// The database file's path.
+    public let path: String
+    private(set) var handle: OpaquePointer?
+
+    /// Opens a database file.
+    ///
+    /// - Parameters:
+    ///   - path: The file to open.
+    ///   - mode: ``OpenMode/readOnly`` unless the caller will write.
+    /// - Throws: ``SQLiteError`` with code ``SQLiteError/Code/cannotOpen`` naming the file.
+    public init(path: String, mode: OpenMode = .readOnly) throws {
+        self.path = path
+        var flags: Int32 = SQLITE_OPEN_NOMUTEX
+        switch mode {
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        }
+        var db: OpaquePointer?
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw SQLiteError(.cannotOpen, "cannot open: \(message)", file: path, resultCode: status)
+        }
+        sqlite3_extended_result_codes(db, 1)
+        handle = db
+        // Opening is lazy in SQLite: read the schema now so a non-database file fails here, by name.
+        do {
+            _ = try scalar("SELECT count(*) FROM sqlite_master")
+        } catch let error as SQLiteError {
+            sqlite3_close_v2(db)
+            handle = nil
+            throw SQLiteError(.cannotOpen, "not a readable SQLite database: \(error.message)", file: path,
+                resultCode: error.resultCode)
+        }
+    }
+
+    deinit {
+        // close_v2 defers the close until outstanding statements finalize; none can be left, since
+        // each statement keeps its connection alive.
+        sqlite3_close_v2(handle)
+    }
+
+    /// Whether ``close()`` has been called.
+    public var isClosed: Bool { handle == nil }
+
+    /// Closes the connection; later calls do nothing.
+    ///
+    /// Statements still alive become unusable (their calls throw ``SQLiteError/Code/misuse``).
+    public func close() {
+        guard let db = handle else { return }
+        handle = nil
+        sqlite3_close_v2(db)
+    }
+
+    /// Compiles one SQL statement.
+    ///
+    /// - Throws: ``SQLiteError`` (engine) with SQLite's message and the SQL text.
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        let db = try openHandle()
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            throw engineError(status, "cannot prepare '\(sql)'")
+        }
+        return SQLiteStatement(connection: self, handle: statement, sql: sql)
+    }
+
+    /// Runs SQL that returns no rows (may hold several statements separated by `;`).
+    public func execute(_ sql: String) throws {
+        let db = try openHandle()
+        let status = sqlite3_exec(db, sql, nil, nil, nil)
+        guard status == SQLITE_OK else { throw engineError(status, "cannot execute '\(sql)'") }
+    }
+
+    /// Runs a query and returns every row.
+    ///
+    /// - Parameters:
+    ///   - sql: One statement, with `?` placeholders.
+    ///   - bindings: One value per placeholder.
+    /// - Complexity: O(rows × columns); for large results step a statement instead.
+    public func rows(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        var result: [[SQLiteValue]] = []
+        while try statement.step() {
+            result.append((0..<statement.columnCount).map { statement.value(at: $0) })
+        }
+        return result
+    }
+
+    /// The first column of the first row of a query, or `nil` when it returns no rows.
+    public func scalar(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> SQLiteValue? {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        return try statement.step() ? statement.value(at: 0) : nil
+    }
+
+    /// Whether a table named `name` exists.
+    public func tableExists(_ name: String) throws -> Bool {
+        try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]) != nil
+    }
+
+    func openHandle() throws -> OpaquePointer {
+        guard let handle else { throw SQLiteError(.misuse, "the connection is closed", file: path) }
+        return handle
+    }
+
+    func engineError(_ status: Int32, _ context: String) -> SQLiteError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "connection closed"
+        let code: SQLiteError.Code = (status & 0xFF) == SQLITE_CORRUPT || (status & 0xFF) == SQLITE_NOTADB
+            ? .corrupt : .engine
+        return SQLiteError(code, "\(context): \(message)", file: path, resultCode: status)
+    }
+}
+
+/// A value as SQLite stores it in a column (its storage class).
+public enum SQLiteValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    /// The integer, or `nil` for other storage classes.
+    public var integer: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    /// The text, or `nil` for other storage classes.
+    public var text: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+
+    /// The bytes, or `nil` for other storage classes.
+    public var blob: Data? {
+        if case .blob(let value) = self { return value }
+        return nil
+    }
+}

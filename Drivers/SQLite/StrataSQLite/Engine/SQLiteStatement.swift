@@ -1,0 +1,134 @@
+import CSQLite
+import Foundation
+
+/// A prepared SQL statement of a ``SQLiteConnection``: bind parameters, step through rows, read
+/// columns. Finalized when released.
+///
+/// Thread safety: not `Sendable`; use it on its connection's thread only. Column accessors read
+/// the current row and are valid until the next ``step()`` or ``reset()``.
+public final class SQLiteStatement {
+    /// The connection the statement belongs to (kept open while the statement lives).
+    public let connection: SQLiteConnection
+    /// The statement's SQL text.
+    public let sql: String
+    private let handle: OpaquePointer
+
+    init(connection: SQLiteConnection, handle: OpaquePointer, sql: String) {
+        self.connection = connection
+        self.handle = handle
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// SQLITE_TRANSIENT: SQLite copies bound text and blobs before `bind` returns, so Swift's
+    /// temporary buffers may go away. The C macro is `((sqlite3_destructor_type)-1)`, which Swift
+    /// cannot import; the bit pattern -1 is exactly that value.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Binds `value` to the 1-based parameter `index`.
+    ///
+    /// - Throws: ``SQLiteError`` (misuse) for an index out of range or a closed connection.
+    public func bind(_ value: SQLiteValue, at index: Int32) throws {
+        _ = try connection.openHandle()
+        let status: Int32
+        switch value {
+        case .null: status = sqlite3_bind_null(handle, index)
+        case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
+        case .real(let number): status = sqlite3_bind_double(handle, index, number)
+        case .text(let text): status = sqlite3_bind_text(handle, index, text, -1, Self.transient)
+        case .blob(let bytes):
+            status = bytes.withUnsafeBytes { buffer in
+                // A zero-length blob needs a non-null pointer to be stored as a blob, not NULL.
+                sqlite3_bind_blob64(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                    sqlite3_uint64(buffer.count), Self.transient)
+            }
+        }
+        guard status == SQLITE_OK else {
+            throw SQLiteError(.misuse, "cannot bind parameter \(index) of '\(sql)'", file: connection.path,
+                resultCode: status)
+        }
+    }
+
+    /// Binds values to parameters 1, 2, … in order.
+    public func bind(_ values: [SQLiteValue]) throws {
+        for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
+    }
+
+    /// Binds an integer. Shorthand for ``bind(_:at:)`` with ``SQLiteValue/integer(_:)``.
+    public func bind(_ value: Int64, at index: Int32) throws { try bind(.integer(value), at: index) }
+    /// Binds a double.
+    public func bind(_ value: Double, at index: Int32) throws { try bind(.real(value), at: index) }
+    /// Binds text.
+    public func bind(_ value: String, at index: Int32) throws { try bind(.text(value), at: index) }
+    /// Binds bytes.
+    public func bind(_ value: Data, at index: Int32) throws { try bind(.blob(value), at: index) }
+    /// Binds NULL.
+    public func bindNull(at index: Int32) throws { try bind(.null, at: index) }
+
+    /// Advances to the next row.
+    ///
+    /// - Returns: `true` when a row is available, `false` when the statement is done.
+    /// - Throws: ``SQLiteError`` with SQLite's message (corrupt for a damaged file).
+    @discardableResult
+    public func step() throws -> Bool {
+        _ = try connection.openHandle()
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.engineError(status, "cannot run '\(sql)'")
+        }
+    }
+
+    /// Rewinds the statement so it can run again; bindings are kept.
+    public func reset() throws {
+        _ = try connection.openHandle()
+        sqlite3_reset(handle)
+    }
+
+    /// Sets every parameter back to NULL.
+    public func clearBindings() { sqlite3_clear_bindings(handle) }
+
+    /// The number of columns in a result row.
+    public var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    /// The name of result column `index` (0-based).
+    public func columnName(_ index: Int32) -> String {
+        sqlite3_column_name(handle, index).map { String(cString: $0) } ?? ""
+    }
+
+    /// Whether column `index` of the current row is NULL.
+    public func isNull(at index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+
+    /// Column `index` as an integer (SQLite's conversion rules apply; NULL is 0).
+    public func int64(at index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// Column `index` as a double (NULL is 0).
+    public func double(at index: Int32) -> Double { sqlite3_column_double(handle, index) }
+
+    /// Column `index` as text, or `nil` when NULL.
+    public func string(at index: Int32) -> String? {
+        guard let text = sqlite3_column_text(handle, index) else { return nil }
+        return String(cString: text)
+    }
+
+    /// Column `index` as bytes, or `nil` when NULL.
+    public func data(at index: Int32) -> Data? {
+        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+
+    /// Column `index` in its stored storage class.
+    public func value(at index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: .integer(int64(at: index))
+        case SQLITE_FLOAT: .real(double(at: index))
+        case SQLITE_TEXT: string(at: index).map { .text($0) } ?? .null
+        case SQLITE_BLOB: .blob(data(at: index) ?? Data())
+        default: .null
+        }
+    }
+}

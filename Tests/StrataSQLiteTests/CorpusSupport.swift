@@ -1,0 +1,42 @@
+import Foundation
+import StrataSQLite
+
+/// Access to the shared corpus of real Core Data files (`STRATA_CORPUS`, see its README).
+enum Corpus {
+    static var root: String? { ProcessInfo.processInfo.environment["STRATA_CORPUS"] }
+    static var isAvailable: Bool { root != nil }
+
+    /// The 9 Apple-written SQLite stores.
+    static let stores = [
+        "Recipes.sqlite", "SampleModel_V1.sqlite", "SampleModel_V2.sqlite", "SampleModel2_V1.sqlite",
+        "SampleModel3_V1.sqlite", "test_data_ios_NoteStore.sqlite", "test_data_ios_Accounts3.sqlite",
+        "test_data_ios_kik.sqlite", "test_data_macos_knowledgec-10.13.db",
+    ]
+
+    /// Copies a corpus store into a fresh temporary directory (the corpus is read-only and SQLite
+    /// may want to create side files) and returns the copy's path.
+    static func copyOfStore(_ name: String) throws -> String {
+        guard let root else { throw CorpusMissing() }
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-sqlite-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let target = directory.appendingPathComponent(name)
+        try FileManager.default.copyItem(
+            at: URL(fileURLWithPath: root).appendingPathComponent("sqlite").appendingPathComponent(name), to: target)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.path)
+        return target.path
+    }
+
+    struct CorpusMissing: Error {}
+}
+
+/// A fresh temporary directory, removed when the value is released.
+final class TemporaryDirectory {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import StrataSQLite
+
+@Suite("SQLiteConnection")
+struct SQLiteConnectionTests {
+    @Test("values bound to a statement read back with their storage classes")
+    func bindAndRead() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: directory.path("t.sqlite"), mode: .readWriteCreate)
+        try connection.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n)")
+        let insert = try connection.prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?)")
+        try insert.bind(Int64.max, at: 1)
+        try insert.bind(2.5, at: 2)
+        try insert.bind("héllo", at: 3)
+        try insert.bind(Data([0, 1, 2]), at: 4)
+        try insert.bindNull(at: 5)
+        #expect(try insert.step() == false)
+        let rows = try connection.rows("SELECT i, r, s, b, n FROM t")
+        #expect(rows == [[.integer(Int64.max), .real(2.5), .text("héllo"), .blob(Data([0, 1, 2])), .null]])
+        #expect(try connection.scalar("SELECT count(*) FROM t WHERE s = ?", [.text("héllo")]) == .integer(1))
+    }
+
+    @Test("opening a missing file read-only fails with an error naming the file")
+    func missingFile() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("absent.sqlite")
+        do {
+            _ = try SQLiteConnection(path: path)
+            Issue.record("expected an error")
+        } catch let error as SQLiteError {
+            #expect(error.code == .cannotOpen)
+            #expect(error.description.contains(path))
+        }
+    }
+
+    @Test("a file that is not a database fails to open with a typed error")
+    func notADatabase() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("junk.sqlite")
+        try Data(repeating: 0x5A, count: 4096).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SQLiteError.self) { try SQLiteConnection(path: path) }
+    }
+
+    @Test("bad SQL throws an engine error and a closed connection refuses work")
+    func errors() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: directory.path("e.sqlite"), mode: .readWriteCreate)
+        do {
+            _ = try connection.prepare("SELEKT 1")
+            Issue.record("expected an error")
+        } catch let error as SQLiteError {
+            #expect(error.code == .engine)
+        }
+        connection.close()
+        connection.close()
+        #expect(connection.isClosed)
+        #expect(throws: SQLiteError.self) { try connection.prepare("SELECT 1") }
+    }
+
+    @Test("a read-only connection cannot write")
+    func readOnly() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("ro.sqlite")
+        try SQLiteConnection(path: path, mode: .readWriteCreate).execute("CREATE TABLE t (x)")
+        let connection = try SQLiteConnection(path: path)
+        #expect(throws: SQLiteError.self) { try connection.execute("INSERT INTO t VALUES (1)") }
+    }
+
+    @Test("a file that is not a Core Data store is reported as such")
+    func notAStore() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("plain.sqlite")
+        try SQLiteConnection(path: path, mode: .readWriteCreate).execute("CREATE TABLE t (x)")
+        do {
+            _ = try StoreModelRecovery.recoverModel(fromStoreAt: path)
+            Issue.record("expected an error")
+        } catch let error as SQLiteError {
+            #expect(error.code == .notFound)
+            #expect(error.file == path)
+        }
+    }
+}

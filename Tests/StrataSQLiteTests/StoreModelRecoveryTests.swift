@@ -1,0 +1,84 @@
+import Foundation
+import Strata
+import Testing
+
+@testable import StrataSQLite
+
+@Suite("Model recovery from the corpus stores", .enabled(if: Corpus.isAvailable))
+struct StoreModelRecoveryTests {
+    /// Stores written before the model cache existed.
+    static let storesWithoutCache: Set<String> = ["Recipes.sqlite", "test_data_ios_kik.sqlite"]
+
+    @Test("every store's model is recovered, from the cache when there is one", arguments: Corpus.stores)
+    func recovers(_ store: String) throws {
+        let path = try Corpus.copyOfStore(store)
+        let recovered = try StoreModelRecovery.recoverModel(fromStoreAt: path)
+        #expect(recovered.source == (Self.storesWithoutCache.contains(store) ? .inferred : .modelCache))
+        #expect(!recovered.model.entities.isEmpty)
+    }
+
+    /// Z_PRIMARYKEY keeps an entity's old name after a migration renamed it (SampleModel_V2:
+    /// `ExpensiveSportCar` became `LuxuryCar`, whose renaming identifier is the old name).
+    @Test("every entity of Z_PRIMARYKEY is in the model, with the same number and parent", arguments: Corpus.stores)
+    func entitiesMatchPrimaryKeyTable(_ store: String) throws {
+        let connection = try SQLiteConnection(path: try Corpus.copyOfStore(store))
+        let model = try StoreModelRecovery.recoverModel(from: connection).model
+        let entries = try PrimaryKeyEntry.read(from: connection).filter(\.isModelEntity)
+        #expect(model.entities.count == entries.count)
+        func entity(_ name: String) -> EntityDescription? {
+            model.entity(named: name) ?? model.entities.first { $0.renamingIdentifier == name }
+        }
+        let byNumber = Dictionary(uniqueKeysWithValues: entries.map { ($0.entityNumber, $0.name) })
+        for entry in entries {
+            let found = try #require(entity(entry.name), "\(store): no entity \(entry.name)")
+            #expect(found.entityNumber == entry.entityNumber, "\(store): \(entry.name)")
+            let parent = byNumber[entry.superNumber].flatMap { entity($0)?.name }
+            #expect(found.superentityName == parent, "\(store): parent of \(entry.name)")
+        }
+    }
+
+    @Test("every stored attribute of a decoded model has a column in its root table", arguments: Corpus.stores)
+    func attributesHaveColumns(_ store: String) throws {
+        let connection = try SQLiteConnection(path: try Corpus.copyOfStore(store))
+        let recovered = try StoreModelRecovery.recoverModel(from: connection)
+        for entity in recovered.model.entities where entity.superentityName == nil {
+            let table = "Z" + entity.name.uppercased()
+            let columns = Set(
+                try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap { $0[0].text })
+            var hierarchy = recovered.model.entities.filter { $0.rootEntityName == entity.name }
+            hierarchy.sort { $0.entityNumber < $1.entityNumber }
+            for member in hierarchy {
+                for attribute in member.ownProperties.compactMap(\.attribute) where !attribute.isTransient {
+                    let column = "Z" + attribute.name.uppercased()
+                    let found = columns.contains(column) || columns.contains { $0.hasPrefix(column) }
+                    #expect(found, "\(store): \(member.name).\(attribute.name) has no column in \(table)")
+                }
+            }
+        }
+    }
+
+    @Test("inferred models find relationships and many-to-many join tables")
+    func inferredRelationships() throws {
+        let recipes = try StoreModelRecovery.recoverModel(fromStoreAt: try Corpus.copyOfStore("Recipes.sqlite")).model
+        let recipe = try #require(recipes.entity(named: "Recipe"))
+        let image = try #require(recipe.relationshipsByName["IMAGE"])
+        #expect(image.destinationEntityName == "Image")
+        #expect(image.inverseName == "RECIPE")
+        #expect(recipe.relationshipsByName["TYPE"]?.destinationEntityName == "RecipeType")
+        #expect(recipe.attributesByName["NAME"]?.type == .string)
+        #expect(recipe.attributesByName["THUMBNAILIMAGE"]?.type == .binaryData)
+        #expect(recipes.entity(named: "Ingredient")?.attributesByName["DISPLAYORDER"]?.type == .integer64)
+        #expect(recipes.entity(named: "Ingredient")?.relationshipsByName["RECIPE"]?.destinationEntityName == "Recipe")
+
+        let kik = try StoreModelRecovery.recoverModel(fromStoreAt: try Corpus.copyOfStore("test_data_ios_kik.sqlite")).model
+        let chat = try #require(kik.entity(named: "KikChat"))
+        let messages = try #require(chat.relationshipsByName["MESSAGES"])
+        #expect(messages.isToMany && messages.destinationEntityName == "KikMessage" && messages.inverseName == "CHAT")
+        let user = try #require(kik.entity(named: "KikUser"))
+        #expect(user.relationshipsByName["MEMBERS"]?.inverseName == "MEMBERSINVERSE")
+        #expect(user.relationshipsByName["BANS"]?.isToMany == true)
+        #expect(kik.entity(named: "KikMessage")?.attributesByName["TIMESTAMP"]?.type == .date)
+        #expect(kik.entity(named: "KikMessage")?.attributesByName["INTERNALID"]?.type == .integer64)
+        #expect(chat.relationshipsByName["DRAFTMESSAGE"]?.destinationEntityName == "KikMessage")
+    }
+}
