@@ -1,0 +1,94 @@
+import Foundation
+
+/// One comparison of two evaluated values, as the operators define it.
+enum PredicateComparison {
+    static func test(
+        _ lhs: EvaluatedValue, _ op: ComparisonOperator, _ rhs: EvaluatedValue, options: ComparisonOptions
+    ) throws -> Bool {
+        switch op {
+        case .equal: return try equal(lhs, rhs, options: options)
+        case .notEqual: return try !equal(lhs, rhs, options: options)
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            guard let order = try StoreValue.predicateOrder(lhs.scalar(), rhs.scalar(), options: options) else {
+                return false
+            }
+            switch op {
+            case .lessThan: return order == .orderedAscending
+            case .lessThanOrEqual: return order != .orderedDescending
+            case .greaterThan: return order == .orderedDescending
+            default: return order != .orderedAscending
+            }
+        case .between:
+            guard case .collection(let bounds) = rhs, bounds.count == 2 else {
+                throw PredicateError(.typeMismatch, "BETWEEN needs a collection of two bounds, {lower, upper}")
+            }
+            let value = try lhs.scalar()
+            guard let low = try StoreValue.predicateOrder(value, bounds[0].scalar(), options: options),
+                let high = try StoreValue.predicateOrder(value, bounds[1].scalar(), options: options)
+            else { return false }
+            return low != .orderedAscending && high != .orderedDescending
+        case .in: return try contains(rhs, lhs, options: options, op: "IN")
+        case .contains: return try contains(lhs, rhs, options: options, op: "CONTAINS")
+        case .beginsWith, .endsWith, .like, .matches:
+            guard let (string, pattern) = try strings(lhs, rhs, op) else { return false }
+            switch op {
+            case .beginsWith: return options.fold(string).hasPrefix(options.fold(pattern))
+            case .endsWith: return options.fold(string).hasSuffix(options.fold(pattern))
+            case .like: return PredicateStringMatching.like(string, pattern: pattern, options: options)
+            default: return try PredicateStringMatching.matches(string, pattern: pattern, options: options)
+            }
+        }
+    }
+
+    /// `==`: collections compare member by member, in order; a collection equals no single value
+    /// except that it is never `nil`.
+    static func equal(_ lhs: EvaluatedValue, _ rhs: EvaluatedValue, options: ComparisonOptions) throws -> Bool {
+        switch (lhs, rhs) {
+        case (.collection(let a), .collection(let b)):
+            guard a.count == b.count else { return false }
+            for (x, y) in zip(a, b) where try !equal(x, y, options: options) { return false }
+            return true
+        case (.collection, .value(.null)), (.value(.null), .collection): return false
+        default: return try StoreValue.predicateEqual(lhs.scalar(), rhs.scalar(), options: options)
+        }
+    }
+
+    /// `container CONTAINS element` (and `element IN container`): membership in a collection, or a
+    /// substring of a string.
+    static func contains(
+        _ container: EvaluatedValue, _ element: EvaluatedValue, options: ComparisonOptions, op: String
+    ) throws -> Bool {
+        switch container {
+        case .collection(let members):
+            for member in members where try equal(member, element, options: options) { return true }
+            return false
+        case .value(.null): return false
+        case .value(.string(let string)):
+            switch try element.scalar() {
+            case .null: return false
+            case .string(let part): return options.fold(string).contains(options.fold(part))
+            case let other:
+                throw PredicateError(.typeMismatch, "\(op) cannot look for \(other.kindName.withArticle) in a string")
+            }
+        default:
+            throw PredicateError(
+                .typeMismatch,
+                "\(op) needs a collection or a string, found \((try? container.scalar().kindName.withArticle) ?? "an object")")
+        }
+    }
+
+    /// Both sides of a string operator, or `nil` when either is `nil`.
+    static func strings(_ lhs: EvaluatedValue, _ rhs: EvaluatedValue, _ op: ComparisonOperator) throws
+        -> (String, String)?
+    {
+        let (left, right) = (try lhs.scalar(), try rhs.scalar())
+        switch (left, right) {
+        case (.null, _), (_, .null): return nil
+        case (.string(let a), .string(let b)): return (a, b)
+        default:
+            let culprit = left.kindName == "string" ? right : left
+            throw PredicateError(
+                .typeMismatch, "\(op.rawValue) compares strings, but found \(culprit.kindName.withArticle)")
+        }
+    }
+}
