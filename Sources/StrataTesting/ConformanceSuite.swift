@@ -36,6 +36,7 @@ public enum ConformanceSuite {
         let coordinator: PersistentStoreCoordinator
         let store: PersistentStore
         let harness: DriverHarness
+        private let keeper = ContextKeeper()
 
         init(_ harness: DriverHarness, seeded: Bool = true) throws {
             directory = try TemporaryDirectory(prefix: "conformance-\(harness.name)")
@@ -44,13 +45,14 @@ public enum ConformanceSuite {
             if seeded { try ConformanceModel.seed(context()) }
         }
 
-        func context() -> ManagedObjectContext { ManagedObjectContext(coordinator: coordinator) }
+        /// A new context, kept alive as long as the fixture so objects fetched through it stay usable.
+        func context() -> ManagedObjectContext { keeper.keep(ManagedObjectContext(coordinator: coordinator)) }
 
         /// Closes the store and opens it again with a new coordinator.
         func reopen() throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
             try coordinator.remove(store)
             let (again, _) = try harness.openStack(in: directory)
-            return (again, ManagedObjectContext(coordinator: again))
+            return (again, keeper.keep(ManagedObjectContext(coordinator: again)))
         }
     }
 
@@ -62,5 +64,14 @@ public enum ConformanceSuite {
 
     static func names(_ objects: [ManagedObject], _ key: String = "name") -> [String] {
         objects.map { ($0.value(forKey: key) as? String) ?? "<nil>" }
+    }
+}
+
+/// Holds contexts for the life of a fixture (objects keep only a weak reference to their context).
+final class ContextKeeper {
+    private var contexts: [ManagedObjectContext] = []
+    func keep(_ context: ManagedObjectContext) -> ManagedObjectContext {
+        contexts.append(context)
+        return context
     }
 }

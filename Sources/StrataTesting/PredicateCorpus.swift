@@ -27,7 +27,7 @@ public enum PredicateCorpus {
         ("Employee", "NONE mentees.name BEGINSWITH 'A'"), ("Employee", "SOME mentees.email == nil"),
         ("Employee", "SUBQUERY(mentees, $m, $m.age > 30).@count >= 2"), ("Employee", "mentees.@max.age > 45"),
         ("Employee", "mentees.@avg.age < 40"), ("Employee", "mentees.@sum.age > 100"), ("Employee", "mentees.@min.age == 20"),
-        ("Employee", "age * 2 > 80"), ("Employee", "age + 10 == 44"), ("Employee", "-age < -50"), ("Employee", "age % 7 == 6") ,
+        ("Employee", "age * 2 > 80"), ("Employee", "age + 10 == 44"), ("Employee", "-age < -50"), ("Employee", "age / 7 > 4"),
         ("Department", "employees.@count >= 4"), ("Department", "ANY employees.name ==[c] 'DAN'"),
         ("Department", "manager.name == 'Ann'"), ("Department", "budget == 0"), ("Department", "name ==[cd] 'editions'"),
         ("Department", "SUBQUERY(employees, $e, $e.salary == nil).@count > 0"),

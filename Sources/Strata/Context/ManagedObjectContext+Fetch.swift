@@ -62,7 +62,7 @@ extension ManagedObjectContext {
         let entity = try entity(named: request.entityName)
         let model = coordinator.managedObjectModel
         try request.predicate?.validate(for: entity, in: model)
-        for key in request.sortKeys { try SortKeyValidation.validate(key, for: entity, in: model) }
+        for key in request.sortKeys { try FetchPredicate.keyPath(key.keyPath, equals: .null).validate(for: entity, in: model) }
         let stores = request.affectedStores ?? coordinator.stores(holding: entity)
         let matchesEntity: (ManagedObject) -> Bool = {
             request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity

@@ -11,6 +11,7 @@ extension ManagedObject {
     public func value(forKey key: String) -> Any? {
         let slot = requireSlot(key)
         fireFault()
+        guard !values.isEmpty else { return nil }
         if let relationship = entity.properties[slot].relationship {
             return relationshipValue(slot: slot, relationship)
         }
@@ -150,7 +151,12 @@ extension ManagedObject {
     }
 
     func fireFault() {
-        if faulted, let context = managedObjectContext { context.fulfillFault(self) }
+        guard faulted else { return }
+        if let context = managedObjectContext {
+            context.fulfillFault(self)
+        } else if let snapshot {
+            fulfill(from: snapshot)
+        }
     }
 
     func loadToMany(_ slot: Int) throws {
