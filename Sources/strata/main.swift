@@ -1,1 +1,27 @@
-print("strata")
+import ArgumentParser
+import Foundation
+import StrataTools
+
+@main
+struct StrataCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata",
+        abstract: "Core Data's object-graph persistence for Linux: stores, models and tools.",
+        subcommands: [DemoCommand.self])
+}
+
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Build a small model, save a graph, fetch it with predicates and sorts, and print what happened.",
+        discussion: "Example:\n  strata demo")
+
+    func run() throws {
+        do {
+            for line in try Demo.run() { print(line) }
+        } catch {
+            FileHandle.standardError.write(Data("strata demo: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
