@@ -73,12 +73,16 @@ extension ManagedObjectContext {
 
         // The common case: one store, nothing pending, the driver does everything.
         if pushPage, let store = stores.first {
-            var fetch = storeFetch(request, entity, kind: kind)
+            let batched = kind == .rows && request.fetchBatchSize > 0
+            var fetch = storeFetch(request, entity, kind: batched ? .ids : kind)
             fetch.limit = limit
             fetch.offset = request.fetchOffset
             let result = try coordinator.fetch(fetch, in: store)
             if result.appliedPage {
                 if kind == .count, let count = result.count { return Outcome(count: count) }
+                if batched, let ids = result.ids {
+                    return Outcome(objects: faults(for: ids, in: store, size: request.fetchBatchSize), count: ids.count)
+                }
                 if kind == .ids, let ids = result.ids {
                     let objects = ids.map { object(with: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // IDs come from this model
                     return Outcome(objects: objects, count: objects.count)
@@ -123,6 +127,19 @@ extension ManagedObjectContext {
         }
         let page = Array(candidates.dropFirst(request.fetchOffset).prefix(limit ?? Int.max))
         return Outcome(objects: page, count: page.count)
+    }
+
+    /// Objects for IDs, as faults that fire together in chunks of the fault batch size.
+    private func faults(for ids: [RowID], in store: PersistentStore, size: Int) -> [ManagedObject] {
+        let model = coordinator.managedObjectModel
+        // IDs come from a store of this model.
+        let objectIDs = ids.map { ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store) }
+        let batch = FaultBatch(ids: objectIDs, size: size)
+        return objectIDs.map { id in
+            let object = self.object(with: id)
+            if object.faulted && object.snapshot == nil { faultBatches[ObjectIdentifier(object)] = batch }
+            return object
+        }
     }
 
     private func storeFetch(_ request: FetchRequest, _ entity: EntityDescription, kind: StoreFetch.ResultKind) -> StoreFetch {

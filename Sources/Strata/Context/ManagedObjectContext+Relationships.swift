@@ -38,7 +38,7 @@ extension ManagedObjectContext {
         guard let store = object.objectID.persistentStore else { return }
         var batch = [object.objectID]
         if let faults = faultBatches[ObjectIdentifier(object)], let position = faults.index[object.objectID] {
-            let size = max(faultBatchSize, 1)
+            let size = faults.size
             let start = (position / size) * size
             batch = Array(faults.ids[start..<min(start + size, faults.ids.count)])
         }
@@ -131,6 +131,11 @@ extension ManagedObjectContext {
     /// the inverse, detaching `target` from a previous owner when the inverse is to-one.
     func link(_ object: ManagedObject, slot: Int, to target: ManagedObject) {
         checkSameContext(object, target)
+        if let a = object.objectID.persistentStore ?? assignedStores[ObjectIdentifier(object)],
+            let b = target.objectID.persistentStore ?? assignedStores[ObjectIdentifier(target)], a !== b
+        {
+            crossStoreLinks.append((object, slot, target))
+        }
         // Only relationship slots reach here.
         let relationship = object.entity.properties[slot].relationship!
         if relationship.isToMany {

@@ -24,6 +24,7 @@ extension ManagedObjectContext {
         deletedObjects_ = [:]
         deleteRulesApplied = []
         assignedStores = [:]
+        crossStoreLinks = []
     }
 
     /// Forgets every registered object (they must not be used afterwards) and releases their rows
@@ -36,6 +37,7 @@ extension ManagedObjectContext {
         deletedObjects_ = [:]
         deleteRulesApplied = []
         assignedStores = [:]
+        crossStoreLinks = []
         faultBatches = [:]
         coordinator.rowCache.unpin(Array(pinned))
         pinned = []

@@ -16,6 +16,7 @@ extension ManagedObjectContext {
         try validateChanges()
 
         let inserts = insertedObjects_.values.filter { !$0.deleted }.sorted(by: creationOrder)
+        try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
         try obtainPermanentIDs(for: inserts)
         let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted(by: creationOrder)
         let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted(by: creationOrder)
@@ -155,7 +156,6 @@ extension ManagedObjectContext {
             }
             body(&batches[key]!.batch)  // created just above
         }
-        for object in inserts + updates { try checkCrossStore(object) }
         for object in inserts {
             try add(object) { $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 0, values: storedValues(object))) }
         }
@@ -174,18 +174,36 @@ extension ManagedObjectContext {
         return order.compactMap { batches[$0] }
     }
 
-    private func checkCrossStore(_ object: ManagedObject) throws {
-        let store = try targetStore(for: object)
-        for slot in object.changedSlots where object.entity.properties[slot].relationship != nil {
-            for target in relatedObjects(object, slot) where !target.deleted {
-                let targetStore = try self.targetStore(for: target)
-                if targetStore !== store {
-                    throw StoreError(
-                        .crossStore,
-                        "\(object.entity.name).\(object.entity.properties[slot].name) relates an object in \(store.displayName) to one in \(targetStore.displayName); relationships between stores are not supported",
-                        store: store.displayName, objectIDs: [object.objectID, target.objectID])
-                }
+    /// Refuses relationships between objects of different stores (Core Data's
+    /// `NSManagedObjectExternalRelationshipError`). Runs before temporary IDs become permanent, while
+    /// every reference still resolves to the object it was made with.
+    private func checkCrossStore(_ objects: [ManagedObject]) throws {
+        var pairs = crossStoreLinks.filter { !$0.0.deleted && !$0.2.deleted }.map { ($0.0, $0.1, $0.2) }
+        for object in objects {
+            for slot in object.changedSlots where object.entity.properties[slot].relationship != nil {
+                for target in relatedObjects(object, slot) where !target.deleted { pairs.append((object, slot, target)) }
             }
+        }
+        for (object, slot, target) in pairs {
+            guard !object.values.isEmpty, let property = object.entity.properties[slot].relationship,
+                Self.slot(object.values[slot], holds: target.objectID.rowID)
+            else { continue }
+            let store = try targetStore(for: object)
+            let targetStore = try self.targetStore(for: target)
+            if targetStore !== store {
+                throw StoreError(
+                    .crossStore,
+                    "\(object.entity.name).\(property.name) relates an object in \(store.displayName) to one in \(targetStore.displayName); relationships between stores are not supported",
+                    store: store.displayName, objectIDs: [object.objectID, target.objectID])
+            }
+        }
+    }
+
+    private static func slot(_ value: StoreValue, holds row: RowID) -> Bool {
+        switch value {
+        case .reference(let id): id == row
+        case .references(let ids): ids.contains(row)
+        default: false
         }
     }
 
@@ -224,6 +242,7 @@ extension ManagedObjectContext {
         deletedObjects_ = [:]
         deleteRulesApplied = []
         assignedStores = [:]
+        crossStoreLinks = []
         for object in inserts + updates { object.didSave() }
         for observer in saveObservers { observer(saved) }
     }

@@ -28,8 +28,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public let concurrencyType: ConcurrencyType
     /// A name for debugging and history.
     public var name: String?
-    /// How many faults fire together when one fires (rows come from the driver in one call).
-    public var faultBatchSize: Int = 100
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -43,6 +41,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var pinned: Set<RowCache.Key> = []
     var pendingPins: [RowCache.Key] = []
     var saveObservers: [(ContextDidSave) -> Void] = []
+    /// Links made between objects already known to live in different stores (refused at save).
+    var crossStoreLinks: [(ManagedObject, Int, ManagedObject)] = []
 
     /// Creates a context on `coordinator`.
     public init(coordinator: PersistentStoreCoordinator, concurrencyType: ConcurrencyType = .privateQueue) {
@@ -261,8 +261,10 @@ public struct ContextDidSave: Sendable {
 final class FaultBatch {
     var ids: [ManagedObjectID]
     var index: [ManagedObjectID: Int] = [:]
-    init(ids: [ManagedObjectID]) {
+    let size: Int
+    init(ids: [ManagedObjectID], size: Int) {
         self.ids = ids
+        self.size = max(size, 1)
         for (i, id) in ids.enumerated() { index[id] = i }
     }
 }

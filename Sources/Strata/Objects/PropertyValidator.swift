@@ -27,9 +27,9 @@ enum PropertyValidator {
                 case .unfetched: continue
                 default: count = 0
                 }
-                if count == 0 && !relationship.isOptional {
+                if !relationship.isToMany && count == 0 && !relationship.isOptional {
                     fail(relationship.name, .missingMandatoryProperty, "relationship '\(relationship.name)' is required")
-                } else if count > 0 || !relationship.isOptional {
+                } else if relationship.isToMany && (count > 0 || !relationship.isOptional) {
                     if count < relationship.minCount {
                         fail(relationship.name, .relationshipTooFewItems, "relationship '\(relationship.name)' holds \(count), needs at least \(relationship.minCount)")
                     }

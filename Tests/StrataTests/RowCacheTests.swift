@@ -1,0 +1,70 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite("Row cache")
+struct RowCacheTests {
+    let store = ObjectIdentifier(NSObject())
+
+    func row(_ key: Int64, version: RowVersion = 1) -> RowSnapshot {
+        RowSnapshot(id: RowID(entity: 1, primaryKey: key), version: version, values: [.integer(key)])
+    }
+
+    func key(_ pk: Int64) -> RowCache.Key { RowCache.Key(store: store, row: RowID(entity: 1, primaryKey: pk)) }
+
+    @Test("a stored row is a hit; an absent one a miss; counters say so")
+    func hitsAndMisses() {
+        let cache = RowCache(limit: 10)
+        cache.store([row(1)], in: store)
+        #expect(cache.snapshot(for: key(1)) == row(1))
+        #expect(cache.snapshot(for: key(2)) == nil)
+        let stats = cache.statistics
+        #expect(stats.hits == 1 && stats.misses == 1 && stats.count == 1)
+    }
+
+    @Test("a resident version never goes back, and a minimum version is honoured")
+    func versionsOnlyGrow() {
+        let cache = RowCache()
+        cache.store([row(1, version: 3)], in: store)
+        cache.store([row(1, version: 2)], in: store)
+        #expect(cache.snapshot(for: key(1))?.version == 3)
+        #expect(cache.snapshot(for: key(1), atLeast: 4) == nil)
+    }
+
+    @Test("the cache stays bounded, evicting least recently used rows first")
+    func bounded() {
+        let cache = RowCache(limit: 100)
+        cache.store((1...100).map { row($0) }, in: store)
+        _ = cache.snapshot(for: key(1))
+        cache.store((101...300).map { row($0) }, in: store)
+        let stats = cache.statistics
+        #expect(stats.count <= 100 + 16)
+        #expect(stats.evictions >= 184)
+        #expect(cache.snapshot(for: key(2)) == nil)
+    }
+
+    @Test("pinned rows are never evicted, and become evictable when unpinned")
+    func pinning() {
+        let cache = RowCache(limit: 10)
+        cache.store((1...5).map { row($0) }, in: store, pin: true)
+        cache.store((6...200).map { row($0) }, in: store)
+        for pk in 1...5 { #expect(cache.snapshot(for: key(Int64(pk))) != nil) }
+        #expect(cache.statistics.pinned == 5)
+        cache.unpin((1...5).map { key(Int64($0)) })
+        cache.store((201...400).map { row($0) }, in: store)
+        #expect(cache.statistics.pinned == 0)
+        #expect(cache.statistics.count <= 10 + 16)
+    }
+
+    @Test("a second context reads rows another context fetched from the cache")
+    func sharedBetweenContexts() throws {
+        let stack = try TestStack(seeded: true)
+        let ids = try stack.newContext().fetchObjectIDs(FetchRequest(entityName: "Tag"))
+        let first = stack.newContext()
+        for id in ids { _ = try first.existingObject(with: id) }
+        let before = stack.coordinator.rowCache.statistics.hits
+        let second = stack.newContext()
+        for id in ids { _ = try second.existingObject(with: id) }
+        #expect(stack.coordinator.rowCache.statistics.hits - before == ids.count)
+    }
+}
