@@ -7,6 +7,51 @@ import Synchronization
 public protocol StoreDriverFactory: Sendable {
     /// Opens (or creates) a store.
     func makeDriver(_ request: StoreOpenRequest) throws -> any StoreDriver
+
+    /// Reads a store's metadata without attaching it (Core Data's
+    /// `metadataForPersistentStore(ofType:at:options:)`); `nil` when the store does not exist.
+    func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata?
+
+    /// Recovers the model a store was written with, for opening it without one: from an
+    /// embedded model (``StoreMetadata/modelKey``), Apple's model cache, or the store's own
+    /// structure. `nil` when the driver cannot tell. Stores opened with a recovered model that is
+    /// not an exact record of the original should be opened read-only.
+    func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel?
+}
+
+extension StoreDriverFactory {
+    /// By default metadata is read by opening the store with an empty model; drivers override
+    /// this when that would be wrong or slow.
+    public func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata? { nil }
+
+    /// By default a driver cannot recover a model.
+    public func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel? { nil }
+}
+
+/// A model recovered from a store, and how faithful it is.
+public struct RecoveredModel: Sendable {
+    /// Where a recovered model came from.
+    public enum Source: String, Sendable, Hashable {
+        /// The store's embedded Strata model: exact.
+        case embedded
+        /// Apple's `Z_MODELCACHE`: exact for what Core Data stored.
+        case modelCache
+        /// Guessed from the store's structure (tables, XML elements): names and types may differ.
+        case inferred
+    }
+    /// The model.
+    public var model: ManagedObjectModel
+    /// Where it came from.
+    public var source: Source
+    /// Whether stores opened with it should be read-only (true for inferred models).
+    public var requiresReadOnly: Bool
+
+    /// Creates a recovered model.
+    public init(model: ManagedObjectModel, source: Source, requiresReadOnly: Bool? = nil) {
+        self.model = model
+        self.source = source
+        self.requiresReadOnly = requiresReadOnly ?? (source == .inferred)
+    }
 }
 
 /// Everything a driver is told when its store is opened.
