@@ -20,7 +20,7 @@ enum PredicateComparison {
             }
         case .between:
             guard case .collection(let bounds) = rhs, bounds.count == 2 else {
-                throw PredicateError(.typeMismatch, "BETWEEN needs a collection of two bounds, {lower, upper}")
+                throw FetchPredicateError(.typeMismatch, "BETWEEN needs a collection of two bounds, {lower, upper}")
             }
             let value = try lhs.scalar()
             guard let low = try StoreValue.predicateOrder(value, bounds[0].scalar(), options: options),
@@ -68,10 +68,10 @@ enum PredicateComparison {
             case .null: return false
             case .string(let part): return options.fold(string).contains(options.fold(part))
             case let other:
-                throw PredicateError(.typeMismatch, "\(op) cannot look for \(other.kindName.withArticle) in a string")
+                throw FetchPredicateError(.typeMismatch, "\(op) cannot look for \(other.kindName.withArticle) in a string")
             }
         default:
-            throw PredicateError(
+            throw FetchPredicateError(
                 .typeMismatch,
                 "\(op) needs a collection or a string, found \((try? container.scalar().kindName.withArticle) ?? "an object")")
         }
@@ -87,7 +87,7 @@ enum PredicateComparison {
         case (.string(let a), .string(let b)): return (a, b)
         default:
             let culprit = left.kindName == "string" ? right : left
-            throw PredicateError(
+            throw FetchPredicateError(
                 .typeMismatch, "\(op.rawValue) compares strings, but found \(culprit.kindName.withArticle)")
         }
     }

@@ -70,7 +70,7 @@ extension PredicateParser {
         }
         while true {
             if current.isSymbol("[") {
-                throw PredicateError.unsupportedSyntax(
+                throw FetchPredicateError.unsupportedSyntax(
                     "index access ([FIRST], [LAST], [SIZE], [n]) is not supported", token: current, in: scalars)
             }
             guard current.isSymbol(".") else { break }
@@ -87,7 +87,7 @@ extension PredicateParser {
             case .at(let name):
                 _ = advance()
                 guard let op = CollectionOperator(rawValue: "@" + name) else {
-                    throw PredicateError.unsupportedSyntax(
+                    throw FetchPredicateError.unsupportedSyntax(
                         "collection operator '@\(name)' is not supported; use @count, @sum, @avg, @min or @max",
                         token: step, in: scalars)
                 }
@@ -125,7 +125,7 @@ extension PredicateParser {
         case .at(let name):
             _ = advance()
             guard let op = CollectionOperator(rawValue: "@" + name) else {
-                throw PredicateError.unsupportedSyntax(
+                throw FetchPredicateError.unsupportedSyntax(
                     "collection operator '@\(name)' is not supported", token: token, in: scalars)
             }
             return .expression(.collection(op, of: .evaluatedObject, keyPath: nil))
@@ -150,8 +150,8 @@ extension PredicateParser {
     }
 
     /// Comma-separated expressions up to `closing` (consumed).
-    mutating func parseList(closing: String) throws -> [PredicateExpression] {
-        var items: [PredicateExpression] = []
+    mutating func parseList(closing: String) throws -> [FetchExpression] {
+        var items: [FetchExpression] = []
         if current.isSymbol(closing) {
             _ = advance()
             return items
@@ -181,11 +181,11 @@ extension PredicateParser {
         case "CAST": return try nested { parser in try parser.parseCast(token) }
         case "TERNARY": return try nested { parser in try parser.parseTernary() }
         case "FUNCTION":
-            throw PredicateError.unsupportedSyntax(
+            throw FetchPredicateError.unsupportedSyntax(
                 "FUNCTION(object, 'selector', …) calls an Objective-C method, which Strata cannot do; "
                     + "use the built-in functions (lowercase:(x), abs:(x), now(), …)", token: token, in: scalars)
         case "FETCH":
-            throw PredicateError.unsupportedSyntax("FETCH(…) expressions are not supported", token: token, in: scalars)
+            throw FetchPredicateError.unsupportedSyntax("FETCH(…) expressions are not supported", token: token, in: scalars)
         case let word? where KeyPathSyntax.reservedWords.contains(word):
             throw error(
                 "expected an expression, found the reserved word \(name) (write #\(name) to use it as a key)",
@@ -213,7 +213,7 @@ extension PredicateParser {
             let message = known
                 ? "function \(selector) does not take \(arguments.count) argument\(arguments.count == 1 ? "" : "s")"
                 : "unknown function '\(selector)'"
-            throw PredicateError.unsupportedSyntax(message, token: token, in: scalars)
+            throw FetchPredicateError.unsupportedSyntax(message, token: token, in: scalars)
         }
         if resolved == "castObject:toType:" { return .expression(try cast(arguments[0], arguments[1], token: token)) }
         return .expression(.function(resolved, arguments))
@@ -243,21 +243,21 @@ extension PredicateParser {
     }
 
     /// `CAST(value, type)`; folded to a constant when the value is one.
-    func cast(_ value: PredicateExpression, _ type: PredicateExpression, token: PredicateToken) throws
-        -> PredicateExpression
+    func cast(_ value: FetchExpression, _ type: FetchExpression, token: PredicateToken) throws
+        -> FetchExpression
     {
         guard case .constant(.string(let typeName)) = type else {
             throw error("the type of CAST must be a quoted class name", at: token, expected: "\"NSDate\", \"NSNumber\", …")
         }
         guard PredicateFunction.castTypes.contains(typeName) else {
-            throw PredicateError.unsupportedSyntax(
+            throw FetchPredicateError.unsupportedSyntax(
                 "CAST to '\(typeName)' is not supported; use one of "
                     + PredicateFunction.castTypes.sorted().joined(separator: ", "), token: token, in: scalars)
         }
         if case .constant(let constant) = value {
             do {
                 return .constant(try PredicateValueCast.cast(constant, to: typeName))
-            } catch var failure as PredicateError {
+            } catch var failure as FetchPredicateError {
                 failure.offset = token.offset
                 failure.column = error("", at: token).column
                 failure.line = error("", at: token).line
@@ -283,7 +283,7 @@ extension PredicateParser {
 
     // MARK: Format arguments
 
-    mutating func argumentExpression(_ conversion: String, token: PredicateToken) throws -> PredicateExpression {
+    mutating func argumentExpression(_ conversion: String, token: PredicateToken) throws -> FetchExpression {
         guard argumentIndex < arguments.count else {
             var failure = error(
                 "format specifier %\(conversion) has no argument (\(arguments.count) given)", at: token,
@@ -293,7 +293,7 @@ extension PredicateParser {
         }
         let argument = arguments[argumentIndex].predicateArgument
         argumentIndex += 1
-        func mismatch(_ wanted: String) -> PredicateError {
+        func mismatch(_ wanted: String) -> FetchPredicateError {
             var failure = error("argument \(argumentIndex) for %\(conversion) must be \(wanted)", at: token, expected: wanted)
             failure.code = .invalidArgument
             return failure
@@ -326,7 +326,7 @@ extension PredicateParser {
                 default: throw mismatch("an integer")
                 }
             }
-        } catch var failure as PredicateError where failure.offset == nil {
+        } catch var failure as FetchPredicateError where failure.offset == nil {
             failure.offset = token.offset
             let positioned = error("", at: token)
             failure.line = positioned.line
@@ -336,7 +336,7 @@ extension PredicateParser {
     }
 }
 
-extension PredicateError {
+extension FetchPredicateError {
     static func unsupportedSyntax(_ message: String, token: PredicateToken, in scalars: [Unicode.Scalar]) -> Self {
         var error = PredicateSyntax.error(message, in: scalars, at: token.offset, found: token.described)
         error.code = .unsupported

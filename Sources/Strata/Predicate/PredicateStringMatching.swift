@@ -102,7 +102,7 @@ enum PredicateStringMatching {
             }
             return whole
         } catch {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .invalidRegularExpression, "MATCHES pattern \"\(pattern)\" is not a valid regular expression: \(error)")
         }
     }
