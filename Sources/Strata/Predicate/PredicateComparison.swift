@@ -62,6 +62,9 @@ enum PredicateComparison {
         case .collection(let members):
             for member in members where try equal(member, element, options: options) { return true }
             return false
+        case .object(let object) where !(object.selfValue.isNull) && !isReference(object.selfValue):
+            // A bare value evaluated as SELF (`SELF CONTAINS "b"` on a string).
+            return try contains(.value(object.selfValue), element, options: options, op: op)
         case .value(.null): return false
         case .value(.string(let string)):
             switch try element.scalar() {
@@ -75,6 +78,11 @@ enum PredicateComparison {
                 .typeMismatch,
                 "\(op) needs a collection or a string, found \((try? container.scalar().kindName.withArticle) ?? "an object")")
         }
+    }
+
+    static func isReference(_ value: StoreValue) -> Bool {
+        if case .reference = value { return true }
+        return false
     }
 
     /// Both sides of a string operator, or `nil` when either is `nil`.

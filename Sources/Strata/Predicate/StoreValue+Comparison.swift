@@ -73,10 +73,15 @@ enum PredicateNumber {
         }
     }
 
+    /// Exact comparison of an integer with a double (no rounding of either).
     private static func compare(integer x: Int64, double y: Double) -> ComparisonResult? {
         if y.isNaN { return nil }
-        if let exact = Int64(exactly: y) { return order(x, exact) }
-        return order(Double(x), y)
+        if y >= 0x1p63 { return .orderedAscending }
+        if y < -0x1p63 { return .orderedDescending }
+        let floor = y.rounded(.down)
+        let whole = Int64(floor)
+        if x != whole { return order(x, whole) }
+        return y == floor ? .orderedSame : .orderedAscending
     }
 
     private static func reversed(_ result: ComparisonResult) -> ComparisonResult {
