@@ -227,7 +227,9 @@ struct PredicateLexer {
                     position += 1
                 }
                 guard hex.count == 4, let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else {
-                    throw error("malformed \\u escape", at: position - hex.count - 2, expected: "four hexadecimal digits")
+                    throw error(
+                        "malformed \\u escape", at: position - hex.count - 2, found: "'\\u\(hex)'",
+                        expected: "four hexadecimal digits")
                 }
                 value.append(scalar)
             default:

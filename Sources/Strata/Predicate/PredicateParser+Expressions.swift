@@ -3,11 +3,12 @@ import Foundation
 /// The expression levels of the parser: arithmetic, postfix key paths, primaries.
 extension PredicateParser {
     mutating func parseAdditive() throws -> Node {
-        let start = current
         var node = try parseMultiplicative()
+        var chain = 0
         while current.isSymbol("+") || current.isSymbol("-") {
+            try checkChain(&chain)
             let selector = current.isSymbol("+") ? "add:to:" : "from:subtract:"
-            let lhs = try expression(node, at: start)
+            let lhs = try expression(node, at: current)
             _ = advance()
             let operand = current
             let rhs = try expression(parseMultiplicative(), at: operand)
@@ -17,11 +18,12 @@ extension PredicateParser {
     }
 
     mutating func parseMultiplicative() throws -> Node {
-        let start = current
         var node = try parsePower()
+        var chain = 0
         while current.isSymbol("*") || current.isSymbol("/") {
+            try checkChain(&chain)
             let selector = current.isSymbol("*") ? "multiply:by:" : "divide:by:"
-            let lhs = try expression(node, at: start)
+            let lhs = try expression(node, at: current)
             _ = advance()
             let operand = current
             let rhs = try expression(parsePower(), at: operand)
@@ -32,11 +34,12 @@ extension PredicateParser {
 
     /// `a ** b ** c` groups to the right, as in Apple's grammar; read iteratively.
     mutating func parsePower() throws -> Node {
-        let start = current
         let first = try parseUnary()
         guard current.isSymbol("**") else { return first }
-        var operands = [try expression(first, at: start)]
+        var operands = [try expression(first, at: current)]
+        var chain = 0
         while current.isSymbol("**") {
+            try checkChain(&chain)
             _ = advance()
             let operand = current
             operands.append(try expression(parseUnary(), at: operand))
@@ -44,6 +47,18 @@ extension PredicateParser {
         var result = operands.removeLast()
         while let base = operands.popLast() { result = .function("raise:toPower:", [base, result]) }
         return .expression(result)
+    }
+
+    /// A chain of binary operators nests its tree one level per operator (`a + b + c` is
+    /// `(a + b) + c`), so long chains count against the nesting limit too.
+    func checkChain(_ chain: inout Int) throws {
+        chain += 1
+        guard depth + chain <= FetchPredicate.maximumNestingDepth else {
+            var failure = error(
+                "the expression chains more than \(FetchPredicate.maximumNestingDepth) operators", expected: "fewer operators")
+            failure.code = .tooDeep
+            throw failure
+        }
     }
 
     mutating func parseUnary() throws -> Node {
@@ -62,7 +77,6 @@ extension PredicateParser {
     }
 
     mutating func parsePostfix() throws -> Node {
-        let start = current
         let node = try parsePrimary()
         guard case .expression(var value) = node else {
             if current.isSymbol(".") { throw error("a predicate has no keys", expected: "an operator") }
@@ -99,7 +113,6 @@ extension PredicateParser {
                 throw unexpected(expected: "a key or a collection operator after '.'")
             }
         }
-        _ = start
         return .expression(value)
     }
 
@@ -228,7 +241,8 @@ extension PredicateParser {
         _ = advance()
         try expectSymbol(",")
         let predicateToken = current
-        let predicate = try self.predicate(parseOr(), at: predicateToken)
+        let predicateNode = try parseOr()
+        let predicate = try self.predicate(predicateNode, at: predicateToken)
         try expectSymbol(")")
         return .expression(.subquery(collection: collection, variable: variable, predicate: predicate))
     }
@@ -270,7 +284,8 @@ extension PredicateParser {
     mutating func parseTernary() throws -> Node {
         try expectSymbol("(")
         let conditionToken = current
-        let condition = try predicate(parseOr(), at: conditionToken)
+        let conditionNode = try parseOr()
+        let condition = try predicate(conditionNode, at: conditionToken)
         try expectSymbol(",")
         let first = current
         let whenTrue = try expression(parseAdditive(), at: first)

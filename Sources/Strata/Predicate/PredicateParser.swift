@@ -101,7 +101,8 @@ struct PredicateParser {
 
     mutating func parsePredicate() throws -> FetchPredicate {
         if case .end = current.kind { throw unexpected(expected: "a predicate") }
-        let result = try predicate(parseOr(), at: current)
+        let node = try parseOr()
+        let result = try predicate(node, at: current)
         guard case .end = current.kind else {
             throw unexpected(expected: "AND, OR or the end of the predicate")
         }
@@ -152,8 +153,8 @@ struct PredicateParser {
         var parts = [try predicate(first, at: start)]
         while isOr(current) {
             _ = advance()
-            let operand = current
-            parts.append(try predicate(parseAnd(), at: operand))
+            let node = try parseAnd()
+            parts.append(try predicate(node, at: current))
         }
         return .predicate(.or(parts))
     }
@@ -165,8 +166,8 @@ struct PredicateParser {
         var parts = [try predicate(first, at: start)]
         while isAnd(current) {
             _ = advance()
-            let operand = current
-            parts.append(try predicate(parseNot(), at: operand))
+            let node = try parseNot()
+            parts.append(try predicate(node, at: current))
         }
         return .predicate(.and(parts))
     }
@@ -177,8 +178,10 @@ struct PredicateParser {
     mutating func parseNot() throws -> Node {
         guard current.keyword == "NOT" || current.isSymbol("!") else { return try parseComparison() }
         _ = advance()
-        let operand = current
-        return try nested { parser in .predicate(.not(try parser.predicate(parser.parseNot(), at: operand))) }
+        return try nested { parser in
+            let node = try parser.parseNot()
+            return .predicate(.not(try parser.predicate(node, at: parser.current)))
+        }
     }
 
     mutating func parseComparison() throws -> Node {
