@@ -184,7 +184,9 @@ struct PredicatePrinter {
             if !first { output += "." }
             first = false
             let name = String(component)
-            if name.hasPrefix("@") || !KeyPathSyntax.reservedWords.contains(name.uppercased()) {
+            if name.hasPrefix("@")
+                || (KeyPathSyntax.isPlainKey(name) && !KeyPathSyntax.reservedWords.contains(name.uppercased()))
+            {
                 output += name
             } else {
                 output += "#" + name
