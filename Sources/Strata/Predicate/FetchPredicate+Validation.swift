@@ -174,7 +174,8 @@ struct PredicateValidator {
             switch (op, single(element)) {
             case (.sum, .attribute(let type, _)), (.average, .attribute(let type, _)):
                 guard type.isNumeric else {
-                    throw FetchPredicateError(.typeMismatch, "\(op.rawValue) adds numbers, but \(expression) is \(type.xcodeName)")
+                    throw FetchPredicateError(
+                        .typeMismatch, "\(op.rawValue) adds numbers, but \(expression) on \(root) is \(type.xcodeName)")
                 }
                 return .number
             case (.min, let shape), (.max, let shape): return shape
