@@ -3,7 +3,7 @@ extension FetchPredicate {
     ///
     /// Variables bound by a `SUBQUERY` are left alone, and so are variables `variables` does not
     /// name: evaluating the result without a value for them throws
-    /// ``PredicateError/Code-swift.struct/missingVariable``.
+    /// ``FetchPredicateError/Code-swift.struct/missingVariable``.
     ///
     /// ```swift
     /// let template = try FetchPredicate(format: "age > $MIN AND name IN $NAMES")
@@ -11,7 +11,7 @@ extension FetchPredicate {
     /// bound.predicateFormat   // age > 30 AND name IN {"Ann", "Bo"}
     /// ```
     ///
-    /// - Throws: ``PredicateError/Code-swift.struct/invalidArgument`` when a value cannot be a
+    /// - Throws: ``FetchPredicateError/Code-swift.struct/invalidArgument`` when a value cannot be a
     ///   predicate constant (an unfetched relationship) or a key path value is malformed.
     public func withSubstitutionVariables(_ variables: [String: any PredicateArgument]) throws -> FetchPredicate {
         var substitution = PredicateSubstitution(variables: variables)
@@ -45,7 +45,7 @@ struct PredicateSubstitution {
         }
     }
 
-    mutating func apply(_ expression: PredicateExpression) throws -> PredicateExpression {
+    mutating func apply(_ expression: FetchExpression) throws -> FetchExpression {
         switch expression {
         case .constant, .evaluatedObject, .keyPath: return expression
         case .aggregate(let items): return .aggregate(try items.map { try apply($0) })
@@ -86,7 +86,7 @@ struct KeyPathCollector {
     }
 
     /// The key path an expression reads from the evaluated object, if it is one.
-    func path(of expression: PredicateExpression) -> String? {
+    func path(of expression: FetchExpression) -> String? {
         switch expression {
         case .keyPath(let path): return path
         case .member(let base, let path): return self.path(of: base).map { join($0, path) }
@@ -98,7 +98,7 @@ struct KeyPathCollector {
 
     func join(_ prefix: String, _ path: String) -> String { prefix.isEmpty ? path : prefix + "." + path }
 
-    mutating func collect(_ expression: PredicateExpression) {
+    mutating func collect(_ expression: FetchExpression) {
         switch expression {
         case .constant, .evaluatedObject, .variable: break
         case .keyPath(let path): paths.insert(path)

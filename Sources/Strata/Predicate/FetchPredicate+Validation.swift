@@ -7,9 +7,9 @@ extension FetchPredicate {
     /// attribute they are compared with (no string against a date); string operators need
     /// strings; a constant `MATCHES` pattern must compile.
     ///
-    /// - Throws: ``PredicateError`` with code ``PredicateError/Code-swift.struct/unknownKeyPath``,
-    ///   ``PredicateError/Code-swift.struct/typeMismatch``, ``PredicateError/Code-swift.struct/unsupported``
-    ///   or ``PredicateError/Code-swift.struct/invalidRegularExpression``, naming the entity.
+    /// - Throws: ``FetchPredicateError`` with code ``FetchPredicateError/Code-swift.struct/unknownKeyPath``,
+    ///   ``FetchPredicateError/Code-swift.struct/typeMismatch``, ``FetchPredicateError/Code-swift.struct/unsupported``
+    ///   or ``FetchPredicateError/Code-swift.struct/invalidRegularExpression``, naming the entity.
     public func validate(for entity: EntityDescription, in model: ManagedObjectModel) throws {
         let validator = PredicateValidator(root: entity, model: model)
         try validator.validate(self)
@@ -61,12 +61,12 @@ struct PredicateValidator {
         let op = comparison.op
         if comparison.modifier != .direct {
             if case .unknown = lhs {} else if !lhs.isMany {
-                throw PredicateError(
+                throw FetchPredicateError(
                     .typeMismatch,
                     "\(comparison.modifier.rawValue) needs a to-many key path, but \(comparison.lhs) on \(root) is not one")
             }
         } else if lhs.isMany, op != .contains, !(op == .equal || op == .notEqual) || !rhs.isMany {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .typeMismatch,
                 "\(comparison.lhs) on \(root) is a to-many key path; write ANY, ALL or NONE before the comparison, or use CONTAINS")
         }
@@ -102,8 +102,8 @@ struct PredicateValidator {
         }
     }
 
-    func mismatch(_ comparison: ComparisonPredicate, _ reason: String) -> PredicateError {
-        PredicateError(.typeMismatch, "\(FetchPredicate.comparison(comparison)) on \(root): \(reason)")
+    func mismatch(_ comparison: ComparisonPredicate, _ reason: String) -> FetchPredicateError {
+        FetchPredicateError(.typeMismatch, "\(FetchPredicate.comparison(comparison)) on \(root): \(reason)")
     }
 
     /// The kind of value a constant must be to compare with an attribute of `type`, or `nil` when any goes.
@@ -151,7 +151,7 @@ struct PredicateValidator {
         }
     }
 
-    func shape(_ expression: PredicateExpression) throws -> Shape {
+    func shape(_ expression: FetchExpression) throws -> Shape {
         switch expression {
         case .constant(let value): return .constant(value)
         case .aggregate(let items):
@@ -165,7 +165,7 @@ struct PredicateValidator {
             let members = try shape(collection)
             if case .unknown = members { return op == .count ? .number : .unknown }
             guard members.isMany else {
-                throw PredicateError(
+                throw FetchPredicateError(
                     .typeMismatch, "\(op.rawValue) needs a to-many key path, but \(collection) on \(root) is not one")
             }
             if op == .count { return .number }
@@ -174,7 +174,8 @@ struct PredicateValidator {
             switch (op, single(element)) {
             case (.sum, .attribute(let type, _)), (.average, .attribute(let type, _)):
                 guard type.isNumeric else {
-                    throw PredicateError(.typeMismatch, "\(op.rawValue) adds numbers, but \(expression) is \(type.xcodeName)")
+                    throw FetchPredicateError(
+                        .typeMismatch, "\(op.rawValue) adds numbers, but \(expression) on \(root) is \(type.xcodeName)")
                 }
                 return .number
             case (.min, let shape), (.max, let shape): return shape
@@ -183,7 +184,7 @@ struct PredicateValidator {
         case .subquery(let collection, let variable, let predicate):
             let members = try shape(collection)
             if case .unknown = members {} else if !members.isMany {
-                throw PredicateError(.typeMismatch, "SUBQUERY needs a to-many key path, but \(collection) on \(root) is not one")
+                throw FetchPredicateError(.typeMismatch, "SUBQUERY needs a to-many key path, but \(collection) on \(root) is not one")
             }
             var inner = self
             inner.variables[variable] = single(members)
@@ -233,7 +234,7 @@ struct PredicateValidator {
             switch current {
             case .entity(let entity, let many):
                 guard let property = entity.property(named: key) else {
-                    throw PredicateError(
+                    throw FetchPredicateError(
                         .unknownKeyPath,
                         "key path '\(whole)': \(entity) has no property '\(key)'"
                             + (entity === root ? "" : " (in a predicate on \(root))"))
@@ -242,11 +243,11 @@ struct PredicateValidator {
                 case .attribute(let attribute): current = .attribute(attribute.type, many: many)
                 case .relationship(let relationship):
                     guard let destination = model.entity(named: relationship.destinationEntityName) else {
-                        throw PredicateError(
+                        throw FetchPredicateError(
                             .unknownKeyPath, "key path '\(whole)': the destination of '\(key)' is not in the model")
                     }
                     if relationship.isToMany && many {
-                        throw PredicateError(
+                        throw FetchPredicateError(
                             .unsupported,
                             "key path '\(whole)' on \(root) crosses two to-many relationships; use a SUBQUERY")
                     }
@@ -254,7 +255,7 @@ struct PredicateValidator {
                 }
             case .attribute(let type, _):
                 if type == .transformable || type == .undefined { return .unknown }
-                throw PredicateError(
+                throw FetchPredicateError(
                     .unknownKeyPath, "key path '\(whole)' on \(root): a \(type.xcodeName) attribute has no key '\(key)'")
             case .unknown, .number, .constant: return .unknown
             }

@@ -56,11 +56,11 @@ public indirect enum FetchPredicate: Sendable, Hashable {
 /// One comparison: `lhs op rhs`, with an optional quantifier and string options.
 public struct ComparisonPredicate: Sendable, Hashable {
     /// The left expression.
-    public var lhs: PredicateExpression
+    public var lhs: FetchExpression
     /// The operator.
     public var op: ComparisonOperator
     /// The right expression.
-    public var rhs: PredicateExpression
+    public var rhs: FetchExpression
     /// `ANY`/`SOME` or `ALL` before the comparison; `NONE` is written as `NOT ANY`.
     public var modifier: ComparisonModifier
     /// `[c]`, `[d]`, `[n]` options of string comparisons.
@@ -68,7 +68,7 @@ public struct ComparisonPredicate: Sendable, Hashable {
 
     /// Creates a comparison.
     public init(
-        _ lhs: PredicateExpression, _ op: ComparisonOperator, _ rhs: PredicateExpression,
+        _ lhs: FetchExpression, _ op: ComparisonOperator, _ rhs: FetchExpression,
         modifier: ComparisonModifier = .direct, options: ComparisonOptions = []
     ) {
         self.lhs = lhs
@@ -155,29 +155,29 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
 /// Arithmetic (`a + b`) is the function `add:to:`, as in `NSExpression`; ``function(_:_:)``
 /// lists the names. Key paths through relationships are one string (`"department.name"`);
 /// collection operators (`items.@sum.price`) are ``collection(_:of:keyPath:)``.
-public indirect enum PredicateExpression: Sendable, Hashable {
+public indirect enum FetchExpression: Sendable, Hashable {
     /// A constant value (`"abc"`, `42`, `nil`, `YES`, `CAST(0, "NSDate")`).
     case constant(StoreValue)
     /// `{a, b, c}`: an array of expressions.
-    case aggregate([PredicateExpression])
+    case aggregate([FetchExpression])
     /// `SELF`: the object the predicate is evaluated with.
     case evaluatedObject
     /// A key path read from the evaluated object (`name`, `department.manager.name`).
     case keyPath(String)
     /// A key path read from the value of another expression (`$x.price`, `FUNCTION(…).name`).
-    case member(PredicateExpression, String)
+    case member(FetchExpression, String)
     /// `$NAME`: a variable, bound by ``FetchPredicate/withSubstitutionVariables(_:)``, by the
     /// substitution variables of an evaluation, or by a `SUBQUERY`.
     case variable(String)
     /// A collection operator on a collection: `items.@count`, `items.@sum.price`.
-    case collection(CollectionOperator, of: PredicateExpression, keyPath: String?)
+    case collection(CollectionOperator, of: FetchExpression, keyPath: String?)
     /// `SUBQUERY(collection, $variable, predicate)`: the members of `collection` the predicate accepts.
-    case subquery(collection: PredicateExpression, variable: String, predicate: FetchPredicate)
+    case subquery(collection: FetchExpression, variable: String, predicate: FetchPredicate)
     /// A function of `NSExpression`'s list, by its selector name (`"now"`, `"lowercase:"`,
     /// `"add:to:"`); see ``PredicateFunction``.
-    case function(String, [PredicateExpression])
+    case function(String, [FetchExpression])
     /// `TERNARY(condition, a, b)`.
-    case ternary(FetchPredicate, PredicateExpression, PredicateExpression)
+    case ternary(FetchPredicate, FetchExpression, FetchExpression)
 }
 
 /// A key-path collection operator (`@count`, `@sum`, `@avg`, `@min`, `@max`).

@@ -18,7 +18,7 @@ enum KeyPathSyntax {
     /// `base.key`: extends a key path, or reads a key of another expression's value.
     ///
     /// - Returns: `nil` when `base` cannot take a key (after `@count`).
-    static func appending(key: String, to base: PredicateExpression) -> PredicateExpression? {
+    static func appending(key: String, to base: FetchExpression) -> FetchExpression? {
         switch base {
         case .evaluatedObject: return .keyPath(key)
         case .keyPath(let path): return .keyPath(path + "." + key)
@@ -33,15 +33,15 @@ enum KeyPathSyntax {
     /// `base.@op`.
     ///
     /// - Returns: `nil` when `base` already ends in a collection operator.
-    static func appending(operator op: CollectionOperator, to base: PredicateExpression) -> PredicateExpression? {
+    static func appending(operator op: CollectionOperator, to base: FetchExpression) -> FetchExpression? {
         if case .collection = base { return nil }
         return .collection(op, of: base, keyPath: nil)
     }
 
     /// The expression a key path string stands for (`"a.b"`, `"items.@sum.price"`), read from `base`.
     ///
-    /// - Throws: ``PredicateError/Code-swift.struct/invalidArgument`` when the string is not a key path.
-    static func expression(parsing path: String, base: PredicateExpression) throws -> PredicateExpression {
+    /// - Throws: ``FetchPredicateError/Code-swift.struct/invalidArgument`` when the string is not a key path.
+    static func expression(parsing path: String, base: FetchExpression) throws -> FetchExpression {
         var expression = base
         let components = path.split(separator: ".", omittingEmptySubsequences: false)
         for (index, component) in components.enumerated() {
@@ -49,23 +49,23 @@ enum KeyPathSyntax {
             if index == 0, name == "SELF", components.count > 0, base == .evaluatedObject { continue }
             if name.hasPrefix("@") {
                 guard let op = CollectionOperator(rawValue: name) else {
-                    throw PredicateError(
+                    throw FetchPredicateError(
                         .unsupported, "collection operator '\(name)' is not supported; use @count, @sum, @avg, @min or @max",
                         found: name, expected: "@count, @sum, @avg, @min or @max")
                 }
                 guard let next = appending(operator: op, to: expression) else {
-                    throw PredicateError(.invalidArgument, "key path '\(path)' applies two collection operators")
+                    throw FetchPredicateError(.invalidArgument, "key path '\(path)' applies two collection operators")
                 }
                 expression = next
                 continue
             }
             guard isPlainKey(name) else {
-                throw PredicateError(
+                throw FetchPredicateError(
                     .invalidArgument, "'\(path)' is not a key path (keys are letters, digits and '_', joined by '.')",
                     found: name, expected: "a key")
             }
             guard let next = appending(key: name, to: expression) else {
-                throw PredicateError(.invalidArgument, "key path '\(path)' continues after @count")
+                throw FetchPredicateError(.invalidArgument, "key path '\(path)' continues after @count")
             }
             expression = next
         }

@@ -7,7 +7,7 @@ enum PredicateAggregation {
         _ op: CollectionOperator, to collection: EvaluatedValue, keyPath: String?, reader: PredicateEvaluator
     ) throws -> EvaluatedValue {
         guard var members = collection.members else {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .typeMismatch, "\(op.rawValue) needs a collection (a to-many key path, {…} or a SUBQUERY)")
         }
         if op == .count { return .value(.integer(Int64(members.count))) }
@@ -29,7 +29,7 @@ enum PredicateAggregation {
         try values.compactMap { value in
             if case .null = value { return nil }
             guard let number = PredicateNumber(value) else {
-                throw PredicateError(.typeMismatch, "\(name) adds numbers, but found \(value.kindName.withArticle)")
+                throw FetchPredicateError(.typeMismatch, "\(name) adds numbers, but found \(value.kindName.withArticle)")
             }
             return number
         }
@@ -101,7 +101,7 @@ enum PredicateArithmetic {
     /// Division gives a double (a decimal with decimals), as `divide:by:` does; dividing by zero
     /// is an error rather than an infinity.
     static func divide(_ a: PredicateNumber, _ b: PredicateNumber) throws -> PredicateNumber {
-        if b.doubleValue == 0 { throw PredicateError(.typeMismatch, "division by zero") }
+        if b.doubleValue == 0 { throw FetchPredicateError(.typeMismatch, "division by zero") }
         switch (a, b) {
         case (.decimal, _), (_, .decimal): return .decimal(decimal(a) / decimal(b))
         default: return .double(a.doubleValue / b.doubleValue)

@@ -142,7 +142,7 @@ extension PredicateArgumentValue {
     }
 
     /// The expression a format argument or substitution variable turns into.
-    func expression() throws -> PredicateExpression {
+    func expression() throws -> FetchExpression {
         switch self {
         case .value(let value):
             return try PredicateArgumentValue.constantExpression(value)
@@ -153,11 +153,11 @@ extension PredicateArgumentValue {
         }
     }
 
-    static func constantExpression(_ value: StoreValue) throws -> PredicateExpression {
+    static func constantExpression(_ value: StoreValue) throws -> FetchExpression {
         switch value {
         case .references(let ids): return .aggregate(ids.map { .constant(.reference($0)) })
         case .unfetched:
-            throw PredicateError(
+            throw FetchPredicateError(
                 .invalidArgument, "an unfetched relationship cannot be a predicate argument; fetch its members first")
         default: return .constant(value)
         }

@@ -20,7 +20,7 @@ enum PredicateComparison {
             }
         case .between:
             guard case .collection(let bounds) = rhs, bounds.count == 2 else {
-                throw PredicateError(.typeMismatch, "BETWEEN needs a collection of two bounds, {lower, upper}")
+                throw FetchPredicateError(.typeMismatch, "BETWEEN needs a collection of two bounds, {lower, upper}")
             }
             let value = try lhs.scalar()
             guard let low = try StoreValue.predicateOrder(value, bounds[0].scalar(), options: options),
@@ -62,19 +62,27 @@ enum PredicateComparison {
         case .collection(let members):
             for member in members where try equal(member, element, options: options) { return true }
             return false
+        case .object(let object) where !(object.selfValue.isNull) && !isReference(object.selfValue):
+            // A bare value evaluated as SELF (`SELF CONTAINS "b"` on a string).
+            return try contains(.value(object.selfValue), element, options: options, op: op)
         case .value(.null): return false
         case .value(.string(let string)):
             switch try element.scalar() {
             case .null: return false
             case .string(let part): return options.fold(string).contains(options.fold(part))
             case let other:
-                throw PredicateError(.typeMismatch, "\(op) cannot look for \(other.kindName.withArticle) in a string")
+                throw FetchPredicateError(.typeMismatch, "\(op) cannot look for \(other.kindName.withArticle) in a string")
             }
         default:
-            throw PredicateError(
+            throw FetchPredicateError(
                 .typeMismatch,
                 "\(op) needs a collection or a string, found \((try? container.scalar().kindName.withArticle) ?? "an object")")
         }
+    }
+
+    static func isReference(_ value: StoreValue) -> Bool {
+        if case .reference = value { return true }
+        return false
     }
 
     /// Both sides of a string operator, or `nil` when either is `nil`.
@@ -87,7 +95,7 @@ enum PredicateComparison {
         case (.string(let a), .string(let b)): return (a, b)
         default:
             let culprit = left.kindName == "string" ? right : left
-            throw PredicateError(
+            throw FetchPredicateError(
                 .typeMismatch, "\(op.rawValue) compares strings, but found \(culprit.kindName.withArticle)")
         }
     }

@@ -19,7 +19,7 @@ public enum KeyValue {
 public protocol PredicateEvaluable {
     /// The value of one key (an attribute or relationship name).
     ///
-    /// - Throws: ``PredicateError`` when the key is unknown.
+    /// - Throws: ``FetchPredicateError`` when the key is unknown.
     func keyValue(forKey key: String) throws -> KeyValue
 
     /// How `SELF` compares: a ``StoreValue/reference(_:)`` for objects and rows, or a scalar.

@@ -10,7 +10,7 @@ extension FetchPredicate {
     /// - Parameters:
     ///   - object: The object, row or dictionary to test.
     ///   - substitutionVariables: Values of `$VARIABLES` not already substituted.
-    /// - Throws: ``PredicateError``: a missing variable, a type mismatch (a string compared with a
+    /// - Throws: ``FetchPredicateError``: a missing variable, a type mismatch (a string compared with a
     ///   date), an invalid regular expression, an unknown key.
     public func evaluate(
         with object: any PredicateEvaluable, substitutionVariables: [String: any PredicateArgument] = [:]
@@ -20,7 +20,7 @@ extension FetchPredicate {
     }
 }
 
-extension PredicateExpression {
+extension FetchExpression {
     /// The value of the expression for `object`, as a predicate would compare it.
     ///
     /// Collections (to-many key paths, `{…}`, subqueries) come back as ``StoreValue/references(_:)``
@@ -35,7 +35,7 @@ extension PredicateExpression {
             var ids: [RowID] = []
             for item in items {
                 guard case .reference(let id) = try item.scalar() else {
-                    throw PredicateError(.typeMismatch, "the expression \(self) is a collection of values, not one value")
+                    throw FetchPredicateError(.typeMismatch, "the expression \(self) is a collection of values, not one value")
                 }
                 ids.append(id)
             }
@@ -68,7 +68,7 @@ enum EvaluatedValue {
         case .value(let value): return value
         case .object(let object): return object.selfValue
         case .collection:
-            throw PredicateError(
+            throw FetchPredicateError(
                 .typeMismatch,
                 "a collection (a to-many key path or {…}) is compared with a single value; quantify it with ANY, ALL or NONE, or use IN/CONTAINS")
         }
@@ -117,7 +117,7 @@ struct PredicateEvaluator {
             return try PredicateComparison.test(lhs, comparison.op, rhs, options: comparison.options)
         case .any, .all:
             guard let members = lhs.members else {
-                throw PredicateError(
+                throw FetchPredicateError(
                     .typeMismatch,
                     "\(comparison.modifier.rawValue) needs a collection on its left, but \(comparison.lhs) is a single value")
             }
@@ -136,7 +136,7 @@ struct PredicateEvaluator {
         }
     }
 
-    func value(_ expression: PredicateExpression) throws -> EvaluatedValue {
+    func value(_ expression: FetchExpression) throws -> EvaluatedValue {
         switch expression {
         case .constant(let value): return .value(value)
         case .aggregate(let items): return .collection(try items.map(value))
@@ -148,7 +148,7 @@ struct PredicateEvaluator {
             return try PredicateAggregation.apply(op, to: value(collection), keyPath: path, reader: self)
         case .subquery(let collection, let variable, let predicate):
             guard let members = try value(collection).members else {
-                throw PredicateError(.typeMismatch, "the collection of SUBQUERY, \(collection), is not a collection")
+                throw FetchPredicateError(.typeMismatch, "the collection of SUBQUERY, \(collection), is not a collection")
             }
             var inner = self
             var kept: [EvaluatedValue] = []
@@ -167,7 +167,7 @@ struct PredicateEvaluator {
     func variable(_ name: String) throws -> EvaluatedValue {
         if let bound = bindings[name] { return bound }
         guard let argument = substitutions[name] else {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .missingVariable, "no value for $\(name); pass it in substitutionVariables or withSubstitutionVariables")
         }
         switch argument.predicateArgument {
@@ -190,9 +190,9 @@ struct PredicateEvaluator {
         case .object(let object): return EvaluatedValue(try object.keyValue(forKey: key))
         case .value(.null): return .value(.null)
         case .value(.unfetched):
-            throw PredicateError(.typeMismatch, "cannot read '\(key)' of a relationship whose members were not loaded")
+            throw FetchPredicateError(.typeMismatch, "cannot read '\(key)' of a relationship whose members were not loaded")
         case .value(let scalar):
-            throw PredicateError(.typeMismatch, "cannot read the key '\(key)' of \(scalar.kindName.withArticle) value")
+            throw FetchPredicateError(.typeMismatch, "cannot read the key '\(key)' of \(scalar.kindName.withArticle) value")
         case .collection(let members):
             var result: [EvaluatedValue] = []
             result.reserveCapacity(members.count)

@@ -1,14 +1,14 @@
 import Foundation
 
-/// Evaluates ``PredicateExpression/function(_:_:)``. A `nil` argument to an arithmetic or string
+/// Evaluates ``FetchExpression/function(_:_:)``. A `nil` argument to an arithmetic or string
 /// function gives `nil` (so comparisons with the result are false), as SQL does.
 enum PredicateFunctionEvaluation {
     static func call(_ name: String, _ arguments: [EvaluatedValue]) throws -> EvaluatedValue {
         guard let arity = PredicateFunction.arities[name] else {
-            throw PredicateError(.unsupported, "unknown function '\(name)'")
+            throw FetchPredicateError(.unsupported, "unknown function '\(name)'")
         }
         guard arguments.count == arity else {
-            throw PredicateError(.invalidArgument, "\(name) takes \(arity) arguments, given \(arguments.count)")
+            throw FetchPredicateError(.invalidArgument, "\(name) takes \(arity) arguments, given \(arguments.count)")
         }
         switch name {
         case "now": return .value(.date(Date()))
@@ -27,12 +27,12 @@ enum PredicateFunctionEvaluation {
         switch name {
         case "castObject:toType:":
             guard case .string(let type) = values[1] else {
-                throw PredicateError(.typeMismatch, "the type of CAST must be a string")
+                throw FetchPredicateError(.typeMismatch, "the type of CAST must be a string")
             }
             return .value(try PredicateValueCast.cast(values[0], to: type))
         case "uppercase:", "lowercase:":
             guard case .string(let s) = values[0] else {
-                throw PredicateError(.typeMismatch, "\(name) needs a string, found \(values[0].kindName.withArticle)")
+                throw FetchPredicateError(.typeMismatch, "\(name) needs a string, found \(values[0].kindName.withArticle)")
             }
             return .value(.string(name == "uppercase:" ? s.uppercased() : s.lowercased()))
         case "add:to:", "from:subtract:":
@@ -41,15 +41,15 @@ enum PredicateFunctionEvaluation {
         }
         let numbers = try values.map { value -> PredicateNumber in
             guard let number = PredicateNumber(value) else {
-                throw PredicateError(.typeMismatch, "\(name) needs numbers, found \(value.kindName.withArticle)")
+                throw FetchPredicateError(.typeMismatch, "\(name) needs numbers, found \(value.kindName.withArticle)")
             }
             return number
         }
         return .value(try numeric(name, numbers).storeValue)
     }
 
-    static func notCollection(_ name: String) -> PredicateError {
-        PredicateError(.typeMismatch, "\(name) needs a collection, such as {1, 2} or a to-many key path")
+    static func notCollection(_ name: String) -> FetchPredicateError {
+        FetchPredicateError(.typeMismatch, "\(name) needs a collection, such as {1, 2} or a to-many key path")
     }
 
     /// `date + seconds`, `date - seconds`, `date - date` (seconds).
@@ -74,7 +74,7 @@ enum PredicateFunctionEvaluation {
         func integers() throws -> (Int64, Int64) {
             var result: [Int64] = []
             for number in n {
-                guard case .integer(let x) = number else { throw PredicateError(.typeMismatch, "\(name) needs integers") }
+                guard case .integer(let x) = number else { throw FetchPredicateError(.typeMismatch, "\(name) needs integers") }
                 result.append(x)
             }
             return (result[0], result.count > 1 ? result[1] : 0)
@@ -86,10 +86,10 @@ enum PredicateFunctionEvaluation {
         case "divide:by:": return try PredicateArithmetic.divide(n[0], n[1])
         case "modulus:by:":
             if case .integer(let a) = n[0], case .integer(let b) = n[1] {
-                guard b != 0 else { throw PredicateError(.typeMismatch, "modulus by zero") }
+                guard b != 0 else { throw FetchPredicateError(.typeMismatch, "modulus by zero") }
                 return .integer(a == .min && b == -1 ? 0 : a % b)
             }
-            guard n[1].doubleValue != 0 else { throw PredicateError(.typeMismatch, "modulus by zero") }
+            guard n[1].doubleValue != 0 else { throw FetchPredicateError(.typeMismatch, "modulus by zero") }
             return .double(fmod(n[0].doubleValue, n[1].doubleValue))
         case "raise:toPower:": return .double(pow(n[0].doubleValue, n[1].doubleValue))
         case "sqrt:": return .double(n[0].doubleValue.squareRoot())
@@ -107,7 +107,7 @@ enum PredicateFunctionEvaluation {
             }
         case "random:":
             guard case .integer(let upper) = n[0], upper > 0 else {
-                throw PredicateError(.typeMismatch, "random: needs a positive integer")
+                throw FetchPredicateError(.typeMismatch, "random: needs a positive integer")
             }
             return .integer(Int64.random(in: 0..<upper))
         case "onesComplement:": return .integer(~(try integers().0))
@@ -116,7 +116,7 @@ enum PredicateFunctionEvaluation {
         case "bitwiseXor:with:": return .integer(try integers().0 ^ integers().1)
         case "leftshift:by:": return .integer(try integers().0 << integers().1)
         case "rightshift:by:": return .integer(try integers().0 >> integers().1)
-        default: throw PredicateError(.unsupported, "unknown function '\(name)'")
+        default: throw FetchPredicateError(.unsupported, "unknown function '\(name)'")
         }
     }
 

@@ -78,7 +78,7 @@ struct PredicateLexer {
     }
 
     private func error(_ message: String, at offset: Int, found: String? = nil, expected: String? = nil)
-        -> PredicateError
+        -> FetchPredicateError
     {
         PredicateSyntax.error(message, in: scalars, at: offset, found: found, expected: expected)
     }
@@ -227,7 +227,9 @@ struct PredicateLexer {
                     position += 1
                 }
                 guard hex.count == 4, let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else {
-                    throw error("malformed \\u escape", at: position - hex.count - 2, expected: "four hexadecimal digits")
+                    throw error(
+                        "malformed \\u escape", at: position - hex.count - 2, found: "'\\u\(hex)'",
+                        expected: "four hexadecimal digits")
                 }
                 value.append(scalar)
             default:
@@ -259,14 +261,14 @@ struct PredicateLexer {
 enum PredicateSyntax {
     static func error(
         _ message: String, in scalars: [Unicode.Scalar], at offset: Int, found: String? = nil, expected: String? = nil
-    ) -> PredicateError {
+    ) -> FetchPredicateError {
         var line = 1
         var lineStart = 0
         for index in 0..<min(offset, scalars.count) where scalars[index] == "\n" {
             line += 1
             lineStart = index + 1
         }
-        return PredicateError(
+        return FetchPredicateError(
             .syntax, message, offset: offset, line: line, column: offset - lineStart + 1, found: found,
             expected: expected)
     }

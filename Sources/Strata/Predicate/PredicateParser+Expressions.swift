@@ -3,11 +3,12 @@ import Foundation
 /// The expression levels of the parser: arithmetic, postfix key paths, primaries.
 extension PredicateParser {
     mutating func parseAdditive() throws -> Node {
-        let start = current
         var node = try parseMultiplicative()
+        var chain = 0
         while current.isSymbol("+") || current.isSymbol("-") {
+            try checkChain(&chain)
             let selector = current.isSymbol("+") ? "add:to:" : "from:subtract:"
-            let lhs = try expression(node, at: start)
+            let lhs = try expression(node, at: current)
             _ = advance()
             let operand = current
             let rhs = try expression(parseMultiplicative(), at: operand)
@@ -17,11 +18,12 @@ extension PredicateParser {
     }
 
     mutating func parseMultiplicative() throws -> Node {
-        let start = current
         var node = try parsePower()
+        var chain = 0
         while current.isSymbol("*") || current.isSymbol("/") {
+            try checkChain(&chain)
             let selector = current.isSymbol("*") ? "multiply:by:" : "divide:by:"
-            let lhs = try expression(node, at: start)
+            let lhs = try expression(node, at: current)
             _ = advance()
             let operand = current
             let rhs = try expression(parsePower(), at: operand)
@@ -32,11 +34,12 @@ extension PredicateParser {
 
     /// `a ** b ** c` groups to the right, as in Apple's grammar; read iteratively.
     mutating func parsePower() throws -> Node {
-        let start = current
         let first = try parseUnary()
         guard current.isSymbol("**") else { return first }
-        var operands = [try expression(first, at: start)]
+        var operands = [try expression(first, at: current)]
+        var chain = 0
         while current.isSymbol("**") {
+            try checkChain(&chain)
             _ = advance()
             let operand = current
             operands.append(try expression(parseUnary(), at: operand))
@@ -44,6 +47,18 @@ extension PredicateParser {
         var result = operands.removeLast()
         while let base = operands.popLast() { result = .function("raise:toPower:", [base, result]) }
         return .expression(result)
+    }
+
+    /// A chain of binary operators nests its tree one level per operator (`a + b + c` is
+    /// `(a + b) + c`), so long chains count against the nesting limit too.
+    func checkChain(_ chain: inout Int) throws {
+        chain += 1
+        guard depth + chain <= FetchPredicate.maximumNestingDepth else {
+            var failure = error(
+                "the expression chains more than \(FetchPredicate.maximumNestingDepth) operators", expected: "fewer operators")
+            failure.code = .tooDeep
+            throw failure
+        }
     }
 
     mutating func parseUnary() throws -> Node {
@@ -62,7 +77,6 @@ extension PredicateParser {
     }
 
     mutating func parsePostfix() throws -> Node {
-        let start = current
         let node = try parsePrimary()
         guard case .expression(var value) = node else {
             if current.isSymbol(".") { throw error("a predicate has no keys", expected: "an operator") }
@@ -70,7 +84,7 @@ extension PredicateParser {
         }
         while true {
             if current.isSymbol("[") {
-                throw PredicateError.unsupportedSyntax(
+                throw FetchPredicateError.unsupportedSyntax(
                     "index access ([FIRST], [LAST], [SIZE], [n]) is not supported", token: current, in: scalars)
             }
             guard current.isSymbol(".") else { break }
@@ -87,7 +101,7 @@ extension PredicateParser {
             case .at(let name):
                 _ = advance()
                 guard let op = CollectionOperator(rawValue: "@" + name) else {
-                    throw PredicateError.unsupportedSyntax(
+                    throw FetchPredicateError.unsupportedSyntax(
                         "collection operator '@\(name)' is not supported; use @count, @sum, @avg, @min or @max",
                         token: step, in: scalars)
                 }
@@ -99,7 +113,6 @@ extension PredicateParser {
                 throw unexpected(expected: "a key or a collection operator after '.'")
             }
         }
-        _ = start
         return .expression(value)
     }
 
@@ -125,7 +138,7 @@ extension PredicateParser {
         case .at(let name):
             _ = advance()
             guard let op = CollectionOperator(rawValue: "@" + name) else {
-                throw PredicateError.unsupportedSyntax(
+                throw FetchPredicateError.unsupportedSyntax(
                     "collection operator '@\(name)' is not supported", token: token, in: scalars)
             }
             return .expression(.collection(op, of: .evaluatedObject, keyPath: nil))
@@ -150,8 +163,8 @@ extension PredicateParser {
     }
 
     /// Comma-separated expressions up to `closing` (consumed).
-    mutating func parseList(closing: String) throws -> [PredicateExpression] {
-        var items: [PredicateExpression] = []
+    mutating func parseList(closing: String) throws -> [FetchExpression] {
+        var items: [FetchExpression] = []
         if current.isSymbol(closing) {
             _ = advance()
             return items
@@ -181,11 +194,11 @@ extension PredicateParser {
         case "CAST": return try nested { parser in try parser.parseCast(token) }
         case "TERNARY": return try nested { parser in try parser.parseTernary() }
         case "FUNCTION":
-            throw PredicateError.unsupportedSyntax(
+            throw FetchPredicateError.unsupportedSyntax(
                 "FUNCTION(object, 'selector', …) calls an Objective-C method, which Strata cannot do; "
                     + "use the built-in functions (lowercase:(x), abs:(x), now(), …)", token: token, in: scalars)
         case "FETCH":
-            throw PredicateError.unsupportedSyntax("FETCH(…) expressions are not supported", token: token, in: scalars)
+            throw FetchPredicateError.unsupportedSyntax("FETCH(…) expressions are not supported", token: token, in: scalars)
         case let word? where KeyPathSyntax.reservedWords.contains(word):
             throw error(
                 "expected an expression, found the reserved word \(name) (write #\(name) to use it as a key)",
@@ -213,7 +226,7 @@ extension PredicateParser {
             let message = known
                 ? "function \(selector) does not take \(arguments.count) argument\(arguments.count == 1 ? "" : "s")"
                 : "unknown function '\(selector)'"
-            throw PredicateError.unsupportedSyntax(message, token: token, in: scalars)
+            throw FetchPredicateError.unsupportedSyntax(message, token: token, in: scalars)
         }
         if resolved == "castObject:toType:" { return .expression(try cast(arguments[0], arguments[1], token: token)) }
         return .expression(.function(resolved, arguments))
@@ -228,7 +241,8 @@ extension PredicateParser {
         _ = advance()
         try expectSymbol(",")
         let predicateToken = current
-        let predicate = try self.predicate(parseOr(), at: predicateToken)
+        let predicateNode = try parseOr()
+        let predicate = try self.predicate(predicateNode, at: predicateToken)
         try expectSymbol(")")
         return .expression(.subquery(collection: collection, variable: variable, predicate: predicate))
     }
@@ -243,21 +257,21 @@ extension PredicateParser {
     }
 
     /// `CAST(value, type)`; folded to a constant when the value is one.
-    func cast(_ value: PredicateExpression, _ type: PredicateExpression, token: PredicateToken) throws
-        -> PredicateExpression
+    func cast(_ value: FetchExpression, _ type: FetchExpression, token: PredicateToken) throws
+        -> FetchExpression
     {
         guard case .constant(.string(let typeName)) = type else {
             throw error("the type of CAST must be a quoted class name", at: token, expected: "\"NSDate\", \"NSNumber\", …")
         }
         guard PredicateFunction.castTypes.contains(typeName) else {
-            throw PredicateError.unsupportedSyntax(
+            throw FetchPredicateError.unsupportedSyntax(
                 "CAST to '\(typeName)' is not supported; use one of "
                     + PredicateFunction.castTypes.sorted().joined(separator: ", "), token: token, in: scalars)
         }
         if case .constant(let constant) = value {
             do {
                 return .constant(try PredicateValueCast.cast(constant, to: typeName))
-            } catch var failure as PredicateError {
+            } catch var failure as FetchPredicateError {
                 failure.offset = token.offset
                 failure.column = error("", at: token).column
                 failure.line = error("", at: token).line
@@ -270,7 +284,8 @@ extension PredicateParser {
     mutating func parseTernary() throws -> Node {
         try expectSymbol("(")
         let conditionToken = current
-        let condition = try predicate(parseOr(), at: conditionToken)
+        let conditionNode = try parseOr()
+        let condition = try predicate(conditionNode, at: conditionToken)
         try expectSymbol(",")
         let first = current
         let whenTrue = try expression(parseAdditive(), at: first)
@@ -283,7 +298,7 @@ extension PredicateParser {
 
     // MARK: Format arguments
 
-    mutating func argumentExpression(_ conversion: String, token: PredicateToken) throws -> PredicateExpression {
+    mutating func argumentExpression(_ conversion: String, token: PredicateToken) throws -> FetchExpression {
         guard argumentIndex < arguments.count else {
             var failure = error(
                 "format specifier %\(conversion) has no argument (\(arguments.count) given)", at: token,
@@ -293,7 +308,7 @@ extension PredicateParser {
         }
         let argument = arguments[argumentIndex].predicateArgument
         argumentIndex += 1
-        func mismatch(_ wanted: String) -> PredicateError {
+        func mismatch(_ wanted: String) -> FetchPredicateError {
             var failure = error("argument \(argumentIndex) for %\(conversion) must be \(wanted)", at: token, expected: wanted)
             failure.code = .invalidArgument
             return failure
@@ -326,7 +341,7 @@ extension PredicateParser {
                 default: throw mismatch("an integer")
                 }
             }
-        } catch var failure as PredicateError where failure.offset == nil {
+        } catch var failure as FetchPredicateError where failure.offset == nil {
             failure.offset = token.offset
             let positioned = error("", at: token)
             failure.line = positioned.line
@@ -336,7 +351,7 @@ extension PredicateParser {
     }
 }
 
-extension PredicateError {
+extension FetchPredicateError {
     static func unsupportedSyntax(_ message: String, token: PredicateToken, in scalars: [Unicode.Scalar]) -> Self {
         var error = PredicateSyntax.error(message, in: scalars, at: token.offset, found: token.described)
         error.code = .unsupported

@@ -2,7 +2,7 @@ import Foundation
 
 extension FetchPredicate {
     /// How deeply a format string may nest parentheses, braces, function calls, `NOT`s and unary
-    /// minuses before the parser gives up with ``PredicateError/Code-swift.struct/tooDeep``.
+    /// minuses before the parser gives up with ``FetchPredicateError/Code-swift.struct/tooDeep``.
     public static let maximumNestingDepth = 256
 
     /// Parses a predicate format string, filling `%@`, `%K`, `%d`… from `arguments` in order.
@@ -11,24 +11,24 @@ extension FetchPredicate {
     /// try FetchPredicate(format: "%K BEGINSWITH[cd] %@ AND age BETWEEN %@", "name", "jo", [20, 30])
     /// ```
     ///
-    /// - Throws: ``PredicateError`` with the column, the token found and what was expected.
+    /// - Throws: ``FetchPredicateError`` with the column, the token found and what was expected.
     public init(format: String, _ arguments: any PredicateArgument...) throws {
         try self.init(format: format, argumentArray: arguments)
     }
 
     /// Parses a predicate format string with its arguments in an array.
     ///
-    /// - Throws: ``PredicateError`` with the column, the token found and what was expected.
+    /// - Throws: ``FetchPredicateError`` with the column, the token found and what was expected.
     public init(format: String, argumentArray arguments: [any PredicateArgument]) throws {
         var parser = try PredicateParser(format, arguments: arguments)
         self = try parser.parsePredicate()
     }
 }
 
-extension PredicateExpression {
+extension FetchExpression {
     /// Parses one expression (`age + 1`, `items.@sum.price`, `now()`), as `NSExpression(format:)` does.
     ///
-    /// - Throws: ``PredicateError`` with the column, the token found and what was expected.
+    /// - Throws: ``FetchPredicateError`` with the column, the token found and what was expected.
     public init(format: String, _ arguments: any PredicateArgument...) throws {
         var parser = try PredicateParser(format, arguments: arguments)
         self = try parser.parseStandaloneExpression()
@@ -43,7 +43,7 @@ extension PredicateExpression {
 struct PredicateParser {
     enum Node {
         case predicate(FetchPredicate)
-        case expression(PredicateExpression)
+        case expression(FetchExpression)
     }
 
     let scalars: [Unicode.Scalar]
@@ -70,12 +70,12 @@ struct PredicateParser {
         return token
     }
 
-    func error(_ message: String, at token: PredicateToken? = nil, expected: String? = nil) -> PredicateError {
+    func error(_ message: String, at token: PredicateToken? = nil, expected: String? = nil) -> FetchPredicateError {
         let token = token ?? current
         return PredicateSyntax.error(message, in: scalars, at: token.offset, found: token.described, expected: expected)
     }
 
-    func unexpected(expected: String) -> PredicateError {
+    func unexpected(expected: String) -> FetchPredicateError {
         error("expected \(expected), found \(current.described)", expected: expected)
     }
 
@@ -102,14 +102,15 @@ struct PredicateParser {
     mutating func parsePredicate() throws -> FetchPredicate {
         if case .end = current.kind { throw unexpected(expected: "a predicate") }
         let node = try parseOr()
+        let result = try predicate(node, at: current)
         guard case .end = current.kind else {
             throw unexpected(expected: "AND, OR or the end of the predicate")
         }
         try checkArgumentsUsed()
-        return try predicate(node, at: tokens[0])
+        return result
     }
 
-    mutating func parseStandaloneExpression() throws -> PredicateExpression {
+    mutating func parseStandaloneExpression() throws -> FetchExpression {
         if case .end = current.kind { throw unexpected(expected: "an expression") }
         let start = current
         let expression = try self.expression(parseAdditive(), at: start)
@@ -120,23 +121,22 @@ struct PredicateParser {
 
     func checkArgumentsUsed() throws {
         guard argumentIndex == arguments.count else {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .invalidArgument,
                 "\(arguments.count) arguments given but the format uses \(argumentIndex)")
         }
     }
 
+    /// The predicate a node holds; an expression here lacks its comparison operator, which would
+    /// have been the current token.
     func predicate(_ node: Node, at token: PredicateToken) throws -> FetchPredicate {
         switch node {
         case .predicate(let predicate): return predicate
-        case .expression:
-            throw error(
-                "an expression is not a predicate; compare it with ==, <, IN, …", at: token,
-                expected: "a comparison operator")
+        case .expression: throw unexpected(expected: "a comparison operator")
         }
     }
 
-    func expression(_ node: Node, at token: PredicateToken) throws -> PredicateExpression {
+    func expression(_ node: Node, at token: PredicateToken) throws -> FetchExpression {
         switch node {
         case .expression(let expression): return expression
         case .predicate:
@@ -153,8 +153,8 @@ struct PredicateParser {
         var parts = [try predicate(first, at: start)]
         while isOr(current) {
             _ = advance()
-            let operand = current
-            parts.append(try predicate(parseAnd(), at: operand))
+            let node = try parseAnd()
+            parts.append(try predicate(node, at: current))
         }
         return .predicate(.or(parts))
     }
@@ -166,8 +166,8 @@ struct PredicateParser {
         var parts = [try predicate(first, at: start)]
         while isAnd(current) {
             _ = advance()
-            let operand = current
-            parts.append(try predicate(parseNot(), at: operand))
+            let node = try parseNot()
+            parts.append(try predicate(node, at: current))
         }
         return .predicate(.and(parts))
     }
@@ -178,8 +178,10 @@ struct PredicateParser {
     mutating func parseNot() throws -> Node {
         guard current.keyword == "NOT" || current.isSymbol("!") else { return try parseComparison() }
         _ = advance()
-        let operand = current
-        return try nested { parser in .predicate(.not(try parser.predicate(parser.parseNot(), at: operand))) }
+        return try nested { parser in
+            let node = try parser.parseNot()
+            return .predicate(.not(try parser.predicate(node, at: parser.current)))
+        }
     }
 
     mutating func parseComparison() throws -> Node {
@@ -207,16 +209,13 @@ struct PredicateParser {
             break
         }
         let lhsNode = try parseAdditive()
-        guard let (op, options) = try parseOperator() else {
-            if case .predicate = lhsNode { return lhsNode }
-            throw unexpected(expected: "a comparison operator")
-        }
+        guard let (op, options) = try parseOperator() else { return lhsNode }
         let lhs = try expression(lhsNode, at: start)
         let rhs = try parseRightSide(op)
         return .predicate(.comparison(ComparisonPredicate(lhs, op, rhs, options: options)))
     }
 
-    mutating func parseRightSide(_ op: ComparisonOperator) throws -> PredicateExpression {
+    mutating func parseRightSide(_ op: ComparisonOperator) throws -> FetchExpression {
         let token = current
         let rhs = try expression(parseAdditive(), at: token)
         if op == .between, case .aggregate(let bounds) = rhs, bounds.count != 2 {

@@ -16,7 +16,7 @@ extension FetchPredicate: CustomStringConvertible {
     public var description: String { predicateFormat }
 }
 
-extension PredicateExpression: CustomStringConvertible {
+extension FetchExpression: CustomStringConvertible {
     /// The expression as a format string (`items.@sum.price + 1`); parsing it gives an equal expression.
     public var expressionFormat: String {
         var printer = PredicatePrinter()
@@ -74,9 +74,9 @@ struct PredicatePrinter {
     }
 
     /// An operand of a comparison: anything but a bare predicate prints as is.
-    private mutating func printOperand(_ expression: PredicateExpression) { print(expression) }
+    private mutating func printOperand(_ expression: FetchExpression) { print(expression) }
 
-    mutating func print(_ expression: PredicateExpression) {
+    mutating func print(_ expression: FetchExpression) {
         switch expression {
         case .constant(let value): printConstant(value)
         case .aggregate(let items):
@@ -123,7 +123,7 @@ struct PredicatePrinter {
     }
 
     /// An expression followed by `.key`: primaries print bare, others in parentheses.
-    private mutating func printPostfixBase(_ expression: PredicateExpression) {
+    private mutating func printPostfixBase(_ expression: FetchExpression) {
         switch expression {
         case .function(let name, _) where PredicateFunction.infix[name] != nil:
             output += "("
@@ -137,7 +137,7 @@ struct PredicatePrinter {
         }
     }
 
-    private mutating func printFunction(_ name: String, _ arguments: [PredicateExpression]) {
+    private mutating func printFunction(_ name: String, _ arguments: [FetchExpression]) {
         if let (symbol, _) = PredicateFunction.infix[name], arguments.count == 2 {
             printArithmeticOperand(arguments[0])
             output += " \(symbol) "
@@ -162,7 +162,7 @@ struct PredicatePrinter {
 
     /// An operand of an infix operator: other infix operations and negative numbers get
     /// parentheses, so the tree reads back unchanged whatever the precedences.
-    private mutating func printArithmeticOperand(_ expression: PredicateExpression) {
+    private mutating func printArithmeticOperand(_ expression: FetchExpression) {
         switch expression {
         case .function(let name, let arguments) where PredicateFunction.infix[name] != nil && arguments.count == 2:
             output += "("
@@ -184,7 +184,9 @@ struct PredicatePrinter {
             if !first { output += "." }
             first = false
             let name = String(component)
-            if name.hasPrefix("@") || !KeyPathSyntax.reservedWords.contains(name.uppercased()) {
+            if name.hasPrefix("@")
+                || (KeyPathSyntax.isPlainKey(name) && !KeyPathSyntax.reservedWords.contains(name.uppercased()))
+            {
                 output += name
             } else {
                 output += "#" + name
@@ -218,7 +220,7 @@ struct PredicatePrinter {
             output += ", \"NSURL\")"
         case .reference(let id): output += "CAST(\"\(id)\", \"RowID\")"
         case .references(let ids):
-            print(PredicateExpression.aggregate(ids.map { .constant(.reference($0)) }))
+            print(FetchExpression.aggregate(ids.map { .constant(.reference($0)) }))
         case .unfetched: output += "nil"
         }
     }

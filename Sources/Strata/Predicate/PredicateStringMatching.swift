@@ -94,7 +94,7 @@ enum PredicateStringMatching {
         do {
             // Compile the pattern alone first, so that a malformed one is reported as written and
             // cannot combine with the wrapper into something else.
-            _ = try NSRegularExpression(pattern: pattern, options: options)
+            if !pattern.isEmpty { _ = try NSRegularExpression(pattern: pattern, options: options) }
             let whole = try NSRegularExpression(pattern: "(?:\(pattern))\\z", options: options)
             cache.withLock { entries in
                 if entries.count >= 256 { entries.removeAll(keepingCapacity: true) }
@@ -102,7 +102,7 @@ enum PredicateStringMatching {
             }
             return whole
         } catch {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .invalidRegularExpression, "MATCHES pattern \"\(pattern)\" is not a valid regular expression: \(error)")
         }
     }

@@ -4,8 +4,8 @@ import Foundation
 enum PredicateValueCast {
     static func cast(_ value: StoreValue, to type: String) throws -> StoreValue {
         if case .null = value { return .null }
-        func fail() -> PredicateError {
-            PredicateError(.typeMismatch, "cannot cast \(value.kindName.withArticle) to \(type)")
+        func fail() -> FetchPredicateError {
+            FetchPredicateError(.typeMismatch, "cannot cast \(value.kindName.withArticle) to \(type)")
         }
         switch type {
         case "NSDate":
@@ -90,7 +90,7 @@ enum PredicateValueCast {
             default: throw fail()
             }
         default:
-            throw PredicateError(.unsupported, "CAST to '\(type)' is not supported")
+            throw FetchPredicateError(.unsupported, "CAST to '\(type)' is not supported")
         }
     }
 }

@@ -26,7 +26,7 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
     /// How strings compare.
     public var comparison: SortComparison
     /// The key path parsed once; `nil` when it is malformed (reported by ``compare(_:_:by:)``).
-    private let expression: PredicateExpression?
+    private let expression: FetchExpression?
 
     /// Creates a sort key.
     public init(_ keyPath: String, ascending: Bool = true, comparison: SortComparison = .default) {
@@ -50,21 +50,21 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
 
     /// The value this key reads from `object`.
     ///
-    /// - Throws: ``PredicateError`` when the key path is malformed, unknown, or reads a collection.
+    /// - Throws: ``FetchPredicateError`` when the key path is malformed, unknown, or reads a collection.
     public func value(of object: any PredicateEvaluable) throws -> StoreValue {
         guard let expression else {
             _ = try KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)
-            throw PredicateError(.invalidArgument, "'\(keyPath)' is not a key path")
+            throw FetchPredicateError(.invalidArgument, "'\(keyPath)' is not a key path")
         }
         let value = try PredicateEvaluator(root: object, substitutions: [:]).value(expression)
         guard case .collection = value else { return try value.scalar() }
-        throw PredicateError(
+        throw FetchPredicateError(
             .typeMismatch, "sort key '\(keyPath)' reads a to-many relationship; sort by a to-one key path or use @count")
     }
 
     /// Orders two objects by `keys`, the first key deciding unless it finds them equal.
     ///
-    /// - Throws: ``PredicateError`` when a key cannot be read or two values do not order.
+    /// - Throws: ``FetchPredicateError`` when a key cannot be read or two values do not order.
     public static func compare(_ a: any PredicateEvaluable, _ b: any PredicateEvaluable, by keys: [SortKey]) throws
         -> ComparisonResult
     {
@@ -89,7 +89,7 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
     /// The ascending order of two values: `nil` first, numbers across types, strings by
     /// `comparison`, dates by time; UUIDs, URIs, data and references in a fixed order of their own.
     ///
-    /// - Throws: ``PredicateError/Code-swift.struct/typeMismatch`` for values of different kinds.
+    /// - Throws: ``FetchPredicateError/Code-swift.struct/typeMismatch`` for values of different kinds.
     public static func compare(_ a: StoreValue, _ b: StoreValue, comparison: SortComparison = .default) throws
         -> ComparisonResult
     {

@@ -12,7 +12,7 @@ import Foundation
 // - Dates compare by time; UUIDs, URIs, binary data and references compare for equality only.
 // - `nil` equals only `nil`; an ordering comparison with `nil` is unordered (false).
 // - Anything else (a string with a date, a number with a string) is a type mismatch, thrown as
-//   ``PredicateError/Code-swift.struct/typeMismatch``.
+//   ``FetchPredicateError/Code-swift.struct/typeMismatch``.
 
 extension ComparisonOptions {
     /// `string` folded as these options compare it: `[c]` folds case, `[d]` removes diacritics;
@@ -73,10 +73,15 @@ enum PredicateNumber {
         }
     }
 
+    /// Exact comparison of an integer with a double (no rounding of either).
     private static func compare(integer x: Int64, double y: Double) -> ComparisonResult? {
         if y.isNaN { return nil }
-        if let exact = Int64(exactly: y) { return order(x, exact) }
-        return order(Double(x), y)
+        if y >= 0x1p63 { return .orderedAscending }
+        if y < -0x1p63 { return .orderedDescending }
+        let floor = y.rounded(.down)
+        let whole = Int64(floor)
+        if x != whole { return order(x, whole) }
+        return y == floor ? .orderedSame : .orderedAscending
     }
 
     private static func reversed(_ result: ComparisonResult) -> ComparisonResult {
@@ -102,7 +107,7 @@ extension StoreValue {
     ///   - lhs: The left value.
     ///   - rhs: The right value.
     ///   - options: `[c]`/`[d]` folding, applied when both are strings.
-    /// - Throws: ``PredicateError/Code-swift.struct/typeMismatch`` when the kinds do not compare
+    /// - Throws: ``FetchPredicateError/Code-swift.struct/typeMismatch`` when the kinds do not compare
     ///   (a string with a date).
     public static func predicateEqual(_ lhs: StoreValue, _ rhs: StoreValue, options: ComparisonOptions = []) throws
         -> Bool
@@ -129,7 +134,7 @@ extension StoreValue {
     ///
     /// - Returns: The order, or `nil` when the values are unordered (either is `nil` or NaN), in
     ///   which case every ordering comparison is false.
-    /// - Throws: ``PredicateError/Code-swift.struct/typeMismatch`` when the kinds do not order
+    /// - Throws: ``FetchPredicateError/Code-swift.struct/typeMismatch`` when the kinds do not order
     ///   (a string with a number, two UUIDs).
     public static func predicateOrder(_ lhs: StoreValue, _ rhs: StoreValue, options: ComparisonOptions = []) throws
         -> ComparisonResult?
@@ -144,11 +149,11 @@ extension StoreValue {
         }
     }
 
-    static func mismatch(_ lhs: StoreValue, _ rhs: StoreValue, _ op: String) -> PredicateError {
+    static func mismatch(_ lhs: StoreValue, _ rhs: StoreValue, _ op: String) -> FetchPredicateError {
         if lhs.kindName == rhs.kindName {
-            return PredicateError(.typeMismatch, "\(lhs.kindName) values cannot be ordered (\(op))")
+            return FetchPredicateError(.typeMismatch, "\(lhs.kindName) values cannot be ordered (\(op))")
         }
-        return PredicateError(
+        return FetchPredicateError(
             .typeMismatch, "cannot compare \(lhs.kindName.withArticle) with \(rhs.kindName.withArticle) (\(op))")
     }
 }

@@ -6,7 +6,7 @@
 /// ```
 /// predicate syntax error at column 12: expected an expression, found end of input
 /// ```
-public struct PredicateError: Error, Sendable, CustomStringConvertible {
+public struct FetchPredicateError: Error, Sendable, CustomStringConvertible {
     /// What kind of problem this is.
     public var code: Code
     /// What went wrong, in the user's terms.
@@ -48,8 +48,8 @@ public struct PredicateError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension PredicateError {
-    /// The kind of a ``PredicateError``; new kinds may be added without breaking `switch`es.
+extension FetchPredicateError {
+    /// The kind of a ``FetchPredicateError``; new kinds may be added without breaking `switch`es.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: Hashable, Sendable {
             case syntax, tooDeep, invalidArgument, missingVariable, unknownKeyPath, typeMismatch
@@ -74,8 +74,8 @@ extension PredicateError {
         /// A part of Apple's language Strata does not implement (`FUNCTION`, `FETCH`, index access…).
         public static var unsupported: Self { Self(kind: .unsupported) }
 
-        /// Lets `catch PredicateError.Code.syntax` match.
-        public static func ~= (code: Self, error: any Error) -> Bool { (error as? PredicateError)?.code == code }
+        /// Lets `catch FetchPredicateError.Code.syntax` match.
+        public static func ~= (code: Self, error: any Error) -> Bool { (error as? FetchPredicateError)?.code == code }
 
         public var description: String { "\(kind)" }
     }
