@@ -172,7 +172,7 @@ struct ContextTests {
     @Test("a predicate with an unknown key path is reported against the entity")
     func unknownKeyPath() throws {
         let stack = try TestStack(seeded: true)
-        #expect(throws: Strata.PredicateError.self) {
+        #expect(throws: FetchPredicateError.self) {
             try stack.context.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "shoeSize > 3")))
         }
     }

@@ -6,9 +6,9 @@ extension FetchPredicate {
     }
 }
 
-extension PredicateError {
+extension FetchPredicateError {
     /// A key the evaluated object's entity does not have.
-    static func unknownKey(_ key: String, entity: String) -> PredicateError {
-        PredicateError(.unknownKeyPath, "entity '\(entity)' has no property named '\(key)'", found: key)
+    static func unknownKey(_ key: String, entity: String) -> FetchPredicateError {
+        FetchPredicateError(.unknownKeyPath, "entity '\(entity)' has no property named '\(key)'", found: key)
     }
 }

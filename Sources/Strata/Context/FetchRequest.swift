@@ -42,7 +42,7 @@ public struct FetchRequest: Sendable {
     /// (Core Data's `fetchRequestFromTemplate(withName:substitutionVariables:)`).
     ///
     /// - Throws: ``StoreError/Code/invalidRequest`` when the template does not exist;
-    ///   ``PredicateError`` when its predicate does not parse or a variable is missing.
+    ///   ``FetchPredicateError`` when its predicate does not parse or a variable is missing.
     public init(
         template name: String, in model: ManagedObjectModel, substitutionVariables: [String: any PredicateArgument] = [:]
     ) throws {

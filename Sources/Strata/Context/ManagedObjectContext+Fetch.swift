@@ -7,7 +7,7 @@ extension ManagedObjectContext {
     /// applies the rest, merges results of several stores in sort order and, with
     /// ``FetchRequest/includesPendingChanges``, reflects unsaved inserts, updates and deletes.
     ///
-    /// - Throws: ``StoreError`` for an unknown entity or a store failure; ``PredicateError`` for a
+    /// - Throws: ``StoreError`` for an unknown entity or a store failure; ``FetchPredicateError`` for a
     ///   predicate or sort key that does not fit the entity.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         try run(request, kind: .rows).objects

@@ -32,7 +32,7 @@ public struct RowView: PredicateEvaluable {
 
     public func keyValue(forKey key: String) throws -> KeyValue {
         guard let slot = entity.index(ofProperty: key) else {
-            throw PredicateError.unknownKey(key, entity: entity.name)
+            throw FetchPredicateError.unknownKey(key, entity: entity.name)
         }
         switch row.values[slot] {
         case .reference(let id):

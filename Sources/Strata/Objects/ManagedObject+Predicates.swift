@@ -4,7 +4,7 @@ extension ManagedObject: PredicateEvaluable {
     /// Reads a key for predicate evaluation and sorting, firing the fault if needed.
     public func keyValue(forKey key: String) throws -> KeyValue {
         guard let slot = entity.index(ofProperty: key) else {
-            throw PredicateError.unknownKey(key, entity: entity.name)
+            throw FetchPredicateError.unknownKey(key, entity: entity.name)
         }
         fireFault()
         guard !values.isEmpty else { return .value(.null) }
