@@ -73,7 +73,9 @@ extension ConformanceSuite {
                 try requireEqual(Set(variables), Set(literal), "variables")
                 let ann = try fetch(context, "Employee", "name == 'Ann'")[0]
                 let mentees = try context.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "mentor == %@", ann.objectID)))
-                try requireEqual(Set(mentees.map(\.objectID)), Set(ann.objects(forKey: "mentees").map(\.objectID)), "objects as arguments")
+                try requireEqual(Set(mentees.map(\.objectID)), Set(ann.objects(forKey: "mentees").map(\.objectID)), "object IDs as arguments")
+                let byObject = try context.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "mentor == %@", ann)))
+                try requireEqual(Set(byObject.map(\.objectID)), Set(mentees.map(\.objectID)), "objects as arguments")
             },
         ]
     }

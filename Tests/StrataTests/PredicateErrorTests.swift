@@ -64,14 +64,14 @@ struct PredicateErrorTests {
     }
 
     @Test("format arguments: missing, extra and of the wrong kind", arguments: [
-        ("a == %@", [any PredicateArgument]()), ("a == %@", [1, 2] as [any PredicateArgument]),
-        ("%K == 1", [3] as [any PredicateArgument]), ("a == %d", ["x"] as [any PredicateArgument]),
-        ("a == %f", ["x"] as [any PredicateArgument]), ("a == %s", [1] as [any PredicateArgument]),
-        ("%K == 1", ["a b"] as [any PredicateArgument]), ("%K == 1", ["a..b"] as [any PredicateArgument]),
-        ("%K == 1", [""] as [any PredicateArgument]), ("a == %d", [1.5] as [any PredicateArgument]),
-        ("a IN %@", [StoreValue.unfetched] as [any PredicateArgument]),
+        ("a == %@", [any PredicateArgument & Sendable]()), ("a == %@", [1, 2] as [any PredicateArgument & Sendable]),
+        ("%K == 1", [3] as [any PredicateArgument & Sendable]), ("a == %d", ["x"] as [any PredicateArgument & Sendable]),
+        ("a == %f", ["x"] as [any PredicateArgument & Sendable]), ("a == %s", [1] as [any PredicateArgument & Sendable]),
+        ("%K == 1", ["a b"] as [any PredicateArgument & Sendable]), ("%K == 1", ["a..b"] as [any PredicateArgument & Sendable]),
+        ("%K == 1", [""] as [any PredicateArgument & Sendable]), ("a == %d", [1.5] as [any PredicateArgument & Sendable]),
+        ("a IN %@", [StoreValue.unfetched] as [any PredicateArgument & Sendable]),
     ])
-    func argumentErrors(format: String, arguments: [any PredicateArgument]) {
+    func argumentErrors(format: String, arguments: [any PredicateArgument & Sendable]) {
         #expect(predicateErrorCode { _ = try FetchPredicate(format: format, argumentArray: arguments) } == .invalidArgument)
     }
 

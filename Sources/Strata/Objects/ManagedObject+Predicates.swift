@@ -29,3 +29,8 @@ extension ManagedObjectID: PredicateArgument {
     /// An object ID in a predicate compares as a reference to its row.
     public var predicateArgument: PredicateArgumentValue { .value(.reference(rowID)) }
 }
+
+extension ManagedObject: PredicateArgument {
+    /// An object in a predicate (`department == %@`) compares as a reference to its row.
+    public var predicateArgument: PredicateArgumentValue { .value(.reference(objectID.rowID)) }
+}

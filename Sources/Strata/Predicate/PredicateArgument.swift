@@ -5,7 +5,10 @@ import Foundation
 /// Numbers, strings, dates, data, UUIDs, URLs, decimals, Booleans, ``StoreValue``, ``RowID``,
 /// arrays and sets of these, and optionals of these (`nil` is `NULL`) conform.
 /// ``PredicateKeyPath`` is a key path for `%@` or `%K`; a plain `String` also works for `%K`.
-public protocol PredicateArgument: Sendable {
+/// Managed objects and object IDs conform too (`department == %@`), standing for their row.
+/// Arguments are read once, when the predicate is built, so the protocol does not require
+/// `Sendable` (managed objects are confined to their context).
+public protocol PredicateArgument {
     /// The value the argument stands for.
     var predicateArgument: PredicateArgumentValue { get }
 }
