@@ -43,6 +43,17 @@ struct RowCacheTests {
         #expect(cache.snapshot(for: key(2)) == nil)
     }
 
+    @Test("a byte bound evicts large rows to stay near the limit")
+    func byteBound() {
+        let cache = RowCache(limit: 1_000, byteLimit: 50_000)
+        let big = (1...20).map { RowSnapshot(id: RowID(entity: 1, primaryKey: $0), version: 1, values: [.binary(Data(count: 10_000))]) }
+        cache.store(big, in: store)
+        let stats = cache.statistics
+        #expect(stats.bytes <= 50_000 + 50_000 / 8)
+        #expect(stats.count < 20)
+        #expect(stats.evictions > 0)
+    }
+
     @Test("pinned rows are never evicted, and become evictable when unpinned")
     func pinning() {
         let cache = RowCache(limit: 10)

@@ -30,9 +30,10 @@ public final class PersistentStoreCoordinator: Sendable {
     /// - Parameters:
     ///   - model: The model every attached store must match.
     ///   - rowCacheLimit: The most unpinned rows the row cache keeps.
-    public init(managedObjectModel model: ManagedObjectModel, rowCacheLimit: Int = 100_000) {
+    ///   - rowCacheByteLimit: When given, about how many bytes of values the row cache keeps.
+    public init(managedObjectModel model: ManagedObjectModel, rowCacheLimit: Int = 100_000, rowCacheByteLimit: Int? = nil) {
         self.managedObjectModel = model
-        self.rowCache = RowCache(limit: rowCacheLimit)
+        self.rowCache = RowCache(limit: rowCacheLimit, byteLimit: rowCacheByteLimit)
     }
 
     /// The attached stores, in the order they were added.

@@ -4,7 +4,8 @@ import Synchronization
 // C1. At most one resident snapshot per (store, row).
 // C2. A resident version never decreases: storing an older version than the resident one is ignored.
 // C3. A snapshot pinned by a live context (pin count > 0) is never evicted.
-// C4. `count` never exceeds `limit` except by pinned entries.
+// C4. `count` never exceeds `limit`, and `bytes` never exceeds `byteLimit`, except by pinned entries
+//     (eviction runs in bulk once 1/8 over, so either may briefly exceed by that slack).
 // States: absent -> resident [store] -> pinned [pin] -> resident [unpin] -> absent [evict/remove]
 
 /// The coordinator's row cache: the last known snapshot of each row, with its version, shared by
@@ -12,7 +13,8 @@ import Synchronization
 ///
 /// Fetches and fault fulfilment put rows here; saves replace them; contexts pin the rows their
 /// registered objects hold so those are never evicted. Bounded by a row count; the least recently
-/// used unpinned rows go first.
+/// used unpinned rows go first. Bound it by rows (`limit`) and, optionally, by an estimate of the
+/// bytes its values hold (`byteLimit`).
 ///
 /// Thread safety: `Sendable`; one `Mutex` guards all state.
 public final class RowCache: Sendable {
@@ -41,12 +43,15 @@ public final class RowCache: Sendable {
         public var count = 0
         /// Rows pinned now.
         public var pinned = 0
+        /// Estimated bytes held by resident rows.
+        public var bytes = 0
     }
 
     private struct Entry {
         var snapshot: RowSnapshot
         var pins: Int
         var lastUse: UInt64
+        var bytes: Int
     }
 
     private struct State {
@@ -54,12 +59,17 @@ public final class RowCache: Sendable {
         var clock: UInt64 = 0
         var statistics = Statistics()
         var limit: Int
+        var byteLimit: Int?
+        var bytes = 0
     }
 
     private let state: Mutex<State>
 
-    /// Creates a cache holding at most `limit` unpinned rows.
-    public init(limit: Int = 100_000) { state = Mutex(State(limit: max(limit, 0))) }
+    /// Creates a cache holding at most `limit` unpinned rows and, when given, about `byteLimit`
+    /// bytes of values.
+    public init(limit: Int = 100_000, byteLimit: Int? = nil) {
+        state = Mutex(State(limit: max(limit, 0), byteLimit: byteLimit.map { max($0, 0) }))
+    }
 
     /// The most rows kept (pinned rows may exceed it).
     public var limit: Int {
@@ -72,6 +82,7 @@ public final class RowCache: Sendable {
         state.withLock { s in
             var stats = s.statistics
             stats.count = s.entries.count
+            stats.bytes = s.bytes
             stats.pinned = s.entries.values.reduce(0) { $0 + ($1.pins > 0 ? 1 : 0) }
             return stats
         }
@@ -105,15 +116,25 @@ public final class RowCache: Sendable {
             for snapshot in snapshots {
                 let key = Key(store: store, row: snapshot.id)
                 if var entry = s.entries[key] {
-                    if snapshot.version >= entry.snapshot.version { entry.snapshot = snapshot }
+                    if snapshot.version >= entry.snapshot.version {
+                        let size = Self.estimatedBytes(snapshot)
+                        s.bytes += size - entry.bytes
+                        entry.snapshot = snapshot
+                        entry.bytes = size
+                    }
                     entry.lastUse = s.clock
                     if pin { entry.pins += 1 }
                     s.entries[key] = entry
                 } else {
-                    s.entries[key] = Entry(snapshot: snapshot, pins: pin ? 1 : 0, lastUse: s.clock)
+                    let size = Self.estimatedBytes(snapshot)
+                    s.bytes += size
+                    s.entries[key] = Entry(snapshot: snapshot, pins: pin ? 1 : 0, lastUse: s.clock, bytes: size)
                 }
             }
             Self.evictIfNeeded(&s)
+            #if STRATA_CHECKS
+            if s.clock % 64 == 0 { assert(Self.checkInvariants(s), "row cache invariants C1-C4 broken") }
+            #endif
         }
     }
 
@@ -136,33 +157,59 @@ public final class RowCache: Sendable {
 
     /// Drops rows (deleted by a save), pinned or not.
     public func remove(_ keys: [Key]) {
-        state.withLock { s in for key in keys { s.entries[key] = nil } }
+        state.withLock { s in
+            for key in keys {
+                if let entry = s.entries.removeValue(forKey: key) { s.bytes -= entry.bytes }
+            }
+        }
     }
 
     /// Drops every row of a store (when it is removed from the coordinator).
     public func removeAll(in store: ObjectIdentifier) {
-        state.withLock { s in s.entries = s.entries.filter { $0.key.store != store } }
+        state.withLock { s in
+            s.entries = s.entries.filter { $0.key.store != store }
+            s.bytes = s.entries.values.reduce(0) { $0 + $1.bytes }
+        }
     }
 
     private static func evictIfNeeded(_ s: inout State) {
-        // Evict in bulk once 1/8 over the limit, so each eviction pass is amortized over many inserts.
+        // Evict in bulk once 1/8 over a bound, so each pass is amortized over many inserts.
         let slack = max(s.limit / 8, 16)
-        guard s.entries.count > s.limit + slack else { return }
+        let overCount = s.entries.count > s.limit + slack
+        let overBytes = s.byteLimit.map { s.bytes > $0 + $0 / 8 } ?? false
+        guard overCount || overBytes else { return }
         let victims = s.entries.filter { $0.value.pins == 0 }.sorted { $0.value.lastUse < $1.value.lastUse }
-        let excess = s.entries.count - s.limit
-        for (key, _) in victims.prefix(excess) {
+        for (key, entry) in victims {
+            let countOK = s.entries.count <= s.limit
+            let bytesOK = s.byteLimit.map { s.bytes <= $0 } ?? true
+            if countOK && bytesOK { break }
             s.entries[key] = nil
+            s.bytes -= entry.bytes
             s.statistics.evictions += 1
         }
     }
 
-    #if STRATA_CHECKS
-    /// Checks C1–C4 (debug builds only).
-    func checkInvariants() -> Bool {
-        state.withLock { s in
-            let unpinned = s.entries.values.filter { $0.pins == 0 }.count
-            return unpinned <= s.limit + max(s.limit / 8, 16) && s.entries.values.allSatisfy { $0.pins >= 0 }
+    /// A rough size of a snapshot's values, for the byte bound.
+    static func estimatedBytes(_ snapshot: RowSnapshot) -> Int {
+        var total = 32 + snapshot.values.count * 24
+        for value in snapshot.values {
+            switch value {
+            case .string(let text): total += text.utf8.count
+            case .binary(let data): total += data.count
+            case .references(let ids): total += ids.count * 12
+            default: break
+            }
         }
+        return total
+    }
+
+    #if STRATA_CHECKS
+    /// Checks C1–C4 (debug builds only); sampled from `store` so debug runs stay linear.
+    private static func checkInvariants(_ s: State) -> Bool {
+        let unpinned = s.entries.values.filter { $0.pins == 0 }.count
+        let bytes = s.entries.values.reduce(0) { $0 + $1.bytes }
+        return unpinned <= s.limit + max(s.limit / 8, 16) && s.entries.values.allSatisfy { $0.pins >= 0 }
+            && bytes == s.bytes
     }
     #endif
 }
