@@ -47,21 +47,27 @@ extension ConformanceSuite {
                 let mix = try fetch(reopened, "Playlist")[0]
                 try requireEqual(names(mix.objects(forKey: "tracks"), "title"), ["Track 3", "Track 0", "Track 5", "Track 1"], "ordered tracks after reopen")
             },
-            ConformanceCase("primary keys are never handed out twice, even after a failed save") { harness in
-                let fixture = try Fixture(harness, seeded: false)
-                let context = fixture.context()
-                let a = try context.insertNewObject(forEntityName: "Tag")
-                a["name"] = "one"
-                let b = try context.insertNewObject(forEntityName: "Tag")
-                b["name"] = "one"
-                try requireThrows("duplicate tag names") { try context.save() }
-                b["name"] = "two"
-                try context.save()
-                let first = try fixture.store.driver.allocatePrimaryKeys(forEntity: a.entity.entityNumber, count: 3)
-                let keys = Set([a.objectID.primaryKey, b.objectID.primaryKey])
-                try require(keys.allSatisfy { !first.contains($0) }, "new keys \(first) overlap used keys \(keys)")
-                let second = try fixture.store.driver.allocatePrimaryKeys(forEntity: a.entity.entityNumber, count: 2)
-                try require(second.lowerBound > first.upperBound, "keys \(second) after \(first)")
+            ConformanceCase("primary keys are never handed out twice, even after a failed apply or a reopen") { harness in
+                let fixture = try Fixture(harness)
+                let driver = fixture.store.driver
+                let entity = ConformanceModel.model.entity(named: "Tag")!  // in the model
+                let existing = try driver.fetch(StoreFetch(entity: entity)).rows
+                let used = Set(existing.map(\.id.primaryKey))
+                let first = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 3)
+                try require(used.allSatisfy { !first.contains($0) }, "new keys \(first) overlap stored keys \(used)")
+                var batch = ChangeBatch()
+                var row = existing[0]
+                row.id = RowID(entity: entity.entityNumber, primaryKey: first.lowerBound)
+                batch.inserts = [row]
+                batch.deletes = [RowDelete(id: existing[1].id, expectedVersion: existing[1].version + 5)]
+                try requireThrows("a batch with a stale delete", matches: { ($0 as? StoreError)?.code == .conflict }) {
+                    _ = try driver.apply(batch)
+                }
+                let second = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 2)
+                try require(second.lowerBound > first.upperBound, "keys \(second) after \(first) and a failed apply")
+                let (coordinator, _) = try fixture.reopen()
+                let third = try coordinator.persistentStores[0].driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 1)
+                try require(third.lowerBound > second.upperBound, "keys \(third) after reopening, past \(second)")
             },
             ConformanceCase("close is idempotent") { harness in
                 let fixture = try Fixture(harness, seeded: false)

@@ -71,6 +71,54 @@ struct CoordinatorTests {
         #expect(try second.driver.fetch(StoreFetch(entity: e.entity)).rows.isEmpty)
     }
 
+    @Test("a save over two stores that fails in the second after the first committed says so")
+    func partialCommit() throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let first = try coordinator.addPersistentStore(type: .inMemory)
+        let second = try coordinator.addPersistentStore(type: .inMemory)
+        let setup = ManagedObjectContext(coordinator: coordinator)
+        let tag = try setup.insertNewObject(forEntityName: "Tag")
+        tag["name"] = "shared"
+        try setup.assign(tag, to: second)
+        try setup.save()
+        let stale = ManagedObjectContext(coordinator: coordinator)
+        let mine = try stale.existingObject(with: tag.objectID)
+        tag["name"] = "changed elsewhere"
+        try setup.save()
+        mine["name"] = "mine"
+        let fresh = try stale.insertNewObject(forEntityName: "Tag")
+        fresh["name"] = "new"
+        try stale.assign(fresh, to: first)
+        do {
+            try stale.save()
+            Issue.record("a stale save succeeded")
+        } catch let error as StoreError {
+            #expect(error.code == .partialCommit)
+            #expect((error.underlying as? StoreError)?.code == .conflict)
+        }
+        #expect(try first.driver.fetch(StoreFetch(entity: tag.entity)).rows.count == 1)
+    }
+
+    @Test("attaching the same store location twice is refused")
+    func attachTwice() throws {
+        let url = URL(string: "memory://twice-\(UUID().uuidString)")!
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        try coordinator.addPersistentStore(type: .inMemory, at: url)
+        #expect(throws: StoreError.self) { try coordinator.addPersistentStore(type: .inMemory, at: url) }
+    }
+
+    @Test("execute returns what the request's result type asks for")
+    func executeResultTypes() throws {
+        let stack = try TestStack(seeded: true)
+        var request = FetchRequest(entityName: "Tag")
+        request.resultType = .managedObjectID
+        #expect(try stack.context.execute(request).objectIDs?.count == 4)
+        request.resultType = .count
+        if case .count(let n) = try stack.context.execute(request) { #expect(n == 4) } else { Issue.record("not a count") }
+        request.resultType = .dictionary
+        if case .dictionaries(let rows) = try stack.context.execute(request) { #expect(rows.count == 4) } else { Issue.record("not dictionaries") }
+    }
+
     @Test("assigning an object to a store that does not hold its entity is an error")
     func assignWrongStore() throws {
         let (coordinator, _, media) = try twoStores()

@@ -9,3 +9,27 @@ public enum FetchResultType: Int, Sendable, Hashable {
     /// The number of matching objects.
     case count = 4
 }
+
+/// What ``ManagedObjectContext/execute(_:)`` returns, by ``FetchRequest/resultType``.
+public enum FetchResults {
+    /// Managed objects.
+    case objects([ManagedObject])
+    /// Object IDs.
+    case objectIDs([ManagedObjectID])
+    /// Dictionaries of property values.
+    case dictionaries([[String: Any]])
+    /// A count.
+    case count(Int)
+
+    /// The objects, when the result holds objects.
+    public var objects: [ManagedObject]? {
+        if case .objects(let objects) = self { return objects }
+        return nil
+    }
+
+    /// The object IDs, when the result holds IDs.
+    public var objectIDs: [ManagedObjectID]? {
+        if case .objectIDs(let ids) = self { return ids }
+        return nil
+    }
+}

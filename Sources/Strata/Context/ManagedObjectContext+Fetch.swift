@@ -46,6 +46,17 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Runs a request and returns what its ``FetchRequest/resultType`` asks for (Core Data's
+    /// `execute(_:)` / result-typed `fetch(_:)`).
+    public func execute(_ request: FetchRequest) throws -> FetchResults {
+        switch request.resultType {
+        case .managedObject: .objects(try fetch(request))
+        case .managedObjectID: .objectIDs(try fetchObjectIDs(request))
+        case .dictionary: .dictionaries(try fetchDictionaries(request))
+        case .count: .count(try count(for: request))
+        }
+    }
+
     /// Counts matching objects, without loading them where the stores can count.
     public func count(for request: FetchRequest) throws -> Int {
         try run(request, kind: .count).count
@@ -72,6 +83,7 @@ extension ManagedObjectContext {
         let pushPage = stores.count == 1 && !pending
 
         // The common case: one store, nothing pending, the driver does everything.
+        var firstResult: StoreFetchResult?
         if pushPage, let store = stores.first {
             let batched = kind == .rows && request.fetchBatchSize > 0
             var fetch = storeFetch(request, entity, kind: batched ? .ids : kind)
@@ -90,12 +102,14 @@ extension ManagedObjectContext {
                 let objects = materialize(result.rows, store, request)
                 return Outcome(objects: objects, count: objects.count)
             }
+            // The driver did not page: if it returned rows, finish them below instead of asking again.
+            if kind == .rows && !batched && request.fetchOffset == 0 && limit == nil { firstResult = result }
         }
 
         var candidates: [ManagedObject] = []
         for store in stores {
             let fetch = storeFetch(request, entity, kind: .rows)
-            let result = try coordinator.fetch(fetch, in: store)
+            let result = try firstResult ?? coordinator.fetch(fetch, in: store)
             var rows = result.rows
             if !result.appliedPredicate, let predicate = request.predicate {
                 rows = try rows.filter { row in

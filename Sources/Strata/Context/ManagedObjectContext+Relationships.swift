@@ -51,8 +51,7 @@ extension ManagedObjectContext {
             faultBatches[ObjectIdentifier(target)] = nil
             if let row = rows[id.rowID] {
                 target.fulfill(from: row)
-                let key = RowCache.Key(store: ObjectIdentifier(store), row: id.rowID)
-                if pinned.insert(key).inserted { pendingPins.append(key) }
+                notePin(RowCache.Key(store: ObjectIdentifier(store), row: id.rowID))
             } else {
                 target.values = target.entity.properties.map { $0.relationship?.isToMany == true ? .references([]) : .null }
                 target.faulted = false

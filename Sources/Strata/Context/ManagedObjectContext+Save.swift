@@ -211,15 +211,13 @@ extension ManagedObjectContext {
         inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject],
         results: [ObjectIdentifier: CommitResult]
     ) {
-        var newPins: [RowCache.Key] = []
         for object in inserts + updates {
             guard let store = object.objectID.persistentStore else { continue }
             let version = results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] ?? (object.snapshot?.version ?? 0)
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: version, values: storedValues(object))
             object.changedSlots = []
             object.inserted = false
-            let key = RowCache.Key(store: ObjectIdentifier(store), row: object.objectID.rowID)
-            if pinned.insert(key).inserted { newPins.append(key) }
+            notePin(RowCache.Key(store: ObjectIdentifier(store), row: object.objectID.rowID))
         }
         var unpinned: [RowCache.Key] = []
         for object in deletes + insertedObjects_.values.filter({ $0.deleted }) {
@@ -232,7 +230,7 @@ extension ManagedObjectContext {
             object.inserted = false
             object.managedObjectContext = nil
         }
-        coordinator.rowCache.pin(newPins)
+        flushPins()
         coordinator.rowCache.unpin(unpinned)
         let saved = ContextDidSave(
             insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),

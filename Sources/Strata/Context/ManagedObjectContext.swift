@@ -232,17 +232,22 @@ public final class ManagedObjectContext: @unchecked Sendable {
             object.awakeFromFetch()
         }
         registered[id] = object
-        let key = RowCache.Key(store: ObjectIdentifier(store), row: row.id)
-        if pinned.insert(key).inserted {
-            pendingPins.append(key)
-            if pendingPins.count >= 4096 { flushPins() }
-        }
+        notePin(RowCache.Key(store: ObjectIdentifier(store), row: row.id))
         return object
     }
 
+    /// Queues a row to pin for a registered object (pinned in bulk by ``flushPins()``).
+    func notePin(_ key: RowCache.Key) {
+        guard !pinned.contains(key) else { return }
+        pendingPins.append(key)
+        if pendingPins.count >= 4096 { flushPins() }
+    }
+
+    /// Pins queued rows; only rows the cache really pinned are remembered for unpinning.
     func flushPins() {
         guard !pendingPins.isEmpty else { return }
-        coordinator.rowCache.pin(pendingPins)
+        let candidates = Array(Set(pendingPins).subtracting(pinned))
+        pinned.formUnion(coordinator.rowCache.pin(candidates))
         pendingPins.removeAll(keepingCapacity: true)
     }
 }

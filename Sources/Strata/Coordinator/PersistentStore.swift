@@ -58,7 +58,7 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
     public func setMetadata(_ metadata: StoreMetadata) throws {
         try ensureOpen()
         if isReadOnly { throw StoreError(.readOnly, "the store was opened read-only", store: displayName) }
-        try writeLock.withLock { _ in
+        try write {
             try driver.saveMetadata(metadata)
             metadataState.withLock { $0 = metadata }
         }

@@ -62,11 +62,12 @@ extension PersistentStoreCoordinator {
                 committed.append(store)
                 updateCache(after: batch, result: result, in: store)
                 if let metadata = batch.metadata { store.updateCachedMetadata(metadata) }
-            } catch let error as StoreError where !committed.isEmpty {
+            } catch where !committed.isEmpty {
+                let storeError = error as? StoreError
                 throw StoreError(
                     .partialCommit,
-                    "saving to \(store.displayName) failed after \(committed.map(\.displayName).joined(separator: ", ")) committed: \(error.message)",
-                    store: store.displayName, objectIDs: error.objectIDs, underlying: error)
+                    "saving to \(store.displayName) failed after \(committed.map(\.displayName).joined(separator: ", ")) committed: \(storeError?.message ?? "\(error)")",
+                    store: store.displayName, objectIDs: storeError?.objectIDs ?? [], underlying: storeError ?? StoreError(.io, "\(error)"))
             }
         }
         return results

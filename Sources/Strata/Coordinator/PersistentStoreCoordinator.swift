@@ -58,6 +58,9 @@ public final class PersistentStoreCoordinator: Sendable {
         } catch {
             throw StoreError(.invalidRequest, "\(error)", store: url?.path)
         }
+        if let url, persistentStore(for: url) != nil {
+            throw StoreError(.invalidRequest, "the store is already attached to this coordinator", store: url.path)
+        }
         let request = StoreOpenRequest(
             url: url, model: managedObjectModel, configuration: configuration, options: options)
         let driver = try type.factory.makeDriver(request)

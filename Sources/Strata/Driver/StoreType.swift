@@ -20,8 +20,8 @@ public protocol StoreDriverFactory: Sendable {
 }
 
 extension StoreDriverFactory {
-    /// By default metadata is read by opening the store with an empty model; drivers override
-    /// this when that would be wrong or slow.
+    /// By default a driver cannot read metadata without attaching the store (`nil`); file-backed
+    /// drivers override this.
     public func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata? { nil }
 
     /// By default a driver cannot recover a model.

@@ -20,7 +20,7 @@ extension ManagedObject {
 
     /// Sets a property, converting the Swift value to the attribute's type and keeping inverse
     /// relationships consistent. Misuse (an unknown key, a value of the wrong type) stops the
-    /// program with a message; use ``setStoreValue(_:forKey:)`` or ``setValue(_:forKey:)-throws``
+    /// program with a message; use ``setStoreValue(_:forKey:)`` or ``setConvertedValue(_:forKey:)``
     /// for data that may be bad.
     public func setValue(_ value: Any?, forKey key: String) {
         do {

@@ -138,10 +138,18 @@ public final class RowCache: Sendable {
         }
     }
 
-    /// Adds one pin to each resident key (C3).
-    public func pin(_ keys: [Key]) {
+    /// Adds one pin to each resident key (C3) and returns the keys it pinned; a key not resident
+    /// is not pinned, and the caller must not unpin it later.
+    @discardableResult
+    public func pin(_ keys: [Key]) -> [Key] {
         state.withLock { s in
-            for key in keys { s.entries[key]?.pins += 1 }
+            var pinned: [Key] = []
+            pinned.reserveCapacity(keys.count)
+            for key in keys where s.entries[key] != nil {
+                s.entries[key]!.pins += 1  // checked just above
+                pinned.append(key)
+            }
+            return pinned
         }
     }
 

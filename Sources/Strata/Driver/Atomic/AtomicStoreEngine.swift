@@ -160,13 +160,20 @@ public final class AtomicStoreEngine: Sendable {
                 "\(stale.count) row\(stale.count == 1 ? " was" : "s were") changed or deleted by another save: \(stale.prefix(10).map(\.description).joined(separator: ", "))",
                 store: storeName, objectIDs: stale.compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } })
         }
+        var insertedIDs = Set<RowID>()
         for insert in batch.inserts {
             guard let entity = model.entity(number: insert.id.entity), insert.values.count == entity.properties.count
             else {
                 throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
             }
-            if current.row(insert.id) != nil {
+            if current.row(insert.id) != nil || !insertedIDs.insert(insert.id).inserted {
                 throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
+            }
+        }
+        for update in batch.updates {
+            let width = model.entity(number: update.id.entity)?.properties.count ?? -1
+            guard update.values.count == width, update.changedSlots.allSatisfy({ (0..<width).contains($0) }) else {
+                throw StoreError(.corrupt, "update of row \(update.id) does not fit the model", store: storeName)
             }
         }
     }
