@@ -39,7 +39,7 @@ do {
     // Set just above when missing.
     let object = counter!
     while true {
-        let next = ((object["value"] as? Int64) ?? 0) + 1
+        let next = Int64((object["value"] as? Int) ?? 0) + 1
         object["value"] = next
         for index in 0..<3 {
             let entry = try context.insertNewObject(forEntityName: "Entry")
