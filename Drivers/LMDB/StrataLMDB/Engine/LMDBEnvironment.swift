@@ -253,3 +253,8 @@ final class ReadWriteLock: @unchecked Sendable {
         return try body()
     }
 }
+
+// LMDB's error macros as plain constants for callers outside the shim (tests).
+let MDB_READERS_FULL_CODE = MDB_READERS_FULL
+let MDB_MAP_FULL_CODE = MDB_MAP_FULL
+let MDB_INVALID_CODE = MDB_INVALID
