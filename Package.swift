@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .library(name: "StrataTools", targets: ["StrataTools"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
+        .library(name: "StrataLMDB", targets: ["StrataLMDB"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -28,6 +29,12 @@ let package = Package(
         .target(
             name: "StrataSQLite", dependencies: ["Strata", "CSQLite"], path: "Drivers/SQLite/StrataSQLite",
             swiftSettings: checks),
+        .systemLibrary(
+            name: "CLMDB", path: "Drivers/LMDB/CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .target(name: "StrataLMDB", dependencies: ["Strata", "CLMDB"], path: "Drivers/LMDB/StrataLMDB", swiftSettings: checks),
+        // Saves in a loop until killed; the LMDB kill test spawns it.
+        .executableTarget(
+            name: "strata-lmdb-killtest", dependencies: ["Strata", "StrataLMDB"], path: "Drivers/LMDB/KillTest"),
         .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
@@ -39,6 +46,8 @@ let package = Package(
             path: "Sources/strata"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(name: "StrataInMemoryTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
+        .testTarget(
+            name: "StrataLMDBTests", dependencies: ["StrataLMDB", "Strata", "StrataTesting", "strata-lmdb-killtest"]),
         .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata"]),
         .testTarget(name: "StrataToolsTests", dependencies: ["StrataTools", "strata"]),
     ],

@@ -1,0 +1,260 @@
+import CLMDB
+import Foundation
+import Strata
+import Synchronization
+
+// LMDB ENVIRONMENT INVARIANTS
+// E1. One MDB_env per file per process (LMDB forbids opening a file twice in one process): the
+//     registry hands out a shared environment and closes it when the last driver releases it.
+// E2. Every transaction runs inside `gate` held shared; the map is resized only with `gate` held
+//     exclusively, so no transaction of this process is live during mdb_env_set_mapsize.
+// E3. At most one write transaction per process (`writer`); LMDB's own lock serializes writers
+//     across processes.
+// E4. A write that hits MDB_MAP_FULL is aborted (nothing of it is visible), the map grows (doubling,
+//     at most `maximumMapSize`) and the whole transaction body runs again; beyond the maximum the
+//     caller gets StoreError(.full) and the store is as before.
+// E5. Buffers read from the map never leave the closure of the transaction that read them.
+
+/// A shared LMDB environment (one file) with its named databases, map growth and error mapping.
+///
+/// Thread safety: `@unchecked Sendable`. The `MDB_env` is thread-safe for transactions begun with
+/// `MDB_NOTLS`; the map size and database handles are guarded by `gate` and `handles` (a `Mutex`);
+/// writes are serialized by `writer`.
+final class LMDBEnvironment: @unchecked Sendable {
+    let handle: OpaquePointer
+    /// The store's path, for messages.
+    let path: String
+    /// The largest map the environment may grow to, in bytes.
+    let maximumMapSize: Int
+    let isReadOnly: Bool
+    private let gate = ReadWriteLock()
+    private let writer = NSLock()
+    private let handles = Mutex<[String: MDB_dbi]>([:])
+    private let currentMapSize: Atomic<Int>
+
+    init(path: String, isDirectory: Bool, options: LMDBOptions, readOnly: Bool) throws {
+        self.path = path
+        self.maximumMapSize = options.maximumMapSize
+        self.isReadOnly = readOnly
+        var env: OpaquePointer?
+        try Self.check(mdb_env_create(&env), path: path, "creating the environment")
+        // mdb_env_create succeeded, so env is set.
+        let handle = env!
+        do {
+            try Self.check(mdb_env_set_maxdbs(handle, MDB_dbi(options.maximumDatabases)), path: path, "configuring")
+            try Self.check(mdb_env_set_maxreaders(handle, UInt32(options.maximumReaders)), path: path, "configuring")
+            try Self.check(mdb_env_set_mapsize(handle, options.mapSize), path: path, "configuring")
+            var flags = UInt32(MDB_NOTLS) | options.syncFlags
+            if !isDirectory { flags |= UInt32(MDB_NOSUBDIR) }
+            if readOnly { flags |= UInt32(MDB_RDONLY) }
+            try Self.check(mdb_env_open(handle, path, flags, 0o644), path: path, "opening")
+            var dead: Int32 = 0
+            mdb_reader_check(handle, &dead)
+        } catch {
+            mdb_env_close(handle)
+            throw error
+        }
+        self.handle = handle
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        currentMapSize = Atomic(info.me_mapsize)
+    }
+
+    deinit { mdb_env_close(handle) }
+
+    /// The current map size in bytes.
+    var mapSize: Int { currentMapSize.load(ordering: .relaxed) }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read-only transaction (an MVCC snapshot of the last commit). With `commit`
+    /// the transaction commits instead of aborting (database handles opened in it then persist).
+    func read<T>(commit: Bool = false, _ body: (LMDBTransaction) throws -> T) throws -> T {
+        while true {
+            let outcome: Result<T, any Error>? = try gate.withShared {
+                var txn: OpaquePointer?
+                let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                if rc == MDB_MAP_RESIZED { return nil }
+                if rc == MDB_READERS_FULL {
+                    var dead: Int32 = 0
+                    mdb_reader_check(handle, &dead)
+                    if dead > 0 { return nil }
+                }
+                try check(rc, "starting a read")
+                // mdb_txn_begin succeeded, so txn is set.
+                let result = Result { try body(LMDBTransaction(handle: txn!, environment: self)) }
+                if commit, case .success = result {
+                    try check(mdb_txn_commit(txn!), "finishing a read")
+                } else {
+                    mdb_txn_abort(txn!)
+                }
+                return result
+            }
+            if let outcome { return try outcome.get() }
+            try adoptMapSize()
+        }
+    }
+
+    /// Runs `body` in a write transaction and commits it; on `MDB_MAP_FULL` grows the map and runs
+    /// `body` again (E4). When `body` throws, the transaction is aborted and nothing changes.
+    func write<T>(_ body: (LMDBTransaction) throws -> T) throws -> T {
+        if isReadOnly { throw StoreError(.readOnly, "the store was opened read-only", store: path) }
+        return try writer.withLock {
+            while true {
+                let outcome: Result<T, any Error>? = try gate.withShared {
+                    var txn: OpaquePointer?
+                    let rc = mdb_txn_begin(handle, nil, 0, &txn)
+                    if rc == MDB_MAP_RESIZED { return nil }
+                    try check(rc, "starting a write")
+                    // mdb_txn_begin succeeded.
+                    let transaction = LMDBTransaction(handle: txn!, environment: self)
+                    do {
+                        let value = try body(transaction)
+                        let commit = mdb_txn_commit(txn!)
+                        if commit == MDB_MAP_FULL { return .failure(MapFull()) }
+                        try check(commit, "committing")
+                        return .success(value)
+                    } catch {
+                        mdb_txn_abort(txn!)
+                        if isMapFull(error) { return .failure(MapFull()) }
+                        return .failure(error)
+                    }
+                }
+                switch outcome {
+                case nil:
+                    try adoptMapSize()
+                case .failure(let error) where error is MapFull:
+                    try grow()
+                case .some(let result):
+                    return try result.get()
+                }
+            }
+        }
+    }
+
+    private struct MapFull: Error {}
+
+    private func isMapFull(_ error: any Error) -> Bool {
+        if error is MapFull { return true }
+        if let store = error as? StoreError, let engine = store.underlying as? LMDBEngineError { return engine.code == MDB_MAP_FULL }
+        return false
+    }
+
+    /// Doubles the map (at most to the maximum); throws `.full` when it is already there.
+    private func grow() throws {
+        try gate.withExclusive {
+            let current = currentMapSize.load(ordering: .relaxed)
+            guard current < maximumMapSize else {
+                throw StoreError(
+                    .full,
+                    "the LMDB map is full at its maximum size of \(current) bytes; the save was not applied. Raise the store option maxMapSize, or delete data",
+                    store: path, underlying: LMDBEngineError(code: MDB_MAP_FULL))
+            }
+            let next = min(max(current * 2, current + 1 << 20), maximumMapSize)
+            try check(mdb_env_set_mapsize(handle, next), "growing the map")
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            currentMapSize.store(info.me_mapsize, ordering: .relaxed)
+        }
+    }
+
+    /// Adopts a map size another process set (after `MDB_MAP_RESIZED`).
+    private func adoptMapSize() throws {
+        try gate.withExclusive {
+            try check(mdb_env_set_mapsize(handle, 0), "adopting the map size")
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            currentMapSize.store(info.me_mapsize, ordering: .relaxed)
+        }
+    }
+
+    // MARK: Named databases
+
+    /// The handle of the named database `name`, opened (and with `create`, created) in `txn`.
+    /// Returns `nil` when it does not exist and `create` is false.
+    func database(_ name: String, flags: Int32 = 0, create: Bool, in txn: LMDBTransaction) throws -> MDB_dbi? {
+        if let known = handles.withLock({ $0[name] }) { return known }
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(txn.handle, name, UInt32(flags | (create ? MDB_CREATE : 0)), &dbi)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "opening database '\(name)'")
+        return dbi
+    }
+
+    /// Records handles opened in a transaction that committed.
+    func remember(_ opened: [String: MDB_dbi]) { handles.withLock { $0.merge(opened) { a, _ in a } } }
+
+    // MARK: Errors
+
+    func check(_ rc: Int32, _ what: String) throws { try Self.check(rc, path: path, what) }
+
+    /// Maps an LMDB or system return code to a ``StoreError`` naming the store and the next step.
+    static func check(_ rc: Int32, path: String, _ what: String) throws {
+        guard rc != MDB_SUCCESS else { return }
+        let engine = LMDBEngineError(code: rc)
+        let (code, advice): (StoreError.Code, String) =
+            switch rc {
+            case MDB_INVALID, MDB_VERSION_MISMATCH:
+                (.corrupt, "the file is not an LMDB environment (or one of another LMDB version); check the path, or restore the store from a backup")
+            case MDB_CORRUPTED, MDB_PAGE_NOTFOUND:
+                (.corrupt, "the LMDB file is damaged; restore the store from a backup")
+            case MDB_MAP_FULL:
+                (.full, "the LMDB map is full; raise the store option maxMapSize")
+            case MDB_READERS_FULL:
+                (.locked, "every LMDB reader slot is taken, possibly by crashed processes (stale reader slots); close other readers, or run `mdb_stat -rr` on the store to clear stale slots")
+            case MDB_MAP_RESIZED:
+                (.io, "another process grew the map; retry")
+            case EACCES, EPERM:
+                (.io, "permission denied; check the owner and mode of the store file, its -lock file and their directory, or open the store read-only")
+            case EROFS:
+                (.readOnly, "the file system is read-only; open the store read-only")
+            case ENOENT:
+                (.notFound, "the store file does not exist; create it by opening without createIfMissing = false")
+            case ENOSPC:
+                (.full, "the disk is full; free space and retry")
+            case EAGAIN, EWOULDBLOCK:
+                (.locked, "the store is locked by another process; retry later")
+            default:
+                (.io, "LMDB failed; retry, or check the store file")
+            }
+        throw StoreError(code, "\(what) failed: \(advice)", store: path, underlying: engine)
+    }
+}
+
+/// An LMDB return code with its message (`mdb_strerror`).
+struct LMDBEngineError: Error, Sendable, CustomStringConvertible {
+    var code: Int32
+    var description: String { "LMDB error \(code): \(String(cString: mdb_strerror(code)))" }
+}
+
+/// A POSIX read-write lock: shared for transactions, exclusive for map resizes.
+///
+/// Thread safety: `@unchecked Sendable`; pthread_rwlock_t is made for concurrent use and lives in
+/// a stable heap allocation.
+final class ReadWriteLock: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+
+    init() { pthread_rwlock_init(lock, nil) }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func withShared<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
+    func withExclusive<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_rwlock_wrlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+}
+
+// LMDB's error macros as plain constants for callers outside the shim (tests).
+let MDB_READERS_FULL_CODE = MDB_READERS_FULL
+let MDB_MAP_FULL_CODE = MDB_MAP_FULL
+let MDB_INVALID_CODE = MDB_INVALID

@@ -1,0 +1,121 @@
+import CLMDB
+import Foundation
+import Strata
+
+/// The LMDB driver's store options, read from ``StoreOptions/values``:
+///
+/// | key          | meaning                                                        | default  |
+/// |--------------|----------------------------------------------------------------|----------|
+/// | `mapSize`    | initial map size in bytes (suffixes K, M, G, T allowed)        | `64M`    |
+/// | `maxMapSize` | the largest the map may grow to before saves fail with `.full` | `1T`     |
+/// | `sync`       | `full` (sync every commit), `meta` (no meta-page sync), `none` | `full`   |
+/// | `maxReaders` | reader slots (concurrent read transactions of all processes)   | `126`    |
+public struct LMDBOptions: Sendable, Hashable {
+    /// Initial map size in bytes.
+    public var mapSize: Int = 64 << 20
+    /// The largest map size in bytes.
+    public var maximumMapSize: Int = 1 << 40
+    /// Durability of commits.
+    public var sync: Sync = .full
+    /// Reader slots.
+    public var maximumReaders: Int = 126
+    /// Named databases the environment allows.
+    var maximumDatabases: Int = 64
+
+    /// Commit durability.
+    public enum Sync: String, Sendable, Hashable {
+        /// Every commit is synced to disk (LMDB's default).
+        case full
+        /// Data pages are synced, the meta page not (`MDB_NOMETASYNC`): the last commit may be lost
+        /// on a system crash, never the consistency of the store.
+        case meta
+        /// Nothing is synced (`MDB_NOSYNC`): commits survive a process crash, not a system crash.
+        case none
+    }
+
+    /// Default options.
+    public init() {}
+
+    /// Reads the options from a store's option values.
+    ///
+    /// - Throws: ``StoreError/Code/invalidRequest`` naming the option and the values it accepts.
+    public init(_ options: StoreOptions, store: String) throws {
+        let values = options.values
+        if let text = values["mapSize"] { mapSize = try Self.bytes(text, "mapSize", store: store) }
+        if let text = values["maxMapSize"] { maximumMapSize = try Self.bytes(text, "maxMapSize", store: store) }
+        if let text = values["sync"] {
+            guard let sync = Sync(rawValue: text.lowercased()) else {
+                throw StoreError(.invalidRequest, "store option sync is '\(text)'; use full, meta or none", store: store)
+            }
+            self.sync = sync
+        }
+        if let text = values["maxReaders"] {
+            guard let count = Int(text), count > 0 else {
+                throw StoreError(.invalidRequest, "store option maxReaders is '\(text)'; use a positive integer", store: store)
+            }
+            maximumReaders = count
+        }
+        mapSize = min(mapSize, maximumMapSize)
+    }
+
+    var syncFlags: UInt32 {
+        switch sync {
+        case .full: 0
+        case .meta: UInt32(MDB_NOMETASYNC)
+        case .none: UInt32(MDB_NOSYNC)
+        }
+    }
+
+    static func bytes(_ text: String, _ name: String, store: String) throws -> Int {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
+        if digits.hasSuffix("B") { digits.removeLast() }
+        var factor = 1
+        if let last = digits.last, let unit = units[last] {
+            factor = unit
+            digits.removeLast()
+        }
+        guard let number = Int(digits), number > 0, number <= Int.max / factor else {
+            throw StoreError(.invalidRequest, "store option \(name) is '\(text)'; use a byte count such as 1048576 or 64M", store: store)
+        }
+        return number * factor
+    }
+}
+
+/// Environments by file, shared by every driver of this process that opens the same store (E1).
+enum EnvironmentRegistry {
+    private struct Entry {
+        var environment: LMDBEnvironment
+        var users: Int
+    }
+    private static let entries = Mutex<[String: Entry]>([:])
+
+    /// The environment for `path`, opened when no driver of this process has it open.
+    static func acquire(path: String, isDirectory: Bool, options: LMDBOptions, readOnly: Bool) throws -> LMDBEnvironment {
+        try entries.withLock { table in
+            if var entry = table[path] {
+                if entry.environment.isReadOnly && !readOnly {
+                    throw StoreError(
+                        .readOnly, "the store is already open read-only in this process; close that store first", store: path)
+                }
+                entry.users += 1
+                table[path] = entry
+                return entry.environment
+            }
+            let environment = try LMDBEnvironment(path: path, isDirectory: isDirectory, options: options, readOnly: readOnly)
+            table[path] = Entry(environment: environment, users: 1)
+            return environment
+        }
+    }
+
+    /// Releases one use; the environment closes with its last user.
+    static func release(_ environment: LMDBEnvironment) {
+        entries.withLock { table in
+            guard var entry = table[environment.path], entry.environment === environment else { return }
+            entry.users -= 1
+            table[environment.path] = entry.users == 0 ? nil : entry
+        }
+    }
+}
+
+import Synchronization

@@ -1,0 +1,139 @@
+import CLMDB
+import Foundation
+import Strata
+
+/// One LMDB transaction (read-only or read-write) and the database operations the driver uses.
+///
+/// Lifetime: valid only inside the closure of ``LMDBEnvironment/read(_:)`` or
+/// ``LMDBEnvironment/write(_:)`` that produced it; every buffer it hands out points into the map
+/// and is valid only until that closure returns.
+struct LMDBTransaction {
+    let handle: OpaquePointer
+    let environment: LMDBEnvironment
+
+    /// The value stored under `key`, borrowed from the map, or `nil`.
+    func get(_ dbi: MDB_dbi, _ key: [UInt8]) throws -> UnsafeRawBufferPointer? {
+        try key.withUnsafeBytes { keyBytes in
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val()
+            let rc = mdb_get(handle, dbi, &k, &v)
+            if rc == MDB_NOTFOUND { return nil }
+            try environment.check(rc, "reading")
+            return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        }
+    }
+
+    /// Stores `value` under `key`.
+    func put(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8], flags: UInt32 = 0) throws {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { valueBytes in
+                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                let rc = mdb_put(handle, dbi, &k, &v, flags)
+                if rc == MDB_KEYEXIST, flags & UInt32(MDB_NODUPDATA) != 0 { return }
+                try environment.check(rc, "writing")
+            }
+        }
+    }
+
+    /// Deletes `key` (with `value`: only that duplicate). Missing entries are not an error.
+    func delete(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8]? = nil) throws {
+        try key.withUnsafeBytes { keyBytes in
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            let rc: Int32
+            if let value {
+                rc = value.withUnsafeBytes { valueBytes in
+                    var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                    return mdb_del(handle, dbi, &k, &v)
+                }
+            } else {
+                rc = mdb_del(handle, dbi, &k, nil)
+            }
+            if rc == MDB_NOTFOUND { return }
+            try environment.check(rc, "deleting")
+        }
+    }
+
+    /// Number of entries of a database.
+    func count(_ dbi: MDB_dbi) throws -> Int {
+        var stat = MDB_stat()
+        try environment.check(mdb_stat(handle, dbi, &stat), "counting")
+        return stat.ms_entries
+    }
+
+    /// Empties a database.
+    func drop(_ dbi: MDB_dbi) throws { try environment.check(mdb_drop(handle, dbi, 0), "clearing") }
+
+    /// Runs `body` with a cursor on `dbi`, closing it afterwards.
+    func withCursor<T>(_ dbi: MDB_dbi, _ body: (inout LMDBCursor) throws -> T) throws -> T {
+        var cursor: OpaquePointer?
+        try environment.check(mdb_cursor_open(handle, dbi, &cursor), "opening a cursor")
+        // mdb_cursor_open succeeded, so the cursor exists.
+        var wrapper = LMDBCursor(handle: cursor!, environment: environment)
+        defer { mdb_cursor_close(cursor) }
+        return try body(&wrapper)
+    }
+}
+
+/// A cursor over one database; positions are read as borrowed (key, value) buffers.
+struct LMDBCursor {
+    let handle: OpaquePointer
+    let environment: LMDBEnvironment
+    private var key = [UInt8]()
+
+    init(handle: OpaquePointer, environment: LMDBEnvironment) {
+        self.handle = handle
+        self.environment = environment
+    }
+
+    typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+    /// Moves the cursor; `nil` when there is no such entry.
+    mutating func move(_ op: MDB_cursor_op, to seek: [UInt8]? = nil, value seekValue: [UInt8]? = nil) throws -> Entry? {
+        var k = MDB_val()
+        var v = MDB_val()
+        let rc: Int32
+        if let seek {
+            // The seek key must stay alive across the call; keep a copy in the cursor.
+            key = seek
+            rc = key.withUnsafeMutableBytes { keyBytes in
+                k = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
+                if let seekValue {
+                    return seekValue.withUnsafeBytes { valueBytes in
+                        v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                        return mdb_cursor_get(handle, &k, &v, op)
+                    }
+                }
+                return mdb_cursor_get(handle, &k, &v, op)
+            }
+        } else {
+            rc = mdb_cursor_get(handle, &k, &v, op)
+        }
+        if rc == MDB_NOTFOUND || rc == EINVAL && seek == nil { return nil }
+        try environment.check(rc, "reading")
+        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    /// Number of duplicates at the current key.
+    func duplicateCount() throws -> Int {
+        var count = 0
+        try environment.check(mdb_cursor_count(handle, &count), "counting")
+        return count
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether the bytes start with `prefix`.
+    func hasPrefix(_ prefix: [UInt8]) -> Bool {
+        guard count >= prefix.count else { return false }
+        for index in 0..<prefix.count where self[index] != prefix[index] { return false }
+        return true
+    }
+
+    /// Byte-wise comparison with `other` (LMDB's default key order).
+    func compare(_ other: [UInt8]) -> Int {
+        let shared = Swift.min(count, other.count)
+        for index in 0..<shared where self[index] != other[index] { return self[index] < other[index] ? -1 : 1 }
+        return count == other.count ? 0 : (count < other.count ? -1 : 1)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// Appends the fixed-width and length-prefixed fields of the LMDB format to a byte buffer.
+///
+/// Multi-byte numbers in row bodies are little-endian; keys use ``appendBigEndian(_:)`` so that
+/// LMDB's byte-wise key order is numeric order.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+
+    mutating func append(_ byte: UInt8) { bytes.append(byte) }
+
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// A `u32` length, then the bytes.
+    mutating func appendLengthPrefixed<C: Collection>(_ data: C) where C.Element == UInt8 {
+        appendLittleEndian(UInt32(data.count))
+        bytes.append(contentsOf: data)
+    }
+
+    mutating func appendLengthPrefixed(_ string: String) {
+        var string = string
+        string.withUTF8 { appendLengthPrefixed($0) }
+    }
+
+    mutating func append<C: Collection>(contentsOf data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
+}
+
+/// Reads the fields ``ByteWriter`` wrote, straight from borrowed memory (an LMDB value inside its
+/// transaction). Every read checks bounds and throws ``FormatError`` instead of trapping.
+///
+/// Lifetime: the buffer is borrowed; a reader must not outlive the transaction the memory came
+/// from. Values it returns (`String`, `Data`) are copies and may.
+struct ByteReader {
+    let buffer: UnsafeRawBufferPointer
+    private(set) var offset: Int = 0
+
+    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    var remaining: Int { buffer.count - offset }
+    var isAtEnd: Bool { offset == buffer.count }
+
+    private mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= remaining else {
+            throw FormatError("needs \(count) bytes at offset \(offset), only \(remaining) left")
+        }
+        // The bounds were checked just above.
+        let slice = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+        offset += count
+        return slice
+    }
+
+    mutating func byte() throws -> UInt8 { try take(1)[0] }
+
+    mutating func littleEndian<T: FixedWidthInteger>(_: T.Type = T.self) throws -> T {
+        let raw = try take(MemoryLayout<T>.size)
+        var value = T.zero
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: raw) }
+        return T(littleEndian: value)
+    }
+
+    mutating func bigEndian<T: FixedWidthInteger>(_: T.Type = T.self) throws -> T {
+        let raw = try take(MemoryLayout<T>.size)
+        var value = T.zero
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: raw) }
+        return T(bigEndian: value)
+    }
+
+    mutating func double() throws -> Double { Double(bitPattern: try littleEndian(UInt64.self)) }
+
+    /// A `u32` length, then that many bytes, borrowed.
+    mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {
+        let count = try littleEndian(UInt32.self)
+        return try take(Int(count))
+    }
+
+    mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer { try take(count) }
+
+    /// A length-prefixed string that must be valid UTF-8.
+    mutating func string() throws -> String {
+        let raw = try lengthPrefixed()
+        guard let string = String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) else {
+            throw FormatError("a string at offset \(offset - raw.count) is not valid UTF-8")
+        }
+        return string
+    }
+
+    mutating func data() throws -> Data { Data(try lengthPrefixed()) }
+}
+
+/// Bytes that break the LMDB format's rules; drivers wrap it in ``StoreError`` with code
+/// ``StoreError/Code/corrupt`` naming the store.
+struct FormatError: Error, Sendable, CustomStringConvertible {
+    var message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}

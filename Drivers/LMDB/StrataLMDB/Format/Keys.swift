@@ -1,0 +1,119 @@
+import Foundation
+import Strata
+
+/// Key encodings of the LMDB layout. Every key is big-endian so LMDB's byte order is numeric
+/// order (docs/formats/lmdb.md, "Keys").
+enum Keys {
+    /// A row key: entity number (u32 BE), then primary key (u64 BE with the sign bit flipped, so
+    /// negative keys, never stored, would still sort first).
+    static func row(_ id: RowID) -> [UInt8] {
+        var writer = ByteWriter(capacity: 12)
+        appendRowID(id, to: &writer)
+        return writer.bytes
+    }
+
+    static func appendRowID(_ id: RowID, to writer: inout ByteWriter) {
+        writer.appendBigEndian(UInt32(bitPattern: id.entity))
+        writer.appendBigEndian(UInt64(bitPattern: id.primaryKey) ^ (1 << 63))
+    }
+
+    /// Reads a 12-byte row ID.
+    static func rowID(_ reader: inout ByteReader) throws -> RowID {
+        let entity = Int32(bitPattern: try reader.bigEndian(UInt32.self))
+        let key = Int64(bitPattern: try reader.bigEndian(UInt64.self) ^ (1 << 63))
+        return RowID(entity: entity, primaryKey: key)
+    }
+
+    static func rowID(_ buffer: UnsafeRawBufferPointer) throws -> RowID {
+        guard buffer.count == 12 else { throw FormatError("a row key has \(buffer.count) bytes, not 12") }
+        var reader = ByteReader(buffer)
+        return try rowID(&reader)
+    }
+
+    /// The first key of an entity's rows (primary key Int64.min).
+    static func entityStart(_ entity: Int32) -> [UInt8] { row(RowID(entity: entity, primaryKey: .min)) }
+
+    /// A relationship key with a row: `rel` (u32 BE) then the row ID (refs, links and orders keys).
+    static func relationship(_ rel: UInt32, _ id: RowID) -> [UInt8] {
+        var writer = ByteWriter(capacity: 16)
+        writer.appendBigEndian(rel)
+        appendRowID(id, to: &writer)
+        return writer.bytes
+    }
+
+    /// The longest index key kept; longer encodings are cut here (entries then name a superset of
+    /// rows, which the driver filters by evaluating the predicate on the rows).
+    static let maximumIndexKey = 400
+
+    /// An index key: the index id (u32 BE), then each value in an order-preserving encoding.
+    static func index(_ id: UInt32, _ values: [StoreValue]) -> [UInt8] {
+        var writer = ByteWriter(capacity: 32)
+        writer.appendBigEndian(id)
+        for value in values { appendOrdered(value, to: &writer) }
+        if writer.bytes.count > maximumIndexKey { writer.bytes.removeLast(writer.bytes.count - maximumIndexKey) }
+        return writer.bytes
+    }
+
+    /// The prefix every key of index `id` starts with.
+    static func indexPrefix(_ id: UInt32) -> [UInt8] {
+        var writer = ByteWriter(capacity: 4)
+        writer.appendBigEndian(id)
+        return writer.bytes
+    }
+
+    /// Order-preserving encoding of one value: a tag byte, then a body whose byte order is the
+    /// predicate order of values of that kind (for strings: NFC scalars, as the core compares).
+    static func appendOrdered(_ value: StoreValue, to writer: inout ByteWriter) {
+        switch value {
+        case .null, .unfetched, .references:
+            writer.append(0x00)
+        case .bool(let flag):
+            writer.append(0x10)
+            writer.appendBigEndian(UInt64(flag ? 1 : 0) ^ (1 << 63))
+        case .integer(let number):
+            writer.append(0x10)
+            writer.appendBigEndian(UInt64(bitPattern: number) ^ (1 << 63))
+        case .double(let number):
+            writer.append(0x20)
+            writer.appendBigEndian(orderedBits(number))
+        case .date(let date):
+            writer.append(0x20)
+            writer.appendBigEndian(orderedBits(date.timeIntervalSinceReferenceDate))
+        case .decimal(let decimal):
+            writer.append(0x28)
+            appendEscaped(Array(decimal.description.utf8), to: &writer)
+        case .string(let string):
+            writer.append(0x30)
+            appendEscaped(Array(string.precomposedStringWithCanonicalMapping.utf8), to: &writer)
+        case .uri(let url):
+            writer.append(0x38)
+            appendEscaped(Array(url.absoluteString.utf8), to: &writer)
+        case .binary(let data):
+            writer.append(0x40)
+            appendEscaped(Array(data), to: &writer)
+        case .uuid(let uuid):
+            writer.append(0x48)
+            withUnsafeBytes(of: uuid.uuid) { writer.append(contentsOf: $0) }
+        case .reference(let id):
+            writer.append(0x50)
+            appendRowID(id, to: &writer)
+        }
+    }
+
+    /// Doubles mapped to unsigned integers in numeric order (-0 and +0 alike; NaN last).
+    static func orderedBits(_ value: Double) -> UInt64 {
+        if value.isNaN { return .max }
+        let bits = (value == 0 ? 0.0 : value).bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+
+    /// Bytes with 0x00 written as 0x00 0x01, ended by 0x00 0x00: order-preserving and self-delimiting.
+    private static func appendEscaped(_ bytes: [UInt8], to writer: inout ByteWriter) {
+        for byte in bytes {
+            writer.append(byte)
+            if byte == 0 { writer.append(0x01) }
+        }
+        writer.append(0x00)
+        writer.append(0x00)
+    }
+}

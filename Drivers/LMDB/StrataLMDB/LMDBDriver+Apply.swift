@@ -1,0 +1,215 @@
+import CLMDB
+import Foundation
+import Strata
+
+extension LMDBDriver {
+    /// Applies a change set in one write transaction (D6): versions are checked first, then deletes,
+    /// inserts and updates are written with their reverse entries, links and index entries, then
+    /// unique constraints are checked. Any failure aborts the transaction; the store is unchanged.
+    public func apply(_ batch: ChangeBatch) throws -> CommitResult {
+        try ensureOpen()
+        return try environment.write { txn in
+            try checkVersions(batch, txn)
+            var versions: [RowID: RowVersion] = [:]
+            var touched: [RowSnapshot] = []
+            var maxKeys: [Int32: Int64] = [:]
+            for delete in batch.deletes {
+                // checkVersions found the row.
+                let old = try row(delete.id, txn)!
+                try unlink(old, txn)
+                try txn.delete(try rowsDatabase(delete.id.entity), Keys.row(delete.id))
+            }
+            for insert in batch.inserts {
+                guard let slots = layout.slots[insert.id.entity], insert.values.count == slots.count, insert.id.primaryKey > 0 else {
+                    throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
+                }
+                let dbi = try rowsDatabase(insert.id.entity)
+                if try txn.get(dbi, Keys.row(insert.id)) != nil {
+                    throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
+                }
+                let row = RowSnapshot(id: insert.id, version: 1, values: insert.values)
+                try txn.put(dbi, Keys.row(row.id), try encode(row, slots))
+                try link(row, slots: Array(0..<slots.count), old: nil, txn)
+                versions[row.id] = 1
+                touched.append(row)
+                if let root = layout.rootOf[row.id.entity] { maxKeys[root] = max(maxKeys[root] ?? 0, row.id.primaryKey) }
+            }
+            for update in batch.updates {
+                // checkVersions found the row and layout.slots knows its entity.
+                let old = try row(update.id, txn)!
+                let slots = layout.slots[update.id.entity]!
+                guard update.values.count == slots.count, update.changedSlots.allSatisfy({ $0 >= 0 && $0 < slots.count }) else {
+                    throw StoreError(.corrupt, "the update of row \(update.id) does not fit the model", store: storeName)
+                }
+                var new = old
+                for slot in update.changedSlots { new.values[slot] = update.values[slot] }
+                new.version = old.version + 1
+                try txn.put(try rowsDatabase(update.id.entity), Keys.row(new.id), try encode(new, slots))
+                try link(new, slots: update.changedSlots, old: old, txn)
+                versions[new.id] = new.version
+                touched.append(new)
+            }
+            for (root, key) in maxKeys where key > (try maximumKey(root, txn)) { try setMaximumKey(root, key, txn) }
+            try checkUniqueness(touched, txn)
+            if let metadata = batch.metadata { try Self.writeMetadata(metadata, txn, databases.meta) }
+            return CommitResult(versions: versions)
+        }
+    }
+
+    private func encode(_ row: RowSnapshot, _ slots: [StoreLayout.Slot]) throws -> [UInt8] {
+        do { return try RowCodec.encode(version: row.version, values: row.values, layout: slots) } catch let error as FormatError {
+            let entity = model.entity(number: row.id.entity)?.name ?? "\(row.id.entity)"
+            throw StoreError(.invalidRequest, "row \(row.id) of \(entity) cannot be stored: \(error)", store: storeName)
+        }
+    }
+
+    private func checkVersions(_ batch: ChangeBatch, _ txn: LMDBTransaction) throws {
+        var stale: [RowID] = []
+        for (id, expected) in batch.updates.map({ ($0.id, $0.expectedVersion) }) + batch.deletes.map({ ($0.id, $0.expectedVersion) }) {
+            guard layout.slots[id.entity] != nil, let raw = try txn.get(try rowsDatabase(id.entity), Keys.row(id)) else {
+                stale.append(id)
+                continue
+            }
+            let version: RowVersion
+            do { version = try RowCodec.version(of: raw) } catch {
+                throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
+            }
+            if version != expected { stale.append(id) }
+        }
+        guard stale.isEmpty else {
+            throw StoreError(
+                .conflict,
+                "\(stale.count) row\(stale.count == 1 ? " was" : "s were") changed or deleted by another save: \(stale.prefix(10).map(\.description).joined(separator: ", ")); refresh the objects and save again",
+                store: storeName,
+                objectIDs: stale.compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } })
+        }
+    }
+
+    // MARK: Relationship entries and indexes
+
+    /// Writes the reverse entries, links, order lists and index entries of `row` for `slots`
+    /// (all slots for an insert), removing those of `old` where they changed.
+    private func link(_ row: RowSnapshot, slots changed: [Int], old: RowSnapshot?, _ txn: LMDBTransaction) throws {
+        // Callers pass rows of entities in the layout.
+        let slots = layout.slots[row.id.entity]!
+        let source = Keys.row(row.id)
+        for slot in changed {
+            let value = row.values[slot]
+            switch slots[slot] {
+            case .transient, .attribute:
+                continue
+            case .toOne(let rel):
+                let before = old?.values[slot] ?? .null
+                if before == value { continue }
+                if case .reference(let target) = before { try txn.delete(databases.refs, Keys.relationship(rel, target), source) }
+                if case .reference(let target) = value { try txn.put(databases.refs, Keys.relationship(rel, target), source) }
+            case .reverse(_, let order):
+                guard let order, case .references(let members) = value else { continue }
+                try writeOrder(order, row.id, members, txn)
+            case .links(let rel, let inverse, let order):
+                guard case .references(let members) = value else { continue }
+                let key = Keys.relationship(rel, row.id)
+                let current = old == nil ? [] : Set(try duplicates(databases.links, key, txn))
+                let wanted = Set(members)
+                for gone in current.subtracting(wanted) {
+                    try txn.delete(databases.links, key, Keys.row(gone))
+                    if let inverse { try txn.delete(databases.links, Keys.relationship(inverse, gone), source) }
+                }
+                for added in wanted.subtracting(current) {
+                    try txn.put(databases.links, key, Keys.row(added), flags: UInt32(MDB_NODUPDATA))
+                    if let inverse {
+                        try txn.put(databases.links, Keys.relationship(inverse, added), source, flags: UInt32(MDB_NODUPDATA))
+                    }
+                }
+                if let order { try writeOrder(order, row.id, members, txn) }
+            }
+        }
+        let changedSet = Set(changed)
+        for index in layout.indexesByEntity[row.id.entity] ?? [] where old == nil || index.slots.contains(where: changedSet.contains) {
+            if let old { try txn.delete(databases.index, Keys.index(index.id, index.slots.map { old.values[$0] }), source) }
+            try txn.put(databases.index, Keys.index(index.id, index.slots.map { row.values[$0] }), source, flags: UInt32(MDB_NODUPDATA))
+        }
+    }
+
+    /// Removes every entry that names `row` as a source (for a delete), and its mirrors.
+    private func unlink(_ row: RowSnapshot, _ txn: LMDBTransaction) throws {
+        // Callers pass rows of entities in the layout.
+        let slots = layout.slots[row.id.entity]!
+        let source = Keys.row(row.id)
+        for (slot, kind) in slots.enumerated() {
+            switch kind {
+            case .transient, .attribute: continue
+            case .toOne(let rel):
+                if case .reference(let target) = row.values[slot] {
+                    try txn.delete(databases.refs, Keys.relationship(rel, target), source)
+                }
+            case .reverse(_, let order):
+                if let order { try txn.delete(databases.orders, Keys.relationship(order, row.id)) }
+            case .links(let rel, let inverse, let order):
+                let key = Keys.relationship(rel, row.id)
+                if let inverse {
+                    for member in try duplicates(databases.links, key, txn) {
+                        try txn.delete(databases.links, Keys.relationship(inverse, member), source)
+                    }
+                }
+                try txn.delete(databases.links, key)
+                if let order { try txn.delete(databases.orders, Keys.relationship(order, row.id)) }
+            }
+        }
+        for index in layout.indexesByEntity[row.id.entity] ?? [] {
+            try txn.delete(databases.index, Keys.index(index.id, index.slots.map { row.values[$0] }), source)
+        }
+    }
+
+    private func writeOrder(_ order: UInt32, _ id: RowID, _ members: [RowID], _ txn: LMDBTransaction) throws {
+        let key = Keys.relationship(order, id)
+        if members.isEmpty { return try txn.delete(databases.orders, key) }
+        var writer = ByteWriter(capacity: 4 + members.count * 12)
+        writer.appendLittleEndian(UInt32(members.count))
+        for member in members { Keys.appendRowID(member, to: &writer) }
+        try txn.put(databases.orders, key, writer.bytes)
+    }
+
+    /// The duplicates (row IDs) stored under `key` in a DUPSORT database, in key order.
+    func duplicates(_ dbi: MDB_dbi, _ key: [UInt8], _ txn: LMDBTransaction) throws -> [RowID] {
+        try txn.withCursor(dbi) { cursor in
+            var result: [RowID] = []
+            guard var entry = try cursor.move(MDB_SET_KEY, to: key) else { return result }
+            while true {
+                do { result.append(try Keys.rowID(entry.value)) } catch {
+                    throw StoreError(.corrupt, "a relationship entry is malformed (\(error)); restore the store from a backup", store: storeName)
+                }
+                guard let next = try cursor.move(MDB_NEXT_DUP) else { break }
+                entry = next
+            }
+            return result
+        }
+    }
+
+    /// Unique constraints (D4 plus uniqueness): every touched row's constrained values must not be
+    /// held by another row of the constraint's hierarchy. Rows with a `nil` in the constraint are
+    /// exempt, as in the context's validation.
+    private func checkUniqueness(_ rows: [RowSnapshot], _ txn: LMDBTransaction) throws {
+        for row in rows {
+            for index in layout.indexesByEntity[row.id.entity] ?? [] where index.isUnique {
+                let values = index.slots.map { row.values[$0] }
+                if values.contains(where: \.isNull) { continue }
+                for other in try duplicates(databases.index, Keys.index(index.id, values), txn) where other != row.id {
+                    guard let stored = try self.row(other, txn) else { continue }
+                    let same = zip(index.slots, values).allSatisfy { slot, value in
+                        (try? StoreValue.predicateEqual(stored.values[slot], value)) ?? (stored.values[slot] == value)
+                    }
+                    if same {
+                        let entity = model.entity(number: index.owner)
+                        let names = index.slots.map { entity?.properties[$0].name ?? "\($0)" }
+                        throw StoreError(
+                            .constraint,
+                            "unique constraint (\(names.joined(separator: ", "))) of \(entity?.name ?? "?") violated: rows \(row.id) and \(other) hold the same values; change one of them",
+                            store: storeName,
+                            objectIDs: [row.id, other].compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } })
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+@testable import StrataLMDB
+import Strata
+import StrataTesting
+import Testing
+
+@Suite("LMDB errors")
+struct LMDBErrorTests {
+    static func model(extra: Bool = false) throws -> ManagedObjectModel {
+        var entities = [
+            EntityDescription("Note", properties: [.attribute("text", .string), .attribute("blob", .binaryData)])
+        ]
+        if extra { entities[0] = EntityDescription("Note", properties: [.attribute("text", .string), .attribute("blob", .binaryData), .attribute("rank", .integer32)]) }
+        return try ManagedObjectModel(entities: entities)
+    }
+
+    static func open(_ url: URL, model: ManagedObjectModel, options: StoreOptions = StoreOptions()) throws -> (PersistentStoreCoordinator, PersistentStore) {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        return (coordinator, try coordinator.addPersistentStore(type: .lmdb, at: url, options: options))
+    }
+
+    @Test("a file that is not an LMDB environment is refused as corrupt, naming the store")
+    func notLMDB() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        try Data(repeating: 0x41, count: 8192).write(to: url)
+        let error = try #require(throws: StoreError.self) { try Self.open(url, model: Self.model()) }
+        #expect(error.code == .corrupt)
+        #expect(error.store == url.path)
+        #expect(error.message.contains("not an LMDB environment"))
+    }
+
+    @Test("a store with an unknown format version is refused as unsupported")
+    func unknownFormat() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        let driver = try LMDBDriverFactory().open(url: url, model: Self.model(), options: StoreOptions())
+        try driver.environment.write { txn in
+            var writer = ByteWriter()
+            writer.appendLittleEndian(UInt32(99))
+            try txn.put(driver.databases.meta, Array("format".utf8), writer.bytes)
+        }
+        try driver.close()
+        let error = try #require(throws: StoreError.self) { try Self.open(url, model: Self.model()) }
+        #expect(error.code == .unsupported)
+        #expect(error.message.contains("format version 99"))
+    }
+
+    @Test("a store written with another model is refused with modelMismatch listing the entities")
+    func modelMismatch() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        let (coordinator, store) = try Self.open(url, model: Self.model())
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let note = try context.insertNewObject(forEntityName: "Note")
+        note["text"] = "hello"
+        try context.save()
+        try coordinator.remove(store)
+        let error = try #require(throws: StoreError.self) { try Self.open(url, model: Self.model(extra: true)) }
+        #expect(error.code == .modelMismatch)
+        #expect(error.message.contains("Note"))
+    }
+
+    @Test("a save beyond the maximum map size fails with .full and leaves the store unchanged")
+    func mapFull() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        let options = StoreOptions(values: ["mapSize": "256K", "maxMapSize": "1M"])
+        let (coordinator, _) = try Self.open(url, model: Self.model(), options: options)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let small = try context.insertNewObject(forEntityName: "Note")
+        small["text"] = "small"
+        small["blob"] = Data(repeating: 7, count: 200_000)
+        try context.save()
+        let big = try context.insertNewObject(forEntityName: "Note")
+        big["text"] = "big"
+        big["blob"] = Data(repeating: 9, count: 3_000_000)
+        let error = try #require(throws: StoreError.self) { try context.save() }
+        #expect(error.code == .full)
+        #expect(error.message.contains("maxMapSize"))
+        let fresh = ManagedObjectContext(coordinator: coordinator)
+        let notes = try fresh.fetch(FetchRequest(entityName: "Note"))
+        #expect(notes.map { $0["text"] as? String } == ["small"])
+        #expect((notes.first?["blob"] as? Data)?.count == 200_000)
+    }
+
+    @Test("the map grows automatically when a save needs more room than the initial size")
+    func mapGrows() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        let driver = try LMDBDriverFactory().open(url: url, model: Self.model(), options: StoreOptions(values: ["mapSize": "128K"]))
+        let before = driver.mapSize
+        let entity = try #require(driver.model.entity(named: "Note"))
+        let keys = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 1)
+        var batch = ChangeBatch()
+        batch.inserts = [RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: keys.lowerBound), version: 0, values: [.string("x"), .binary(Data(repeating: 1, count: 2_000_000))])]
+        _ = try driver.apply(batch)
+        #expect(driver.mapSize > before)
+        #expect(try driver.rows(for: [batch.inserts[0].id]).first?.values[1] == .binary(Data(repeating: 1, count: 2_000_000)))
+        try driver.close()
+    }
+
+    @Test("a missing store with createIfMissing off is notFound; a read-only store refuses saves")
+    func missingAndReadOnly() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        let missing = try #require(throws: StoreError.self) { try Self.open(url, model: Self.model(), options: StoreOptions(createIfMissing: false)) }
+        #expect(missing.code == .notFound)
+        let (first, store) = try Self.open(url, model: Self.model())
+        try first.remove(store)
+        let (coordinator, _) = try Self.open(url, model: Self.model(), options: StoreOptions(isReadOnly: true))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        _ = try context.insertNewObject(forEntityName: "Note")
+        let error = try #require(throws: StoreError.self) { try context.save() }
+        #expect(error.code == .readOnly)
+    }
+
+    @Test("engine codes map to typed errors naming the store and the next step")
+    func engineCodes() throws {
+        let cases: [(Int32, StoreError.Code, String)] = [
+            (EACCES, .io, "permission denied"), (MDB_READERS_FULL_CODE, .locked, "stale reader slots"),
+            (MDB_MAP_FULL_CODE, .full, "maxMapSize"), (MDB_INVALID_CODE, .corrupt, "not an LMDB environment"),
+        ]
+        for (rc, code, phrase) in cases {
+            let error = try #require(throws: StoreError.self) { try LMDBEnvironment.check(rc, path: "/tmp/x.lmdb", "opening") }
+            #expect(error.code == code)
+            #expect(error.store == "/tmp/x.lmdb")
+            #expect(error.message.contains(phrase))
+        }
+    }
+
+    @Test("when every reader slot is taken a read fails with .locked instead of waiting")
+    func readersFull() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        let driver = try LMDBDriverFactory().open(url: url, model: Self.model(), options: StoreOptions(values: ["maxReaders": "1"]))
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            _ = try? driver.environment.read { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        thread.start()
+        holding.wait()
+        let error = try #require(throws: StoreError.self) { try driver.loadMetadata() }
+        release.signal()
+        #expect(error.code == .locked)
+        #expect(error.message.contains("reader slot"))
+        try driver.close()
+    }
+}
