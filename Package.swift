@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .library(name: "StrataTools", targets: ["StrataTools"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
+        .library(name: "StrataXML", targets: ["StrataXML"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -28,6 +29,13 @@ let package = Package(
         .target(
             name: "StrataSQLite", dependencies: ["Strata", "CSQLite"], path: "Drivers/SQLite/StrataSQLite",
             swiftSettings: checks),
+        .systemLibrary(
+            name: "CLibXML2", path: "Drivers/XML/CLibXML2", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]),
+        .target(name: "StrataXML", dependencies: ["Strata", "CLibXML2"], path: "Drivers/XML/StrataXML", swiftSettings: checks),
+        // Saves to an XML store in a loop until killed; the XML crash-safety test runs it.
+        .executableTarget(
+            name: "strata-xml-killtest", dependencies: ["StrataXML", "Strata"], path: "Sources/strata-xml-killtest"),
         .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
@@ -40,6 +48,9 @@ let package = Package(
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(name: "StrataInMemoryTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata"]),
+        .testTarget(
+            name: "StrataXMLTests",
+            dependencies: ["StrataXML", "Strata", "StrataTesting", "StrataInMemory", "strata-xml-killtest"]),
         .testTarget(name: "StrataToolsTests", dependencies: ["StrataTools", "strata"]),
     ],
     swiftLanguageModes: [.v6]
