@@ -86,7 +86,7 @@ struct XMLDocumentScanner {
                     }
                 case .endElement: break children
                 case .text, .cdata, .entityReference:
-                    throw reader.corrupt("expected <databaseInfo> or <object> in <database>, found text", element: "database")
+                    throw reader.corruptText("expected <databaseInfo> or <object> in <database>, found text")
                 default: continue
                 }
             }
@@ -114,7 +114,7 @@ struct XMLDocumentScanner {
                 }
             case .endElement: return info
             case .text, .cdata, .entityReference:
-                throw reader.corrupt("expected an element in <databaseInfo>, found text", element: "databaseInfo")
+                throw reader.corruptText("expected an element in <databaseInfo>, found text")
             default: continue
             }
         }
@@ -140,7 +140,7 @@ struct XMLDocumentScanner {
                 value = try XMLPropertyList.read(reader)
             case .endElement: return value
             case .text, .cdata, .entityReference:
-                throw reader.corrupt("expected <plist> in <metadata>, found text", element: "metadata")
+                throw reader.corruptText("expected <plist> in <metadata>, found text")
             default: continue
             }
         }
@@ -177,7 +177,7 @@ struct XMLDocumentScanner {
                 }
             case .endElement: return object
             case .text, .cdata, .entityReference:
-                throw reader.corrupt("expected <attribute> or <relationship> in <object>, found text", element: "object")
+                throw reader.corruptText("expected <attribute> or <relationship> in <object>, found text")
             default: continue
             }
         }

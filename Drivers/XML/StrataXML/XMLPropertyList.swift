@@ -20,7 +20,7 @@ enum XMLPropertyList {
                 guard result == nil else { throw reader.corrupt("expected one value in <plist>, found a second <\(reader.name)>") }
                 result = try readValue(reader)
             case .endElement: return result
-            case .text, .cdata: throw reader.corrupt("expected a property-list value in <plist>, found text", element: "plist")
+            case .text, .cdata: throw reader.corruptText("expected a property-list value in <plist>, found text")
             default: continue
             }
         }
@@ -37,7 +37,7 @@ enum XMLPropertyList {
                 switch reader.node {
                 case .element: items.append(try readValue(reader))
                 case .endElement: return .array(items)
-                case .text, .cdata: throw reader.corrupt("expected a value in <array>, found text", element: "array")
+                case .text, .cdata: throw reader.corruptText("expected a value in <array>, found text")
                 default: continue
                 }
             }
@@ -92,7 +92,7 @@ enum XMLPropertyList {
             case .endElement:
                 if let key { throw reader.corrupt("expected a value for key '\(key)' before </dict>", element: "dict") }
                 return result
-            case .text, .cdata: throw reader.corrupt("expected <key> in <dict>, found text", element: "dict")
+            case .text, .cdata: throw reader.corruptText("expected <key> in <dict>, found text")
             default: continue
             }
         }

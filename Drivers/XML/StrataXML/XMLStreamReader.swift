@@ -107,6 +107,18 @@ final class XMLStreamReader {
         return corrupt(message, line: line, column: Self.column(of: element ?? name, onLine: line, in: path))
     }
 
+    /// A ``StoreError/Code/corrupt`` error at the first non-blank character of the current text
+    /// node (libxml2 dates text nodes by the line they end on).
+    func corruptText(_ message: String) -> StoreError {
+        let text = Array(value.utf8)
+        let newlines = text.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        let blank = text.prefix { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        let leadingNewlines = blank.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        let column = leadingNewlines > 0 ? blank.count - (blank.lastIndex(of: 0x0A) ?? 0) : 0
+        let line = max(1, self.line - newlines + leadingNewlines)
+        return corrupt(message, line: line, column: leadingNewlines > 0 ? column : 1)
+    }
+
     /// A ``StoreError/Code/corrupt`` error at a known position.
     func corrupt(_ message: String, line: Int, column: Int) -> StoreError {
         Self.corrupt(message, path: path, line: line, column: column)
