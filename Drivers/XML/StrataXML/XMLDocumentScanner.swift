@@ -221,19 +221,20 @@ struct XMLDocumentScanner {
     /// Reads the text content of the element the reader is on, leaving it on the element's end.
     static func elementText(_ reader: XMLStreamReader) throws -> String {
         guard !reader.isEmptyElement else { return "" }
-        let element = reader.name
+        let line = reader.line
         var result: String?
         while try reader.read() {
             switch reader.node {
             case .text, .cdata, .whitespace, .significantWhitespace:
                 if result == nil { result = reader.value } else { result! += reader.value }  // checked non-nil
             case .endElement: return result ?? ""
-            case .element: throw reader.corrupt("expected text in <\(element)>, found <\(reader.name)>")
-            case .entityReference: throw reader.corrupt("expected text in <\(element)>, found an entity reference &\(reader.name);", element: element)
+            case .element: throw reader.corrupt("expected only text in the element on line \(line), found <\(reader.name)>")
+            case .entityReference:
+                throw reader.corrupt("expected only text in the element on line \(line), found an entity reference &\(reader.name);")
             default: continue
             }
         }
-        throw reader.corrupt("the file ends inside <\(element)>", element: element)
+        throw reader.corrupt("the file ends inside the element on line \(line)", line: line, column: 1)
     }
 
     /// Whether the libxml2 string `text` equals `literal`, without allocating.

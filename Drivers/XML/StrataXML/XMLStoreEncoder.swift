@@ -26,12 +26,12 @@ struct XMLStoreEncoder: Sendable {
         var slots: [Slot]
     }
 
-    private let plans: [Int32: Plan]
+    private let plans: [Plan?]  // by entity number
     let model: ManagedObjectModel
 
     init(model: ManagedObjectModel) {
         self.model = model
-        var plans: [Int32: Plan] = [:]
+        var plans = [Plan?](repeating: nil, count: (model.entities.map { Int($0.entityNumber) }.max() ?? 0) + 1)
         for entity in model.entities {
             var open = XMLByteWriter()
             open.raw("    <object type=\"")
@@ -61,7 +61,7 @@ struct XMLStoreEncoder: Sendable {
                     return .relationship(open: tag.buffer, toMany: relationship.isToMany)
                 }
             }
-            plans[entity.entityNumber] = Plan(open: open.buffer, slots: slots)
+            plans[Int(entity.entityNumber)] = Plan(open: open.buffer, slots: slots)
         }
         self.plans = plans
     }
@@ -108,7 +108,8 @@ struct XMLStoreEncoder: Sendable {
     }
 
     private func write(_ row: RowSnapshot, store: String, to writer: inout XMLByteWriter) throws {
-        guard let plan = plans[row.id.entity], row.values.count == plan.slots.count else {
+        guard plans.indices.contains(Int(row.id.entity)), let plan = plans[Int(row.id.entity)], row.values.count == plan.slots.count
+        else {
             throw StoreError(.invalidRequest, "row \(row.id) does not fit the model", store: store)
         }
         writer.raw(plan.open)

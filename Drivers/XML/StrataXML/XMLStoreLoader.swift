@@ -51,10 +51,12 @@ struct XMLStoreLoader {
         var seen: [Bool] = []
         let info = try scanner.scan { raw in
             var plan: EntityPlan
+            var planChanged = false
             if let cached = plans[raw.type] {
                 plan = cached
             } else {
                 plan = try makePlan(raw)
+                planChanged = true
             }
             if let earlier = rowIndex[raw.id] {
                 throw corrupt("expected a unique object id, but z\(raw.id) was already used on line \(lines[earlier])", line: raw.line, element: "object")
@@ -70,6 +72,7 @@ struct XMLStoreLoader {
                 } else if let found = entity.index(ofPropertyIgnoringCase: property.name) {
                     slot = found
                     plan.slots[property.name] = found
+                    planChanged = true
                 } else {
                     throw corrupt(
                         "expected a property of entity '\(entity.name)', found '\(property.name)', which the model does not have",
@@ -104,7 +107,7 @@ struct XMLStoreLoader {
                     }
                 }
             }
-            plans[raw.type] = plan
+            if planChanged { plans[raw.type] = plan }
             rowIndex[raw.id] = rows.count
             lines.append(raw.line)
             rows.append(RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: raw.id), version: 1, values: values))
