@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "StrataTools", targets: ["StrataTools"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataLMDB", targets: ["StrataLMDB"]),
+        .library(name: "StrataXML", targets: ["StrataXML"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -35,6 +36,13 @@ let package = Package(
         // Saves in a loop until killed; the LMDB kill test spawns it.
         .executableTarget(
             name: "strata-lmdb-killtest", dependencies: ["Strata", "StrataLMDB"], path: "Drivers/LMDB/KillTest"),
+        .systemLibrary(
+            name: "CLibXML2", path: "Drivers/XML/CLibXML2", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]),
+        .target(name: "StrataXML", dependencies: ["Strata", "CLibXML2"], path: "Drivers/XML/StrataXML", swiftSettings: checks),
+        // Saves to an XML store in a loop until killed; the XML crash-safety test runs it.
+        .executableTarget(
+            name: "strata-xml-killtest", dependencies: ["StrataXML", "Strata"], path: "Drivers/XML/KillTest"),
         .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
@@ -49,6 +57,9 @@ let package = Package(
         .testTarget(
             name: "StrataLMDBTests", dependencies: ["StrataLMDB", "Strata", "StrataTesting", "strata-lmdb-killtest"]),
         .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata"]),
+        .testTarget(
+            name: "StrataXMLTests",
+            dependencies: ["StrataXML", "Strata", "StrataTesting", "StrataInMemory", "strata-xml-killtest"]),
         .testTarget(name: "StrataToolsTests", dependencies: ["StrataTools", "strata"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,171 @@
+import Foundation
+import Strata
+
+/// Reads a whole XML store into an ``AtomicStoreEngine/State``, checking it against the model.
+///
+/// Entity names (`type`) and property names are matched ignoring case; object `zN` becomes the row
+/// with primary key N; every row starts at version 1 (the file keeps no versions). Relationships
+/// are resolved after the last object, since `idrefs` may point forward.
+///
+/// Every problem is a ``StoreError/Code/corrupt`` naming file, line, column and what was expected:
+/// an unknown entity or property, a property of the wrong kind, a value that does not parse as its
+/// attribute's type, a duplicate id, a dangling idref, an idref to an object of the wrong entity,
+/// several idrefs in a to-one relationship; and malformed or truncated XML (from libxml2).
+///
+/// Thread safety: none; one loader belongs to one open.
+struct XMLStoreLoader {
+    /// What a load gives back.
+    struct Loaded {
+        var state: AtomicStoreEngine.State
+        /// The next free object number (`<nextObjectID>`, raised above every id in the file).
+        var nextObjectID: Int64
+    }
+
+    let model: ManagedObjectModel
+    /// The entities the store may hold (its configuration).
+    let entities: Set<Int32>
+    let path: String
+    let storeType: String
+
+    private struct EntityPlan {
+        var entity: EntityDescription
+        var template: [StoreValue]
+        var slots: [String: Int] = [:]
+    }
+
+    private struct PendingReference {
+        var row: Int
+        var slot: Int
+        var targets: [Int64]
+        var line: Int
+    }
+
+    /// Reads the file.
+    func load() throws -> Loaded {
+        let scanner = try XMLDocumentScanner(path: path)
+        var rows: [RowSnapshot] = []
+        var rowIndex: [Int64: Int] = [:]
+        var lines: [Int] = []
+        var pending: [PendingReference] = []
+        var plans: [String: EntityPlan] = [:]
+        var seen: [Bool] = []
+        let info = try scanner.scan { raw in
+            var plan: EntityPlan
+            var planChanged = false
+            if let cached = plans[raw.type] {
+                plan = cached
+            } else {
+                plan = try makePlan(raw)
+                planChanged = true
+            }
+            if let earlier = rowIndex[raw.id] {
+                throw corrupt("expected a unique object id, but z\(raw.id) was already used on line \(lines[earlier])", line: raw.line, element: "object")
+            }
+            let entity = plan.entity
+            var values = plan.template
+            seen.removeAll(keepingCapacity: true)
+            seen.append(contentsOf: repeatElement(false, count: values.count))
+            for property in raw.properties {
+                let slot: Int
+                if let known = plan.slots[property.name] {
+                    slot = known
+                } else if let found = entity.index(ofPropertyIgnoringCase: property.name) {
+                    slot = found
+                    plan.slots[property.name] = found
+                    planChanged = true
+                } else {
+                    throw corrupt(
+                        "expected a property of entity '\(entity.name)', found '\(property.name)', which the model does not have",
+                        line: property.line, element: property.isRelationship ? "relationship" : "attribute")
+                }
+                guard !seen[slot] else {
+                    throw corrupt("expected '\(property.name)' once in object z\(raw.id), found it twice", line: property.line, element: property.isRelationship ? "relationship" : "attribute")
+                }
+                seen[slot] = true
+                switch entity.properties[slot] {
+                case .attribute(let attribute):
+                    guard !property.isRelationship else {
+                        throw corrupt("expected <attribute> for '\(attribute.name)' of entity '\(entity.name)', found <relationship>", line: property.line, element: "relationship")
+                    }
+                    if attribute.isTransient { continue }
+                    guard let value = XMLValueCoding.parse(property.text, as: attribute.type, base64Encoded: property.isBase64Encoded) else {
+                        throw corrupt(
+                            "expected \(attribute.type.xcodeName) text for attribute '\(attribute.name)' of entity '\(entity.name)', found '\(property.text.prefix(60))'",
+                            line: property.line, element: "attribute")
+                    }
+                    values[slot] = value
+                case .relationship(let relationship):
+                    guard property.isRelationship else {
+                        throw corrupt("expected <relationship> for '\(relationship.name)' of entity '\(entity.name)', found <attribute>", line: property.line, element: "attribute")
+                    }
+                    if relationship.isTransient { continue }
+                    if !relationship.isToMany, property.idrefs.count > 1 {
+                        throw corrupt("expected at most one id in to-one relationship '\(relationship.name)', found \(property.idrefs.count)", line: property.line, element: "relationship")
+                    }
+                    if !property.idrefs.isEmpty {
+                        pending.append(PendingReference(row: rows.count, slot: slot, targets: property.idrefs, line: property.line))
+                    }
+                }
+            }
+            if planChanged { plans[raw.type] = plan }
+            rowIndex[raw.id] = rows.count
+            lines.append(raw.line)
+            rows.append(RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: raw.id), version: 1, values: values))
+        }
+        for reference in pending {
+            let source = rows[reference.row]
+            let entity = model.entity(number: source.id.entity)!  // rows were made from model entities
+            let relationship = entity.properties[reference.slot].relationship!  // pending only for relationships
+            let destination = model.entity(named: relationship.destinationEntityName)
+            var targets: [RowID] = []
+            targets.reserveCapacity(reference.targets.count)
+            for number in reference.targets {
+                guard let index = rowIndex[number] else {
+                    throw corrupt(
+                        "expected idrefs of '\(relationship.name)' in object z\(source.id.primaryKey) to name objects of the file, found z\(number), which no <object> has",
+                        line: reference.line, element: "relationship")
+                }
+                let target = rows[index].id
+                if let destination, !destination.hierarchyNumbers.contains(target.entity) {
+                    let found = model.entity(number: target.entity)?.name ?? "?"
+                    throw corrupt(
+                        "expected '\(relationship.name)' of object z\(source.id.primaryKey) to name \(destination.name) objects, found z\(number), a \(found)",
+                        line: reference.line, element: "relationship")
+                }
+                targets.append(target)
+            }
+            rows[reference.row].values[reference.slot] = relationship.isToMany ? .references(targets) : .reference(targets[0])
+        }
+        var state = AtomicStoreEngine.State(metadata: XMLMetadataCoding.metadata(from: info, storeType: storeType))
+        var largest: Int64 = 0
+        for row in rows {
+            state.rows[row.id.entity, default: [:]][row.id.primaryKey] = row
+            largest = max(largest, row.id.primaryKey)
+        }
+        for entity in model.entities where entity.superentityName == nil {
+            state.maxKeys[entity.entityNumber] = largest
+        }
+        let next = max(info.nextObjectID ?? 1, largest + 1)
+        return Loaded(state: state, nextObjectID: next)
+    }
+
+    private func makePlan(_ raw: XMLRawObject) throws -> EntityPlan {
+        guard let entity = model.entity(namedIgnoringCase: raw.type), entities.contains(entity.entityNumber) else {
+            throw corrupt(
+                "expected an entity of the model as the type of object z\(raw.id), found '\(raw.type)' (names are matched ignoring case)",
+                line: raw.line, element: "object")
+        }
+        guard !entity.isAbstract else {
+            throw corrupt("expected a concrete entity as the type of object z\(raw.id), found abstract entity '\(entity.name)'", line: raw.line, element: "object")
+        }
+        let template = entity.properties.map { property -> StoreValue in
+            if let relationship = property.relationship, relationship.isToMany, !relationship.isTransient { return .references([]) }
+            return .null
+        }
+        return EntityPlan(entity: entity, template: template)
+    }
+
+    private func corrupt(_ message: String, line: Int, element: String) -> StoreError {
+        XMLStreamReader.corrupt(message, path: path, line: line, column: XMLStreamReader.column(of: element, onLine: line, in: path))
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import Strata
+import StrataTesting
+import StrataXML
+import Testing
+
+@Suite("XML store format")
+struct XMLFormatTests {
+    @Test("a saved store is written in Core Data's XML layout")
+    func layout() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-layout")
+        let text = try XMLTestSupport.text(try XMLTestSupport.seededStore(in: directory))
+        #expect(text.hasPrefix("<?xml version=\"1.0\" standalone=\"yes\"?>\n<!DOCTYPE database SYSTEM \"file:///System/Library/DTDs/CoreData.dtd\">"))
+        #expect(text.contains("<version>134481920</version>"))
+        #expect(text.contains(#"<object type="ITEM" id="z"#))
+        #expect(text.contains(#"<object type="SPORTSCAR" id="z"#))
+        #expect(text.contains(#"<attribute name="int16" type="int16">"#))
+        #expect(text.contains(#"<attribute name="topspeed" type="double">"#))
+        #expect(text.contains(#"<relationship name="tags" type="0/0" destination="TAG" idrefs="z"#))
+        #expect(text.contains(#"<relationship name="mentor" type="0/1" destination="EMPLOYEE""#))
+        #expect(text.contains("<key>NSStoreModelVersionHashes</key>"))
+        #expect(text.contains("<key>StrataModelVersionHash</key>"))
+        #expect(!text.contains("scratch"), "transient attributes are not written")
+        // Nil attributes are left out: 3 of the 10 seeded items have no int32.
+        #expect(text.components(separatedBy: #"name="int32""#).count - 1 == 7)
+        let ids = text.matches(of: /<object type="[A-Z]+" id="z(\d+)">/).map { Int($0.1)! }  // \d+ parses
+        #expect(Set(ids).count == ids.count, "object ids are unique across entities")
+        let next = try #require(text.firstMatch(of: /<nextObjectID>(\d+)<\/nextObjectID>/).map { Int($0.1)! })  // \d+ parses
+        #expect(next > ids.max()!)  // the seed has objects
+        // Both sides of a relationship are written: every Chapter names its playlist.
+        #expect(text.components(separatedBy: #"<relationship name="playlist" type="0/1" destination="PLAYLIST" idrefs="z"#).count - 1 == 3)
+    }
+
+    @Test("every attribute value round-trips through the file bit for bit")
+    func exactValues() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-values")
+        let url = directory.file("values.xml")
+        let model = ConformanceModel.model
+        let item = try #require(model.entity(named: "Item"))
+        let samples: [[String: StoreValue]] = [
+            [
+                "date": .date(Date(timeIntervalSinceReferenceDate: 0.1)), "double": .double(.leastNonzeroMagnitude),
+                "float": .double(Double(Float.pi)), "decimal": .decimal(Decimal(string: "-79228162514264337593543950335")!),  // valid
+                "string": .string("nul \u{0} bell \u{7} cr\r\nlf ]]> \u{FFFF} end"), "int64": .integer(Int64.min),
+            ],
+            [
+                "date": .date(Date(timeIntervalSinceReferenceDate: -1e-7)), "double": .double(.pi),
+                "string": .string("  leading and trailing spaces  "), "decimal": .decimal(Decimal(string: "0.0001")!),  // valid
+                "binary": .binary(Data((0..<4096).map { _ in UInt8.random(in: 0...255) })),
+                "uri": .uri(URL(string: "file:///tmp/a%20b.txt")!), "uuid": .uuid(UUID()),  // valid literal
+            ],
+            [
+                "date": .date(Date(timeIntervalSinceReferenceDate: 1e15 + 0.5)), "double": .double(-.infinity),
+                "string": .string("   "), "words": .binary(Data("[\"a\"]".utf8)), "bool": .bool(false),
+            ],
+            ["date": .date(Date(timeIntervalSinceReferenceDate: 445_103_622.25)), "string": .string("\t")],
+        ]
+        var written: [RowID: [StoreValue]] = [:]
+        do {
+            let driver = try XMLTestSupport.driver(at: url)
+            let keys = try driver.allocatePrimaryKeys(forEntity: item.entityNumber, count: samples.count)
+            var batch = ChangeBatch()
+            for (offset, sample) in samples.enumerated() {
+                var values = item.properties.map { property -> StoreValue in
+                    property.relationship?.isToMany == true ? .references([]) : .null
+                }
+                for (key, value) in sample { values[try #require(item.index(ofProperty: key))] = value }
+                let id = RowID(entity: item.entityNumber, primaryKey: keys.lowerBound + Int64(offset))
+                batch.inserts.append(RowSnapshot(id: id, version: 1, values: values))
+                written[id] = values
+            }
+            _ = try driver.apply(batch)
+            try driver.close()
+        }
+        let text = try XMLTestSupport.text(url)
+        #expect(text.contains(#"<attribute name="date" type="date">0.1</attribute>"#))
+        #expect(text.contains(#"<attribute name="date" type="date">-0.0000001</attribute>"#))
+        #expect(text.contains(#"<attribute name="string" type="string" encoding="base64">"#))
+        #expect(text.contains(#"<attribute name="words" type="transformable">WyJhIl0=</attribute>"#))
+        let reopened = try XMLTestSupport.driver(at: url, options: StoreOptions(isReadOnly: true))
+        let rows = try XMLTestSupport.allRows(reopened, model: model)
+        #expect(rows.count == samples.count)
+        for (id, values) in written {
+            let row = try #require(rows[id])
+            #expect(row.values == values, "row \(id)")
+        }
+    }
+
+    @Test("metadata keeps every value type, Apple's keys beside Strata's")
+    func metadataValues() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-metadata")
+        let url = directory.file("meta.xml")
+        let values: [String: MetadataValue] = [
+            "NSPersistenceFrameworkVersion": .integer(1044), "flag": .bool(true), "one": .integer(1), "ratio": .double(0.1),
+            "huge": .double(.infinity), "blob": .data(Data([0, 1, 2, 255])), "empty": .data(Data()),
+            "when": .date(Date(timeIntervalSinceReferenceDate: 700_000_000.25)),
+            "whole": .date(Date(timeIntervalSinceReferenceDate: -31_000_000)),
+            "NSStoreModelVersionIdentifiers": .array([.string(""), .string("v2 <&>")]),
+            "nested": .dictionary(["a": .array([.dictionary([:]), .bool(false)]), "b": .string("ü\r\n")]),
+        ]
+        let hashes = ["Item": Data(repeating: 7, count: 32)]
+        let uuid = UUID().uuidString
+        do {
+            let driver = try XMLTestSupport.driver(at: url)
+            try driver.saveMetadata(StoreMetadata(uuid: uuid, storeType: "XML", entityVersionHashes: hashes, values: values))
+            try driver.close()
+        }
+        let text = try XMLTestSupport.text(url)
+        #expect(text.contains("<UUID>\(uuid)</UUID>"))
+        #expect(text.contains("<key>NSPersistenceFrameworkVersion</key>"))
+        let factory = XMLDriverFactory()
+        let read = try #require(try factory.metadata(at: url, options: StoreOptions()))
+        #expect(read.uuid == uuid)
+        #expect(read.entityVersionHashes == hashes)
+        #expect(read.values == values)
+    }
+
+    @Test("primary keys come from one counter for the whole file and survive reopen")
+    func oneKeyCounter() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-keys")
+        let url = directory.file("keys.xml")
+        let model = ConformanceModel.model
+        let tag = try #require(model.entity(named: "Tag"))
+        let track = try #require(model.entity(named: "Track"))
+        var handedOut: [ClosedRange<Int64>] = []
+        do {
+            let driver = try XMLTestSupport.driver(at: url)
+            handedOut.append(try driver.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 3))
+            handedOut.append(try driver.allocatePrimaryKeys(forEntity: track.entityNumber, count: 2))
+            try driver.close()  // nothing saved: close still records the counter
+        }
+        let driver = try XMLTestSupport.driver(at: url)
+        handedOut.append(try driver.allocatePrimaryKeys(forEntity: track.entityNumber, count: 1))
+        #expect(handedOut == [1...3, 4...5, 6...6])
+        try driver.close()
+    }
+
+    @Test("a save that would reuse an object id is refused and leaves file and store unchanged")
+    func failedSaveChangesNothing() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-failed-save")
+        let url = try XMLTestSupport.seededStore(in: directory)
+        let before = try Data(contentsOf: url)
+        let model = ConformanceModel.model
+        let driver = try XMLTestSupport.driver(at: url)
+        let rowsBefore = try XMLTestSupport.allRows(driver, model: model)
+        let tag = try #require(model.entity(named: "Tag"))
+        let track = try #require(rowsBefore.values.first { $0.id.entity == model.entity(named: "Track")!.entityNumber })  // in the model
+        var batch = ChangeBatch()
+        batch.inserts = [RowSnapshot(id: RowID(entity: tag.entityNumber, primaryKey: track.id.primaryKey), version: 1, values: [.string("clash"), .references([])])]
+        #expect(storeErrorCode { _ = try driver.apply(batch) } == .constraint)
+        #expect(try Data(contentsOf: url) == before)
+        #expect(try XMLTestSupport.allRows(driver, model: model) == rowsBefore)
+        try driver.close()
+        #expect(try Data(contentsOf: url) == before, "close after a failed save writes nothing new")
+    }
+
+    @Test("a store opened read-only refuses saves and never writes")
+    func readOnly() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-readonly")
+        let url = try XMLTestSupport.seededStore(in: directory)
+        let before = try Data(contentsOf: url)
+        let driver = try XMLTestSupport.driver(at: url, options: StoreOptions(isReadOnly: true))
+        #expect(storeErrorCode { _ = try driver.apply(ChangeBatch()) } == .readOnly)
+        #expect(storeErrorCode { try driver.saveMetadata(StoreMetadata(storeType: "XML")) } == .readOnly)
+        try driver.close()
+        #expect(try Data(contentsOf: url) == before)
+        let missing = directory.file("missing.xml")
+        #expect(storeErrorCode { _ = try XMLTestSupport.driver(at: missing, options: StoreOptions(isReadOnly: true)) } == .notFound)
+    }
+
+    @Test("a file in Apple's layout opens with names matched ignoring case")
+    func appleLayout() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-apple")
+        let url = try XMLTestSupport.write(XMLTestSupport.appleStyle("""
+                <object type="VEHICLEPICTURE" id="z103">
+                    <attribute name="picturename" type="string">picture_1</attribute>
+                    <attribute name="sequence" type="int32">0</attribute>
+                    <attribute name="taken" type="date">445103622.25000000000000000000</attribute>
+                    <attribute name="thumbnail" type="binary">AAEC
+                /w==</attribute>
+                    <relationship name="picturesforvehicle" type="1/1" destination="VEHICLE" idrefs="z102"></relationship>
+                </object>
+                <object type="VEHICLE" id="z102">
+                    <attribute name="year" type="int32">2006</attribute>
+                    <attribute name="price" type="decimal">19999.99</attribute>
+                    <attribute name="sold" type="bool">1</attribute>
+                    <relationship name="vehiclepictures" type="0/0" destination="VEHICLEPICTURE" idrefs="z104 z103"></relationship>
+                </object>
+                <object type="VEHICLEPICTURE" id="z104">
+                    <relationship name="picturesforvehicle" type="1/1" destination="VEHICLE" idrefs="z102"></relationship>
+                </object>
+            """), in: directory)
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Vehicle", properties: [
+                .attribute("year", .integer32), .attribute("price", .decimal), .attribute("sold", .boolean),
+                .toMany("vehiclePictures", "VehiclePicture", inverse: "picturesForVehicle"),
+            ]),
+            EntityDescription("VehiclePicture", properties: [
+                .attribute("pictureName", .string), .attribute("sequence", .integer32), .attribute("taken", .date),
+                .attribute("thumbnail", .binaryData), .toOne("picturesForVehicle", "Vehicle", inverse: "vehiclePictures"),
+            ]),
+        ])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .xml, at: url, options: StoreOptions(isReadOnly: true))
+        #expect(store.identifier == "343C8D7F-A000-42C4-8463-43FA1E5EF3FB")
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let vehicle = try #require(try context.fetch(FetchRequest(entityName: "Vehicle")).first)
+        #expect(vehicle.objectID.primaryKey == 102)
+        #expect(vehicle["year"] as? Int == 2006)
+        #expect(vehicle["price"] as? Decimal == Decimal(string: "19999.99"))
+        #expect(vehicle["sold"] as? Bool == true)
+        let pictures = vehicle.objects(forKey: "vehiclePictures")
+        #expect(Set(pictures.map(\.objectID.primaryKey)) == [103, 104])
+        let first = try #require(pictures.first { $0.objectID.primaryKey == 103 })
+        #expect(first["pictureName"] as? String == "picture_1")
+        #expect((first["taken"] as? Date)?.timeIntervalSinceReferenceDate == 445_103_622.25)
+        #expect(first["thumbnail"] as? Data == Data([0, 1, 2, 255]))
+        #expect(first.object(forKey: "picturesForVehicle")?.objectID == vehicle.objectID)
+    }
+}
