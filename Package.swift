@@ -39,7 +39,7 @@ let package = Package(
             path: "Sources/strata"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(name: "StrataInMemoryTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
-        .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata"]),
+        .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata", "StrataTesting"]),
         .testTarget(name: "StrataToolsTests", dependencies: ["StrataTools", "strata"]),
     ],
     swiftLanguageModes: [.v6]
