@@ -180,6 +180,12 @@ public enum SQLiteValue: Sendable, Hashable {
         return nil
     }
 
+    /// The double, or `nil` for other storage classes.
+    public var real: Double? {
+        if case .real(let value) = self { return value }
+        return nil
+    }
+
     /// The text, or `nil` for other storage classes.
     public var text: String? {
         if case .text(let value) = self { return value }
