@@ -104,8 +104,10 @@ public final class SQLiteDriver: StoreDriver {
     }
 
     public func close() throws {
-        writer.close()
+        // The reader first: the last connection to close checkpoints the WAL into the file and
+        // removes it, which only the writer can do.
         reader.close()
+        writer.close()
     }
 }
 
