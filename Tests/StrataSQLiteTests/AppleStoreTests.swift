@@ -132,6 +132,33 @@ struct AppleStoreTests {
         }
     }
 
+    @Test("Apple's derived-attribute triggers run when Strata writes, and history tables stay untouched")
+    func derivedAttributeTriggers() throws {
+        let path = try Corpus.copyOfStore("SampleModel2_V1.sqlite")
+        let url = URL(fileURLWithPath: path)
+        let recovered = try #require(try StoreType.sqlite.factory.recoverModel(at: url, options: StoreOptions()))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: recovered.model)
+        // Writable on purpose: the recovered model is the store's own, from its model cache.
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let book = try #require(try context.fetch(FetchRequest(entityName: "Book", predicate: FetchPredicate(format: "pagesCount == 99"))).first)
+        let pagesBefore = book.objects(forKey: "pages").count
+        let check = try SQLiteConnection(path: path)
+        defer { check.close() }
+        let changes = try check.scalar("SELECT COUNT(*) FROM ACHANGE")?.integer
+        let page = try context.insertNewObject(forEntityName: "Page")
+        page["number"] = 1_000
+        page["isBookmarked"] = false
+        page["book"] = book
+        try page.setStoreValue(.binary(Data("text".utf8)), forKey: "content")
+        try context.save()
+        let key = book.objectID.primaryKey
+        #expect(try check.scalar("SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = ?", [.integer(key)])?.integer == Int64(pagesBefore + 1))
+        #expect(try check.scalar("SELECT Z1_BOOK FROM ZPAGE WHERE ZNUMBER = 1000")?.integer == 1)
+        #expect(try check.scalar("SELECT COUNT(*) FROM ACHANGE")?.integer == changes)
+        #expect(try check.scalar("PRAGMA integrity_check")?.text == "ok")
+    }
+
     static func reopen(_ path: String, model: String) throws -> (PersistentStoreCoordinator, ManagedObjectContext, String) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model(model))
         try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path))
