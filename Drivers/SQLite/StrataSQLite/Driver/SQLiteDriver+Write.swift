@@ -102,26 +102,26 @@ extension SQLiteDriver {
     }
 
     private func insertRow(_ row: RowSnapshot, _ entity: EntityLayout, _ connection: SQLiteConnection) throws {
-        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var values: [SQLiteValue] = [.integer(row.id.primaryKey), .integer(Int64(entity.storeNumber)), .integer(1)]
+        let statement = try connection.cached(entity.insert)
+        try statement.bind(row.id.primaryKey, at: 1)
+        try statement.bind(Int64(entity.storeNumber), at: 2)
+        try statement.bind(Int64(1), at: 3)
+        var index: Int32 = 4
         for (slot, layout) in entity.slots.enumerated() {
             switch layout {
-            case .attribute(let column, _, _):
-                columns.append(column)
-                values.append(ValueCoding.sqliteValue(row.values[slot]))
-            case .toOne(let column, _, let entityColumn, _, _):
-                columns.append(column)
-                values.append(ValueCoding.sqliteValue(row.values[slot]))
-                if let entityColumn {
-                    columns.append(entityColumn)
-                    values.append(referenceEntity(row.values[slot]))
+            case .attribute:
+                try statement.bind(ValueCoding.sqliteValue(row.values[slot]), at: index)
+                index += 1
+            case .toOne(_, _, let entityColumn, _, _):
+                try statement.bind(ValueCoding.sqliteValue(row.values[slot]), at: index)
+                index += 1
+                if entityColumn != nil {
+                    try statement.bind(referenceEntity(row.values[slot]), at: index)
+                    index += 1
                 }
             default: continue
             }
         }
-        let statement = try connection.cached(
-            "INSERT INTO \(entity.table) (\(columns.joined(separator: ", "))) VALUES (\(Self.placeholders(columns.count)))")
-        try statement.bind(values)
         try statement.step()
     }
 

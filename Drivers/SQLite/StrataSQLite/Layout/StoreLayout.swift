@@ -148,6 +148,18 @@ struct JoinToMany: Sendable, Hashable {
 
 /// How one entity's rows are read and written.
 struct EntityLayout: Sendable {
+    init(entity: EntityDescription, storeNumber: Int32, table: String, slots: [SlotLayout]) {
+        self.entity = entity
+        self.storeNumber = storeNumber
+        self.table = table
+        self.slots = slots
+        self.insert = ""
+        self.insert = insertSQL
+    }
+
+    /// ``insertSQL``, computed once.
+    private(set) var insert: String
+
     /// The model entity.
     var entity: EntityDescription
     /// `Z_ENT` in the store.
@@ -156,4 +168,21 @@ struct EntityLayout: Sendable {
     var table: String
     /// One entry per property of ``entity``.
     var slots: [SlotLayout]
+
+    /// `INSERT INTO <table> (Z_PK, Z_ENT, Z_OPT, <stored columns>) VALUES (?, …)`, in slot order
+    /// (a to-one's entity column right after its key column).
+    var insertSQL: String {
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        for slot in slots {
+            switch slot {
+            case .attribute(let column, _, _): columns.append(column)
+            case .toOne(let column, _, let entityColumn, _, _):
+                columns.append(column)
+                if let entityColumn { columns.append(entityColumn) }
+            default: continue
+            }
+        }
+        let placeholders = String(repeating: "?, ", count: columns.count - 1) + "?"
+        return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))"
+    }
 }
