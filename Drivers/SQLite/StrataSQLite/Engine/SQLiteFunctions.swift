@@ -68,7 +68,8 @@ private func resultText(_ context: OpaquePointer?, _ string: String) {
     var copy = string
     copy.withUTF8 { bytes in
         bytes.withMemoryRebound(to: CChar.self) { chars in
-            // SQLITE_TRANSIENT (-1): SQLite copies the bytes before returning.
+            // SQLITE_TRANSIENT (-1): SQLite copies the bytes before returning. An empty string needs
+            // a non-null pointer (bit pattern 1 is never null; SQLite reads no byte of it).
             sqlite3_result_text64(
                 context, chars.baseAddress ?? UnsafePointer(bitPattern: 1)!, sqlite3_uint64(chars.count),
                 unsafeBitCast(-1, to: sqlite3_destructor_type.self), UInt8(SQLITE_UTF8))
