@@ -123,4 +123,16 @@ struct SQLiteLayoutTests {
         let rows = try store.driver.fetch(fetch)
         #expect(rows.appliedPage && rows.rows.map(\.id) == ids.ids)
     }
+
+    @Test("a count on the read connection sees a save committed right after it")
+    func countSeesLaterSaves() throws {
+        let (directory, coordinator, _, _) = try Self.seededStore()
+        defer { withExtendedLifetime(directory) {} }
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let before = try context.count(for: FetchRequest(entityName: "Tag"))
+        let tag = try context.insertNewObject(forEntityName: "Tag")
+        tag["name"] = "fresh"
+        try context.save()
+        #expect(try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Tag")) == before + 1)
+    }
 }

@@ -37,6 +37,8 @@ extension SQLiteDriver {
                 let statement = try connection.cached(sql)
                 try statement.bind(bindings)
                 let count = try statement.step() ? Int(statement.int64(at: 0)) : 0
+                // Reset now: a statement left mid-result would pin the reader to an old snapshot.
+                try statement.reset()
                 return StoreFetchResult(count: count, appliedPredicate: true, appliedSort: true, appliedPage: true)
             case .ids where order != nil:
                 let statement = try connection.cached("SELECT t0.Z_PK, t0.Z_ENT\(from)\(whereSQL)\(orderSQL)\(page)")
