@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "StrataInMemoryTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(
             name: "StrataLMDBTests", dependencies: ["StrataLMDB", "Strata", "StrataTesting", "strata-lmdb-killtest"]),
-        .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata"]),
+        .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata", "StrataTesting"]),
         .testTarget(
             name: "StrataXMLTests",
             dependencies: ["StrataXML", "Strata", "StrataTesting", "StrataInMemory", "strata-xml-killtest"]),

@@ -58,6 +58,7 @@ extension ConformanceSuite {
                 var batch = ChangeBatch()
                 var row = existing[0]
                 row.id = RowID(entity: entity.entityNumber, primaryKey: first.lowerBound)
+                row.values[entity.index(ofProperty: "name")!] = .string("unique \(first.lowerBound)")  // in the model
                 batch.inserts = [row]
                 batch.deletes = [RowDelete(id: existing[1].id, expectedVersion: existing[1].version + 5)]
                 try requireThrows("a batch with a stale delete", matches: { ($0 as? StoreError)?.code == .conflict }) {

@@ -1,5 +1,6 @@
 import Foundation
 import StrataSQLite
+import StrataTesting
 
 /// Access to the shared corpus of real Core Data files (`STRATA_CORPUS`, see its README).
 enum Corpus {
@@ -30,13 +31,7 @@ enum Corpus {
     struct CorpusMissing: Error {}
 }
 
-/// A fresh temporary directory, removed when the value is released.
-final class TemporaryDirectory {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-sqlite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+extension TemporaryDirectory {
+    /// A path inside the directory.
+    func path(_ name: String) -> String { file(name).path }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import StrataSQLite
+import StrataTesting
 
 @Suite("SQLiteConnection")
 struct SQLiteConnectionTests {

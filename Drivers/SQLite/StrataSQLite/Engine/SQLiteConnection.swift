@@ -23,6 +23,9 @@ public final class SQLiteConnection {
     /// The database file's path.
     public let path: String
     private(set) var handle: OpaquePointer?
+    private var cache: [String: SQLiteStatement] = [:]
+    /// The most statements ``cached(_:)`` keeps; past it the cache is emptied and refilled.
+    static let cacheLimit = 256
 
     /// Opens a database file.
     ///
@@ -72,8 +75,34 @@ public final class SQLiteConnection {
     /// Statements still alive become unusable (their calls throw ``SQLiteError/Code/misuse``).
     public func close() {
         guard let db = handle else { return }
+        cache.removeAll()
         handle = nil
         sqlite3_close_v2(db)
+    }
+
+    /// A prepared statement for `sql` from this connection's cache, reset and with cleared
+    /// bindings; prepared on first use.
+    ///
+    /// - Complexity: O(1) on a cache hit.
+    public func cached(_ sql: String) throws -> SQLiteStatement {
+        if let statement = cache[sql] {
+            try statement.reset()
+            statement.clearBindings()
+            return statement
+        }
+        let statement = try prepare(sql)
+        if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
+        cache[sql] = statement
+        return statement
+    }
+
+    /// The number of rows the last INSERT, UPDATE or DELETE changed.
+    public var changes: Int { handle.map { Int(sqlite3_changes64($0)) } ?? 0 }
+
+    /// Makes the connection wait up to `seconds` for a lock another connection holds.
+    public func setBusyTimeout(_ seconds: Double) {
+        guard let handle else { return }
+        sqlite3_busy_timeout(handle, Int32(clamping: Int((seconds * 1000).rounded())))
     }
 
     /// Compiles one SQL statement.
@@ -148,6 +177,12 @@ public enum SQLiteValue: Sendable, Hashable {
     /// The integer, or `nil` for other storage classes.
     public var integer: Int64? {
         if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    /// The double, or `nil` for other storage classes.
+    public var real: Double? {
+        if case .real(let value) = self { return value }
         return nil
     }
 

@@ -25,6 +25,8 @@ public final class SQLiteStatement {
     /// temporary buffers may go away. The C macro is `((sqlite3_destructor_type)-1)`, which Swift
     /// cannot import; the bit pattern -1 is exactly that value.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// A non-null pointer for zero-length text; SQLite reads no byte of it. Bit pattern 1 is never null.
+    private static var emptyText: UnsafePointer<CChar> { UnsafePointer(bitPattern: 1)! }
 
     /// Binds `value` to the 1-based parameter `index`.
     ///
@@ -36,7 +38,17 @@ public final class SQLiteStatement {
         case .null: status = sqlite3_bind_null(handle, index)
         case .integer(let number): status = sqlite3_bind_int64(handle, index, number)
         case .real(let number): status = sqlite3_bind_double(handle, index, number)
-        case .text(let text): status = sqlite3_bind_text(handle, index, text, -1, Self.transient)
+        case .text(let text):
+            // An explicit byte count keeps NUL characters inside the string; an empty string still
+            // needs a non-null pointer, or SQLite stores NULL.
+            var copy = text
+            status = copy.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    sqlite3_bind_text64(
+                        handle, index, chars.baseAddress ?? Self.emptyText, sqlite3_uint64(chars.count),
+                        Self.transient, UInt8(SQLITE_UTF8))
+                }
+            }
         case .blob(let bytes):
             status = bytes.withUnsafeBytes { buffer in
                 // A zero-length blob needs a non-null pointer to be stored as a blob, not NULL.
@@ -110,8 +122,13 @@ public final class SQLiteStatement {
     /// Column `index` as text, or `nil` when NULL.
     public func string(at index: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, index) else { return nil }
-        return String(cString: text)
+        // Read by byte count, not up to the first NUL: strings may contain NUL characters.
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
     }
+
+    /// The storage class of column `index` of the current row (`SQLITE_INTEGER`, … `SQLITE_NULL`).
+    public func columnType(at index: Int32) -> Int32 { sqlite3_column_type(handle, index) }
 
     /// Column `index` as bytes, or `nil` when NULL.
     public func data(at index: Int32) -> Data? {

@@ -1,22 +1,6 @@
 import Foundation
 import Strata
 
-/// A model recovered from a Core Data SQLite store, with where it came from.
-public struct RecoveredModel: Sendable {
-    /// Where a recovered model came from.
-    public enum Source: Sendable, Hashable {
-        /// Decoded from the store's `Z_MODELCACHE` (exact).
-        case modelCache
-        /// Inferred from the tables by ``SchemaInference`` (approximate; see its documentation).
-        case inferred
-    }
-
-    /// The model.
-    public let model: ManagedObjectModel
-    /// Where it came from.
-    public let source: Source
-}
-
 /// Recovers the model of a Core Data SQLite store without the app's `.momd`: from the embedded
 /// model cache when the store has one, otherwise by inference from its tables.
 ///
@@ -36,7 +20,11 @@ public enum StoreModelRecovery {
     public static func recoverModel(from connection: SQLiteConnection) throws -> RecoveredModel {
         do {
             if let blob = try modelCache(from: connection) {
-                return RecoveredModel(model: try ModelCacheDecoder.decodeModel(fromModelCache: blob), source: .modelCache)
+                // Read-only even from the cache: column suffixes of colliding names are Core Data's
+                // private choice, so Strata does not write through a recovered model.
+                return RecoveredModel(
+                    model: try ModelCacheDecoder.decodeModel(fromModelCache: blob), source: .modelCache,
+                    requiresReadOnly: true)
             }
             return RecoveredModel(model: try SchemaInference.inferModel(from: connection), source: .inferred)
         } catch let error as SQLiteError {

@@ -1,0 +1,169 @@
+import CSQLite
+import Foundation
+import Strata
+
+extension SQLiteDriver {
+    /// The most keys bound in one `IN (…)` list (fault fulfilment and to-many loads go in chunks).
+    static let chunkSize = 500
+
+    public func fetch(_ request: StoreFetch) throws -> StoreFetchResult {
+        guard let entityLayout = layout.entity(request.entity.entityNumber),
+            let table = layout.tables[request.entity.rootEntityName]
+        else {
+            // The entity is not stored here (another configuration): nothing matches.
+            return StoreFetchResult(rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
+        }
+        var translator = QueryTranslator(layout: layout)
+        let numbers = layout.storeNumbers(request.entityNumbers)
+        var clauses = ["t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"]
+        var exact = true
+        if let predicate = request.predicate {
+            let (sql, isExact) = translator.whereClause(predicate, entityLayout.entity, "t0")
+            if let sql { clauses.append(sql) }
+            exact = isExact
+        }
+        let order = exact ? translator.orderBy(request.sort, entityLayout.entity, "t0") : nil
+        let from = ([" FROM \(table.name) t0"] + translator.joins).joined(separator: " ")
+        let whereSQL = " WHERE " + clauses.joined(separator: " AND ")
+        let bindings = translator.bindings
+        let page = order == nil ? "" : " LIMIT \(request.limit ?? -1) OFFSET \(request.offset)"
+        let orderSQL = order.map { " ORDER BY " + $0.joined(separator: ", ") } ?? ""
+        return try read("fetching \(request.entity.name)") { connection in
+            switch request.resultKind {
+            case .count where exact && (order != nil || (request.offset == 0 && request.limit == nil)):
+                let sql = order == nil || (request.offset == 0 && request.limit == nil)
+                    ? "SELECT COUNT(*)\(from)\(whereSQL)"
+                    : "SELECT COUNT(*) FROM (SELECT 1\(from)\(whereSQL)\(orderSQL)\(page))"
+                let statement = try connection.cached(sql)
+                try statement.bind(bindings)
+                let count = try statement.step() ? Int(statement.int64(at: 0)) : 0
+                // Reset now: a statement left mid-result would pin the reader to an old snapshot.
+                try statement.reset()
+                return StoreFetchResult(count: count, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            case .ids where order != nil:
+                let statement = try connection.cached("SELECT t0.Z_PK, t0.Z_ENT\(from)\(whereSQL)\(orderSQL)\(page)")
+                try statement.bind(bindings)
+                var ids: [RowID] = []
+                while try statement.step() {
+                    guard let number = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: 1))] else { continue }
+                    ids.append(RowID(entity: number, primaryKey: statement.int64(at: 0)))
+                }
+                return StoreFetchResult(ids: ids, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            default:
+                let statement = try connection.cached("SELECT \(table.selectList("t0"))\(from)\(whereSQL)\(orderSQL)\(page)")
+                try statement.bind(bindings)
+                var rows: [RowSnapshot] = []
+                while try statement.step() {
+                    if let row = decode(statement) { rows.append(row) }
+                }
+                return StoreFetchResult(
+                    rows: rows, appliedPredicate: exact, appliedSort: order != nil, appliedPage: order != nil)
+            }
+        }
+    }
+
+    public func rows(for ids: [RowID]) throws -> [RowSnapshot] {
+        var byTable: [String: [Int64]] = [:]
+        for id in ids {
+            guard let entity = model.entity(number: id.entity), let table = layout.tables[entity.rootEntityName] else { continue }
+            byTable[table.name, default: []].append(id.primaryKey)
+        }
+        guard !byTable.isEmpty else { return [] }
+        return try read("loading rows") { connection in
+            var rows: [RowSnapshot] = []
+            rows.reserveCapacity(ids.count)
+            for table in layout.tables.values {
+                guard let keys = byTable[table.name] else { continue }
+                let select = "SELECT \(table.selectList("t0")) FROM \(table.name) t0 WHERE t0.Z_PK"
+                if keys.count == 1 {
+                    let statement = try connection.cached(select + " = ?")
+                    try statement.bind(keys[0], at: 1)
+                    while try statement.step() { if let row = decode(statement) { rows.append(row) } }
+                    continue
+                }
+                for start in stride(from: 0, to: keys.count, by: Self.chunkSize) {
+                    let chunk = keys[start..<min(start + Self.chunkSize, keys.count)]
+                    let statement = try connection.cached(select + " IN (" + Self.placeholders(chunk.count) + ")")
+                    for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
+                    while try statement.step() { if let row = decode(statement) { rows.append(row) } }
+                }
+            }
+            return rows
+        }
+    }
+
+    public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
+        guard let entityLayout = layout.entity(request.entity.entityNumber) else { return [:] }
+        let sql: String
+        switch entityLayout.slots[request.slot] {
+        case .toManyForeignKey(let fk):
+            var filter = ""
+            if !fk.destinationNumbers.isEmpty {
+                filter = " AND m.Z_ENT IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
+            }
+            let order = fk.orderColumn.map { "m.\($0), " } ?? ""
+            sql = "SELECT m.\(fk.column), m.Z_PK, m.Z_ENT FROM \(fk.table) m WHERE m.\(fk.column) IN (%@)\(filter) ORDER BY m.\(fk.column), \(order)m.Z_PK"
+        case .toManyJoin(let join):
+            let order = join.orderColumn.map { "j.\($0), " } ?? ""
+            sql = "SELECT j.\(join.sourceColumn), m.Z_PK, m.Z_ENT FROM \(join.table) j JOIN \(join.destinationTable) m ON m.Z_PK = j.\(join.memberColumn) WHERE j.\(join.sourceColumn) IN (%@) ORDER BY j.\(join.sourceColumn), \(order)m.Z_PK"
+        default:
+            return Dictionary(uniqueKeysWithValues: request.sources.map { ($0, []) })
+        }
+        var sources: [Int64: RowID] = [:]
+        for source in request.sources { sources[source.primaryKey] = source }
+        let keys = request.sources.map(\.primaryKey)
+        return try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
+            var result: [RowID: [RowID]] = [:]
+            for source in request.sources { result[source] = [] }
+            for start in stride(from: 0, to: keys.count, by: Self.chunkSize) {
+                let chunk = keys[start..<min(start + Self.chunkSize, keys.count)]
+                let statement = try connection.cached(sql.replacingOccurrences(of: "%@", with: Self.placeholders(chunk.count)))
+                for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
+                while try statement.step() {
+                    guard let source = sources[statement.int64(at: 0)],
+                        let number = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: 2))]
+                    else { continue }
+                    result[source, default: []].append(RowID(entity: number, primaryKey: statement.int64(at: 1)))
+                }
+            }
+            return result
+        }
+    }
+
+    static func placeholders(_ count: Int) -> String {
+        String(repeating: "?, ", count: max(count - 1, 0)) + "?"
+    }
+
+    /// The row at the statement's cursor (`Z_PK, Z_ENT, Z_OPT, <table columns>`), or `nil` for a
+    /// `Z_ENT` the model does not know.
+    func decode(_ statement: SQLiteStatement) -> RowSnapshot? {
+        guard let number = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: 1))],
+            let entity = layout.entity(number)
+        else { return nil }
+        var values: [StoreValue] = []
+        values.reserveCapacity(entity.slots.count)
+        for slot in entity.slots {
+            switch slot {
+            case .none, .missing:
+                values.append(.null)
+            case .attribute(_, let index, let type):
+                values.append(ValueCoding.attribute(statement, index, type))
+            case .toOne(_, let index, _, let entityIndex, let destination):
+                if statement.isNull(at: index) {
+                    values.append(.null)
+                } else {
+                    var target = destination
+                    if let entityIndex, !statement.isNull(at: entityIndex),
+                        let stored = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: entityIndex))]
+                    {
+                        target = stored
+                    }
+                    values.append(.reference(RowID(entity: target, primaryKey: statement.int64(at: index))))
+                }
+            case .toManyForeignKey, .toManyJoin:
+                values.append(.unfetched)
+            }
+        }
+        return RowSnapshot(id: RowID(entity: number, primaryKey: statement.int64(at: 0)), version: statement.int64(at: 2), values: values)
+    }
+}

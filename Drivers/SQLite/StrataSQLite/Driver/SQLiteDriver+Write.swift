@@ -1,0 +1,207 @@
+import CSQLite
+import Foundation
+import Strata
+
+extension SQLiteDriver {
+    public func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {
+        guard let description = model.entity(number: entity), let root = model.entity(named: description.rootEntityName),
+            let rootNumber = layout.storeNumber(root.entityNumber)
+        else {
+            throw StoreError(.invalidRequest, "no entity numbered \(entity) is stored here", store: path)
+        }
+        let amount = Int64(max(count, 1))
+        return try write("allocating primary keys for \(description.name)") { connection in
+            let statement = try connection.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX")
+            try statement.bind([.integer(amount), .integer(Int64(rootNumber))])
+            guard try statement.step() else {
+                throw SQLiteError(.corrupt, "Z_PRIMARYKEY has no row for entity \(root.name)", file: path)
+            }
+            let last = statement.int64(at: 0)
+            try statement.reset()
+            return (last - amount + 1)...last
+        }
+    }
+
+    public func apply(_ batch: ChangeBatch) throws -> CommitResult {
+        if batch.isEmpty { return CommitResult(versions: [:]) }
+        return try write("saving") { connection in
+            var stale: [RowID] = []
+            var versions: [RowID: RowVersion] = [:]
+            versions.reserveCapacity(batch.inserts.count + batch.updates.count)
+            for delete in batch.deletes {
+                let entity = try entityLayout(delete.id)
+                let statement = try connection.cached("DELETE FROM \(entity.table) WHERE Z_PK = ? AND Z_OPT = ?")
+                try statement.bind([.integer(delete.id.primaryKey), .integer(delete.expectedVersion)])
+                try statement.step()
+                if connection.changes != 1 { stale.append(delete.id); continue }
+                for case .toManyJoin(let join) in entity.slots {
+                    let unlink = try connection.cached("DELETE FROM \(join.table) WHERE \(join.sourceColumn) = ?")
+                    try unlink.bind(delete.id.primaryKey, at: 1)
+                    try unlink.step()
+                }
+            }
+            var maxKeys: [String: Int64] = [:]
+            for insert in batch.inserts {
+                let entity = try entityLayout(insert.id)
+                try insertRow(insert, entity, connection)
+                versions[insert.id] = 1
+                maxKeys[entity.table] = max(maxKeys[entity.table] ?? 0, insert.id.primaryKey)
+            }
+            for update in batch.updates {
+                let entity = try entityLayout(update.id)
+                if try updateRow(update, entity, connection) {
+                    versions[update.id] = update.expectedVersion + 1
+                } else {
+                    stale.append(update.id)
+                }
+            }
+            if !stale.isEmpty { throw conflict(stale) }
+            for insert in batch.inserts {
+                let entity = try entityLayout(insert.id)
+                for (slot, value) in insert.values.enumerated() where entity.slots[slot].isToMany {
+                    if case .references(let members) = value {
+                        try writeToMany(entity.slots[slot], owner: insert.id, members: members, isNew: true, connection)
+                    }
+                }
+            }
+            for update in batch.updates {
+                let entity = try entityLayout(update.id)
+                for slot in update.changedSlots where entity.slots[slot].isToMany {
+                    if case .references(let members) = update.values[slot] {
+                        try writeToMany(entity.slots[slot], owner: update.id, members: members, isNew: false, connection)
+                    }
+                }
+            }
+            for (table, key) in maxKeys {
+                guard let root = layout.tables.values.first(where: { $0.name == table }),
+                    let number = model.entity(named: root.root).flatMap({ layout.storeNumber($0.entityNumber) })
+                else { continue }
+                let statement = try connection.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
+                try statement.bind([.integer(key), .integer(Int64(number))])
+                try statement.step()
+            }
+            if let metadata = batch.metadata { try MetadataCoding.write(metadata, to: connection) }
+            return CommitResult(versions: versions)
+        }
+    }
+
+    func entityLayout(_ id: RowID) throws -> EntityLayout {
+        guard let entity = layout.entity(id.entity) else {
+            throw StoreError(.invalidRequest, "row \(id) belongs to an entity this store does not hold", store: path)
+        }
+        return entity
+    }
+
+    private func conflict(_ stale: [RowID]) -> StoreError {
+        let ids = stale.compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } }
+        let names = stale.prefix(10).map { id in "\(model.entity(number: id.entity)?.name ?? "?")/p\(id.primaryKey)" }
+        return StoreError(
+            .conflict,
+            "\(stale.count) row\(stale.count == 1 ? " was" : "s were") changed or deleted by another save (\(names.joined(separator: ", "))); refresh the objects and save again",
+            store: path, objectIDs: ids)
+    }
+
+    private func insertRow(_ row: RowSnapshot, _ entity: EntityLayout, _ connection: SQLiteConnection) throws {
+        let statement = try connection.cached(entity.insert)
+        try statement.bind(row.id.primaryKey, at: 1)
+        try statement.bind(Int64(entity.storeNumber), at: 2)
+        try statement.bind(Int64(1), at: 3)
+        var index: Int32 = 4
+        for (slot, layout) in entity.slots.enumerated() {
+            switch layout {
+            case .attribute:
+                try statement.bind(ValueCoding.sqliteValue(row.values[slot]), at: index)
+                index += 1
+            case .toOne(_, _, let entityColumn, _, _):
+                try statement.bind(ValueCoding.sqliteValue(row.values[slot]), at: index)
+                index += 1
+                if entityColumn != nil {
+                    try statement.bind(referenceEntity(row.values[slot]), at: index)
+                    index += 1
+                }
+            default: continue
+            }
+        }
+        try statement.step()
+    }
+
+    /// Writes the changed columns and bumps `Z_OPT`; `false` when the stored version differs.
+    private func updateRow(_ update: RowUpdate, _ entity: EntityLayout, _ connection: SQLiteConnection) throws -> Bool {
+        var assignments = ["Z_OPT = Z_OPT + 1"]
+        var values: [SQLiteValue] = []
+        for slot in update.changedSlots where slot < entity.slots.count {
+            switch entity.slots[slot] {
+            case .attribute(let column, _, _):
+                assignments.append("\(column) = ?")
+                values.append(ValueCoding.sqliteValue(update.values[slot]))
+            case .toOne(let column, _, let entityColumn, _, _):
+                assignments.append("\(column) = ?")
+                values.append(ValueCoding.sqliteValue(update.values[slot]))
+                if let entityColumn {
+                    assignments.append("\(entityColumn) = ?")
+                    values.append(referenceEntity(update.values[slot]))
+                }
+            default: continue
+            }
+        }
+        let statement = try connection.cached(
+            "UPDATE \(entity.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?")
+        try statement.bind(values + [.integer(update.id.primaryKey), .integer(update.expectedVersion)])
+        try statement.step()
+        return connection.changes == 1
+    }
+
+    private func referenceEntity(_ value: StoreValue) -> SQLiteValue {
+        guard case .reference(let id) = value, let number = layout.storeNumber(id.entity) else { return .null }
+        return .integer(Int64(number))
+    }
+
+    /// Stores the members of a to-many relationship: order keys for foreign-key relationships,
+    /// the owner's rows of a join table otherwise (diffed, so the inverse side's order keys stay).
+    private func writeToMany(
+        _ slot: SlotLayout, owner: RowID, members: [RowID], isNew: Bool, _ connection: SQLiteConnection
+    ) throws {
+        switch slot {
+        case .toManyForeignKey(let fk):
+            guard let order = fk.orderColumn else { return }
+            let statement = try connection.cached("UPDATE \(fk.table) SET \(order) = ? WHERE Z_PK = ? AND \(fk.column) = ?")
+            for (position, member) in members.enumerated() {
+                try statement.reset()
+                try statement.bind([.integer(Int64(position + 1)), .integer(member.primaryKey), .integer(owner.primaryKey)])
+                try statement.step()
+            }
+        case .toManyJoin(let join):
+            var existing: Set<Int64> = []
+            if !isNew {
+                let current = try connection.cached("SELECT \(join.memberColumn) FROM \(join.table) WHERE \(join.sourceColumn) = ?")
+                try current.bind(owner.primaryKey, at: 1)
+                while try current.step() { existing.insert(current.int64(at: 0)) }
+            }
+            let wanted = Set(members.map(\.primaryKey))
+            let remove = try connection.cached("DELETE FROM \(join.table) WHERE \(join.sourceColumn) = ? AND \(join.memberColumn) = ?")
+            for key in existing.subtracting(wanted) {
+                try remove.reset()
+                try remove.bind([.integer(owner.primaryKey), .integer(key)])
+                try remove.step()
+            }
+            let add = try connection.cached(
+                "INSERT OR IGNORE INTO \(join.table) (\(join.sourceColumn), \(join.memberColumn)) VALUES (?, ?)")
+            for key in wanted.subtracting(existing) {
+                try add.reset()
+                try add.bind([.integer(owner.primaryKey), .integer(key)])
+                try add.step()
+            }
+            if let order = join.orderColumn {
+                let statement = try connection.cached(
+                    "UPDATE \(join.table) SET \(order) = ? WHERE \(join.sourceColumn) = ? AND \(join.memberColumn) = ?")
+                for (position, member) in members.enumerated() {
+                    try statement.reset()
+                    try statement.bind([.integer(Int64(position + 1)), .integer(owner.primaryKey), .integer(member.primaryKey)])
+                    try statement.step()
+                }
+            }
+        default:
+            return
+        }
+    }
+}

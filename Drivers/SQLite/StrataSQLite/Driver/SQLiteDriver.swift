@@ -1,0 +1,136 @@
+import CSQLite
+import Foundation
+import Strata
+import Synchronization
+
+// SQLITE DRIVER INVARIANTS
+// S1. Each connection is used by one thread at a time: the writer only inside `writer.withLock`,
+//     the reader only inside `reader.withLock`. Statements never leave the lock that made them.
+// S2. Every change set runs in one `BEGIN IMMEDIATE … COMMIT` transaction on the writer; any
+//     failure rolls it back before the error leaves `apply`, so the file holds what it held before.
+// S3. `Z_OPT` only grows: inserts store 1, updates add 1 under `WHERE Z_PK = ? AND Z_OPT = ?`.
+// S4. `Z_PRIMARYKEY.Z_MAX` of a hierarchy's root is at least every key stored or handed out in it;
+//     allocation advances it in its own committed statement, so keys are never reused.
+// S5. The layout is immutable once the driver exists; rows of `Z_ENT` values the model does not
+//     know are skipped, never guessed.
+// States: open (writer + reader, or reader only when read-only) -> closed [close()]; closed is final.
+
+/// The SQLite store: Core Data's own file layout over the system libsqlite3.
+///
+/// Opens stores written by Strata or by Apple's Core Data (with their model; see
+/// docs/formats/sqlite.md), pushes predicates, sorts, pages and counts down to SQL where the SQL
+/// answers exactly as the core's evaluator, and applies each change set in one transaction with
+/// optimistic locking on `Z_OPT`.
+///
+/// Options (``StoreOptions/values``): `journal_mode` (default `WAL`), `synchronous` (default
+/// `NORMAL`), `cache_size`, `mmap_size`, `max_page_count`, `temp_store`, `locking_mode` — each set
+/// as the SQLite pragma of that name on the write connection; ``StoreOptions/timeout`` is the busy
+/// timeout.
+///
+/// Thread safety: `Sendable`. Writes go through one write connection under a lock; fetches use a
+/// separate read connection under its own lock, so they never wait on a writer in WAL mode.
+public final class SQLiteDriver: StoreDriver {
+    /// The store file's path.
+    public let path: String
+    /// Whether the store refuses writes (opened read-only, or with a model inferred from its tables).
+    public let isReadOnly: Bool
+    let layout: StoreLayout
+    let model: ManagedObjectModel
+    let timeout: Double
+    let writer: GuardedConnection
+    let reader: GuardedConnection
+
+    /// Pragmas the driver accepts from ``StoreOptions/values``, with their defaults.
+    static let pragmaDefaults: [String: String?] = [
+        "journal_mode": "WAL", "synchronous": "NORMAL", "cache_size": nil, "mmap_size": nil,
+        "max_page_count": nil, "temp_store": nil, "locking_mode": nil,
+    ]
+
+    init(path: String, layout: StoreLayout, readOnly: Bool, timeout: Double, writer: SQLiteConnection?,
+        reader: SQLiteConnection)
+    {
+        self.path = path
+        self.layout = layout
+        self.model = layout.model
+        self.isReadOnly = readOnly
+        self.timeout = timeout
+        self.writer = GuardedConnection(writer)
+        self.reader = GuardedConnection(reader)
+    }
+
+    public var capabilities: DriverCapabilities { [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads] }
+
+    /// Runs `body` with the read connection.
+    func read<T: Sendable>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        try reader.withLock { connection in
+            guard let connection else { throw closedError() }
+            return try mappingErrors(store: path, action: action, timeout: timeout) { try body(connection) }
+        }
+    }
+
+    /// Runs `body` in one immediate transaction on the write connection; rolls back on failure.
+    func write<T: Sendable>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        if isReadOnly {
+            throw StoreError(.readOnly, "\(action) failed: the store was opened read-only", store: path)
+        }
+        return try writer.withLock { connection in
+            guard let connection else { throw closedError() }
+            return try mappingErrors(store: path, action: action, timeout: timeout) {
+                try connection.cached("BEGIN IMMEDIATE").step()
+                do {
+                    let result = try body(connection)
+                    try connection.cached("COMMIT").step()
+                    return result
+                } catch {
+                    try? connection.execute("ROLLBACK")
+                    throw error
+                }
+            }
+        }
+    }
+
+    func closedError() -> StoreError {
+        StoreError(.closed, "the store was closed; attach it again to use it", store: path)
+    }
+
+    public func loadMetadata() throws -> StoreMetadata {
+        try read("reading metadata") { connection in
+            try MetadataCoding.read(from: connection) ?? StoreMetadata(storeType: StoreType.sqliteName)
+        }
+    }
+
+    public func saveMetadata(_ metadata: StoreMetadata) throws {
+        try write("saving metadata") { connection in try MetadataCoding.write(metadata, to: connection) }
+    }
+
+    public func close() throws {
+        // The reader first: the last connection to close checkpoints the WAL into the file and
+        // removes it, which only the writer can do.
+        reader.close()
+        writer.close()
+    }
+}
+
+/// A connection and the lock that serializes every use of it (invariant S1).
+///
+/// `@unchecked Sendable`: `connection` is read and written only inside `lock.withLock`, so no two
+/// threads ever touch the connection or its statements at once.
+final class GuardedConnection: @unchecked Sendable {
+    private let lock = Mutex<Void>(())
+    private var connection: SQLiteConnection?
+
+    init(_ connection: SQLiteConnection?) { self.connection = connection }
+
+    /// Runs `body` with the connection under the lock; `nil` after ``close()``.
+    func withLock<T>(_ body: (SQLiteConnection?) throws -> T) rethrows -> T {
+        try lock.withLock { _ in try body(connection) }
+    }
+
+    /// Closes the connection; later calls do nothing.
+    func close() {
+        lock.withLock { _ in
+            connection?.close()
+            connection = nil
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import Strata
+
+extension QueryTranslator {
+    /// `ORDER BY` terms for sort keys, ending with the row-ID tie-break (`Z_ENT`, `Z_PK`) the core
+    /// uses; `nil` when a key cannot be sorted exactly in SQL (localized comparison, Decimal,
+    /// relationships) or store entity numbers do not order as the model's.
+    mutating func orderBy(_ keys: [SortKey], _ entity: EntityDescription, _ alias: String) -> [String]? {
+        guard layout.numbersAreMonotone else { return nil }
+        var terms: [String] = []
+        for key in keys {
+            guard case .value(let sql, let kind)? = resolve(key.keyPath, entity, alias) else { return nil }
+            var term: String
+            switch (kind, key.comparison) {
+            case (.string, .default), (.uri, .default): term = "\(sql) COLLATE \(SQLiteFunctions.collation)"
+            case (.string, .caseInsensitive):
+                term = "strata_fold(\(sql), \(ComparisonOptions.caseInsensitive.rawValue)) COLLATE \(SQLiteFunctions.collation)"
+            case (.string, .localizedStandard), (.uri, _): return nil
+            default: term = sql
+            }
+            term += key.ascending ? " ASC" : " DESC"
+            terms.append(term)
+        }
+        terms.append("\(alias).Z_ENT ASC")
+        terms.append("\(alias).Z_PK ASC")
+        return terms
+    }
+}

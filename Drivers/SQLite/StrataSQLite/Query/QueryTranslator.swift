@@ -1,0 +1,271 @@
+import Foundation
+import Strata
+
+/// Translates predicates and sort keys into SQL over a ``StoreLayout``, only where the SQL answers
+/// exactly as the core's evaluator (``FetchPredicate/evaluate(with:substitutionVariables:)``).
+///
+/// What translates: comparisons of attributes and to-one key paths (joined with `LEFT JOIN`) with
+/// constants, `IN`, `BETWEEN`, string operators with `[c]`/`[d]` (through the `STRATA` collation
+/// and the `strata_fold`/`strata_match` functions, which call the core's own folding and matching),
+/// object and `nil` comparisons of to-one relationships and `SELF`, `ANY`/`ALL`/`NONE` over one
+/// to-many step as `EXISTS`, `@count` as a subquery, `AND`/`OR`/`NOT`. SQL's three-valued logic is
+/// closed under `NOT` with `IFNULL(…, 0)`, so `nil` behaves as the evaluator's `false`. Anything
+/// else (arithmetic, subqueries, other aggregates, Decimal attributes, transformable values)
+/// returns `nil`; a top-level `AND` keeps the parts that translate and reports itself inexact.
+struct QueryTranslator {
+    let layout: StoreLayout
+    /// `LEFT JOIN` clauses for to-one key paths, in order.
+    private(set) var joins: [String] = []
+    /// Values for the `?` placeholders of the `WHERE` clause, in order.
+    private(set) var bindings: [SQLiteValue] = []
+    private var joinAliases: [String: String] = [:]
+    private var counter = 0
+
+    init(layout: StoreLayout) { self.layout = layout }
+
+    /// What a value compares as.
+    enum Kind: Equatable {
+        case number, double, string, date, uuid, binary, uri
+    }
+
+    /// A key path resolved against the layout.
+    enum Resolved {
+        case value(sql: String, kind: Kind)
+        case toOne(sql: String, entitySQL: String?, destination: EntityDescription)
+        case toMany(owner: String, slot: SlotLayout, destination: EntityDescription, rest: [String])
+    }
+
+    // MARK: Predicates
+
+    /// Translates the conjuncts of `predicate` that can be; `exact` is false when some could not.
+    mutating func whereClause(_ predicate: FetchPredicate, _ entity: EntityDescription, _ alias: String)
+        -> (sql: String?, exact: Bool)
+    {
+        let parts: [FetchPredicate]
+        if case .and(let list) = predicate { parts = list } else { parts = [predicate] }
+        var clauses: [String] = []
+        var exact = true
+        for part in parts {
+            let saved = self
+            if let sql = translate(part, entity, alias) {
+                clauses.append(sql)
+            } else {
+                self = saved
+                exact = false
+            }
+        }
+        return (clauses.isEmpty ? nil : clauses.map { "(\($0))" }.joined(separator: " AND "), exact)
+    }
+
+    mutating func translate(_ predicate: FetchPredicate, _ entity: EntityDescription, _ alias: String) -> String? {
+        switch predicate {
+        case .constant(let value): return value ? "1" : "0"
+        case .not(let inner): return translate(inner, entity, alias).map { "NOT IFNULL((\($0)), 0)" }
+        case .and(let parts):
+            if parts.isEmpty { return "1" }
+            var sql: [String] = []
+            for part in parts {
+                guard let clause = translate(part, entity, alias) else { return nil }
+                sql.append("(\(clause))")
+            }
+            return sql.joined(separator: " AND ")
+        case .or(let parts):
+            if parts.isEmpty { return "0" }
+            var sql: [String] = []
+            for part in parts {
+                guard let clause = translate(part, entity, alias) else { return nil }
+                sql.append("(\(clause))")
+            }
+            return sql.joined(separator: " OR ")
+        case .comparison(let comparison): return translate(comparison, entity, alias)
+        }
+    }
+
+    private mutating func translate(_ c: ComparisonPredicate, _ entity: EntityDescription, _ alias: String) -> String? {
+        if c.modifier != .direct {
+            guard case .keyPath(let path) = c.lhs, case .constant(let constant) = c.rhs else { return nil }
+            return quantified(c, path: path, constant: constant, entity, alias)
+        }
+        // Constant on the left: mirror the comparison where the operator allows it.
+        if case .constant = c.lhs, c.rhs != .evaluatedObject {
+            guard let mirrored = Self.mirror(c.op) else { return nil }
+            return translate(ComparisonPredicate(c.rhs, mirrored, c.lhs, options: c.options), entity, alias)
+        }
+        guard let left = operand(c.lhs, entity, alias) else { return nil }
+        switch (left, c.rhs) {
+        case (.value(let sql, let kind), .constant(let constant)):
+            return compare(sql, kind, c.op, constant, c.options)
+        case (.value(let sql, let kind), .aggregate(let items)):
+            let constants = items.compactMap { item -> StoreValue? in
+                if case .constant(let value) = item { return value }
+                return nil
+            }
+            guard constants.count == items.count else { return nil }
+            return compare(sql, kind, c.op, list: constants, c.options)
+        case (.value(let a, let kind), .keyPath):
+            guard kind == .number || kind == .double || kind == .date, c.options.isEmpty,
+                case .value(let b, let other)? = operand(c.rhs, entity, alias), other == kind || (other != .date && kind != .date)
+            else { return nil }
+            switch c.op {
+            case .equal: return "\(a) = \(b)"
+            case .notEqual: return "\(a) IS NOT \(b)"
+            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual: return "\(a) \(Self.sqlOperator(c.op)) \(b)"
+            default: return nil
+            }
+        case (.toOne(let sql, let entitySQL, let destination), .constant(let constant)):
+            return compareReference(sql, entitySQL, destination, c.op, constant)
+        default:
+            return nil
+        }
+    }
+
+    /// `ANY`/`ALL` over a to-many key path, as `EXISTS`.
+    private mutating func quantified(
+        _ c: ComparisonPredicate, path: String, constant: StoreValue, _ entity: EntityDescription, _ alias: String
+    ) -> String? {
+        guard case .toMany(let owner, let slot, let destination, let rest)? = resolve(path, entity, alias),
+            rest.count == 1, let member = layout.entity(destination.entityNumber),
+            let index = destination.index(ofProperty: rest[0]), case .attribute(let column, _, let type) = member.slots[index]
+        else { return nil }
+        let memberAlias = nextAlias("m")
+        guard let (from, link) = toManySource(slot, owner: owner, memberAlias: memberAlias),
+            let kind = Self.kind(of: type)
+        else { return nil }
+        guard let condition = compare(columnSQL("\(memberAlias).\(column)", kind), kind, c.op, constant, c.options) else { return nil }
+        if c.modifier == .any { return "EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND (\(condition)))" }
+        return "NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND NOT IFNULL((\(condition)), 0))"
+    }
+
+    /// The `FROM` and link condition that list the members of a to-many slot of row `owner`.
+    private mutating func toManySource(_ slot: SlotLayout, owner: String, memberAlias m: String) -> (String, String)? {
+        switch slot {
+        case .toManyForeignKey(let fk):
+            var link = "\(m).\(fk.column) = \(owner).Z_PK"
+            if !fk.destinationNumbers.isEmpty {
+                link += " AND \(m).Z_ENT IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
+            }
+            return ("\(fk.table) \(m)", link)
+        case .toManyJoin(let join):
+            let j = nextAlias("j")
+            return ("\(join.table) \(j) JOIN \(join.destinationTable) \(m) ON \(m).Z_PK = \(j).\(join.memberColumn)",
+                "\(j).\(join.sourceColumn) = \(owner).Z_PK")
+        default: return nil
+        }
+    }
+
+    private mutating func operand(_ expression: FetchExpression, _ entity: EntityDescription, _ alias: String) -> Resolved? {
+        switch expression {
+        case .keyPath(let path):
+            guard let resolved = resolve(path, entity, alias) else { return nil }
+            if case .toMany = resolved { return nil }
+            return resolved
+        case .evaluatedObject:
+            return .toOne(sql: "\(alias).Z_PK", entitySQL: "\(alias).Z_ENT", destination: entity)
+        case .collection(.count, of: .keyPath(let path), keyPath: nil):
+            guard case .toMany(let owner, let slot, _, let rest)? = resolve(path, entity, alias), rest.isEmpty else { return nil }
+            let m = nextAlias("m")
+            guard let (from, link) = toManySource(slot, owner: owner, memberAlias: m) else { return nil }
+            return .value(sql: "(SELECT COUNT(*) FROM \(from) WHERE \(link))", kind: .number)
+        default:
+            return nil
+        }
+    }
+
+    /// Resolves a key path: attributes and to-one relationships (joining each intermediate to-one
+    /// step), or the first to-many step with the components after it.
+    mutating func resolve(_ path: String, _ entity: EntityDescription, _ alias: String) -> Resolved? {
+        let components = path.split(separator: ".").map(String.init)
+        var current = entity
+        var currentAlias = alias
+        for (position, key) in components.enumerated() {
+            guard let layoutEntity = layout.entity(current.entityNumber), let slot = current.index(ofProperty: key) else {
+                return nil
+            }
+            let isLast = position == components.count - 1
+            switch layoutEntity.slots[slot] {
+            case .attribute(let column, _, let type):
+                guard isLast, let kind = Self.kind(of: type) else { return nil }
+                return .value(sql: columnSQL("\(currentAlias).\(column)", kind), kind: kind)
+            case .toOne(let column, _, let entityColumn, _, let destinationNumber):
+                guard let destination = layout.model.entity(number: destinationNumber) else { return nil }
+                if isLast {
+                    return .toOne(
+                        sql: "\(currentAlias).\(column)", entitySQL: entityColumn.map { "\(currentAlias).\($0)" },
+                        destination: destination)
+                }
+                guard let table = layout.entity(destination.entityNumber)?.table else { return nil }
+                let key = "\(currentAlias).\(column)"
+                if let existing = joinAliases[key] {
+                    currentAlias = existing
+                } else {
+                    let joined = nextAlias("r")
+                    joins.append("LEFT JOIN \(table) \(joined) ON \(joined).Z_PK = \(currentAlias).\(column)")
+                    joinAliases[key] = joined
+                    currentAlias = joined
+                }
+                current = destination
+            case .toManyForeignKey, .toManyJoin:
+                guard let relationship = current.properties[slot].relationship,
+                    let destination = layout.model.entity(named: relationship.destinationEntityName)
+                else { return nil }
+                return .toMany(
+                    owner: currentAlias, slot: layoutEntity.slots[slot], destination: destination,
+                    rest: Array(components[(position + 1)...]))
+            case .none, .missing:
+                return nil
+            }
+        }
+        return nil
+    }
+
+    private mutating func nextAlias(_ prefix: String) -> String {
+        counter += 1
+        return "\(prefix)\(counter)"
+    }
+
+    /// A column as it compares: double columns map the blobs that hold `-0.0` (to 0) and NaN (to NULL).
+    func columnSQL(_ column: String, _ kind: Kind) -> String {
+        guard kind == .double else { return column }
+        return "(CASE WHEN typeof(\(column)) = 'blob' THEN (CASE WHEN \(column) = x'8000000000000000' THEN 0.0 END) ELSE \(column) END)"
+    }
+
+    static func kind(of type: AttributeType) -> Kind? {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean: .number
+        case .double, .float: .double
+        case .string: .string
+        case .date: .date
+        case .uuid: .uuid
+        case .binaryData: .binary
+        case .uri: .uri
+        default: nil
+        }
+    }
+
+    static func mirror(_ op: ComparisonOperator) -> ComparisonOperator? {
+        switch op {
+        case .equal, .notEqual: op
+        case .lessThan: .greaterThan
+        case .lessThanOrEqual: .greaterThanOrEqual
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqual: .lessThanOrEqual
+        default: nil
+        }
+    }
+
+    static func sqlOperator(_ op: ComparisonOperator) -> String {
+        switch op {
+        case .lessThan: "<"
+        case .lessThanOrEqual: "<="
+        case .greaterThan: ">"
+        case .greaterThanOrEqual: ">="
+        case .equal: "="
+        default: "<>"
+        }
+    }
+
+    mutating func bind(_ value: SQLiteValue) -> String {
+        bindings.append(value)
+        return "?"
+    }
+}

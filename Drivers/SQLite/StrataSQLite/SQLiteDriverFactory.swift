@@ -1,0 +1,177 @@
+import CSQLite
+import Foundation
+import Strata
+
+/// Opens SQLite stores (``StoreType/sqlite``).
+///
+/// A missing file is created with Core Data's layout for the request's model. An existing store is
+/// matched against the model through its `Z_PRIMARYKEY` table (entities by name or renaming
+/// identifier) and its columns; a store Apple's Core Data wrote, whose metadata has no Strata
+/// version hashes yet, is checked column by column and refused with
+/// ``StoreError/Code/modelMismatch`` listing the entities that differ.
+public struct SQLiteDriverFactory: StoreDriverFactory {
+    /// Creates the factory.
+    public init() {}
+
+    public func makeDriver(_ request: StoreOpenRequest) throws -> any StoreDriver {
+        guard let url = request.url, url.isFileURL else {
+            throw StoreError(
+                .invalidRequest, "a SQLite store needs a file URL; pass one to addPersistentStore(type:at:)",
+                store: request.url?.absoluteString)
+        }
+        let path = url.path
+        let options = request.options
+        let exists = FileManager.default.fileExists(atPath: path)
+        if !exists, options.isReadOnly || !options.createIfMissing {
+            throw StoreError(
+                .notFound, "there is no store file here; check the path, or allow creating it (createIfMissing)", store: path)
+        }
+        return try mappingErrors(store: path, action: "opening the store", timeout: options.timeout) {
+            try open(path: path, request: request, creating: !exists)
+        }
+    }
+
+    private func open(path: String, request: StoreOpenRequest, creating: Bool) throws -> SQLiteDriver {
+        let options = request.options
+        let writer: SQLiteConnection?
+        if options.isReadOnly {
+            writer = nil
+        } else {
+            let connection = try SQLiteConnection(path: path, mode: .readWriteCreate)
+            connection.setBusyTimeout(options.timeout)
+            try SQLiteFunctions.register(on: connection)
+            writer = connection
+        }
+        let inspector = try writer ?? SQLiteConnection(path: path, mode: .readOnly)
+        inspector.setBusyTimeout(options.timeout)
+        let isNew = try !inspector.tableExists("Z_PRIMARYKEY")
+        if isNew, try inspector.scalar("SELECT count(*) FROM sqlite_master")?.integer ?? 0 > 0 {
+            throw StoreError(
+                .corrupt, "the file is a SQLite database but not a Core Data store (no Z_PRIMARYKEY table); open it with the tool that wrote it",
+                store: path)
+        }
+        if isNew, writer == nil {
+            throw StoreError(.readOnly, "the store is empty and was opened read-only, so it cannot be created", store: path)
+        }
+        let layout: StoreLayout
+        if isNew, let writer {
+            try configure(writer, options: options, new: true)
+            layout = StoreLayout(
+                model: request.model, entities: request.entities,
+                storeNumbers: Dictionary(uniqueKeysWithValues: request.model.entities.map { ($0.entityNumber, $0.entityNumber) }),
+                existingColumns: nil, existingTables: nil)
+            try create(layout, on: writer)
+        } else {
+            if let writer { try configure(writer, options: options, new: false) }
+            layout = try existingLayout(on: inspector, request: request)
+        }
+        let reader = try SQLiteConnection(path: path, mode: .readOnly)
+        reader.setBusyTimeout(options.timeout)
+        try SQLiteFunctions.register(on: reader)
+        if writer == nil { inspector.close() }
+        return SQLiteDriver(
+            path: path, layout: layout, readOnly: options.isReadOnly, timeout: options.timeout, writer: writer,
+            reader: reader)
+    }
+
+    /// Applies the journal, synchronous and other pragmas to the write connection.
+    private func configure(_ connection: SQLiteConnection, options: StoreOptions, new: Bool) throws {
+        if new { try connection.execute("PRAGMA auto_vacuum = 2") }
+        try connection.execute("PRAGMA foreign_keys = OFF")
+        for (name, fallback) in SQLiteDriver.pragmaDefaults.sorted(by: { $0.key < $1.key }) {
+            guard let value = options.values[name] ?? fallback else { continue }
+            guard !value.isEmpty, value.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+                throw StoreError(
+                    .invalidRequest, "store option '\(name)' has the value '\(value)', which is not a pragma value",
+                    store: connection.path)
+            }
+            _ = try connection.rows("PRAGMA \(name) = \(value)")
+        }
+    }
+
+    private func create(_ layout: StoreLayout, on connection: SQLiteConnection) throws {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            for statement in layout.creationStatements() { try connection.execute(statement) }
+            let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+            for entity in layout.model.entities {
+                let parent = entity.superentityName.flatMap { layout.model.entity(named: $0)?.entityNumber } ?? 0
+                try insert.reset()
+                try insert.bind([.integer(Int64(entity.entityNumber)), .text(entity.name), .integer(Int64(parent))])
+                try insert.step()
+            }
+            try MetadataCoding.write(
+                StoreMetadata(storeType: StoreType.sqliteName, values: MetadataCoding.initialValues(for: layout.model)),
+                to: connection)
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The layout of an existing store, checked against the model when Strata has not written it.
+    private func existingLayout(on connection: SQLiteConnection, request: StoreOpenRequest) throws -> StoreLayout {
+        let entries = try PrimaryKeyEntry.read(from: connection)
+        var storeNumbers: [Int32: Int32] = [:]
+        for entity in request.model.entities {
+            let match = entries.first { $0.isModelEntity && $0.name == entity.name }
+                ?? entries.first { $0.isModelEntity && entity.renamingIdentifier != nil && $0.name == entity.renamingIdentifier }
+            if let match { storeNumbers[entity.entityNumber] = match.entityNumber }
+        }
+        let tableNames = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0].text }
+        var columns: [String: [String]] = [:]
+        var types: [String: [String: String]] = [:]
+        for table in tableNames where table.hasPrefix("Z") {
+            let info = try connection.rows("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)])
+            columns[table] = info.compactMap { $0[0].text }
+            types[table] = Dictionary(info.compactMap { row in row[0].text.map { ($0, row[1].text ?? "") } }) { a, _ in a }
+        }
+        let mapped = request.entities.filter { storeNumbers[$0.entityNumber] != nil }
+        let layout = StoreLayout(
+            model: request.model, entities: mapped, storeNumbers: storeNumbers, existingColumns: columns,
+            existingTables: Set(tableNames))
+        let metadata = try MetadataCoding.read(from: connection)
+        if metadata?.entityVersionHashes.isEmpty ?? true {
+            var differing = layout.differingEntities(storeEntities: entries, columnTypes: types)
+            let unmapped = request.entities.filter { storeNumbers[$0.entityNumber] == nil }.map(\.name)
+            differing = Array(Set(differing + unmapped)).sorted()
+            if !differing.isEmpty {
+                throw StoreError(
+                    .modelMismatch,
+                    "the store was written with a different model; entities that differ: \(differing.joined(separator: ", ")). Open it with the model that wrote it, or without a model (read-only)",
+                    store: connection.path)
+            }
+        }
+        return layout
+    }
+
+    public func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        return try mappingErrors(store: url.path, action: "reading metadata", timeout: options.timeout) {
+            let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+            defer { connection.close() }
+            connection.setBusyTimeout(options.timeout)
+            return try MetadataCoding.read(from: connection)
+        }
+    }
+
+    public func recoverModel(at url: URL, options: StoreOptions) throws -> Strata.RecoveredModel? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        return try mappingErrors(store: url.path, action: "recovering the store's model", timeout: options.timeout) {
+            try StoreModelRecovery.recoverModel(fromStoreAt: url.path)
+        }
+    }
+}
+
+extension StoreType {
+    /// The name SQLite stores record as their type (Core Data's `NSSQLiteStoreType`).
+    public static let sqliteName = "SQLite"
+
+    /// The SQLite store type (`NSSQLiteStoreType`), Core Data's file layout over libsqlite3.
+    public static var sqlite: StoreType {
+        let type = StoreType(name: sqliteName, factory: SQLiteDriverFactory())
+        register(type)
+        return type
+    }
+}
