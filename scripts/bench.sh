@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# Optional: rsvg-convert renders chart.svg to chart.png (skipped with a note when it cannot be installed).
+if ! command -v rsvg-convert >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq librsvg2-bin >/dev/null 2>&1 || true
+fi
 # Build output goes to stderr so stdout carries only the report.
 swift build -c release --package-path Benchmarks --product strata-benchmarks >&2
 exec "$(swift build -c release --package-path Benchmarks --show-bin-path)/strata-benchmarks" "$@"
