@@ -7,7 +7,7 @@ import Testing
 struct BenchRunnerTests {
     /// The smallest size: every workload runs, and the runner's own checks compare every row
     /// count and checksum with the dataset.
-    static let rows = 1_000
+    static let rows = 200
 
     @Test("every workload runs on the in-memory driver and touches the rows the dataset expects")
     func everyWorkloadRuns() throws {
