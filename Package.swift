@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
-            dependencies: ["Strata", "StrataInMemory"],
+            dependencies: ["Strata", "StrataInMemory", "StrataSQLite", "StrataXML", "StrataLMDB"],
             path: "Sources/StrataTools", swiftSettings: checks),
         .executableTarget(
             name: "strata",

@@ -2,12 +2,14 @@ import ArgumentParser
 import Foundation
 import StrataTools
 
-@main
+// Top-level entry (not @main): the module has more files than main.swift, so main.swift is top-level code.
+StrataCommand.main()
+
 struct StrataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Core Data's object-graph persistence for Linux: stores, models and tools.",
-        subcommands: [DemoCommand.self])
+        subcommands: [DemoCommand.self, BenchCommand.self])
 }
 
 struct DemoCommand: ParsableCommand {

@@ -1,0 +1,98 @@
+import Foundation
+import StrataTools
+
+/// One performance target and how it fared.
+struct CheckResult: Codable {
+    enum Status: String, Codable { case met, notMet = "not met", notMeasured = "not measured" }
+    var source: String
+    var target: String
+    var status: Status
+    var figure: String
+}
+
+/// The targets of ../shared/DESIGN.md "Performance shape" and issues 4, 5 and 6, as ratios of
+/// medians measured in one run.
+enum Check {
+    static func evaluate(_ report: BenchReport) -> [CheckResult] {
+        var results: [CheckResult] = []
+        let n = report.rows
+        func median(_ id: String, _ w: BenchWorkload) -> Double? { report.contender(id)?.measurement(w)?.medianMs }
+        func missing(_ ids: [String]) -> String {
+            var absent: [String] = []
+            for id in ids where report.contender(id) == nil && !absent.contains(id) { absent.append(id) }
+            let reasons = absent.map { id in
+                report.skipped.contains { $0.id == id } && id.hasPrefix("strata-")
+                    ? "\(id) not run: its driver is not linked into this build" : "\(id) was not run"
+            }
+            return reasons.joined(separator: "; ")
+        }
+        /// a / b compared with a limit: `a ≤ limit × b` (or `<` when strict).
+        func ratio(_ source: String, _ target: String, _ a: String, _ b: String, _ w: BenchWorkload, _ wb: BenchWorkload? = nil,
+                   limit: Double, strict: Bool = false, note: String = "") {
+            guard let x = median(a, w), let y = median(b, wb ?? w), y > 0 else {
+                results.append(.init(source: source, target: target, status: .notMeasured, figure: missing([a, b])))
+                return
+            }
+            let r = x / y
+            let ok = strict ? r < limit : r <= limit
+            let figure = "\(a) \(w.rawValue) \(String(format: "%.2f", x)) ms / \(b) \((wb ?? w).rawValue) "
+                + "\(String(format: "%.2f", y)) ms = \(String(format: "%.2f", r))x\(note)"
+            results.append(.init(source: source, target: target, status: ok ? .met : .notMet, figure: figure))
+        }
+
+        let sizeNote = n == 1_000_000 ? "" : " (at \(n) rows; the issue names 1,000,000: run with --rows 1000000)"
+        ratio("DESIGN + issue 4", "SQLite: insert and save 100,000 objects ≤ 2x the C API in one transaction",
+              "strata-sqlite", "sqlite-c", .insert, limit: 2)
+        ratio("DESIGN + issue 4", "SQLite: fetch them back as objects ≤ 2.5x the C API",
+              "strata-sqlite", "sqlite-c", .fetchAll, limit: 2.5)
+        ratio("issue 4", "SQLite: 10,000 random lookups by object ID ≤ 2x the C API",
+              "strata-sqlite", "sqlite-c", .lookupCold, limit: 2)
+        ratio("issue 4 + DESIGN", "SQLite: saving 10 changed objects in a large store < 2x saving them in a 1,000-row store",
+              "strata-sqlite", "strata-sqlite", .saveFew, .saveFewSmall, limit: 2, strict: true, note: sizeNote)
+        ratio("DESIGN", "LMDB: saving 10 changed objects costs O(k): large store < 2x the 1,000-row store",
+              "strata-lmdb", "strata-lmdb", .saveFew, .saveFewSmall, limit: 2, strict: true)
+        for kind in DriverKind.allCases {
+            let id = "strata-\(kind.rawValue)"
+            guard let cold = median(id, .lookupCold), let warm = median(id, .lookupWarm), warm > 0 else {
+                results.append(.init(source: "DESIGN", target: "\(id): row cache hits ≥ 10x faster than going to the driver",
+                                     status: .notMeasured, figure: missing([id])))
+                continue
+            }
+            let speedup = cold / warm
+            results.append(.init(
+                source: "DESIGN", target: "\(id): row cache hits ≥ 10x faster than going to the driver",
+                status: speedup >= 10 ? .met : .notMet,
+                figure: String(format: "W3-cold %.2f ms / W3-warm %.2f ms = %.1fx", cold, warm, speedup)))
+        }
+        ratio("DESIGN", "LMDB point lookups faster than SQLite's", "strata-lmdb", "strata-sqlite", .lookupCold, limit: 1, strict: true)
+        ratio("DESIGN", "LMDB full fetches faster than SQLite's", "strata-lmdb", "strata-sqlite", .fetchAll, limit: 1, strict: true)
+        for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
+            ratio("issue 6", "LMDB driver faster than the SQLite driver on \(w.rawValue)", "strata-lmdb", "strata-sqlite", w,
+                  limit: 1, strict: true)
+        }
+        for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
+            ratio("issue 6", "LMDB driver within 2x of raw LMDB C calls on \(w.rawValue)", "strata-lmdb", "lmdb-c", w, limit: 2)
+        }
+        let xml = report.contender("strata-xml") == nil ? missing(["strata-xml"]) + "; " : ""
+        results.append(.init(
+            source: "issue 5", target: "XML: open a 100,000-object store ≤ 2x libxml2's streaming reader over the file",
+            status: .notMeasured, figure: xml + "no libxml2 streaming-reader baseline in the harness yet"))
+        results.append(.init(
+            source: "issue 5", target: "XML: save it ≤ 2x writing the same bytes with fsync",
+            status: .notMeasured, figure: xml + "no write-with-fsync baseline in the harness yet"))
+        results.append(.init(
+            source: "DESIGN", target: "fetching with a batch size keeps memory bounded whatever the result size",
+            status: .notMeasured, figure: "no batched-fetch memory workload yet"))
+        return results
+    }
+
+    static func markdown(_ results: [CheckResult]) -> String {
+        var lines = ["| source | target | status | figure |", "|---|---|---|---|"]
+        for r in results { lines.append("| \(r.source) | \(r.target) | **\(r.status.rawValue)** | \(r.figure) |") }
+        return lines.joined(separator: "\n")
+    }
+
+    static func text(_ results: [CheckResult]) -> String {
+        results.map { "[\($0.status.rawValue)] \($0.source): \($0.target) — \($0.figure)" }.joined(separator: "\n")
+    }
+}

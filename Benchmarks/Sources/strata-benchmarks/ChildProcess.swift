@@ -1,0 +1,74 @@
+import Foundation
+import StrataTools
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Peak memory is measured per contender by running each in a child process of this executable
+/// (`--child ID`) and reading the child's own `getrusage(RUSAGE_SELF).ru_maxrss` when it is done:
+/// the high-water mark of its resident set, which no other contender's allocations can inflate.
+enum ChildProcess {
+    /// The child's resident-set high-water mark, in bytes.
+    static func peakResidentBytes() -> Int64 {
+        var usage = rusage()
+        #if canImport(Darwin)
+            getrusage(RUSAGE_SELF, &usage)
+            return Int64(usage.ru_maxrss)  // bytes on Darwin
+        #else
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            return Int64(usage.ru_maxrss) * 1024  // kilobytes on Linux
+        #endif
+    }
+
+    /// Runs in the child: one contender (or the baseline), result as JSON on stdout.
+    static func runChild(_ id: String, options: Options) throws {
+        let dataset = BenchDataset(rows: options.rows)
+        var result: ContenderResult
+        if id == ContenderCatalog.baseline {
+            result = ContenderResult(
+                id: id, engine: "none", settings: "the dataset alone, no store", rounds: 0, measurements: [], bytesOnDisk: 0)
+            withExtendedLifetime(dataset) {}
+        } else {
+            let work = try workDirectory()
+            defer { try? FileManager.default.removeItem(at: work) }
+            let runner = BenchRunner(dataset: dataset, rounds: options.rounds, workDirectory: work) { line in
+                FileHandle.standardError.write(Data("  \(line)\n".utf8))
+            }
+            result = try runner.run(try ContenderCatalog.make(id))
+        }
+        result.peakMemoryBytes = peakResidentBytes()
+        let data = try JSONEncoder().encode(result)
+        FileHandle.standardOutput.write(data)
+    }
+
+    /// Runs `id` in a child process and returns its result.
+    static func run(_ id: String, options: Options) throws -> ContenderResult {
+        let process = Process()
+        #if os(Linux)
+            process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        #else
+            process.executableURL = Bundle.main.executableURL
+        #endif
+        process.arguments = ["--child", id, "--rows", String(options.rows), "--rounds", String(options.rounds)]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.standardError
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchError("\(id) failed in its child process (exit status \(process.terminationStatus)); see the messages above")
+        }
+        return try JSONDecoder().decode(ContenderResult.self, from: data)
+    }
+
+    /// A fresh directory for stores, under the system's temporary directory.
+    static func workDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-benchmarks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

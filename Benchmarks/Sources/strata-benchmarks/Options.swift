@@ -1,0 +1,63 @@
+import Foundation
+import StrataTools
+
+/// Command-line options of `strata-benchmarks` (parsed by hand: the package needs no parser).
+struct Options {
+    var rows = 100_000
+    var rounds = 5
+    var contenders: [String] = ContenderCatalog.all
+    var output: URL
+    var check = false
+    var checkFile: URL?
+    var child: String?
+    var inProcess = false
+
+    static let usage = """
+        usage: strata-benchmarks [--rows N] [--rounds R] [--contenders a,b,…] [--out DIR] [--check]
+               strata-benchmarks --check-file results.json
+
+          --rows N         rows of W1–W6 and W8, 1000…1000000 (default 100000)
+          --rounds R       rounds per workload; medians and minimums are over them (default 5)
+          --contenders …   any of \(ContenderCatalog.all.joined(separator: ", ")) (default: all)
+          --out DIR        where results.md, results.json, chart.svg go (default Benchmarks/results)
+          --check          after running, compare ratios with the targets; exit 1 if one is not met
+          --check-file F   only compare the ratios of an earlier results.json with the targets
+          --in-process     run every contender in this process (no peak-memory figures)
+        """
+
+    static func parse(_ arguments: [String]) throws -> Options {
+        let defaultOut = FileManager.default.fileExists(atPath: "Benchmarks/Package.swift") ? "Benchmarks/results" : "benchmark-results"
+        var options = Options(output: URL(fileURLWithPath: defaultOut))
+        var rest = arguments[...]
+        func value(_ flag: String) throws -> String {
+            guard let v = rest.popFirst() else { throw BenchError("\(flag) needs a value\n\(usage)") }
+            return v
+        }
+        while let arg = rest.popFirst() {
+            switch arg {
+            case "--rows":
+                guard let n = Int(try value(arg).replacingOccurrences(of: ",", with: "").replacingOccurrences(of: "_", with: "")),
+                    (1_000...1_000_000).contains(n)
+                else { throw BenchError("--rows must be a number from 1000 to 1000000") }
+                options.rows = n
+            case "--rounds":
+                guard let n = Int(try value(arg)), (1...100).contains(n) else { throw BenchError("--rounds must be 1…100") }
+                options.rounds = n
+            case "--contenders":
+                let list = try value(arg).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                for id in list where !ContenderCatalog.all.contains(id) && id != ContenderCatalog.baseline {
+                    throw BenchError("unknown contender '\(id)'; known: \(ContenderCatalog.all.joined(separator: ", "))")
+                }
+                options.contenders = list
+            case "--out": options.output = URL(fileURLWithPath: try value(arg))
+            case "--check": options.check = true
+            case "--check-file": options.checkFile = URL(fileURLWithPath: try value(arg))
+            case "--child": options.child = try value(arg)
+            case "--in-process": options.inProcess = true
+            case "-h", "--help": throw BenchError(usage)
+            default: throw BenchError("unknown option '\(arg)'\n\(usage)")
+            }
+        }
+        return options
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import StrataTools
+
+/// The Markdown report: timings, rows per second, ratios, memory, disk, settings.
+enum ResultsReport {
+    /// The raw engine Strata on `engine` is compared with.
+    static func rawEngine(for engine: String) -> String? {
+        switch engine {
+        case "sqlite": "sqlite-c"
+        case "lmdb": "lmdb-c"
+        default: nil
+        }
+    }
+
+    /// Ratio columns: (title, numerator, denominator). Above 1 means the numerator is slower.
+    static func ratioColumns(_ report: BenchReport) -> [(String, String, String)] {
+        var columns: [(String, String, String)] = []
+        let present = Set(report.contenders.map(\.id))
+        for c in report.contenders where c.id.hasPrefix("strata-") {
+            if let raw = rawEngine(for: c.engine), present.contains(raw) { columns.append(("\(c.id) ÷ \(raw)", c.id, raw)) }
+            if present.contains("grdb") { columns.append(("\(c.id) ÷ grdb", c.id, "grdb")) }
+        }
+        if present.contains("grdb"), present.contains("sqlite-c") { columns.append(("grdb ÷ sqlite-c", "grdb", "sqlite-c")) }
+        return columns
+    }
+
+    static func ratio(_ report: BenchReport, _ workload: BenchWorkload, _ a: String, _ b: String) -> Double? {
+        guard let x = report.contender(a)?.measurement(workload)?.medianMs,
+            let y = report.contender(b)?.measurement(workload)?.medianMs, y > 0
+        else { return nil }
+        return x / y
+    }
+
+    static func markdown(_ report: BenchReport, machine: Machine, baseline: ContenderResult?, checks: [CheckResult]) -> String {
+        var out: [String] = []
+        out.append("## Results: \(report.rows) rows, \(report.rounds) rounds\n")
+        out.append("Machine: \(machine.summary).\n")
+        out.append("### Median time and rows per second (min in the JSON)\n")
+        out.append(report.markdownTable())
+        out.append("\n### Minimum time (ms)\n")
+        var minTable = ["| workload | " + report.contenders.map(\.id).joined(separator: " | ") + " |"]
+        minTable.append("|---|" + report.contenders.map { _ in "---:|" }.joined())
+        for w in BenchWorkload.allCases {
+            let cells = report.contenders.map { c in c.measurement(w).map { BenchReport.milliseconds($0.minMs) } ?? "–" }
+            minTable.append("| \(w.rawValue) | " + cells.joined(separator: " | ") + " |")
+        }
+        out.append(minTable.joined(separator: "\n"))
+        let columns = ratioColumns(report)
+        if !columns.isEmpty {
+            out.append("\n### Ratios of medians (above 1: the first is slower)\n")
+            var lines = ["| workload | " + columns.map(\.0).joined(separator: " | ") + " |"]
+            lines.append("|---|" + columns.map { _ in "---:|" }.joined())
+            for w in BenchWorkload.allCases {
+                let cells = columns.map { col in ratio(report, w, col.1, col.2).map { String(format: "%.2f", $0) } ?? "–" }
+                lines.append("| \(w.rawValue) | " + cells.joined(separator: " | ") + " |")
+            }
+            out.append(lines.joined(separator: "\n"))
+        }
+        out.append("\n### Memory, disk and settings\n")
+        var lines = ["| contender | peak RSS | store after W1 | settings |", "|---|---:|---:|---|"]
+        if let baseline, let peak = baseline.peakMemoryBytes {
+            lines.append("| (baseline: runtime + dataset) | \(BenchReport.bytes(peak)) | – | \(baseline.settings) |")
+        }
+        for c in report.contenders {
+            let peak = c.peakMemoryBytes.map(BenchReport.bytes) ?? "not measured"
+            lines.append("| \(c.id) | \(peak) | \(BenchReport.bytes(c.bytesOnDisk)) | \(c.settings) |")
+        }
+        out.append(lines.joined(separator: "\n"))
+        if !report.skipped.isEmpty {
+            out.append("\nSkipped: " + report.skipped.map { "\($0.id) (\($0.reason))" }.joined(separator: "; ") + ".")
+        }
+        if !checks.isEmpty {
+            out.append("\n### Targets\n")
+            out.append(Check.markdown(checks))
+        }
+        return out.joined(separator: "\n") + "\n"
+    }
+}

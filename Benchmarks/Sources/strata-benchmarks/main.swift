@@ -1,0 +1,121 @@
+import Foundation
+import StrataTools
+
+// strata-benchmarks: Strata on every linked driver against raw SQLite, raw LMDB and GRDB.
+// See docs/benchmarks.md. Each contender runs in a child process of this executable so its peak
+// memory can be read on its own (ChildProcess.swift).
+
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("strata-benchmarks: \(message)\n".utf8))
+    exit(status)
+}
+
+func log(_ message: String) { FileHandle.standardError.write(Data("\(message)\n".utf8)) }
+
+let options: Options
+do {
+    options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    fail("\(error)", status: 64)
+}
+
+if let child = options.child {
+    do {
+        try ChildProcess.runChild(child, options: options)
+        exit(0)
+    } catch {
+        fail("\(child): \(error)", status: 1)
+    }
+}
+
+/// The JSON file's shape: the flat results for machines plus the full report for `--check-file`.
+struct SavedResults: Codable {
+    var machine: Machine
+    var report: BenchReport
+    var baseline: ContenderResult?
+}
+
+func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
+    try FileManager.default.createDirectory(at: options.output, withIntermediateDirectories: true)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    let savedObject = try JSONSerialization.jsonObject(with: encoder.encode(saved))
+    let checksObject = try JSONSerialization.jsonObject(with: encoder.encode(checks))
+    let json = try saved.report.flatJSON(extra: ["full": savedObject, "checks": checksObject])
+    try json.write(to: options.output.appendingPathComponent("results.json"), atomically: true, encoding: .utf8)
+    let markdown = ResultsReport.markdown(saved.report, machine: saved.machine, baseline: saved.baseline, checks: checks)
+    try markdown.write(to: options.output.appendingPathComponent("results.md"), atomically: true, encoding: .utf8)
+    try Chart.svg(saved.report, machine: saved.machine).write(
+        to: options.output.appendingPathComponent("chart.svg"), atomically: true, encoding: .utf8)
+    print(markdown)
+    let png = renderPNG(options.output.appendingPathComponent("chart.svg"))
+    log("wrote \(options.output.path)/results.md, results.json, chart.svg\(png ? " and chart.png" : "")")
+}
+
+/// Renders the chart to PNG with rsvg-convert when it is installed (apt: librsvg2-bin); best effort.
+func renderPNG(_ svg: URL) -> Bool {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["rsvg-convert", "-o", svg.deletingPathExtension().appendingPathExtension("png").path, svg.path]
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    if process.terminationStatus != 0 { log("chart.png not rendered: install librsvg2-bin for rsvg-convert") }
+    return process.terminationStatus == 0
+}
+
+func finish(_ checks: [CheckResult]) -> Never {
+    guard options.check || options.checkFile != nil else { exit(0) }
+    if options.checkFile != nil { print(Check.text(checks)) }  // a run already printed them in its report
+    let notMet = checks.filter { $0.status == .notMet }.count
+    let measured = checks.filter { $0.status != .notMeasured }.count
+    print("\n\(measured - notMet) met, \(notMet) not met, \(checks.count - measured) not measured")
+    exit(notMet == 0 ? 0 : 1)
+}
+
+if let file = options.checkFile {
+    do {
+        let data = try Data(contentsOf: file)
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let full = object["full"] else {
+            fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
+        }
+        let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
+        finish(Check.evaluate(saved.report))
+    } catch {
+        fail("cannot read \(file.path): \(error)", status: 1)
+    }
+}
+
+var report = BenchReport(rows: options.rows, rounds: options.rounds)
+var baseline: ContenderResult?
+let machine = Machine.current()
+log("strata-benchmarks: \(options.rows) rows, \(options.rounds) rounds on \(machine.summary)")
+do {
+    if !options.inProcess { baseline = try ChildProcess.run(ContenderCatalog.baseline, options: options) }
+    for id in options.contenders where id != ContenderCatalog.baseline {
+        if let reason = ContenderCatalog.unavailableReason(id) {
+            log("skipping \(id): \(reason)")
+            report.skipped.append(.init(id: id, reason: reason))
+            continue
+        }
+        log("running \(id)")
+        let (result, ms) = try BenchClock.measure { () throws -> ContenderResult in
+            if options.inProcess {
+                let work = try ChildProcess.workDirectory()
+                defer { try? FileManager.default.removeItem(at: work) }
+                let runner = BenchRunner(dataset: BenchDataset(rows: options.rows), rounds: options.rounds, workDirectory: work) {
+                    log("  \($0)")
+                }
+                return try runner.run(try ContenderCatalog.make(id))
+            }
+            return try ChildProcess.run(id, options: options)
+        }
+        log("  \(id) done in \(String(format: "%.1f", ms / 1000)) s")
+        report.contenders.append(result)
+    }
+    let checks = Check.evaluate(report)
+    try writeOutputs(SavedResults(machine: machine, report: report, baseline: baseline), checks: checks)
+    finish(checks)
+} catch {
+    fail("\(error)", status: 1)
+}

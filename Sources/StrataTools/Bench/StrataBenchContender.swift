@@ -1,0 +1,197 @@
+import Foundation
+import Strata
+
+/// Strata on one driver, used the way an application would: a coordinator, contexts, managed
+/// objects read and written by key, one `save()` per transaction.
+///
+/// Each workload starts with a new context, so nothing is served from objects registered by an
+/// earlier workload. W3-cold and W7 empty the store's part of the row cache first, so their rows
+/// come from the driver; W3-warm then finds them in the row cache.
+///
+/// Thread safety: not `Sendable`; the runner uses it from one thread.
+public final class StrataBenchContender: BenchContender {
+    /// The driver measured.
+    public let kind: DriverKind
+    private let type: StoreType
+    private let model: ManagedObjectModel
+    private var coordinator: PersistentStoreCoordinator?
+    private var store: PersistentStore?
+    /// Object IDs by row id − 1, recorded after W1's save.
+    private var objectIDs: [ManagedObjectID] = []
+    /// W8: the context and objects loaded by `loadForChange`.
+    private var changeContext: ManagedObjectContext?
+    private var changeObjects: [ManagedObject] = []
+
+    /// Creates the contender, or `nil` when `kind`'s driver is not linked into this build.
+    public init?(kind: DriverKind) throws {
+        guard let type = kind.storeType else { return nil }
+        self.kind = kind
+        self.type = type
+        self.model = try BenchModel.make()
+    }
+
+    public var id: String { "strata-\(kind.rawValue)" }
+    public var engine: String { kind.engine }
+    public var settings: String { kind.settings }
+
+    public func open(in directory: URL) throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let url = kind.fileName.map { directory.appendingPathComponent($0) }
+        store = try coordinator.addPersistentStore(type: type, at: url, options: kind.storeOptions)
+        self.coordinator = coordinator
+        objectIDs = []
+    }
+
+    public func close() throws {
+        changeContext = nil
+        changeObjects = []
+        if let store, let coordinator { try coordinator.remove(store) }
+        store = nil
+        coordinator = nil
+    }
+
+    private func context() throws -> ManagedObjectContext {
+        guard let coordinator else { throw BenchError("\(id): no store is open") }
+        return ManagedObjectContext(coordinator: coordinator)
+    }
+
+    private func emptyRowCache() {
+        if let coordinator, let store { coordinator.rowCache.removeAll(in: ObjectIdentifier(store)) }
+    }
+
+    public func insert(_ rows: ArraySlice<BenchRow>) throws -> BenchOutcome {
+        let context = try context()
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        for row in rows {
+            let item = try context.insertNewObject(forEntityName: "Item")
+            item["id"] = row.id
+            item["name"] = row.name
+            item["email"] = row.email
+            item["age"] = row.age
+            item["score"] = row.score
+            item["created"] = row.created
+            objects.append(item)
+        }
+        try context.save()
+        objectIDs = objects.map(\.objectID)
+        return BenchOutcome(rows: objects.count)
+    }
+
+    private static func checksum(_ item: ManagedObject) -> Int64 {
+        let created = item["created"] as? Date
+        return BenchChecksum.row(
+            id: Int64(item["id"] as? Int ?? 0), nameBytes: (item["name"] as? String)?.utf8.count ?? 0,
+            emailBytes: (item["email"] as? String)?.utf8.count ?? 0, age: Int64(item["age"] as? Int ?? 0),
+            score: item["score"] as? Double ?? 0, created: created?.timeIntervalSinceReferenceDate ?? 0)
+    }
+
+    /// Objects hold their context weakly, so callers keep the returned context while reading.
+    private func fetchItems(
+        _ predicate: FetchPredicate? = nil, sortedBy sort: [SortKey] = []
+    ) throws -> (ManagedObjectContext, [ManagedObject]) {
+        let context = try context()
+        var request = FetchRequest(entityName: "Item", predicate: predicate, sortKeys: sort)
+        request.returnsObjectsAsFaults = false
+        return (context, try context.fetch(request))
+    }
+
+    public func fetchAll() throws -> BenchOutcome {
+        let (context, items) = try fetchItems()
+        defer { withExtendedLifetime(context) {} }
+        var sum: Int64 = 0
+        for item in items { sum = sum &+ Self.checksum(item) }
+        return BenchOutcome(rows: items.count, checksum: sum)
+    }
+
+    public func lookUp(_ ids: [Int64], warm: Bool) throws -> BenchOutcome {
+        if !warm { emptyRowCache() }
+        let context = try context()
+        var sum: Int64 = 0
+        for id in ids {
+            let item = try context.existingObject(with: objectIDs[Int(id) - 1])
+            sum = sum &+ Self.checksum(item)
+        }
+        return BenchOutcome(rows: ids.count, checksum: sum)
+    }
+
+    public func fetchFiltered(ages: ClosedRange<Int32>) throws -> BenchOutcome {
+        let predicate = try FetchPredicate(format: "age BETWEEN {%d, %d}", Int(ages.lowerBound), Int(ages.upperBound))
+        let (context, items) = try fetchItems(predicate, sortedBy: [SortKey("name")])
+        defer { withExtendedLifetime(context) {} }
+        var sum: Int64 = 0
+        for (i, item) in items.enumerated() {
+            sum = sum &+ Self.checksum(item) &+ BenchChecksum.ordered(position: i, id: Int64(item["id"] as? Int ?? 0))
+        }
+        return BenchOutcome(rows: items.count, checksum: sum)
+    }
+
+    public func updateAll() throws -> BenchOutcome {
+        let context = try context()
+        var request = FetchRequest(entityName: "Item")
+        request.returnsObjectsAsFaults = false
+        let items = try context.fetch(request)
+        for item in items { item["score"] = (item["score"] as? Double ?? 0) + 1 }
+        try context.save()
+        return BenchOutcome(rows: items.count)
+    }
+
+    public func deleteAll() throws -> BenchOutcome {
+        let context = try context()
+        let items = try context.fetch(FetchRequest(entityName: "Item"))
+        for item in items { context.delete(item) }
+        try context.save()
+        return BenchOutcome(rows: items.count)
+    }
+
+    public func loadForChange(_ ids: [Int64]) throws {
+        let context = try context()
+        changeObjects = try ids.map { try context.existingObject(with: objectIDs[Int($0) - 1]) }
+        changeContext = context
+    }
+
+    public func saveChanged() throws -> BenchOutcome {
+        guard let context = changeContext else { throw BenchError("\(id): W8 ran without loadForChange") }
+        for item in changeObjects { item["age"] = (item["age"] as? Int ?? 0) + 1 }
+        try context.save()
+        return BenchOutcome(rows: changeObjects.count)
+    }
+
+    public func insertGraph(_ dataset: BenchDataset) throws {
+        let context = try context()
+        var value: Int64 = 0
+        for p in 1...max(dataset.parents, 1) where dataset.parents > 0 {
+            let parent = try context.insertNewObject(forEntityName: "Parent")
+            parent["number"] = Int64(p)
+            parent["name"] = "parent-\(p)"
+            for _ in 0..<dataset.childrenPerParent {
+                value += 1
+                let child = try context.insertNewObject(forEntityName: "Child")
+                child["value"] = value
+                child["name"] = "child-\(value)"
+                child["parent"] = parent
+            }
+        }
+        try context.save()
+    }
+
+    public func walkGraph(prefetch: Bool) throws -> BenchOutcome {
+        emptyRowCache()
+        var request = FetchRequest(entityName: "Parent")
+        request.returnsObjectsAsFaults = false
+        if prefetch { request.relationshipKeyPathsForPrefetching = ["children"] }
+        let context = try context()
+        defer { withExtendedLifetime(context) {} }
+        let parents = try context.fetch(request)
+        var sum: Int64 = 0
+        var count = 0
+        for parent in parents {
+            let number = Int64(parent["number"] as? Int ?? 0)
+            for child in parent.objects(forKey: "children") {
+                sum = sum &+ BenchChecksum.child(parent: number, value: Int64(child["value"] as? Int ?? 0))
+                count += 1
+            }
+        }
+        return BenchOutcome(rows: count, checksum: sum)
+    }
+}
