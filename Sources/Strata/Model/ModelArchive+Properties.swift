@@ -136,7 +136,7 @@ extension ModelArchive {
             case .uuid(let u): (kind, text) = ("uuid", u.uuidString)
             case .uri(let u): (kind, text) = ("uri", u.absoluteString)
             case .reference(let id): (kind, text) = ("reference", id.description)
-            case .references(let ids): (kind, ids) = ("references", ids.map(\.description))
+            case .references(let rows): (kind, ids) = ("references", rows.map(\.description))
             case .unfetched: kind = "unfetched"
             }
         }
