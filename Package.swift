@@ -40,7 +40,8 @@ let package = Package(
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(name: "StrataInMemoryTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata"]),
-        .testTarget(name: "StrataToolsTests", dependencies: ["StrataTools", "strata"]),
+        .testTarget(
+            name: "StrataToolsTests", dependencies: ["StrataTools", "strata", "Strata", "StrataInMemory", "StrataTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -70,8 +70,8 @@ struct ImportCommand: ParsableCommand {
                 throw ToolError.usage("file '\(file)' does not exist or cannot be read")
             }
             let summary = try InterchangeImporter.importData(data, fileName: file, into: location, modelPath: model.model)
-            print("Imported \(summary.total) objects into \(location): "
-                + summary.counts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))
+            print("Imported \(summary.total) objects into \(location) ("
+                + summary.counts.map { "\($0.entity) \($0.count)" }.joined(separator: ", ") + ").")
         }
     }
 }

@@ -145,7 +145,7 @@ struct ValidateCommand: ParsableCommand {
                     })),
                 ]).serialized())
             } else if problems.isEmpty {
-                print("\(location): valid")
+                print("\(location) is valid.")
             } else {
                 for problem in problems { print(problem.description) }
             }

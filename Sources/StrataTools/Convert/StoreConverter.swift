@@ -39,6 +39,7 @@ public enum StoreConverter {
     /// Converts `source` into `destination` and verifies the result.
     ///
     /// - Returns: The verification report; check ``ConversionReport/isVerified``.
+    @discardableResult
     /// - Throws: ``ToolError``: usage for a missing source, an existing destination without
     ///   `overwrite`, an unknown configuration or driver; failure when a driver fails.
     public static func convert(

@@ -12,6 +12,15 @@ public struct ConversionProgress: Sendable {
     public var copied: Int
     /// Rows to copy, all entities.
     public var total: Int
+
+    /// Creates a progress report.
+    public init(entity: String, entityCopied: Int, entityTotal: Int, copied: Int, total: Int) {
+        self.entity = entity
+        self.entityCopied = entityCopied
+        self.entityTotal = entityTotal
+        self.copied = copied
+        self.total = total
+    }
 }
 
 /// Renders ``ConversionProgress``: on a terminal a bar redrawn in place with rate and ETA; on
