@@ -4,7 +4,8 @@ import Strata
 /// Generates Swift source for a model (`strata codegen`): one file per entity holding a typed
 /// ``ManagedObject`` subclass whose properties use the core's property wrappers, add/remove
 /// accessors for to-many relationships (which keep inverses consistent), and fetch helpers; plus a
-/// `ModelClasses.swift` mapping entity names to classes for ``ManagedObjectModel/registering(_:)``.
+/// `ModelClasses.swift` mapping entity names to classes for ``ManagedObjectModel/registering(_:)``
+/// and declaring `GeneratedEntity`, the protocol whose extension holds the typed fetch helpers.
 ///
 /// Names that Swift or ``ManagedObject`` already use (`description`, `entity`, `objectID`, …) get a
 /// `Value` suffix; the model's names are kept in the wrappers' keys.
@@ -31,6 +32,34 @@ public enum CodeGenerator {
         registry += "    /// `model` with its objects instantiated as the generated classes.\n"
         registry += "    public static func register(in model: ManagedObjectModel) throws -> ManagedObjectModel {\n"
         registry += "        try model.registering(byEntityName)\n    }\n}\n"
+        registry += """
+
+            /// A generated class: its entity's name and typed fetch helpers.
+            public protocol GeneratedEntity: ManagedObject {
+                /// The entity's name in the model.
+                static var entityName: String { get }
+            }
+
+            extension GeneratedEntity {
+                /// A fetch request for objects of this class's entity (subentities included).
+                public static func fetchRequest(predicate: FetchPredicate? = nil, sortKeys: [SortKey] = []) -> FetchRequest {
+                    FetchRequest(entityName: entityName, predicate: predicate, sortKeys: sortKeys)
+                }
+
+                /// Fetches objects of this class's entity.
+                public static func fetch(
+                    in context: ManagedObjectContext, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = []
+                ) throws -> [Self] {
+                    try context.fetch(fetchRequest(predicate: predicate, sortKeys: sortKeys), as: Self.self)
+                }
+
+                /// The number of objects of this class's entity matching `predicate`.
+                public static func count(in context: ManagedObjectContext, predicate: FetchPredicate? = nil) throws -> Int {
+                    try context.count(for: fetchRequest(predicate: predicate))
+                }
+            }
+
+            """
         files.append(File(name: "ModelClasses.swift", contents: registry))
         return files
     }
@@ -59,31 +88,9 @@ public enum CodeGenerator {
         let isFinal = entity.subentityNames.isEmpty
         var out = header(model)
         out += "/// An object of the `\(entity.name)` entity\(entity.isAbstract ? " (abstract)" : "").\n"
-        out += "public \(isFinal ? "final " : "")class \(name): \(parent ?? "ManagedObject") {\n"
+        out += "public \(isFinal ? "final " : "")class \(name): \(parent ?? "ManagedObject, GeneratedEntity") {\n"
         out += "    /// The entity's name in the model.\n"
         out += "    \(parent == nil ? "" : "override ")public class var entityName: String { \(literal(entity.name)) }\n"
-        if parent == nil {
-            out += """
-
-                    /// A fetch request for objects of this class's entity (subentities included).
-                    public class func fetchRequest(predicate: FetchPredicate? = nil, sortKeys: [SortKey] = []) -> FetchRequest {
-                        FetchRequest(entityName: entityName, predicate: predicate, sortKeys: sortKeys)
-                    }
-
-                    /// Fetches objects of this class's entity.
-                    public class func fetch(
-                        in context: ManagedObjectContext, predicate: FetchPredicate? = nil, sortKeys: [SortKey] = []
-                    ) throws -> [Self] {
-                        try context.fetch(fetchRequest(predicate: predicate, sortKeys: sortKeys), as: Self.self)
-                    }
-
-                    /// The number of objects of this class's entity matching `predicate`.
-                    public class func count(in context: ManagedObjectContext, predicate: FetchPredicate? = nil) throws -> Int {
-                        try context.count(for: fetchRequest(predicate: predicate))
-                    }
-
-                """
-        }
         for property in entity.ownProperties {
             out += "\n"
             let swiftName = identifier(property.name)
@@ -165,7 +172,7 @@ public enum CodeGenerator {
         "setStoreValue", "object", "objects", "objectIDs", "addObject", "removeObject", "changedValues", "committedValues",
         "awakeFromInsert", "awakeFromFetch", "willSave", "didSave", "prepareForDeletion", "validateForInsert",
         "validateForUpdate", "validateForDelete", "init", "deinit", "self", "Self", "Type", "Protocol", "subscript",
-        "ModelClasses", "Strata", "Foundation",
+        "ModelClasses", "GeneratedEntity", "Strata", "Foundation",
     ]
 
     private static let keywords: Set<String> = [

@@ -82,7 +82,7 @@ public struct StoreReport: Sendable {
             "Store:          \(location)", "Driver:         \(driver)", "Format version: \(formatVersion ?? "-")",
             "UUID:           \(uuid)",
             "Model:          \(modelVersionHash.prefix(16)) (\(modelSource))"
-                + (matchesGivenModel.map { $0 ? ", matches --model" : ", DIFFERS from --model" } ?? ""),
+                + (modelSource == "--model" ? "" : matchesGivenModel.map { $0 ? ", matches --model" : ", DIFFERS from --model" } ?? ""),
             "",
         ]
         var table = TextTable(headers: ["ENTITY", "PARENT", "OBJECTS"], rightAligned: [2])

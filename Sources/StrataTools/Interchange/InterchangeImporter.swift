@@ -17,7 +17,7 @@ public enum InterchangeImporter {
     public static func problems(in data: Data, model: ManagedObjectModel) -> [InterchangeProblem] {
         switch parse(data) {
         case .failure(let problem): return [problem]
-        case .success(let root): return InterchangeDocument(root, model: model).problems
+        case .success(let root): return ordered(InterchangeDocument(root, model: model).problems)
         }
     }
 
@@ -96,9 +96,21 @@ public enum InterchangeImporter {
     }
 
     private static func refusal(_ fileName: String, _ problems: [InterchangeProblem]) -> ToolError {
-        let lines = problems.map { "  \($0)" }.joined(separator: "\n")
+        let lines = ordered(problems).map { "  \($0)" }.joined(separator: "\n")
         return ToolError.failure(
             "\(fileName): nothing imported; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(lines)")
+    }
+
+    /// Problems in file order: by object index (stable within one object).
+    static func ordered(_ problems: [InterchangeProblem]) -> [InterchangeProblem] {
+        func index(_ path: String) -> Int {
+            guard let open = path.range(of: "$.objects["), let close = path[open.upperBound...].firstIndex(of: "]") else {
+                return -1
+            }
+            return Int(path[open.upperBound..<close]) ?? -1
+        }
+        return problems.enumerated().sorted { (index($0.element.path), $0.offset) < (index($1.element.path), $1.offset) }
+            .map(\.element)
     }
 
     private static func parse(_ data: Data) -> Result<JSONValue, InterchangeProblem> {
