@@ -5,8 +5,11 @@ import Strata
 public struct StoreReport: Sendable {
     /// One entity of the store's model.
     public struct Entity: Sendable {
+        /// The entity's name.
         public var name: String
+        /// The parent entity's name, if any.
         public var parent: String?
+        /// Whether the entity is abstract.
         public var isAbstract: Bool
         /// Objects of exactly this entity.
         public var count: Int

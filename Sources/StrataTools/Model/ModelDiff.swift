@@ -27,8 +27,9 @@ public struct ModelDiff: Sendable {
     public var changes: [Change] = []
     /// Whether the models' version hashes differ (a store needs migration).
     public var needsMigration: Bool
-    /// The old and new model version hashes.
+    /// The old model's version hash (hex).
     public var oldVersionHash: String
+    /// The new model's version hash (hex).
     public var newVersionHash: String
 
     /// Compares two models.
