@@ -119,7 +119,7 @@ struct ModelArchiveTests {
         expectSameModel(ConformanceModel.model, try ManagedObjectModel(encodedRepresentation: data))
     }
 
-    @Test("every corpus model round-trips through the encoding", .enabled(if: ProcessInfo.processInfo.environment["STRATA_CORPUS"] != nil))
+    @Test("every corpus model round-trips through the encoding", .enabled(if: ProcessInfo.processInfo.environment["STRATA_CORPUS"] != nil, "STRATA_CORPUS is not set"))
     func corpusRoundTrip() throws {
         let folder = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["STRATA_CORPUS"]))
             .appendingPathComponent("models")
