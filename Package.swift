@@ -60,7 +60,8 @@ let package = Package(
         .testTarget(
             name: "StrataXMLTests",
             dependencies: ["StrataXML", "Strata", "StrataTesting", "StrataInMemory", "strata-xml-killtest"]),
-        .testTarget(name: "StrataToolsTests", dependencies: ["StrataTools", "strata"]),
+        .testTarget(
+            name: "StrataToolsTests", dependencies: ["StrataTools", "strata", "Strata", "StrataInMemory", "StrataTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -51,6 +51,19 @@ public struct InMemoryDriverFactory: StoreDriverFactory {
         guard let url = request.url else { return InMemoryDriver(engine: make()) }
         return InMemoryDriver(engine: Self.named.engine(for: url, make: make))
     }
+
+    /// The metadata of the named store opened earlier in this process with `url`, or `nil`.
+    public func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata? {
+        Self.named.existingEngine(for: url)?.metadata
+    }
+
+    /// The model embedded in the metadata of the named store at `url`, or `nil`.
+    public func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel? {
+        guard let data = try metadata(at: url, options: options)?.values[StoreMetadata.modelKey]?.dataValue else {
+            return nil
+        }
+        return RecoveredModel(model: try ManagedObjectModel(encodedRepresentation: data), source: .embedded)
+    }
 }
 
 /// Engines by URL, so a store opened twice with the same URL in one process sees the same rows.
@@ -65,6 +78,8 @@ private final class NamedEngines: Sendable {
             return engine
         }
     }
+
+    func existingEngine(for url: URL) -> AtomicStoreEngine? { engines.withLock { $0[url] } }
 }
 
 import Synchronization

@@ -38,34 +38,3 @@ struct DemoCommandTests {
         #expect(result.stdout.contains("Example:"))
     }
 }
-
-struct ProcessResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-/// Runs the `strata` executable built beside the test bundle.
-func runStrata(_ arguments: [String]) throws -> ProcessResult {
-    let bundle = Bundle.main.bundleURL
-    var directory = bundle
-    var binary = directory.appendingPathComponent("strata")
-    while !FileManager.default.isExecutableFile(atPath: binary.path), directory.path != "/" {
-        directory = directory.deletingLastPathComponent()
-        binary = directory.appendingPathComponent("strata")
-    }
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ProcessResult(
-        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: stderr, as: UTF8.self))
-}

@@ -135,7 +135,7 @@ struct XMLFormatTests {
         try driver.close()
     }
 
-    @Test("a save that would reuse an object id is refused and leaves file and store unchanged")
+    @Test("a save refused as stale leaves file and store unchanged")
     func failedSaveChangesNothing() throws {
         let directory = try TemporaryDirectory(prefix: "xml-failed-save")
         let url = try XMLTestSupport.seededStore(in: directory)
@@ -144,14 +144,40 @@ struct XMLFormatTests {
         let driver = try XMLTestSupport.driver(at: url)
         let rowsBefore = try XMLTestSupport.allRows(driver, model: model)
         let tag = try #require(model.entity(named: "Tag"))
-        let track = try #require(rowsBefore.values.first { $0.id.entity == model.entity(named: "Track")!.entityNumber })  // in the model
+        let row = try #require(rowsBefore.values.first { $0.id.entity == tag.entityNumber })
+        var values = row.values
+        values[0] = .string("stale")
         var batch = ChangeBatch()
-        batch.inserts = [RowSnapshot(id: RowID(entity: tag.entityNumber, primaryKey: track.id.primaryKey), version: 1, values: [.string("clash"), .references([])])]
-        #expect(storeErrorCode { _ = try driver.apply(batch) } == .constraint)
+        batch.updates = [RowUpdate(id: row.id, expectedVersion: row.version + 3, values: values, changedSlots: [0])]
+        #expect(storeErrorCode { _ = try driver.apply(batch) } == .conflict)
         #expect(try Data(contentsOf: url) == before)
         #expect(try XMLTestSupport.allRows(driver, model: model) == rowsBefore)
         try driver.close()
         #expect(try Data(contentsOf: url) == before, "close after a failed save writes nothing new")
+    }
+
+    @Test("rows of two hierarchies with the same key keep their keys through the file")
+    func sharedKeysAcrossHierarchies() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-shared-keys")
+        let url = try XMLTestSupport.seededStore(in: directory)
+        let model = ConformanceModel.model
+        let driver = try XMLTestSupport.driver(at: url)
+        let rowsBefore = try XMLTestSupport.allRows(driver, model: model)
+        let tag = try #require(model.entity(named: "Tag"))
+        let track = try #require(rowsBefore.values.first { $0.id.entity == model.entity(named: "Track")!.entityNumber })  // in the model
+        var batch = ChangeBatch()
+        let clash = RowID(entity: tag.entityNumber, primaryKey: track.id.primaryKey)
+        batch.inserts = [RowSnapshot(id: clash, version: 1, values: [.string("clash"), .references([])])]
+        _ = try driver.apply(batch)
+        try driver.close()
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text.contains("pk=\"\(track.id.primaryKey)\""))
+        let reopened = try XMLTestSupport.driver(at: url)
+        let rowsAfter = try XMLTestSupport.allRows(reopened, model: model)
+        #expect(rowsAfter[clash]?.values.first == .string("clash"))
+        #expect(rowsAfter[track.id] == rowsBefore[track.id])
+        #expect(rowsAfter.count == rowsBefore.count + 1)
+        try reopened.close()
     }
 
     @Test("a store opened read-only refuses saves and never writes")

@@ -39,6 +39,9 @@ struct XMLRawObject {
     var type: String
     /// The number of `id` (`z12` → 12).
     var id: Int64
+    /// The Strata primary key when it differs from the id number (`pk="3"`), for rows whose key
+    /// another inheritance hierarchy's row already uses as its id.
+    var primaryKey: Int64?
     /// The line of the element.
     var line: Int
     /// Its attributes and relationships in file order.
@@ -152,18 +155,24 @@ struct XMLDocumentScanner {
         var type: String?
         var id: Int64?
         var badID: String?
+        var primaryKey: Int64?
+        var badKey: String?
         reader.forEachAttribute { name, value in
             if Self.same(name, "type") {
                 type = String(cString: value)
             } else if Self.same(name, "id") {
                 id = Self.objectNumber(value)
                 if id == nil { badID = String(cString: value) }
+            } else if Self.same(name, "pk") {
+                primaryKey = Int64(String(cString: value)).flatMap { $0 > 0 ? $0 : nil }
+                if primaryKey == nil { badKey = String(cString: value) }
             }
         }
+        if let badKey { throw reader.corrupt("expected a positive integer in pk on <object>, found \"\(badKey.prefix(40))\"") }
         guard let type else { throw reader.corrupt("expected a type attribute naming the entity on <object>") }
         if let badID { throw reader.corrupt("expected an object id like \"z12\" on <object>, found \"\(badID.prefix(40))\"") }
         guard let id else { throw reader.corrupt("expected an id attribute like \"z12\" on <object>") }
-        var object = XMLRawObject(type: type, id: id, line: line, properties: [])
+        var object = XMLRawObject(type: type, id: id, primaryKey: primaryKey, line: line, properties: [])
         guard !reader.isEmptyElement else { return object }
         while try reader.read() {
             switch reader.node {

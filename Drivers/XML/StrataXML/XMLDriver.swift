@@ -6,9 +6,12 @@ import Synchronization
 // X1. The engine holds exactly the graph of the last complete save (or of the file as opened);
 //     the file is rewritten whole, through XMLStoreFile.replace, inside the engine's persist hook,
 //     so a save that fails to write changes neither the file nor the engine.
-// X2. Primary key N is object id "zN". Keys come from one counter for the whole file
-//     (`nextObjectID`), not one per inheritance root, so ids stay unique across entities; the
-//     counter only grows, and is written with every save and at close.
+// X2. Primary key N is object id "zN". Keys this driver hands out come from one counter for the
+//     whole file (`nextObjectID`), so ids stay unique across entities; the counter only grows, and
+//     is written with every save and at close. Rows inserted with keys from elsewhere (a
+//     conversion keeps another driver's per-hierarchy keys) may share N with another hierarchy's
+//     row: the encoder then gives the second a fresh id past every key and writes its key as
+//     `pk="N"`, which the loader reads back.
 // X3. A writer holds the store's lock from open to close (XMLStoreFile F3); a read-only driver
 //     never writes and never locks.
 

@@ -75,7 +75,20 @@ struct XMLStoreEncoder: Sendable {
         var rows: [RowSnapshot] = []
         rows.reserveCapacity(state.count)
         for table in state.rows.values { rows.append(contentsOf: table.values) }
-        rows.sort { $0.id.primaryKey < $1.id.primaryKey }
+        rows.sort { $0.id.primaryKey < $1.id.primaryKey || ($0.id.primaryKey == $1.id.primaryKey && $0.id.entity < $1.id.entity) }
+        // Object ids are one number space; keys are per hierarchy. The first row with key N is zN;
+        // another hierarchy's row with key N gets a fresh number past every key and keeps N in `pk`.
+        var remapped: [RowID: Int64] = [:]
+        var nextFree = max(nextObjectID, (rows.last?.id.primaryKey ?? 0) + 1)
+        var previous: RowID?
+        for row in rows {
+            if let previous, previous.primaryKey == row.id.primaryKey {
+                remapped[row.id] = nextFree
+                nextFree += 1
+            }
+            previous = row.id
+        }
+        let ids = ObjectIDs(remapped: remapped)
         writer.raw("<?xml version=\"1.0\" standalone=\"yes\"?>\n")
         writer.raw("<!DOCTYPE database SYSTEM \"file:///System/Library/DTDs/CoreData.dtd\">\n\n")
         writer.raw("<database>\n    <databaseInfo>\n        <version>")
@@ -83,7 +96,7 @@ struct XMLStoreEncoder: Sendable {
         writer.raw("</version>\n        <UUID>")
         writer.text(state.metadata.uuid)
         writer.raw("</UUID>\n        <nextObjectID>")
-        writer.integer(nextObjectID)
+        writer.integer(nextFree)
         writer.raw("</nextObjectID>\n        <metadata>")
         let metadata = XMLMetadataCoding.dictionary(for: state.metadata)
         if !metadata.isEmpty {
@@ -92,28 +105,24 @@ struct XMLStoreEncoder: Sendable {
             writer.raw("        ")
         }
         writer.raw("</metadata>\n    </databaseInfo>\n")
-        var previous: RowID?
         for row in rows {
-            if let previous, previous.primaryKey == row.id.primaryKey {
-                throw StoreError(
-                    .constraint,
-                    "rows \(previous) and \(row.id) share primary key \(row.id.primaryKey), but an XML store's object ids (z\(row.id.primaryKey)) are unique across the file; insert rows with keys from allocatePrimaryKeys",
-                    store: store)
-            }
-            previous = row.id
-            try write(row, store: store, to: &writer)
+            try write(row, ids: ids, store: store, to: &writer)
             try writer.flushIfFull()
         }
         writer.raw("</database>\n")
     }
 
-    private func write(_ row: RowSnapshot, store: String, to writer: inout XMLByteWriter) throws {
+    private func write(_ row: RowSnapshot, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter) throws {
         guard plans.indices.contains(Int(row.id.entity)), let plan = plans[Int(row.id.entity)], row.values.count == plan.slots.count
         else {
             throw StoreError(.invalidRequest, "row \(row.id) does not fit the model", store: store)
         }
         writer.raw(plan.open)
-        writer.integer(row.id.primaryKey)
+        writer.integer(ids.number(of: row.id))
+        if ids.remapped[row.id] != nil {
+            writer.raw("\" pk=\"")
+            writer.integer(row.id.primaryKey)
+        }
         writer.raw("\">\n")
         for (slot, value) in zip(plan.slots, row.values) {
             switch slot {
@@ -135,13 +144,13 @@ struct XMLStoreEncoder: Sendable {
                 case .null, .references([]): break
                 case .reference(let target):
                     writer.raw(" idrefs=\"z")
-                    writer.integer(target.primaryKey)
+                    writer.integer(ids.number(of: target))
                     writer.raw("\"")
                 case .references(let targets):
                     writer.raw(" idrefs=\"")
                     for (index, target) in targets.enumerated() {
                         writer.raw(index == 0 ? "z" : " z")
-                        writer.integer(target.primaryKey)
+                        writer.integer(ids.number(of: target))
                     }
                     writer.raw("\"")
                 default:
@@ -154,4 +163,11 @@ struct XMLStoreEncoder: Sendable {
         }
         writer.raw("    </object>\n")
     }
+}
+
+/// The object number (`zN`) of each row: its primary key, unless another hierarchy's row took it.
+struct ObjectIDs {
+    let remapped: [RowID: Int64]
+
+    func number(of row: RowID) -> Int64 { remapped[row] ?? row.primaryKey }
 }

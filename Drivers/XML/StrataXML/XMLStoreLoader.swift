@@ -4,7 +4,8 @@ import Strata
 /// Reads a whole XML store into an ``AtomicStoreEngine/State``, checking it against the model.
 ///
 /// Entity names (`type`) and property names are matched ignoring case; object `zN` becomes the row
-/// with primary key N; every row starts at version 1 (the file keeps no versions). Relationships
+/// with primary key N, or the key its `pk` attribute gives (written when another hierarchy's row
+/// uses N); every row starts at version 1 (the file keeps no versions). Relationships
 /// are resolved after the last object, since `idrefs` may point forward.
 ///
 /// Every problem is a ``StoreError/Code/corrupt`` naming file, line, column and what was expected:
@@ -110,7 +111,8 @@ struct XMLStoreLoader {
             if planChanged { plans[raw.type] = plan }
             rowIndex[raw.id] = rows.count
             lines.append(raw.line)
-            rows.append(RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: raw.id), version: 1, values: values))
+            let key = raw.primaryKey ?? raw.id
+            rows.append(RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: key), version: 1, values: values))
         }
         for reference in pending {
             let source = rows[reference.row]
@@ -137,8 +139,14 @@ struct XMLStoreLoader {
             rows[reference.row].values[reference.slot] = relationship.isToMany ? .references(targets) : .reference(targets[0])
         }
         var state = AtomicStoreEngine.State(metadata: XMLMetadataCoding.metadata(from: info, storeType: storeType))
-        var largest: Int64 = 0
+        var largest: Int64 = rowIndex.keys.max() ?? 0
         for row in rows {
+            let root = model.entity(named: model.entity(number: row.id.entity)!.rootEntityName)!  // rows come from model entities
+            if state.rows[row.id.entity]?[row.id.primaryKey] != nil
+                || root.hierarchyNumbers.contains(where: { $0 != row.id.entity && state.rows[$0]?[row.id.primaryKey] != nil })
+            {
+                throw corrupt("expected unique primary keys in each entity hierarchy, but \(root.name) key \(row.id.primaryKey) is used twice", line: 1, element: "object")
+            }
             state.rows[row.id.entity, default: [:]][row.id.primaryKey] = row
             largest = max(largest, row.id.primaryKey)
         }

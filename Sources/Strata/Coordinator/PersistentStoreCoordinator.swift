@@ -69,6 +69,8 @@ public final class PersistentStoreCoordinator: Sendable {
         if metadata.entityVersionHashes.isEmpty {
             metadata.entityVersionHashes = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.versionHash) })
             metadata.values[StoreMetadata.modelVersionHashKey] = .data(managedObjectModel.versionHash)
+            // Embed the model so tools and later opens need no model file (see ModelArchive).
+            metadata.values[StoreMetadata.modelKey] = .data(try managedObjectModel.encodedRepresentation())
             if !options.isReadOnly { try driver.saveMetadata(metadata) }
         } else if metadata.values[StoreMetadata.modelVersionHashKey] != nil {
             let differing = managedObjectModel.differingEntities(configuration, from: metadata.entityVersionHashes)

@@ -42,7 +42,7 @@ enum PropertyValidator {
         return failures
     }
 
-    private static func check(
+    static func check(
         _ attribute: AttributeDescription, _ value: StoreValue, _ fail: (String, ValidationError.Code, String) -> Void
     ) {
         let rules = attribute.validation

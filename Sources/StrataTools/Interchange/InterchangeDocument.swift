@@ -1,0 +1,281 @@
+import Foundation
+import Strata
+
+/// A problem found in an interchange file, at a JSON path (`$.objects[3].attributes.age`).
+public struct InterchangeProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Where: a JSONPath-like location.
+    public var path: String
+    /// What is wrong.
+    public var message: String
+
+    /// Creates a problem.
+    public init(_ path: String, _ message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path): \(message)" }
+}
+
+/// An interchange file checked against a model: every object with its values and the final graph
+/// of relationships (both sides), or every problem found.
+struct InterchangeDocument {
+    struct Object {
+        var index: Int
+        var id: String
+        var entity: EntityDescription
+        /// Attribute slot → value, for attributes given.
+        var attributes: [Int: StoreValue] = [:]
+        /// Relationship slot → member indices (to-one: zero or one), for relationships given.
+        var relationships: [Int: [Int]] = [:]
+        /// Relationship slot → JSON ids as written, resolved in a second pass.
+        var pendingRelationships: [Int: (ids: [String], path: String)] = [:]
+        var path: String { "$.objects[\(index)]" }
+    }
+
+    var objects: [Object] = []
+    var problems: [InterchangeProblem] = []
+    let model: ManagedObjectModel
+
+    /// Parses and checks a document.
+    init(_ root: JSONValue, model: ManagedObjectModel) {
+        self.model = model
+        guard case .object = root else {
+            problems.append(.init("$", "expected an object with \"format\", \"version\" and \"objects\", found \(root.kindName)"))
+            return
+        }
+        if root["format"]?.stringValue != "strata-json" {
+            problems.append(.init("$.format", "expected \"strata-json\""))
+        }
+        switch root["version"] {
+        case .number("1"): break
+        case .number(let n): problems.append(.init("$.version", "version \(n) is not one this build reads (1)"))
+        default: problems.append(.init("$.version", "expected the number 1"))
+        }
+        guard let items = root["objects"]?.arrayValue else {
+            problems.append(.init("$.objects", "expected an array of objects"))
+            return
+        }
+        var indexByID: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            guard let object = readObject(item, index: index) else { continue }
+            if let previous = indexByID[object.id] {
+                problems.append(.init("\(object.path).id", "id '\(object.id)' is already used by $.objects[\(previous)]"))
+                continue
+            }
+            indexByID[object.id] = objects.count
+            objects.append(object)
+        }
+        resolveReferences(indexByID)
+        mergeInverses()
+        checkRules()
+    }
+
+    private mutating func readObject(_ item: JSONValue, index: Int) -> Object? {
+        let path = "$.objects[\(index)]"
+        guard let members = item.objectValue else {
+            problems.append(.init(path, "expected an object, found \(item.kindName)"))
+            return nil
+        }
+        for (key, _) in members where !["entity", "id", "attributes", "relationships"].contains(key) {
+            problems.append(.init("\(path).\(key)", "unknown member; objects hold entity, id, attributes and relationships"))
+        }
+        guard let entityName = item["entity"]?.stringValue else {
+            problems.append(.init("\(path).entity", "expected the entity's name as a string"))
+            return nil
+        }
+        guard let entity = model.entity(named: entityName) else {
+            problems.append(.init("\(path).entity", "the model has no entity '\(entityName)'"))
+            return nil
+        }
+        if entity.isAbstract {
+            problems.append(.init("\(path).entity", "entity '\(entityName)' is abstract; use one of its subentities"))
+        }
+        guard let id = item["id"]?.stringValue, !id.isEmpty else {
+            problems.append(.init("\(path).id", "expected a non-empty string id"))
+            return nil
+        }
+        var object = Object(index: index, id: id, entity: entity)
+        if let attributes = item["attributes"] {
+            guard let members = attributes.objectValue else {
+                problems.append(.init("\(path).attributes", "expected an object, found \(attributes.kindName)"))
+                return object
+            }
+            for (name, value) in members {
+                let at = "\(path).attributes.\(name)"
+                guard let slot = entity.index(ofProperty: name), let attribute = entity.properties[slot].attribute else {
+                    let hint = entity.index(ofProperty: name) != nil ? "; it is a relationship" : ""
+                    problems.append(.init(at, "entity '\(entity.name)' has no attribute '\(name)'\(hint)"))
+                    continue
+                }
+                if attribute.isTransient {
+                    problems.append(.init(at, "attribute '\(name)' is transient and never stored"))
+                    continue
+                }
+                switch InterchangeValue.storeValue(value, for: attribute) {
+                case .success(let stored): object.attributes[slot] = stored
+                case .failure(let problem): problems.append(.init(at, problem.message))
+                }
+            }
+        }
+        if let relationships = item["relationships"] {
+            guard let members = relationships.objectValue else {
+                problems.append(.init("\(path).relationships", "expected an object, found \(relationships.kindName)"))
+                return object
+            }
+            for (name, value) in members {
+                let at = "\(path).relationships.\(name)"
+                guard let slot = entity.index(ofProperty: name), let relationship = entity.properties[slot].relationship else {
+                    let hint = entity.index(ofProperty: name) != nil ? "; it is an attribute" : ""
+                    problems.append(.init(at, "entity '\(entity.name)' has no relationship '\(name)'\(hint)"))
+                    continue
+                }
+                if relationship.isToMany {
+                    guard let array = value.arrayValue else {
+                        problems.append(.init(at, "'\(name)' is to-many: expected an array of ids, found \(value.kindName)"))
+                        continue
+                    }
+                    var ids: [String] = []
+                    for (i, element) in array.enumerated() {
+                        guard let id = element.stringValue else {
+                            problems.append(.init("\(at)[\(i)]", "expected an id string, found \(element.kindName)"))
+                            continue
+                        }
+                        ids.append(id)
+                    }
+                    object.pendingRelationships[slot] = (ids, at)
+                } else {
+                    switch value {
+                    case .null: object.pendingRelationships[slot] = ([], at)
+                    case .string(let id): object.pendingRelationships[slot] = ([id], at)
+                    default: problems.append(.init(at, "'\(name)' is to-one: expected an id string or null, found \(value.kindName)"))
+                    }
+                }
+            }
+        }
+        return object
+    }
+
+    private mutating func resolveReferences(_ indexByID: [String: Int]) {
+        for i in objects.indices {
+            let entity = objects[i].entity
+            for (slot, pending) in objects[i].pendingRelationships.sorted(by: { $0.key < $1.key }) {
+                let relationship = entity.properties[slot].relationship!  // pending slots are relationship slots
+                let destination = model.entity(named: relationship.destinationEntityName)
+                var members: [Int] = []
+                var seen = Set<Int>()
+                for (position, id) in pending.ids.enumerated() {
+                    let at = relationship.isToMany ? "\(pending.path)[\(position)]" : pending.path
+                    guard let target = indexByID[id] else {
+                        problems.append(.init(at, "no object in the file has id '\(id)'"))
+                        continue
+                    }
+                    if let destination, !objects[target].entity.isKind(of: destination) {
+                        problems.append(
+                            .init(at, "'\(id)' is a \(objects[target].entity.name), but '\(relationship.name)' holds \(destination.name) objects"))
+                        continue
+                    }
+                    if seen.insert(target).inserted { members.append(target) } else {
+                        problems.append(.init(at, "'\(id)' is listed twice"))
+                    }
+                }
+                objects[i].relationships[slot] = members
+            }
+            objects[i].pendingRelationships = [:]
+        }
+    }
+
+    /// Checks that both sides agree where both are given, and derives the sides not given.
+    private mutating func mergeInverses() {
+        var derived: [Int: [Int: [Int]]] = [:]  // object → inverse slot → sources, in file order
+        for (a, object) in objects.enumerated() {
+            for (slot, members) in object.relationships.sorted(by: { $0.key < $1.key }) {
+                let relationship = object.entity.properties[slot].relationship!  // relationships holds relationship slots
+                guard let inverseName = relationship.inverseName else { continue }
+                for b in members {
+                    guard let inverseSlot = objects[b].entity.index(ofProperty: inverseName) else { continue }
+                    if let given = objects[b].relationships[inverseSlot] {
+                        if !given.contains(a) {
+                            problems.append(
+                                .init(
+                                    "\(object.path).relationships.\(relationship.name)",
+                                    "'\(object.id)' points at '\(objects[b].id)', whose '\(inverseName)' does not point back"))
+                        }
+                    } else {
+                        derived[b, default: [:]][inverseSlot, default: []].append(a)
+                    }
+                }
+            }
+        }
+        for (b, slots) in derived {
+            for (slot, sources) in slots {
+                let relationship = objects[b].entity.properties[slot].relationship!  // derived from an inverse name
+                if !relationship.isToMany && sources.count > 1 {
+                    let names = sources.map { "'\(objects[$0].id)'" }.joined(separator: ", ")
+                    problems.append(
+                        .init(
+                            objects[b].path,
+                            "'\(objects[b].id)' is the '\(relationship.inverseName ?? "?")' of \(names), but its '\(relationship.name)' is to-one"))
+                    continue
+                }
+                objects[b].relationships[slot] = sources
+            }
+        }
+    }
+
+    /// Required values, validation rules, relationship counts and unique constraints.
+    private mutating func checkRules() {
+        var unique: [String: [[StoreValue]: String]] = [:]
+        for object in objects {
+            for (slot, property) in object.entity.properties.enumerated() where !property.isTransient {
+                switch property {
+                case .attribute(let attribute):
+                    let value = object.attributes[slot] ?? attribute.defaultValue
+                    for violation in attribute.violations(of: value) {
+                        problems.append(.init("\(object.path).attributes.\(attribute.name)", violation.message))
+                    }
+                case .relationship(let relationship):
+                    let count = object.relationships[slot]?.count ?? 0
+                    for message in RelationshipRules.violations(relationship, count: count) {
+                        problems.append(.init("\(object.path).relationships.\(relationship.name)", message))
+                    }
+                }
+            }
+            for constraint in object.entity.uniquenessConstraints {
+                let slots = constraint.compactMap { object.entity.index(ofProperty: $0) }
+                let values = slots.map { slot in
+                    object.attributes[slot] ?? object.entity.properties[slot].attribute?.defaultValue ?? .null
+                }
+                if values.contains(where: \.isNull) { continue }
+                let key = "\(object.entity.rootEntityName):\(constraint.joined(separator: ","))"
+                if let other = unique[key]?[values] {
+                    problems.append(
+                        .init(
+                            object.path,
+                            "unique constraint (\(constraint.joined(separator: ", "))) violated: \(values.map(\.displayText).joined(separator: ", ")) is also used by '\(other)'"))
+                } else {
+                    unique[key, default: [:]][values] = object.id
+                }
+            }
+        }
+    }
+}
+
+/// Relationship count rules, as a save checks them.
+enum RelationshipRules {
+    static func violations(_ relationship: RelationshipDescription, count: Int) -> [String] {
+        if relationship.isTransient { return [] }
+        if !relationship.isToMany {
+            return count == 0 && !relationship.isOptional ? ["relationship '\(relationship.name)' is required"] : []
+        }
+        guard count > 0 || !relationship.isOptional else { return [] }
+        var found: [String] = []
+        if count < relationship.minCount {
+            found.append("relationship '\(relationship.name)' holds \(count), needs at least \(relationship.minCount)")
+        }
+        if relationship.maxCount > 0 && count > relationship.maxCount {
+            found.append("relationship '\(relationship.name)' holds \(count), allows at most \(relationship.maxCount)")
+        }
+        return found
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Strata
+
+/// Reads the JSON interchange format into a store: checks the whole file first (syntax, entities,
+/// attributes, values, ids, references, inverse agreement, model rules) and writes nothing unless
+/// every object is good, then inserts everything in one save.
+public enum InterchangeImporter {
+    /// What was imported.
+    public struct Summary: Sendable {
+        /// Objects inserted per entity, in model order.
+        public var counts: [(entity: String, count: Int)] = []
+        /// All objects inserted.
+        public var total: Int { counts.reduce(0) { $0 + $1.count } }
+    }
+
+    /// Checks `data` against `model` and returns every problem (empty when the file is good).
+    public static func problems(in data: Data, model: ManagedObjectModel) -> [InterchangeProblem] {
+        switch parse(data) {
+        case .failure(let problem): return [problem]
+        case .success(let root): return ordered(InterchangeDocument(root, model: model).problems)
+        }
+    }
+
+    /// Imports `data` (named `fileName` in messages) into the store at `location`.
+    ///
+    /// The model is the store's own when it exists and has one, else the one at `modelPath`.
+    ///
+    /// - Throws: ``ToolError``: usage for a missing model; failure listing every problem with its
+    ///   JSON path when the file does not check, or naming the store when the save fails.
+    @discardableResult
+    public static func importData(
+        _ data: Data, fileName: String, into location: StoreLocation, modelPath: String? = nil
+    ) throws -> Summary {
+        let model: ManagedObjectModel
+        if location.exists {
+            model = try StoreOpener.resolveModel(at: location, modelPath: modelPath).model
+        } else if let modelPath {
+            _ = try location.storeType()
+            model = try ModelFile.load(modelPath)
+        } else {
+            throw ToolError.usage("'\(location.displayName)' does not exist yet; pass --model PATH to create it")
+        }
+        let root: JSONValue
+        switch parse(data) {
+        case .failure(let problem): throw ToolError.failure("\(fileName) is not valid JSON: \(problem.message)")
+        case .success(let value): root = value
+        }
+        let document = InterchangeDocument(root, model: model)
+        if !document.problems.isEmpty {
+            throw refusal(fileName, document.problems)
+        }
+        let (coordinator, _) = try StoreOpener.attach(location, model: model, readOnly: false)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var created: [ManagedObject] = []
+        created.reserveCapacity(document.objects.count)
+        for object in document.objects {
+            let inserted = try context.insertNewObject(forEntityName: object.entity.name)
+            for (slot, value) in object.attributes {
+                try inserted.setStoreValue(value, forKey: object.entity.properties[slot].name)
+            }
+            created.append(inserted)
+        }
+        for (index, object) in document.objects.enumerated() {
+            for (slot, members) in object.relationships {
+                let relationship = object.entity.properties[slot].relationship!  // relationships holds relationship slots
+                if relationship.isToMany {
+                    let targets = members.map { created[$0] }
+                    if relationship.isOrdered {
+                        created[index].setValue(targets, forKey: relationship.name)
+                    } else {
+                        created[index].setValue(Set(targets), forKey: relationship.name)
+                    }
+                } else {
+                    created[index].setValue(members.first.map { created[$0] }, forKey: relationship.name)
+                }
+            }
+        }
+        do {
+            try context.save()
+        } catch let error as ValidationError {
+            let positions = Dictionary(created.enumerated().map { ($1.objectID, document.objects[$0].index) }) { a, _ in a }
+            let problems = error.failures.map { failure in
+                let at = positions[failure.objectID].map { "$.objects[\($0)]" } ?? "$"
+                return InterchangeProblem(at + (failure.property.map { ".\($0)" } ?? ""), failure.message)
+            }
+            throw refusal(fileName, problems)
+        } catch {
+            throw ToolError.wrapping(error, store: location.displayName)
+        }
+        var summary = Summary()
+        for entity in model.entities {
+            let count = document.objects.filter { $0.entity === entity }.count
+            if count > 0 { summary.counts.append((entity.name, count)) }
+        }
+        return summary
+    }
+
+    private static func refusal(_ fileName: String, _ problems: [InterchangeProblem]) -> ToolError {
+        let lines = ordered(problems).map { "  \($0)" }.joined(separator: "\n")
+        return ToolError.failure(
+            "\(fileName): nothing imported; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(lines)")
+    }
+
+    /// Problems in file order: by object index (stable within one object).
+    static func ordered(_ problems: [InterchangeProblem]) -> [InterchangeProblem] {
+        func index(_ path: String) -> Int {
+            guard let open = path.range(of: "$.objects["), let close = path[open.upperBound...].firstIndex(of: "]") else {
+                return -1
+            }
+            return Int(path[open.upperBound..<close]) ?? -1
+        }
+        return problems.enumerated().sorted { (index($0.element.path), $0.offset) < (index($1.element.path), $1.offset) }
+            .map(\.element)
+    }
+
+    private static func parse(_ data: Data) -> Result<JSONValue, InterchangeProblem> {
+        do {
+            return .success(try JSONParser.parse(data))
+        } catch let error as JSONSyntaxError {
+            return .failure(InterchangeProblem("$", "\(error)"))
+        } catch {
+            return .failure(InterchangeProblem("$", "\(error)"))
+        }
+    }
+}
