@@ -101,12 +101,16 @@ public struct ArchivedObject: Sendable {
 
     /// A date: a plist date, or an `NSDate` object (`NS.time`, seconds since 2001-01-01).
     public var date: Date? {
-        switch value {
-        case .date(let date): return date
-        case .dictionary:
-            return self["NS.time"]?.real.map { Date(timeIntervalSinceReferenceDate: $0) }
-        default: return nil
-        }
+        // Written without a closure and with a separate lookup: Swift 6.3's optimizer crashes
+        // (CopyPropagation) on the `switch` + `map` form of this getter in release builds.
+        if case .date(let date) = value { return date }
+        guard isDictionary, let seconds = self["NS.time"]?.real else { return nil }
+        return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    private var isDictionary: Bool {
+        if case .dictionary = value { return true }
+        return false
     }
 
     /// The elements of an `NSArray`, `NSSet` or `NSOrderedSet` (and mutable kinds), in stored
