@@ -246,8 +246,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Pins queued rows; only rows the cache really pinned are remembered for unpinning.
     func flushPins() {
         guard !pendingPins.isEmpty else { return }
-        let candidates = Array(Set(pendingPins).subtracting(pinned))
-        pinned.formUnion(coordinator.rowCache.pin(candidates))
+        var candidates: [RowCache.Key] = []
+        candidates.reserveCapacity(pendingPins.count)
+        var queued = Set<RowCache.Key>(minimumCapacity: pendingPins.count)
+        for key in pendingPins where !pinned.contains(key) && queued.insert(key).inserted { candidates.append(key) }
+        for key in coordinator.rowCache.pin(candidates) { pinned.insert(key) }
         pendingPins.removeAll(keepingCapacity: true)
     }
 }
