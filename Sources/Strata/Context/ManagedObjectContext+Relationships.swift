@@ -51,7 +51,7 @@ extension ManagedObjectContext {
             faultBatches[ObjectIdentifier(target)] = nil
             if let row = rows[id.rowID] {
                 target.fulfill(from: row)
-                notePin(RowCache.Key(store: ObjectIdentifier(store), row: id.rowID))
+                notePin(target)
             } else {
                 target.values = target.entity.properties.map { $0.relationship?.isToMany == true ? .references([]) : .null }
                 target.faulted = false
@@ -205,7 +205,7 @@ extension ManagedObjectContext {
     func rewriteReferences(_ mapping: [RowID: RowID]) {
         guard !mapping.isEmpty else { return }
         for object in registered.values where !object.faulted {
-            for (slot, property) in object.entity.properties.enumerated() where property.relationship != nil {
+            for slot in object.entity.relationshipSlots {
                 switch object.values[slot] {
                 case .reference(let id):
                     if let new = mapping[id] { object.values[slot] = .reference(new) }

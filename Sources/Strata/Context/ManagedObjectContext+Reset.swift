@@ -12,16 +12,16 @@ extension ManagedObjectContext {
         }
         for object in Array(updatedObjects_.values) + Array(deletedObjects_.values) where object.managedObjectContext === self {
             object.deleted = false
-            object.changedSlots = []
+            object.changedSlots.removeAll()
             if let snapshot = object.snapshot {
                 object.values = snapshot.values
             }
         }
         // Objects touched through inverse maintenance are in updatedObjects_, so every changed
         // object is reverted above.
-        insertedObjects_ = [:]
-        updatedObjects_ = [:]
-        deletedObjects_ = [:]
+        insertedObjects_.removeAll()
+        updatedObjects_.removeAll()
+        deletedObjects_.removeAll()
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
@@ -30,17 +30,20 @@ extension ManagedObjectContext {
     /// Forgets every registered object (they must not be used afterwards) and releases their rows
     /// in the row cache.
     public func reset() {
-        for object in registered.values { object.managedObjectContext = nil }
+        let pins = registeredPins()
+        for object in registered.values {
+            object.managedObjectContext = nil
+            object.pinnedKey = nil
+        }
         registered = [:]
-        insertedObjects_ = [:]
-        updatedObjects_ = [:]
-        deletedObjects_ = [:]
+        insertedObjects_.removeAll()
+        updatedObjects_.removeAll()
+        deletedObjects_.removeAll()
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
         faultBatches = [:]
-        coordinator.rowCache.unpin(Array(pinned))
-        pinned = []
+        coordinator.rowCache.unpin(pins)
         pendingPins = []
     }
 
@@ -64,8 +67,8 @@ extension ManagedObjectContext {
             for (slot, value) in mine { object.values[slot] = value }
             return
         }
-        object.changedSlots = []
-        updatedObjects_[ObjectIdentifier(object)] = nil
+        object.changedSlots.removeAll()
+        updatedObjects_.remove(object)
         object.snapshot = fresh
         object.values = []
         object.faulted = true
@@ -75,4 +78,9 @@ extension ManagedObjectContext {
     public func refreshAllObjects() {
         for object in registered.values where !object.inserted { refresh(object, mergeChanges: false) }
     }
+}
+
+extension ManagedObjectContext {
+    /// The row-cache keys registered objects hold pins on.
+    func registeredPins() -> [RowCache.Key] { registered.values.compactMap(\.pinnedKey) }
 }

@@ -9,17 +9,19 @@ extension ManagedObjectContext {
     /// them and save again, or ``rollback()``). When several stores are involved and a later one
     /// fails after an earlier one committed, the error is ``StoreError/Code/partialCommit``.
     public func save() throws {
+        defaultStores = [:]
         processPendingChanges()
         guard hasChanges else { return }
         for object in changedObjects() { object.willSave() }
         processPendingChanges()
         try validateChanges()
 
-        let inserts = insertedObjects_.values.filter { !$0.deleted }.sorted(by: creationOrder)
+        let inserts = insertedObjects_.values.filter { $0.inserted && !$0.deleted && $0.managedObjectContext === self }
         try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
         try obtainPermanentIDs(for: inserts)
-        let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted(by: creationOrder)
-        let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted(by: creationOrder)
+        // Drivers write rows in key order fastest (B-tree locality), so updates and deletes go sorted.
+        let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted { $0.objectID.rowID < $1.objectID.rowID }
+        let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted { $0.objectID.rowID < $1.objectID.rowID }
         let batches = try makeBatches(inserts: inserts, updates: updates, deletes: deletes)
         let results = try coordinator.commit(batches.map { ($0.store, $0.batch) })
         finishSave(inserts: inserts, updates: updates, deletes: deletes, results: results)
@@ -57,13 +59,14 @@ extension ManagedObjectContext {
 
     /// Gives `objects` permanent IDs now (Core Data's `obtainPermanentIDs(for:)`).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        defaultStores = [:]
         let pending = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !pending.isEmpty else { return }
         var groups: [KeyGroup: (store: PersistentStore, root: EntityDescription, objects: [ManagedObject])] = [:]
         for object in pending {
             let store = try targetStore(for: object)
             // Every entity's root is in the model.
-            let root = coordinator.managedObjectModel.entity(named: object.entity.rootEntityName)!
+            let root = coordinator.managedObjectModel.entity(number: object.entity.rootEntityNumber)!
             let groupKey = KeyGroup(store: ObjectIdentifier(store), root: root.entityNumber)
             groups[groupKey, default: (store, root, [])].objects.append(object)
         }
@@ -116,29 +119,23 @@ extension ManagedObjectContext {
         }
     }
 
-    private func creationOrder(_ a: ManagedObject, _ b: ManagedObject) -> Bool {
-        let (x, y) = (a.objectID.rowID, b.objectID.rowID)
-        // Temporary keys count down (-1, -2, …), so the earlier insert has the larger key.
-        if x.isTemporary && y.isTemporary { return x.primaryKey > y.primaryKey }
-        return x < y
-    }
-
     func targetStore(for object: ManagedObject) throws -> PersistentStore {
         if let store = object.objectID.persistentStore { return store }
         if let store = assignedStores[ObjectIdentifier(object)] { return store }
-        guard let store = coordinator.stores(holding: object.entity).first(where: { !$0.isReadOnly })
-            ?? coordinator.stores(holding: object.entity).first
-        else {
+        if let store = defaultStores[object.entity.entityNumber] { return store }
+        let candidates = coordinator.stores(holding: object.entity)
+        guard let store = candidates.first(where: { !$0.isReadOnly }) ?? candidates.first else {
             throw StoreError(
                 .invalidRequest,
                 "no attached store holds entity '\(object.entity.name)'; add a store whose configuration includes it")
         }
+        defaultStores[object.entity.entityNumber] = store
         return store
     }
 
     private func storedValues(_ object: ManagedObject) -> [StoreValue] {
         var values = object.values
-        for (slot, property) in object.entity.properties.enumerated() where property.isTransient { values[slot] = .null }
+        for slot in object.entity.transientSlots { values[slot] = .null }
         return values
     }
 
@@ -160,7 +157,7 @@ extension ManagedObjectContext {
             try add(object) { $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 0, values: storedValues(object))) }
         }
         for object in updates {
-            let slots = object.changedSlots.filter { !object.entity.properties[$0].isTransient }.sorted()
+            let slots = object.changedSlots.ascending.filter { !object.entity.properties[$0].isTransient }
             guard !slots.isEmpty, let snapshot = object.snapshot else { continue }
             try add(object) {
                 $0.updates.append(
@@ -180,7 +177,7 @@ extension ManagedObjectContext {
     private func checkCrossStore(_ objects: [ManagedObject]) throws {
         var pairs = crossStoreLinks.filter { !$0.0.deleted && !$0.2.deleted }.map { ($0.0, $0.1, $0.2) }
         for object in objects {
-            for slot in object.changedSlots where object.entity.properties[slot].relationship != nil {
+            for slot in object.entity.relationshipSlots where object.changedSlots.contains(slot) {
                 for target in relatedObjects(object, slot) where !target.deleted { pairs.append((object, slot, target)) }
             }
         }
@@ -215,17 +212,15 @@ extension ManagedObjectContext {
             guard let store = object.objectID.persistentStore else { continue }
             let version = results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] ?? (object.snapshot?.version ?? 0)
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: version, values: storedValues(object))
-            object.changedSlots = []
+            object.changedSlots.removeAll()
             object.inserted = false
-            notePin(RowCache.Key(store: ObjectIdentifier(store), row: object.objectID.rowID))
+            notePin(object)
         }
         var unpinned: [RowCache.Key] = []
         for object in deletes + insertedObjects_.values.filter({ $0.deleted }) {
             registered[object.objectID] = nil
-            if let store = object.objectID.persistentStore {
-                let key = RowCache.Key(store: ObjectIdentifier(store), row: object.objectID.rowID)
-                if pinned.remove(key) != nil { unpinned.append(key) }
-            }
+            if let key = object.pinnedKey { unpinned.append(key) }
+            object.pinnedKey = nil
             object.deleted = false
             object.inserted = false
             object.managedObjectContext = nil
@@ -235,9 +230,9 @@ extension ManagedObjectContext {
         let saved = ContextDidSave(
             insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),
             deletedObjectIDs: deletes.map(\.objectID))
-        insertedObjects_ = [:]
-        updatedObjects_ = [:]
-        deletedObjects_ = [:]
+        insertedObjects_.removeAll()
+        updatedObjects_.removeAll()
+        deletedObjects_.removeAll()
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []

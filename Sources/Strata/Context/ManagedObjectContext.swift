@@ -32,14 +32,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     var registered: [ManagedObjectID: ManagedObject] = [:]
-    var insertedObjects_: [ObjectIdentifier: ManagedObject] = [:]
-    var updatedObjects_: [ObjectIdentifier: ManagedObject] = [:]
-    var deletedObjects_: [ObjectIdentifier: ManagedObject] = [:]
+    /// Inserted objects, in insertion order (keys are allocated in this order).
+    var insertedObjects_ = ObjectList(.inserted)
+    var updatedObjects_ = ObjectList(.updated)
+    var deletedObjects_ = ObjectList(.deleted)
     var deleteRulesApplied: Set<ObjectIdentifier> = []
     var assignedStores: [ObjectIdentifier: PersistentStore] = [:]
+    /// The store each entity's inserts go to, worked out once per save.
+    var defaultStores: [Int32: PersistentStore] = [:]
     var faultBatches: [ObjectIdentifier: FaultBatch] = [:]
-    var pinned: Set<RowCache.Key> = []
-    var pendingPins: [RowCache.Key] = []
+    /// Registered objects whose rows are waiting to be pinned in the row cache (see ``flushPins()``).
+    var pendingPins: [ManagedObject] = []
     var saveObservers: [(ContextDidSave) -> Void] = []
     /// Links made between objects already known to live in different stores (refused at save).
     var crossStoreLinks: [(ManagedObject, Int, ManagedObject)] = []
@@ -61,7 +64,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
-        if !pinned.isEmpty { coordinator.rowCache.unpin(Array(pinned)) }
+        let keys = registered.values.compactMap { $0.pinnedKey }
+        if !keys.isEmpty { coordinator.rowCache.unpin(keys) }
     }
 
     // MARK: Executor
@@ -114,9 +118,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.managedObjectContext = self
         object.inserted = true
         object.faulted = false
-        object.changedSlots = Set(object.values.indices.filter { !object.values[$0].isNull && object.values[$0] != .references([]) })
+        object.changedSlots.removeAll()
+        for slot in object.values.indices where !object.values[slot].isNull && object.values[slot] != .references([]) {
+            object.changedSlots.insert(slot)
+        }
         registered[id] = object
-        insertedObjects_[ObjectIdentifier(object)] = object
+        insertedObjects_.insert(object)
         object.awakeFromInsert()
     }
 
@@ -148,7 +155,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.fireFault()
         object.prepareForDeletion()
         object.deleted = true
-        deletedObjects_[ObjectIdentifier(object)] = object
+        deletedObjects_.insert(object)
     }
 
     /// Sends an inserted object to a particular store (Core Data's `assign(_:to:)`).
@@ -204,7 +211,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func noteUpdated(_ object: ManagedObject) {
-        updatedObjects_[ObjectIdentifier(object)] = object
+        updatedObjects_.insert(object)
     }
 
     /// Registers a row as an object (uniquing): fills an existing fault, or creates the object.
@@ -232,25 +239,34 @@ public final class ManagedObjectContext: @unchecked Sendable {
             object.awakeFromFetch()
         }
         registered[id] = object
-        notePin(RowCache.Key(store: ObjectIdentifier(store), row: row.id))
+        notePin(object)
         return object
     }
 
-    /// Queues a row to pin for a registered object (pinned in bulk by ``flushPins()``).
-    func notePin(_ key: RowCache.Key) {
-        guard !pinned.contains(key) else { return }
-        pendingPins.append(key)
+    /// Queues an object's row to be pinned in the row cache (in bulk by ``flushPins()``).
+    func notePin(_ object: ManagedObject) {
+        guard object.pinnedKey == nil, object.objectID.persistentStore != nil, !object.objectID.isTemporaryID else { return }
+        pendingPins.append(object)
         if pendingPins.count >= 4096 { flushPins() }
     }
 
-    /// Pins queued rows; only rows the cache really pinned are remembered for unpinning.
+    /// Pins queued rows; each object remembers the key the cache really pinned, so it is unpinned
+    /// exactly once (a row not resident is not pinned; the object keeps its own snapshot).
     func flushPins() {
         guard !pendingPins.isEmpty else { return }
-        var candidates: [RowCache.Key] = []
-        candidates.reserveCapacity(pendingPins.count)
-        var queued = Set<RowCache.Key>(minimumCapacity: pendingPins.count)
-        for key in pendingPins where !pinned.contains(key) && queued.insert(key).inserted { candidates.append(key) }
-        for key in coordinator.rowCache.pin(candidates) { pinned.insert(key) }
+        var objects: [ManagedObject] = []
+        var keys: [RowCache.Key] = []
+        objects.reserveCapacity(pendingPins.count)
+        keys.reserveCapacity(pendingPins.count)
+        for object in pendingPins where object.pinnedKey == nil && object.managedObjectContext === self {
+            // notePin only queues objects with a permanent ID, which has a store.
+            let key = RowCache.Key(store: ObjectIdentifier(object.objectID.persistentStore!), row: object.objectID.rowID)
+            object.pinnedKey = key
+            objects.append(object)
+            keys.append(key)
+        }
+        let pinned = coordinator.rowCache.pinResident(keys)
+        for (object, done) in zip(objects, pinned) where !done { object.pinnedKey = nil }
         pendingPins.removeAll(keepingCapacity: true)
     }
 }

@@ -46,10 +46,22 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public internal(set) var subentityNames: [String] = []
     /// The root of the inheritance hierarchy (the entity itself for roots).
     public internal(set) var rootEntityName: String = ""
+    /// The number of the root of the inheritance hierarchy (primary keys are unique per root).
+    public internal(set) var rootEntityNumber: Int32 = 0
     /// The entity numbers of this entity and all its descendants.
     public internal(set) var hierarchyNumbers: Set<Int32> = []
     /// The entity's version hash (see ``ManagedObjectModel/versionHash``).
     public internal(set) var versionHash: Data = Data()
+    /// The values a new object starts with (defaults; empty to-many relationships), one per slot.
+    public internal(set) var defaultValues: [StoreValue] = []
+    /// The slots a save must validate (stored properties with a rule, required ones, integer widths).
+    var validatedSlots: [ValidatedSlot] = []
+    /// What each slot holds, without the full description (hot paths switch on it).
+    var slotKinds: [SlotKind] = []
+    /// The slots of stored to-many relationships and to-ones (for reference rewriting).
+    var relationshipSlots: [Int] = []
+    /// The slots of transient properties (never stored).
+    var transientSlots: [Int] = []
     var propertyIndex: [String: Int] = [:]
     var lowercasedIndex: [String: Int] = [:]
 
@@ -155,4 +167,30 @@ public struct FetchIndexDescription: Sendable, Hashable {
         self.name = name
         self.elements = elements
     }
+}
+
+/// What one property slot holds, compactly (hot paths read it instead of copying descriptions).
+enum SlotKind: Sendable {
+    /// A stored or transient attribute of the type, without a value transformer.
+    case attribute(AttributeType)
+    /// A transformable attribute with a named transformer.
+    case transformed
+    /// A to-one relationship.
+    case toOne
+    /// A to-many relationship.
+    case toMany
+}
+
+/// The save-time checks of one slot, precomputed from its description.
+struct ValidatedSlot: Sendable {
+    let slot: Int
+    let name: String
+    let isOptional: Bool
+    let isRelationship: Bool
+    let isToMany: Bool
+    let minCount: Int
+    let maxCount: Int
+    let type: AttributeType
+    /// Whether the attribute has declarative rules beyond optionality and integer width.
+    let hasRules: Bool
 }

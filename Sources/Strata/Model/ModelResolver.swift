@@ -44,6 +44,7 @@ struct ModelResolver {
         for entity in ordered {
             let chain = ancestry(entity, byName)
             entity.rootEntityName = chain.first!.name  // ancestry always contains the entity itself
+            entity.rootEntityNumber = chain.first!.entityNumber
             var properties: [PropertyDescription] = []
             var index: [String: Int] = [:]
             for level in chain {
@@ -63,6 +64,36 @@ struct ModelResolver {
             }
             entity.properties = properties
             entity.propertyIndex = index
+            entity.defaultValues = properties.map { property in
+                switch property {
+                case .attribute(let a): a.defaultValue
+                case .relationship(let r): r.isToMany ? .references([]) : .null
+                }
+            }
+            entity.relationshipSlots = properties.indices.filter { properties[$0].relationship != nil }
+            entity.transientSlots = properties.indices.filter { properties[$0].isTransient }
+            entity.slotKinds = properties.map { property in
+                switch property {
+                case .attribute(let a): a.type == .transformable && a.valueTransformerName != nil ? .transformed : .attribute(a.type)
+                case .relationship(let r): r.isToMany ? .toMany : .toOne
+                }
+            }
+            entity.validatedSlots = properties.indices.compactMap { slot -> ValidatedSlot? in
+                switch properties[slot] {
+                case .attribute(let a):
+                    guard !a.isTransient,
+                        !a.isOptional || !a.validation.isEmpty || a.type == .integer16 || a.type == .integer32
+                    else { return nil }
+                    return ValidatedSlot(
+                        slot: slot, name: a.name, isOptional: a.isOptional, isRelationship: false, isToMany: false,
+                        minCount: 0, maxCount: 0, type: a.type, hasRules: !a.validation.isEmpty)
+                case .relationship(let r):
+                    guard !r.isTransient, !r.isOptional || r.minCount > 0 || (r.isToMany && r.maxCount > 0) else { return nil }
+                    return ValidatedSlot(
+                        slot: slot, name: r.name, isOptional: r.isOptional, isRelationship: true, isToMany: r.isToMany,
+                        minCount: r.minCount, maxCount: r.maxCount, type: .undefined, hasRules: false)
+                }
+            }
             entity.lowercasedIndex = Dictionary(index.map { ($0.key.lowercased(), $0.value) }) { a, _ in a }
         }
         for entity in ordered.reversed() {

@@ -12,10 +12,13 @@ extension ManagedObject {
         let slot = requireSlot(key)
         fireFault()
         guard !values.isEmpty else { return nil }
-        if let relationship = entity.properties[slot].relationship {
-            return relationshipValue(slot: slot, relationship)
+        switch entity.slotKinds[slot] {
+        case .attribute(let type): return Self.plainValue(values[slot], type)
+        case .transformed: return try? convertOut(values[slot], slot: slot)
+        case .toOne, .toMany:
+            // Relationship slots have relationship descriptions.
+            return relationshipValue(slot: slot, entity.properties[slot].relationship!)
         }
-        return try? convertOut(values[slot], slot: slot)
     }
 
     /// Sets a property, converting the Swift value to the attribute's type and keeping inverse
@@ -35,11 +38,19 @@ extension ManagedObject {
     /// does not fit the attribute.
     public func setConvertedValue(_ value: Any?, forKey key: String) throws {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
-        switch entity.properties[slot] {
-        case .attribute(let attribute):
-            try setStoreValue(try convertIn(value, attribute), slot: slot)
-        case .relationship(let relationship):
-            try setRelationship(value, slot: slot, relationship)
+        switch entity.slotKinds[slot] {
+        case .attribute(let type):
+            if let value, let exact = StoreValueCoercion.exactMatch(value, type) {
+                try setStoreValue(exact, slot: slot)
+                return
+            }
+            // Attribute slots have attribute descriptions.
+            try setStoreValue(try convertIn(value, entity.properties[slot].attribute!), slot: slot)
+        case .transformed:
+            try setStoreValue(try convertIn(value, entity.properties[slot].attribute!), slot: slot)
+        case .toOne, .toMany:
+            // Relationship slots have relationship descriptions.
+            try setRelationship(value, slot: slot, entity.properties[slot].relationship!)
         }
     }
 
@@ -212,6 +223,24 @@ extension ManagedObject {
             default:
                 throw StoreError(.invalidRequest, "'\(entity.name).\(relationship.name)' takes a ManagedObject, got \(type(of: value!))")  // value is non-nil here
             }
+        }
+    }
+
+    /// A stored value as the Swift value `value(forKey:)` returns for an attribute of `type`
+    /// without a transformer.
+    static func plainValue(_ value: StoreValue, _ type: AttributeType) -> Any? {
+        switch value {
+        case .null: nil
+        case .integer(let i): Int(truncatingIfNeeded: i)
+        case .double(let d): type == .float ? Float(d) : d
+        case .decimal(let d): d
+        case .string(let s): s
+        case .bool(let b): b
+        case .date(let d): d
+        case .binary(let data): data
+        case .uuid(let u): u
+        case .uri(let u): u
+        case .reference, .references, .unfetched: nil
         }
     }
 

@@ -23,10 +23,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The last saved row, when the object came from (or was saved to) a store.
     var snapshot: RowSnapshot?
     /// Slots changed since the last save.
-    var changedSlots: Set<Int> = []
+    var changedSlots = SlotSet()
     var faulted: Bool = false
     var inserted: Bool = false
     var deleted: Bool = false
+    /// Which of its context's change lists hold the object (``ObjectList`` bits).
+    var listMembership: UInt8 = 0
+    /// The row-cache key this object holds a pin on, if any (owned by its context).
+    var pinnedKey: RowCache.Key?
 
     /// Creates an object of `entity` and, when a context is given, inserts it there
     /// (``awakeFromInsert()`` runs, defaults are applied).
@@ -35,12 +39,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         self.entity = entity
         self.objectID = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: 0), store: nil)
-        self.values = entity.properties.map { property in
-            switch property {
-            case .attribute(let a): a.defaultValue
-            case .relationship(let r): r.isToMany ? .references([]) : .null
-            }
-        }
+        self.values = entity.defaultValues
         if let context { context.insert(self) }
     }
 
@@ -71,7 +70,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The changed properties and their new values (Core Data's `changedValues()`).
     public func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
-        for slot in changedSlots.sorted() {
+        for slot in changedSlots.ascending {
             let name = entity.properties[slot].name
             result[name] = (try? convertOut(values[slot], slot: slot)) ?? NSNull()
         }

@@ -5,41 +5,50 @@ enum PropertyValidator {
     static func failures(of object: ManagedObject, context: ManagedObjectContext) -> [ValidationError.Failure] {
         guard !object.faulted else { return [] }
         var failures: [ValidationError.Failure] = []
-        func fail(_ property: String, _ code: ValidationError.Code, _ message: String) {
-            failures.append(.init(objectID: object.objectID, entity: object.entity.name, property: property, code: code, message: message))
-        }
-        for (slot, property) in object.entity.properties.enumerated() {
-            let value = object.values[slot]
-            switch property {
-            case .attribute(let attribute):
-                if attribute.isTransient { continue }
+        for rule in object.entity.validatedSlots {
+            let value = object.values[rule.slot]
+            if !rule.isRelationship {
                 if value.isNull {
-                    if !attribute.isOptional { fail(attribute.name, .missingMandatoryProperty, "'\(attribute.name)' is required") }
+                    if !rule.isOptional { fail(&failures, object, rule.name, .missingMandatoryProperty, "'\(rule.name)' is required") }
                     continue
                 }
-                check(attribute, value, fail)
-            case .relationship(let relationship):
-                if relationship.isTransient { continue }
-                let count: Int
-                switch value {
-                case .reference: count = 1
-                case .references(let ids): count = ids.count
-                case .unfetched: continue
-                default: count = 0
+                if !rule.hasRules {
+                    // The common case: only the integer width to check, without copying the description.
+                    if let range = rule.type.integerRange, case .integer(let i) = value, !range.contains(i) {
+                        fail(&failures, object, rule.name, .numberTooLarge, "\(i) does not fit '\(rule.name)' (\(rule.type.xcodeName))")
+                    }
+                    continue
                 }
-                if !relationship.isToMany && count == 0 && !relationship.isOptional {
-                    fail(relationship.name, .missingMandatoryProperty, "relationship '\(relationship.name)' is required")
-                } else if relationship.isToMany && (count > 0 || !relationship.isOptional) {
-                    if count < relationship.minCount {
-                        fail(relationship.name, .relationshipTooFewItems, "relationship '\(relationship.name)' holds \(count), needs at least \(relationship.minCount)")
-                    }
-                    if relationship.maxCount > 0 && count > relationship.maxCount {
-                        fail(relationship.name, .relationshipTooManyItems, "relationship '\(relationship.name)' holds \(count), allows at most \(relationship.maxCount)")
-                    }
+                // hasRules is set only for attribute slots.
+                check(object.entity.properties[rule.slot].attribute!, value) { fail(&failures, object, $0, $1, $2) }
+                continue
+            }
+            let count: Int
+            switch value {
+            case .reference: count = 1
+            case .references(let ids): count = ids.count
+            case .unfetched: continue
+            default: count = 0
+            }
+            if !rule.isToMany && count == 0 && !rule.isOptional {
+                fail(&failures, object, rule.name, .missingMandatoryProperty, "relationship '\(rule.name)' is required")
+            } else if rule.isToMany && (count > 0 || !rule.isOptional) {
+                if count < rule.minCount {
+                    fail(&failures, object, rule.name, .relationshipTooFewItems, "relationship '\(rule.name)' holds \(count), needs at least \(rule.minCount)")
+                }
+                if rule.maxCount > 0 && count > rule.maxCount {
+                    fail(&failures, object, rule.name, .relationshipTooManyItems, "relationship '\(rule.name)' holds \(count), allows at most \(rule.maxCount)")
                 }
             }
         }
         return failures
+    }
+
+    private static func fail(
+        _ failures: inout [ValidationError.Failure], _ object: ManagedObject, _ property: String,
+        _ code: ValidationError.Code, _ message: String
+    ) {
+        failures.append(.init(objectID: object.objectID, entity: object.entity.name, property: property, code: code, message: message))
     }
 
     static func check(

@@ -7,7 +7,9 @@ public enum StoreValueCoercion {
     ///
     /// - Throws: ``StoreError/Code/invalidRequest`` naming the entity and attribute.
     public static func coerce(any value: Any?, to attribute: AttributeDescription, entity: String) throws -> StoreValue {
-        guard let value, !(value is NSNull) else { return .null }
+        guard let value else { return .null }
+        if let fast = exactMatch(value, attribute.type) { return fast }
+        if value is NSNull { return .null }
         if let stored = value as? StoreValue { return try coerce(stored, to: attribute, entity: entity) }
         let raw: StoreValue
         switch value {
@@ -36,6 +38,25 @@ public enum StoreValueCoercion {
             throw mismatch(attribute, entity, "a value of type \(type(of: value))")
         }
         return try coerce(raw, to: attribute, entity: entity)
+    }
+
+    /// The value when it already has the Swift type the attribute stores (one cast, the common
+    /// case), checked for integer width; `nil` to take the general path.
+    @inline(__always)
+    static func exactMatch(_ value: Any, _ type: AttributeType) -> StoreValue? {
+        switch type {
+        case .string: return (value as? String).map(StoreValue.string)
+        case .integer64: return (value as? Int64).map(StoreValue.integer) ?? (value as? Int).map { .integer(Int64($0)) }
+        case .integer32, .integer16:
+            guard let n = (value as? Int).map(Int64.init) ?? (value as? Int32).map(Int64.init) ?? (value as? Int16).map(Int64.init),
+                type.integerRange!.contains(n)  // integer types have a range
+            else { return nil }
+            return .integer(n)
+        case .double: return (value as? Double).map(StoreValue.double)
+        case .date: return (value as? Date).map(StoreValue.date)
+        case .boolean: return (value as? Bool).map(StoreValue.bool)
+        default: return nil
+        }
     }
 
     /// Converts a store value to the case `attribute` stores (an integer for a Double attribute

@@ -113,6 +113,7 @@ public final class RowCache: Sendable {
     public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pin: Bool = false) {
         state.withLock { s in
             s.clock &+= 1
+            if snapshots.count > 64 { s.entries.reserveCapacity(s.entries.count + snapshots.count) }
             for snapshot in snapshots {
                 let key = Key(store: store, row: snapshot.id)
                 if var entry = s.entries[key] {
@@ -138,19 +139,24 @@ public final class RowCache: Sendable {
         }
     }
 
+    /// Adds one pin to each resident key (C3) and returns, per key, whether it was pinned.
+    ///
+    /// - Complexity: O(n) for n keys, one lock.
+    public func pinResident(_ keys: [Key]) -> [Bool] {
+        state.withLock { s in
+            keys.map { key in
+                guard s.entries[key] != nil else { return false }
+                s.entries[key]!.pins += 1  // checked just above
+                return true
+            }
+        }
+    }
+
     /// Adds one pin to each resident key (C3) and returns the keys it pinned; a key not resident
     /// is not pinned, and the caller must not unpin it later.
     @discardableResult
     public func pin(_ keys: [Key]) -> [Key] {
-        state.withLock { s in
-            var pinned: [Key] = []
-            pinned.reserveCapacity(keys.count)
-            for key in keys where s.entries[key] != nil {
-                s.entries[key]!.pins += 1  // checked just above
-                pinned.append(key)
-            }
-            return pinned
-        }
+        zip(keys, pinResident(keys)).filter(\.1).map(\.0)
     }
 
     /// Removes one pin from each key; unpinned rows become evictable.

@@ -181,13 +181,16 @@ public final class AtomicStoreEngine: Sendable {
     private func write(_ batch: ChangeBatch, into state: inout State) -> [RowID: RowVersion] {
         var versions: [RowID: RowVersion] = [:]
         for delete in batch.deletes { state.rows[delete.id.entity]?[delete.id.primaryKey] = nil }
+        if batch.inserts.count > 64, let first = batch.inserts.first {
+            state.rows[first.id.entity, default: [:]].reserveCapacity((state.rows[first.id.entity]?.count ?? 0) + batch.inserts.count)
+        }
         for insert in batch.inserts {
             var row = insert
             row.version = 1
             state.rows[row.id.entity, default: [:]][row.id.primaryKey] = row
             versions[row.id] = 1
-            if let root = model.entity(number: row.id.entity).flatMap({ model.entity(named: $0.rootEntityName) }) {
-                state.maxKeys[root.entityNumber] = max(state.maxKeys[root.entityNumber] ?? 0, row.id.primaryKey)
+            if let root = model.entity(number: row.id.entity)?.rootEntityNumber {
+                state.maxKeys[root] = max(state.maxKeys[root] ?? 0, row.id.primaryKey)
             }
         }
         for update in batch.updates {

@@ -1,0 +1,50 @@
+/// A context's list of inserted, updated or deleted objects: insertion-ordered, with membership
+/// kept as a bit on each object, so adding, testing and removing cost no hashing.
+///
+/// Removed objects stay in the backing array until the next read of ``values``, which skips them.
+struct ObjectList {
+    /// Which bit of ``ManagedObject/listMembership`` this list owns.
+    struct Kind: Sendable {
+        let bit: UInt8
+        static let inserted = Kind(bit: 1)
+        static let updated = Kind(bit: 2)
+        static let deleted = Kind(bit: 4)
+    }
+
+    private let kind: Kind
+    private var members: [ManagedObject] = []
+    private(set) var count = 0
+
+    init(_ kind: Kind) { self.kind = kind }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The members, in the order they were first added.
+    var values: [ManagedObject] {
+        members.count == count ? members : members.filter { contains($0) }
+    }
+
+    func contains(_ object: ManagedObject) -> Bool { object.listMembership & kind.bit != 0 }
+
+    mutating func insert(_ object: ManagedObject) {
+        guard !contains(object) else { return }
+        // Drop removed members first, so a re-added object is listed once.
+        if members.count != count { members = members.filter { contains($0) } }
+        object.listMembership |= kind.bit
+        members.append(object)
+        count += 1
+    }
+
+    mutating func remove(_ object: ManagedObject) {
+        guard contains(object) else { return }
+        object.listMembership &= ~kind.bit
+        count -= 1
+        if count == 0 { members.removeAll() }
+    }
+
+    mutating func removeAll() {
+        for object in members { object.listMembership &= ~kind.bit }
+        members.removeAll()
+        count = 0
+    }
+}
