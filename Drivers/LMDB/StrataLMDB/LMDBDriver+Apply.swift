@@ -30,7 +30,6 @@ extension LMDBDriver {
                 let row = RowSnapshot(id: insert.id, version: 1, values: insert.values)
                 try txn.put(dbi, Keys.row(row.id), try encode(row, slots))
                 try link(row, slots: Array(0..<slots.count), old: nil, txn)
-                versions[row.id] = 1
                 touched.append(row)
                 if let root = layout.rootOf[row.id.entity] { maxKeys[root] = max(maxKeys[root] ?? 0, row.id.primaryKey) }
             }

@@ -23,7 +23,7 @@ extension ManagedObjectContext {
         let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted { $0.objectID.rowID < $1.objectID.rowID }
         let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted { $0.objectID.rowID < $1.objectID.rowID }
         let batches = try makeBatches(inserts: inserts, updates: updates, deletes: deletes)
-        let results = try coordinator.commit(batches.map { ($0.store, $0.batch) })
+        let results = try coordinator.commit(batches.map { ($0.store, $0.batch) }, pinInserts: true)
         finishSave(inserts: inserts, updates: updates, deletes: deletes, results: results)
     }
 
@@ -71,6 +71,8 @@ extension ManagedObjectContext {
             groups[groupKey, default: (store, root, [])].objects.append(object)
         }
         var mapping: [RowID: RowID] = [:]
+        mapping.reserveCapacity(pending.count)
+        registered.reserveCapacity(registered.count + pending.count)
         for (_, group) in groups.sorted(by: { $0.value.root.entityNumber < $1.value.root.entityNumber }) {
             let keys = try coordinator.allocatePrimaryKeys(for: group.root, count: group.objects.count, in: group.store)
             for (object, key) in zip(group.objects, keys) {
@@ -142,22 +144,26 @@ extension ManagedObjectContext {
     private func makeBatches(
         inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject]
     ) throws -> [(store: PersistentStore, batch: ChangeBatch)] {
-        var order: [ObjectIdentifier] = []
-        var batches: [ObjectIdentifier: (store: PersistentStore, batch: ChangeBatch)] = [:]
+        // Batches in first-use order; consecutive objects of one store (the usual case) reuse the
+        // last batch without a lookup.
+        var batches: [(store: PersistentStore, batch: ChangeBatch)] = []
+        var last = -1
         func add(_ object: ManagedObject, _ body: (inout ChangeBatch) -> Void) throws {
             let store = try targetStore(for: object)
-            let key = ObjectIdentifier(store)
-            if batches[key] == nil {
-                order.append(key)
-                batches[key] = (store, ChangeBatch())
+            if last < 0 || batches[last].store !== store {
+                last = batches.firstIndex { $0.store === store } ?? {
+                    batches.append((store, ChangeBatch()))
+                    return batches.count - 1
+                }()
             }
-            body(&batches[key]!.batch)  // created just above
+            body(&batches[last].batch)
         }
         for object in inserts {
             try add(object) { $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 0, values: storedValues(object))) }
         }
         for object in updates {
-            let slots = object.changedSlots.ascending.filter { !object.entity.properties[$0].isTransient }
+            let transient = object.entity.transientSlots
+            let slots = transient.isEmpty ? object.changedSlots.ascending : object.changedSlots.ascending.filter { !transient.contains($0) }
             guard !slots.isEmpty, let snapshot = object.snapshot else { continue }
             try add(object) {
                 $0.updates.append(
@@ -168,7 +174,7 @@ extension ManagedObjectContext {
             guard let snapshot = object.snapshot else { continue }
             try add(object) { $0.deletes.append(RowDelete(id: object.objectID.rowID, expectedVersion: snapshot.version)) }
         }
-        return order.compactMap { batches[$0] }
+        return batches
     }
 
     /// Refuses relationships between objects of different stores (Core Data's
@@ -210,11 +216,21 @@ extension ManagedObjectContext {
     ) {
         for object in inserts + updates {
             guard let store = object.objectID.persistentStore else { continue }
-            let version = results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] ?? (object.snapshot?.version ?? 0)
+            let version: RowVersion
+            if object.inserted {
+                version = 1
+            } else {
+                version = results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] ?? (object.snapshot?.version ?? 0) + 1
+            }
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: version, values: storedValues(object))
             object.changedSlots.removeAll()
-            object.inserted = false
-            notePin(object)
+            if object.inserted {
+                // The coordinator pinned the inserted rows as it cached them.
+                object.pinnedKey = RowCache.Key(store: ObjectIdentifier(store), row: object.objectID.rowID)
+                object.inserted = false
+            } else {
+                notePin(object)
+            }
         }
         var unpinned: [RowCache.Key] = []
         for object in deletes + insertedObjects_.values.filter({ $0.deleted }) {

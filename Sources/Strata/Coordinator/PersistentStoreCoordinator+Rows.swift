@@ -44,7 +44,12 @@ extension PersistentStoreCoordinator {
 
     /// Applies one change set per store. Each store commits atomically; when a later store fails
     /// after an earlier one committed, the error is ``StoreError/Code/partialCommit`` and says which.
-    func commit(_ batches: [(store: PersistentStore, batch: ChangeBatch)]) throws -> [ObjectIdentifier: CommitResult] {
+    ///
+    /// - Parameter pinInserts: Pin inserted rows in the row cache as they are stored (the saving
+    ///   context's new objects hold them); the caller owns those pins.
+    func commit(
+        _ batches: [(store: PersistentStore, batch: ChangeBatch)], pinInserts: Bool = false
+    ) throws -> [ObjectIdentifier: CommitResult] {
         for (store, batch) in batches where !batch.isEmpty {
             if store.isReadOnly {
                 throw StoreError(.readOnly, "cannot save to a store opened read-only", store: store.displayName)
@@ -60,7 +65,7 @@ extension PersistentStoreCoordinator {
                 let result = try store.write { try store.driver.apply(batch) }
                 results[ObjectIdentifier(store)] = result
                 committed.append(store)
-                updateCache(after: batch, result: result, in: store)
+                updateCache(after: batch, result: result, in: store, pinInserts: pinInserts)
                 if let metadata = batch.metadata { store.updateCachedMetadata(metadata) }
             } catch where !committed.isEmpty {
                 let storeError = error as? StoreError
@@ -73,13 +78,16 @@ extension PersistentStoreCoordinator {
         return results
     }
 
-    private func updateCache(after batch: ChangeBatch, result: CommitResult, in store: PersistentStore) {
+    private func updateCache(after batch: ChangeBatch, result: CommitResult, in store: PersistentStore, pinInserts: Bool) {
         let key = ObjectIdentifier(store)
-        var fresh: [RowSnapshot] = []
-        fresh.reserveCapacity(batch.inserts.count + batch.updates.count)
+        var inserted: [RowSnapshot] = []
+        inserted.reserveCapacity(batch.inserts.count)
         for insert in batch.inserts {
-            fresh.append(RowSnapshot(id: insert.id, version: result.versions[insert.id] ?? 1, values: insert.values))
+            inserted.append(RowSnapshot(id: insert.id, version: result.versions[insert.id] ?? 1, values: insert.values))
         }
+        rowCache.store(inserted, in: key, pin: pinInserts)
+        var fresh: [RowSnapshot] = []
+        fresh.reserveCapacity(batch.updates.count)
         for update in batch.updates {
             let version = result.versions[update.id] ?? update.expectedVersion + 1
             fresh.append(RowSnapshot(id: update.id, version: version, values: update.values))

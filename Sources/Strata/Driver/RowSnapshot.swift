@@ -73,7 +73,8 @@ public struct RowDelete: Sendable, Hashable {
 
 /// What a driver reports after applying a change set.
 public struct CommitResult: Sendable {
-    /// The new version of every inserted and updated row.
+    /// The new version of updated rows. Inserted rows have version 1 and may be left out; an
+    /// updated row left out has its expected version plus one.
     public var versions: [RowID: RowVersion]
 
     /// Creates a result.

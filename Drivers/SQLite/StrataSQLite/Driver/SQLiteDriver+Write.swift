@@ -44,7 +44,6 @@ extension SQLiteDriver {
             for insert in batch.inserts {
                 let entity = try entityLayout(insert.id)
                 try insertRow(insert, entity, connection)
-                versions[insert.id] = 1
                 maxKeys[entity.table] = max(maxKeys[entity.table] ?? 0, insert.id.primaryKey)
             }
             for update in batch.updates {

@@ -188,7 +188,6 @@ public final class AtomicStoreEngine: Sendable {
             var row = insert
             row.version = 1
             state.rows[row.id.entity, default: [:]][row.id.primaryKey] = row
-            versions[row.id] = 1
             if let root = model.entity(number: row.id.entity)?.rootEntityNumber {
                 state.maxKeys[root] = max(state.maxKeys[root] ?? 0, row.id.primaryKey)
             }
