@@ -89,7 +89,7 @@ extension ManagedObjectContext {
             var fetch = storeFetch(request, entity, kind: batched ? .ids : kind)
             fetch.limit = limit
             fetch.offset = request.fetchOffset
-            let result = try coordinator.fetch(fetch, in: store)
+            let result = try coordinator.fetch(fetch, in: store, cacheRows: false)
             if result.appliedPage {
                 if kind == .count, let count = result.count { return Outcome(count: count) }
                 if batched, let ids = result.ids {
@@ -109,7 +109,7 @@ extension ManagedObjectContext {
         var candidates: [ManagedObject] = []
         for store in stores {
             let fetch = storeFetch(request, entity, kind: .rows)
-            let result = try firstResult ?? coordinator.fetch(fetch, in: store)
+            let result = try firstResult ?? coordinator.fetch(fetch, in: store, cacheRows: false)
             var rows = result.rows
             if !result.appliedPredicate, let predicate = request.predicate {
                 rows = try rows.filter { row in
@@ -174,7 +174,22 @@ extension ManagedObjectContext {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
         let asFault = request.returnsObjectsAsFaults
-        for row in rows { objects.append(register(row, in: store, asFault: asFault)) }
+        var pins: [Bool] = []
+        pins.reserveCapacity(rows.count)
+        for row in rows {
+            let known = registered.count
+            let object = register(row, in: store, asFault: asFault, pinLater: true)
+            objects.append(object)
+            let isNew = registered.count > known
+            if !isNew && object.pinnedKey == nil {
+                object.pinnedKey = RowCache.Key(store: ObjectIdentifier(store), row: row.id)
+                pins.append(true)
+            } else {
+                pins.append(isNew)
+            }
+        }
+        // One pass over the cache: store every row, pinning those of newly registered objects.
+        coordinator.rowCache.store(rows, in: ObjectIdentifier(store), pins: pins)
         flushPins()
         if !request.relationshipKeyPathsForPrefetching.isEmpty {
             prefetch(request.relationshipKeyPathsForPrefetching, of: objects)

@@ -216,7 +216,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Registers a row as an object (uniquing): fills an existing fault, or creates the object.
     @discardableResult
-    func register(_ row: RowSnapshot, in store: PersistentStore, asFault: Bool) -> ManagedObject {
+    ///
+    /// - Parameter pinLater: When true, a new object is marked as holding the row's pin and the
+    ///   caller pins it while caching the row (``RowCache/store(_:in:pins:)``); otherwise the pin
+    ///   is queued here.
+    func register(_ row: RowSnapshot, in store: PersistentStore, asFault: Bool, pinLater: Bool = false) -> ManagedObject {
         // Rows come from stores of this coordinator's model.
         let entity = coordinator.managedObjectModel.entity(number: row.id.entity)!
         let id = ManagedObjectID(entity: entity, rowID: row.id, store: store)
@@ -239,7 +243,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
             object.awakeFromFetch()
         }
         registered[id] = object
-        notePin(object)
+        if pinLater {
+            object.pinnedKey = RowCache.Key(store: ObjectIdentifier(store), row: row.id)
+        } else {
+            notePin(object)
+        }
         return object
     }
 

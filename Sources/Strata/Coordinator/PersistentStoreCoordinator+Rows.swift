@@ -1,10 +1,11 @@
 import Foundation
 
 extension PersistentStoreCoordinator {
-    /// Runs a fetch on one store and caches the rows it returns.
-    func fetch(_ request: StoreFetch, in store: PersistentStore) throws -> StoreFetchResult {
+    /// Runs a fetch on one store and, unless the caller caches them itself, caches the rows it
+    /// returns.
+    func fetch(_ request: StoreFetch, in store: PersistentStore, cacheRows: Bool = true) throws -> StoreFetchResult {
         let result = try store.read { try store.driver.fetch(request) }
-        if !result.rows.isEmpty { rowCache.store(result.rows, in: ObjectIdentifier(store)) }
+        if cacheRows && !result.rows.isEmpty { rowCache.store(result.rows, in: ObjectIdentifier(store)) }
         return result
     }
 

@@ -85,6 +85,13 @@ public struct RowID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Whether the key is temporary (the row has not been saved yet).
     @inlinable public var isTemporary: Bool { primaryKey < 0 }
 
+    /// The entity number and key folded into one word (hashing feeds the hasher once).
+    @inlinable public var packed: UInt64 {
+        UInt64(bitPattern: primaryKey) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(UInt32(bitPattern: entity))
+    }
+
+    @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(packed) }
+
     public static func < (lhs: RowID, rhs: RowID) -> Bool {
         (lhs.entity, lhs.primaryKey) < (rhs.entity, rhs.primaryKey)
     }

@@ -45,8 +45,8 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(rowID)
-        if let store = persistentStore { hasher.combine(ObjectIdentifier(store)) }
+        let store = persistentStore.map { UInt64(UInt(bitPattern: ObjectIdentifier($0))) } ?? 0
+        hasher.combine(rowID.packed ^ store)
     }
 
     public var description: String { uriRepresentation().absoluteString }

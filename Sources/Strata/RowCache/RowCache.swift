@@ -29,6 +29,10 @@ public final class RowCache: Sendable {
             self.store = store
             self.row = row
         }
+
+        @inlinable public func hash(into hasher: inout Hasher) {
+            hasher.combine(row.packed ^ UInt64(UInt(bitPattern: store)))
+        }
     }
 
     /// Counters for tuning and tests.
@@ -111,10 +115,16 @@ public final class RowCache: Sendable {
     ///
     /// - Complexity: O(n) for n snapshots, amortized.
     public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pin: Bool = false) {
+        self.store(snapshots, in: store, pins: pin ? Array(repeating: true, count: snapshots.count) : nil)
+    }
+
+    /// Stores snapshots of one store like ``store(_:in:pin:)``, pinning the rows whose flag in
+    /// `pins` is set (one lock and one lookup per row).
+    public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pins: [Bool]?) {
         state.withLock { s in
             s.clock &+= 1
-            if snapshots.count > 64 { s.entries.reserveCapacity(s.entries.count + snapshots.count) }
-            for snapshot in snapshots {
+            for (index, snapshot) in snapshots.enumerated() {
+                let pin = pins?[index] ?? false
                 let key = Key(store: store, row: snapshot.id)
                 if var entry = s.entries[key] {
                     if snapshot.version >= entry.snapshot.version {
