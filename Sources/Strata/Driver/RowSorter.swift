@@ -6,6 +6,7 @@ public enum RowSorter {
         _ rows: [RowSnapshot], by keys: [SortKey], model: ManagedObjectModel,
         lookup: @escaping (RowID) throws -> RowSnapshot?
     ) throws -> [RowSnapshot] {
+        if let slots = attributeSlots(keys, rows, model) { return try sort(rows, by: keys, slots: slots) }
         let views = rows.map { RowView($0, model: model, lookup: lookup) }
         var failure: (any Error)?
         let sorted = views.sorted { a, b in
@@ -23,5 +24,47 @@ public enum RowSorter {
         }
         if let failure { throw failure }
         return sorted.map(\.row)
+    }
+
+    /// The value slots of the sort keys when every key is a plain attribute, the same slot in
+    /// every row's entity; `nil` otherwise.
+    private static func attributeSlots(_ keys: [SortKey], _ rows: [RowSnapshot], _ model: ManagedObjectModel) -> [Int]? {
+        guard let first = rows.first, let entity = model.entity(number: first.id.entity) else { return [] }
+        var slots: [Int] = []
+        for key in keys {
+            guard let slot = entity.index(ofProperty: key.keyPath), case .attribute = entity.slotKinds[slot] else { return nil }
+            slots.append(slot)
+        }
+        // Rows of other entities (subentities) share inherited slots only when the key is inherited.
+        let numbers = Set(rows.lazy.map(\.id.entity))
+        for number in numbers where number != first.id.entity {
+            guard let other = model.entity(number: number),
+                zip(keys, slots).allSatisfy({ other.index(ofProperty: $0.0.keyPath) == $0.1 })
+            else { return nil }
+        }
+        return slots
+    }
+
+    /// Sorts by reading slots directly, comparing with the sort keys' own value comparison.
+    private static func sort(_ rows: [RowSnapshot], by keys: [SortKey], slots: [Int]) throws -> [RowSnapshot] {
+        var failure: (any Error)?
+        let sorted = rows.sorted { a, b in
+            if failure != nil { return false }
+            do {
+                for (key, slot) in zip(keys, slots) {
+                    switch try key.compareValues(a.values[slot], b.values[slot]) {
+                    case .orderedAscending: return true
+                    case .orderedDescending: return false
+                    case .orderedSame: continue
+                    }
+                }
+                return a.id < b.id
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return sorted
     }
 }

@@ -76,8 +76,12 @@ public final class AtomicStoreEngine: Sendable {
         }
         let lookup: (RowID) -> RowSnapshot? = { current.row($0) }
         if let predicate = request.predicate {
-            matching = try matching.filter {
-                try predicate.evaluate(with: RowView($0, model: model, lookup: lookup))
+            if let compiled = CompiledRowPredicate(predicate, entity: request.entity) {
+                matching = try matching.filter { try compiled.matches($0.values) }
+            } else {
+                matching = try matching.filter {
+                    try predicate.evaluate(with: RowView($0, model: model, lookup: lookup))
+                }
             }
         }
         if request.sort.isEmpty {

@@ -1,0 +1,106 @@
+/// A predicate prepared for one entity's rows: comparisons between attributes of the row and
+/// constants read the row's value slots directly instead of walking key paths through
+/// ``RowView``. Every comparison still runs through the evaluator's own comparison code, so the
+/// answers are the evaluator's.
+///
+/// Only predicates made of `AND`, `OR`, `NOT`, constants and direct comparisons between a plain
+/// attribute key and constants (or `{…}` of constants) compile; anything else (relationships,
+/// key paths with dots, `ANY`, functions, variables) gives `nil`, and callers fall back to
+/// ``FetchPredicate/evaluate(with:substitutionVariables:)``.
+///
+/// Drivers use it to filter rows they hold in memory or decode (atomic stores, LMDB scans).
+///
+/// Not `Sendable`: compile it where it is used.
+public struct CompiledRowPredicate {
+    private indirect enum Node {
+        case constant(Bool)
+        case not(Node)
+        case and([Node])
+        case or([Node])
+        case comparison(Operand, ComparisonOperator, Operand, ComparisonOptions)
+    }
+
+    private enum Operand {
+        case slot(Int)
+        case fixed(EvaluatedValue)
+    }
+
+    private let root: Node
+
+    /// Compiles `predicate` for rows of `entity` (and its subentities), or returns `nil` when it
+    /// reads anything but the row's own attributes.
+    public init?(_ predicate: FetchPredicate, entity: EntityDescription) {
+        guard let root = Self.compile(predicate, entity) else { return nil }
+        self.root = root
+    }
+
+    /// Whether a row with these values matches.
+    ///
+    /// - Throws: ``FetchPredicateError`` exactly where the evaluator throws (a type mismatch).
+    public func matches(_ values: [StoreValue]) throws -> Bool { try Self.evaluate(root, values) }
+
+    private static func compile(_ predicate: FetchPredicate, _ entity: EntityDescription) -> Node? {
+        switch predicate {
+        case .constant(let value): return .constant(value)
+        case .not(let inner): return compile(inner, entity).map(Node.not)
+        case .and(let parts):
+            let nodes = parts.compactMap { compile($0, entity) }
+            return nodes.count == parts.count ? .and(nodes) : nil
+        case .or(let parts):
+            let nodes = parts.compactMap { compile($0, entity) }
+            return nodes.count == parts.count ? .or(nodes) : nil
+        case .comparison(let comparison):
+            guard comparison.modifier == .direct, let lhs = operand(comparison.lhs, entity),
+                let rhs = operand(comparison.rhs, entity)
+            else { return nil }
+            return .comparison(lhs, comparison.op, rhs, comparison.options)
+        }
+    }
+
+    private static func operand(_ expression: FetchExpression, _ entity: EntityDescription) -> Operand? {
+        switch expression {
+        case .keyPath(let key):
+            guard let slot = entity.index(ofProperty: key), case .attribute = entity.slotKinds[slot] else { return nil }
+            return .slot(slot)
+        case .constant(.references), .constant(.unfetched): return nil
+        case .constant(let value): return .fixed(.value(value))
+        case .aggregate(let items):
+            var values: [EvaluatedValue] = []
+            for item in items {
+                guard case .constant(let value) = item, !isCollection(value) else { return nil }
+                values.append(.value(value))
+            }
+            return .fixed(.collection(values))
+        default: return nil
+        }
+    }
+
+    private static func isCollection(_ value: StoreValue) -> Bool {
+        switch value {
+        case .references, .unfetched: true
+        default: false
+        }
+    }
+
+    private static func evaluate(_ node: Node, _ values: [StoreValue]) throws -> Bool {
+        switch node {
+        case .constant(let value): return value
+        case .not(let inner): return try !evaluate(inner, values)
+        case .and(let parts):
+            for part in parts where try !evaluate(part, values) { return false }
+            return true
+        case .or(let parts):
+            for part in parts where try evaluate(part, values) { return true }
+            return false
+        case .comparison(let lhs, let op, let rhs, let options):
+            return try PredicateComparison.test(read(lhs, values), op, read(rhs, values), options: options)
+        }
+    }
+
+    private static func read(_ operand: Operand, _ values: [StoreValue]) -> EvaluatedValue {
+        switch operand {
+        case .slot(let slot): .value(values[slot])
+        case .fixed(let value): value
+        }
+    }
+}
