@@ -20,7 +20,8 @@ extension LMDBDriver {
             if case .scan = plan, let streamed = try streamSorted(request, entities: entities, reader: reader) {
                 rows = streamed
             } else {
-                rows = try candidates(plan, entities: entities, reader: reader, predicate: request.predicate)
+                rows = try candidates(
+                    plan, entities: entities, reader: reader, predicate: request.predicate, entity: request.entity)
                 if !request.sort.isEmpty {
                     rows = try RowSorter.sort(rows, by: request.sort, model: model, lookup: reader.lookup)
                 }
@@ -66,11 +67,17 @@ extension LMDBDriver {
 
     /// The rows the plan names that satisfy `predicate`, in row-ID order.
     private func candidates(
-        _ plan: QueryPlan, entities: Set<Int32>, reader: RowReader, predicate: FetchPredicate?
+        _ plan: QueryPlan, entities: Set<Int32>, reader: RowReader, predicate: FetchPredicate?, entity: EntityDescription
     ) throws -> [RowSnapshot] {
         var rows: [RowSnapshot] = []
+        // Predicates over the row's own attributes read value slots directly (same answers).
+        let compiled = predicate.flatMap { CompiledRowPredicate($0, entity: entity) }
         func consider(_ row: RowSnapshot) throws {
-            if let predicate, !(try predicate.evaluate(with: reader.view(row))) { return }
+            if let compiled {
+                if !(try compiled.matches(row.values)) { return }
+            } else if let predicate, !(try predicate.evaluate(with: reader.view(row))) {
+                return
+            }
             rows.append(row)
         }
         switch plan {
