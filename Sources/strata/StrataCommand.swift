@@ -56,11 +56,38 @@ struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Build a small model, save a graph, fetch it with predicates and sorts, and print what happened.",
-        discussion: "Example:\n  strata demo")
+        discussion: """
+            Runs the same graph on every driver (in-memory, SQLite, XML, LMDB), converts the SQLite store to \
+            LMDB and then to XML with verification, and prints a small timing table.
+
+            Example:
+              strata demo
+              strata demo --directory ./demo-stores
+            """)
+
+    @Option(help: "Keep the demo's stores in this directory (default: a temporary one, removed afterwards).")
+    var directory: String?
+
+    func validate() throws {
+        if let directory, FileManager.default.fileExists(atPath: directory),
+            !((try? FileManager.default.contentsOfDirectory(atPath: directory))?.isEmpty ?? false)
+        {
+            throw ValidationError("'\(directory)' is not an empty directory; name a new or empty one")
+        }
+    }
 
     func run() throws {
         try runTool("demo") {
-            for line in try Demo.run() { print(line) }
+            let folder: URL
+            if let directory {
+                folder = URL(fileURLWithPath: directory)
+            } else {
+                folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)")
+            }
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }
+            for line in try DemoTour.run(in: folder) { print(line) }
+            if directory != nil { print("\nThe stores are in \(folder.path).") }
         }
     }
 }
