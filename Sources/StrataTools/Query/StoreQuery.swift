@@ -73,22 +73,28 @@ public enum StoreQuery {
         case .json:
             return JSONValue.array(zip(objects, rows).map { object, row in
                 .object([("id", .string(object.objectID.uriRepresentation().absoluteString)), ("entity", .string(object.entity.name))]
-                    + zip(properties, row).map { ($0.name, $1) })
+                    + zip(properties, row).map { (outputName($0.name), $1) })
             }).serialized()
         case .csv:
-            var lines = [(["id", "entity"] + properties.map(\.name)).map(csvField).joined(separator: ",")]
+            var lines = [(["id", "entity"] + properties.map { outputName($0.name) }).map(csvField).joined(separator: ",")]
             for (object, row) in zip(objects, rows) {
                 let fields = [object.objectID.uriRepresentation().absoluteString, object.entity.name] + row.map { text($0, empty: "") }
                 lines.append(fields.map(csvField).joined(separator: ","))
             }
             return lines.joined(separator: "\n")
         case .table:
-            var table = TextTable(headers: ["id"] + properties.map(\.name))
+            var table = TextTable(headers: ["id"] + properties.map { outputName($0.name) })
             for (object, row) in zip(objects, rows) {
                 table.append([object.objectID.uriRepresentation().absoluteString] + row.map { text($0, empty: "nil") })
             }
             return (table.lines + ["(\(objects.count) object\(objects.count == 1 ? "" : "s"))"]).joined(separator: "\n")
         }
+    }
+
+    /// The output key of a property: its name, or `_id` / `_entity` for a property whose name is
+    /// one of the keys every row already has (Core Data models often have an `id` attribute).
+    static func outputName(_ name: String) -> String {
+        name == "id" || name == "entity" ? "_" + name : name
     }
 
     /// Parses `name,age:desc,department.name:asc`, checking each key path against the entity.
