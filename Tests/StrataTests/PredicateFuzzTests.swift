@@ -1,19 +1,8 @@
 import Foundation
 import Strata
+import StrataTesting
 import Testing
 
-/// A small deterministic generator, so that a failure can be reproduced from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Predicate parser fuzzing")
 struct PredicateFuzzTests {
@@ -61,7 +50,7 @@ struct PredicateFuzzTests {
 
     @Test("random token soup never crashes the parser", arguments: [1, 2, 3, 4] as [UInt64])
     func tokenSoup(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let deadline = Date().addingTimeInterval(1)
         var count = 0
         while Date() < deadline && count < 20_000 {
@@ -75,7 +64,7 @@ struct PredicateFuzzTests {
 
     @Test("mutated valid predicates never crash the parser", arguments: [11, 12, 13] as [UInt64])
     func mutations(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let deadline = Date().addingTimeInterval(1)
         var count = 0
         while Date() < deadline && count < 20_000 {
@@ -99,7 +88,7 @@ struct PredicateFuzzTests {
 
     @Test("random bytes never crash the parser")
     func randomBytes() {
-        var random = SplitMix64(seed: 99)
+        var random = SeededGenerator(seed: 99)
         for _ in 0..<3_000 {
             let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             Self.check(String(decoding: bytes, as: UTF8.self))
