@@ -35,7 +35,7 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
             object.pinnedKey = nil
         }
-        registered = [:]
+        registered.removeAll()
         insertedObjects_.removeAll()
         updatedObjects_.removeAll()
         deletedObjects_.removeAll()

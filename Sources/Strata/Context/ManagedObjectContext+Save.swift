@@ -72,7 +72,7 @@ extension ManagedObjectContext {
         }
         var mapping: [RowID: RowID] = [:]
         mapping.reserveCapacity(pending.count)
-        registered.reserveCapacity(registered.count + pending.count)
+        registered.reservePermanent(pending.count)
         for (_, group) in groups.sorted(by: { $0.value.root.entityNumber < $1.value.root.entityNumber }) {
             let keys = try coordinator.allocatePrimaryKeys(for: group.root, count: group.objects.count, in: group.store)
             for (object, key) in zip(group.objects, keys) {

@@ -31,7 +31,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
-    var registered: [ManagedObjectID: ManagedObject] = [:]
+    var registered = RegistrationTable()
     /// Inserted objects, in insertion order (keys are allocated in this order).
     var insertedObjects_ = ObjectList(.inserted)
     var updatedObjects_ = ObjectList(.updated)
@@ -64,8 +64,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
-        let keys = registered.values.compactMap { $0.pinnedKey }
+        let objects = registered.values
+        let keys = objects.compactMap { $0.pinnedKey }
         if !keys.isEmpty { coordinator.rowCache.unpin(keys) }
+        // Objects may outlive their context: they see no context from now on.
+        for object in objects { object.context = nil }
     }
 
     // MARK: Executor

@@ -15,8 +15,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public let entity: EntityDescription
     /// The object's identity; temporary until the first save.
     public internal(set) var objectID: ManagedObjectID
-    /// The context the object is registered in.
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// The context the object is registered in; `nil` once it leaves it (deleted and saved,
+    /// rolled back, reset) or the context is gone.
+    public internal(set) var managedObjectContext: ManagedObjectContext? {
+        get { context }
+        set { context = newValue }
+    }
+    // unowned(unsafe) instead of weak: a weak reference costs a side-table update per object, which
+    // dominated creating and freeing objects in bulk. It never dangles: a context sets it only while
+    // it registers the object (holding the object strongly), and clears it whenever the object
+    // leaves (unregistration on save of a deletion, rollback, reset) and for every registered
+    // object in its deinit.
+    unowned(unsafe) var context: ManagedObjectContext?
 
     /// Current values, one per property slot; empty while the object is a fault.
     var values: [StoreValue]

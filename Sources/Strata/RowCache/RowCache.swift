@@ -202,13 +202,16 @@ public final class RowCache: Sendable {
         let overCount = s.entries.count > s.limit + slack
         let overBytes = s.byteLimit.map { s.bytes > $0 + $0 / 8 } ?? false
         guard overCount || overBytes else { return }
-        let victims = s.entries.filter { $0.value.pins == 0 }.sorted { $0.value.lastUse < $1.value.lastUse }
-        for (key, entry) in victims {
+        var victims: [(key: Key, lastUse: UInt64, bytes: Int)] = []
+        victims.reserveCapacity(s.entries.count)
+        for (key, entry) in s.entries where entry.pins == 0 { victims.append((key, entry.lastUse, entry.bytes)) }
+        victims.sort { $0.lastUse < $1.lastUse }
+        for (key, _, bytes) in victims {
             let countOK = s.entries.count <= s.limit
             let bytesOK = s.byteLimit.map { s.bytes <= $0 } ?? true
             if countOK && bytesOK { break }
             s.entries[key] = nil
-            s.bytes -= entry.bytes
+            s.bytes -= bytes
             s.statistics.evictions += 1
         }
     }

@@ -1,0 +1,28 @@
+/// The objects registered in a context, by object ID: saved objects in one table, unsaved ones
+/// (temporary IDs) in another keyed by their negative key, so inserting many objects and giving
+/// them permanent IDs does not grow and rehash one big table twice.
+struct RegistrationTable {
+    private var permanent: [ManagedObjectID: ManagedObject] = [:]
+    private var temporary: [Int64: ManagedObject] = [:]
+
+    subscript(id: ManagedObjectID) -> ManagedObject? {
+        get { id.isTemporaryID ? temporary[id.primaryKey] : permanent[id] }
+        set {
+            if id.isTemporaryID { temporary[id.primaryKey] = newValue } else { permanent[id] = newValue }
+        }
+    }
+
+    /// Every registered object.
+    var values: [ManagedObject] { Array(permanent.values) + Array(temporary.values) }
+
+    /// The number of registered objects.
+    var count: Int { permanent.count + temporary.count }
+
+    /// Makes room for `count` more saved objects.
+    mutating func reservePermanent(_ count: Int) { permanent.reserveCapacity(permanent.count + count) }
+
+    mutating func removeAll() {
+        permanent = [:]
+        temporary = [:]
+    }
+}
