@@ -18,11 +18,17 @@ let package = Package(
         .systemLibrary(
             name: "CLMDBBench", path: "Sources/CLMDBBench", pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]),
-        // The peers: raw SQLite, raw LMDB and GRDB, behind the same BenchContender protocol as Strata.
+        // libxml2's streaming reader, the XML section's raw baseline (the driver's module is CLibXML2).
+        .systemLibrary(
+            name: "CLibXML2Bench", path: "Sources/CLibXML2Bench", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]),
+        // The peers: raw SQLite, raw LMDB and GRDB, behind the same BenchContender protocol as Strata;
+        // and the XML section (libxml2's reader, write + fsync, memory at rest).
         .target(
             name: "BenchPeers",
             dependencies: [
-                "CSQLiteBench", "CLMDBBench",
+                "CSQLiteBench", "CLMDBBench", "CLibXML2Bench",
+                .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataTools", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

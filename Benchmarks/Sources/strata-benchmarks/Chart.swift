@@ -6,6 +6,7 @@ import StrataTools
 enum Chart {
     static let palette: [String: String] = [
         "strata-memory": "#1f77b4", "strata-sqlite": "#2ca02c", "strata-xml": "#9467bd", "strata-lmdb": "#17becf",
+        "driver-memory": "#aec7e8", "driver-sqlite": "#98df8a", "driver-xml": "#c5b0d5", "driver-lmdb": "#9edae5",
         "sqlite-c": "#ff7f0e", "lmdb-c": "#d62728", "grdb": "#8c564b",
     ]
 

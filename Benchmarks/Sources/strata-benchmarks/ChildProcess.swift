@@ -1,3 +1,4 @@
+import BenchPeers
 import Foundation
 import StrataTools
 
@@ -25,6 +26,19 @@ enum ChildProcess {
 
     /// Runs in the child: one contender (or the baseline), result as JSON on stdout.
     static func runChild(_ id: String, options: Options) throws {
+        if id == xmlAtRest || id == memoryAtRest {
+            let perObject: Double
+            if id == xmlAtRest {
+                guard let store = options.store else { throw BenchError("\(id) needs --store PATH") }
+                perObject = try MemoryAtRest.xml(store: store, rows: options.rows)
+            } else {
+                let work = try workDirectory()
+                defer { try? FileManager.default.removeItem(at: work) }
+                perObject = try MemoryAtRest.inMemory(rows: options.rows, in: work)
+            }
+            FileHandle.standardOutput.write(try JSONEncoder().encode([perObject]))
+            return
+        }
         let dataset = BenchDataset(rows: options.rows)
         var result: ContenderResult
         if id == ContenderCatalog.baseline {
@@ -46,13 +60,32 @@ enum ChildProcess {
 
     /// Runs `id` in a child process and returns its result.
     static func run(_ id: String, options: Options) throws -> ContenderResult {
+        try JSONDecoder().decode(ContenderResult.self, from: output(id, options: options))
+    }
+
+    /// The child that opens the XML store at `--store` and reports resident bytes per object.
+    static let xmlAtRest = "xml-at-rest"
+    /// The child that fills an in-memory store and reports resident bytes per object.
+    static let memoryAtRest = "memory-at-rest"
+
+    /// Runs a memory-at-rest child (`xmlAtRest` with the store's path, or `memoryAtRest`).
+    static func bytesPerObject(_ id: String, store: URL?, options: Options) throws -> Double {
+        let values = try JSONDecoder().decode([Double].self, from: output(id, options: options, store: store))
+        guard let value = values.first else { throw BenchError("\(id) reported nothing") }
+        return value
+    }
+
+    /// Runs `id` in a child process and returns what it printed on stdout.
+    private static func output(_ id: String, options: Options, store: URL? = nil) throws -> Data {
         let process = Process()
         #if os(Linux)
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
         #else
             process.executableURL = Bundle.main.executableURL
         #endif
-        process.arguments = ["--child", id, "--rows", String(options.rows), "--rounds", String(options.rounds)]
+        var arguments = ["--child", id, "--rows", String(options.rows), "--rounds", String(options.rounds)]
+        if let store { arguments += ["--store", store.path] }
+        process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.standardError
@@ -62,7 +95,7 @@ enum ChildProcess {
         guard process.terminationStatus == 0 else {
             throw BenchError("\(id) failed in its child process (exit status \(process.terminationStatus)); see the messages above")
         }
-        return try JSONDecoder().decode(ContenderResult.self, from: data)
+        return data
     }
 
     /// A fresh directory for stores, under the system's temporary directory.

@@ -6,14 +6,24 @@ import StrataTools
 /// not linked into this build is skipped, and the report says so.
 enum ContenderCatalog {
     static let strata = DriverKind.allCases.map { "strata-\($0.rawValue)" }
+    /// Each driver called through the driver protocol directly (``DriverBenchContender``).
+    static let driverLevel = DriverKind.allCases.map { "driver-\($0.rawValue)" }
     static let peers = ["sqlite-c", "lmdb-c", "grdb"]
-    static let all = strata + peers
+    static let all = strata + driverLevel + peers
+
+    /// The driver of a `strata-…` or `driver-…` contender.
+    static func kind(_ id: String) -> DriverKind? {
+        for prefix in ["strata-", "driver-"] where id.hasPrefix(prefix) {
+            return DriverKind(rawValue: String(id.dropFirst(prefix.count)))
+        }
+        return nil
+    }
     /// The child that only builds the dataset: its peak memory is the floor under every contender's.
     static let baseline = "baseline"
 
     /// Why `id` cannot run in this build, or `nil` when it can.
     static func unavailableReason(_ id: String) -> String? {
-        guard id.hasPrefix("strata-"), let kind = DriverKind(rawValue: String(id.dropFirst("strata-".count))) else { return nil }
+        guard let kind = kind(id) else { return nil }
         return kind.storeType == nil
             ? "the \(kind.storeTypeName) driver is not linked into this build (store type '\(kind.storeTypeName)' is not registered)"
             : nil
@@ -25,9 +35,15 @@ enum ContenderCatalog {
         case "lmdb-c": return LMDBCContender()
         case "grdb": return GRDBContender()
         default:
-            guard id.hasPrefix("strata-"), let kind = DriverKind(rawValue: String(id.dropFirst("strata-".count))),
-                let contender = try StrataBenchContender(kind: kind)
-            else { throw BenchError("contender '\(id)' is not available: \(unavailableReason(id) ?? "unknown contender")") }
+            let contender: (any BenchContender)? =
+                switch kind(id) {
+                case let kind? where id.hasPrefix("strata-"): try StrataBenchContender(kind: kind)
+                case let kind?: try DriverBenchContender(kind: kind)
+                case nil: nil
+                }
+            guard let contender else {
+                throw BenchError("contender '\(id)' is not available: \(unavailableReason(id) ?? "unknown contender")")
+            }
             return contender
         }
     }

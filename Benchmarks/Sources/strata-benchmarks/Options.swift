@@ -11,6 +11,8 @@ struct Options {
     var checkFile: URL?
     var child: String?
     var inProcess = false
+    /// The XML store a memory-at-rest child opens.
+    var store: URL?
 
     static let usage = """
         usage: strata-benchmarks [--rows N] [--rounds R] [--contenders a,b,…] [--out DIR] [--check]
@@ -22,7 +24,10 @@ struct Options {
           --out DIR        where results.md, results.json, chart.svg go (default Benchmarks/results)
           --check          after running, compare ratios with the targets; exit 1 if one is not met
           --check-file F   only compare the ratios of an earlier results.json with the targets
-          --in-process     run every contender in this process (no peak-memory figures)
+          --in-process     run every contender in this process (no peak-memory or memory-at-rest figures)
+
+        The XML section (issue 5: open and save against libxml2's reader and write + fsync, memory
+        per object at rest) runs when strata-xml or driver-xml is among the contenders.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -54,6 +59,7 @@ struct Options {
             case "--check-file": options.checkFile = URL(fileURLWithPath: try value(arg))
             case "--child": options.child = try value(arg)
             case "--in-process": options.inProcess = true
+            case "--store": options.store = URL(fileURLWithPath: try value(arg))
             case "-h", "--help": throw BenchError(usage)
             default: throw BenchError("unknown option '\(arg)'\n\(usage)")
             }

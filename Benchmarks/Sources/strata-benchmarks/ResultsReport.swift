@@ -1,3 +1,4 @@
+import BenchPeers
 import Foundation
 import StrataTools
 
@@ -20,8 +21,42 @@ enum ResultsReport {
             if let raw = rawEngine(for: c.engine), present.contains(raw) { columns.append(("\(c.id) ÷ \(raw)", c.id, raw)) }
             if present.contains("grdb") { columns.append(("\(c.id) ÷ grdb", c.id, "grdb")) }
         }
+        // The driver level: each driver against its raw engine, and what the object layer adds on top of it.
+        for c in report.contenders where c.id.hasPrefix("driver-") {
+            if let raw = rawEngine(for: c.engine), present.contains(raw) { columns.append(("\(c.id) ÷ \(raw)", c.id, raw)) }
+            let strata = "strata-" + c.id.dropFirst("driver-".count)
+            if present.contains(strata) { columns.append(("\(strata) ÷ \(c.id)", strata, c.id)) }
+        }
         if present.contains("grdb"), present.contains("sqlite-c") { columns.append(("grdb ÷ sqlite-c", "grdb", "sqlite-c")) }
         return columns
+    }
+
+    /// Issue 5's figures: XML driver open and save against libxml2's reader and write + fsync.
+    static func xmlSection(_ xml: XMLSectionResult) -> String {
+        func ms(_ samples: [Double]) -> (String, String) {
+            (BenchReport.milliseconds(XMLSectionResult.median(samples)), BenchReport.milliseconds(samples.min() ?? 0))
+        }
+        let rows: [(String, [Double], String)] = [
+            ("(a) XML driver: open (every object loaded)", xml.openMs, "(b)"),
+            ("(b) libxml2 streaming reader over the file, every value touched", xml.readerMs, ""),
+            ("(c) XML driver: save one changed object (whole file rewritten, fsync, rename)", xml.saveMs, "(d)"),
+            ("(d) write the same bytes, fsync, rename, fsync the directory", xml.writeMs, ""),
+        ]
+        var lines = [
+            "### XML store (issue 5): \(xml.rows) objects, \(BenchReport.bytes(xml.fileBytes)) file\n",
+            "| step | median ms | min ms | ratio |", "|---|---:|---:|---:|",
+        ]
+        let medians = rows.map { XMLSectionResult.median($0.1) }
+        for (i, row) in rows.enumerated() {
+            let (median, min) = ms(row.1)
+            let ratio = row.2.isEmpty || medians[i + 1] <= 0 ? "" : String(format: "%.2fx \(row.2)", medians[i] / medians[i + 1])
+            lines.append("| \(row.0) | \(median) | \(min) | \(ratio) |")
+        }
+        func perObject(_ bytes: Double?) -> String { bytes.map { String(format: "%.0f B", $0) } ?? "not measured" }
+        lines.append(
+            "\nMemory per object at rest (resident set after − before, ÷ \(xml.rows)): XML store \(perObject(xml.xmlBytesPerObject)), "
+                + "in-memory store \(perObject(xml.memoryBytesPerObject)). The reader visited \(xml.readerNodes) nodes.")
+        return lines.joined(separator: "\n")
     }
 
     static func ratio(_ report: BenchReport, _ workload: BenchWorkload, _ a: String, _ b: String) -> Double? {
@@ -31,7 +66,9 @@ enum ResultsReport {
         return x / y
     }
 
-    static func markdown(_ report: BenchReport, machine: Machine, baseline: ContenderResult?, checks: [CheckResult]) -> String {
+    static func markdown(
+        _ report: BenchReport, machine: Machine, baseline: ContenderResult?, xml: XMLSectionResult?, checks: [CheckResult]
+    ) -> String {
         var out: [String] = []
         out.append("## Results: \(report.rows) rows, \(report.rounds) rounds\n")
         out.append("Machine: \(machine.summary).\n")
@@ -69,6 +106,7 @@ enum ResultsReport {
         if !report.skipped.isEmpty {
             out.append("\nSkipped: " + report.skipped.map { "\($0.id) (\($0.reason))" }.joined(separator: "; ") + ".")
         }
+        if let xml { out.append("\n" + xmlSection(xml)) }
         if !checks.isEmpty {
             out.append("\n### Targets\n")
             out.append(Check.markdown(checks))
