@@ -97,7 +97,7 @@ enum XMLValueCoding {
     static func write(_ value: StoreValue, to writer: inout XMLByteWriter) -> Bool {
         switch value {
         case .integer(let number): writer.integer(number)
-        case .double(let number): writer.ascii(number.isNaN ? "nan" : "\(number)")
+        case .double(let number): writer.ascii(number.isNaN ? "nan" : number.description)
         case .decimal(let number): writer.ascii(number.description)
         case .string(let text):
             if XMLByteWriter.isRepresentable(text) { writer.text(text) } else { writer.base64(Data(text.utf8)) }
@@ -115,7 +115,9 @@ enum XMLValueCoding {
     /// `445103622.25`, `0.000001`.
     static func plainDecimal(_ value: Double) -> String {
         guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
-        let shortest = "\(value)"
+        let shortest = value.description
+        // The common case (dates of this era): already positional; checked on bytes, not Characters.
+        guard shortest.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) else { return shortest }
         guard let e = shortest.firstIndex(where: { $0 == "e" || $0 == "E" }) else { return shortest }
         let exponent = Int(shortest[shortest.index(after: e)...]) ?? 0
         var mantissa = String(shortest[..<e])
