@@ -32,6 +32,13 @@ struct XMLStoreLoader {
         var entity: EntityDescription
         var template: [StoreValue]
         var slots: [String: Int] = [:]
+        /// What each slot holds, read once per entity instead of copying descriptions per value.
+        var kinds: [SlotPlan]
+    }
+
+    private enum SlotPlan {
+        case attribute(AttributeType, transient: Bool)
+        case relationship(toMany: Bool, transient: Bool)
     }
 
     private struct PendingReference {
@@ -83,25 +90,25 @@ struct XMLStoreLoader {
                     throw corrupt("expected '\(property.name)' once in object z\(raw.id), found it twice", line: property.line, element: property.isRelationship ? "relationship" : "attribute")
                 }
                 seen[slot] = true
-                switch entity.properties[slot] {
-                case .attribute(let attribute):
+                switch plan.kinds[slot] {
+                case .attribute(let type, let transient):
                     guard !property.isRelationship else {
-                        throw corrupt("expected <attribute> for '\(attribute.name)' of entity '\(entity.name)', found <relationship>", line: property.line, element: "relationship")
+                        throw corrupt("expected <attribute> for '\(entity.properties[slot].name)' of entity '\(entity.name)', found <relationship>", line: property.line, element: "relationship")
                     }
-                    if attribute.isTransient { continue }
-                    guard let value = XMLValueCoding.parse(property.text, as: attribute.type, base64Encoded: property.isBase64Encoded) else {
+                    if transient { continue }
+                    guard let value = XMLValueCoding.parse(property.text, as: type, base64Encoded: property.isBase64Encoded) else {
                         throw corrupt(
-                            "expected \(attribute.type.xcodeName) text for attribute '\(attribute.name)' of entity '\(entity.name)', found '\(property.text.prefix(60))'",
+                            "expected \(type.xcodeName) text for attribute '\(entity.properties[slot].name)' of entity '\(entity.name)', found '\(property.text.prefix(60))'",
                             line: property.line, element: "attribute")
                     }
                     values[slot] = value
-                case .relationship(let relationship):
+                case .relationship(let toMany, let transient):
                     guard property.isRelationship else {
-                        throw corrupt("expected <relationship> for '\(relationship.name)' of entity '\(entity.name)', found <attribute>", line: property.line, element: "attribute")
+                        throw corrupt("expected <relationship> for '\(entity.properties[slot].name)' of entity '\(entity.name)', found <attribute>", line: property.line, element: "attribute")
                     }
-                    if relationship.isTransient { continue }
-                    if !relationship.isToMany, property.idrefs.count > 1 {
-                        throw corrupt("expected at most one id in to-one relationship '\(relationship.name)', found \(property.idrefs.count)", line: property.line, element: "relationship")
+                    if transient { continue }
+                    if !toMany, property.idrefs.count > 1 {
+                        throw corrupt("expected at most one id in to-one relationship '\(entity.properties[slot].name)', found \(property.idrefs.count)", line: property.line, element: "relationship")
                     }
                     if !property.idrefs.isEmpty {
                         pending.append(PendingReference(row: rows.count, slot: slot, targets: property.idrefs, line: property.line))
@@ -170,7 +177,13 @@ struct XMLStoreLoader {
             if let relationship = property.relationship, relationship.isToMany, !relationship.isTransient { return .references([]) }
             return .null
         }
-        return EntityPlan(entity: entity, template: template)
+        let kinds = entity.properties.map { property -> SlotPlan in
+            switch property {
+            case .attribute(let a): .attribute(a.type, transient: a.isTransient)
+            case .relationship(let r): .relationship(toMany: r.isToMany, transient: r.isTransient)
+            }
+        }
+        return EntityPlan(entity: entity, template: template, kinds: kinds)
     }
 
     private func corrupt(_ message: String, line: Int, element: String) -> StoreError {

@@ -68,6 +68,8 @@ enum XMLValueCoding {
             guard let value = Int64(trimmed(text)), type.integerRange?.contains(value) ?? true else { return nil }
             return .integer(value)
         case .double, .float:
+            // Plain numbers parse directly; special spellings (inf, NaN, padded text) take the slow path.
+            if let value = Double(text) { return .double(value) }
             return XMLPropertyList.parseReal(text).map(StoreValue.double)
         case .decimal:
             return parseDecimal(trimmed(text)).map(StoreValue.decimal)
@@ -173,7 +175,15 @@ enum XMLValueCoding {
         return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
     }
 
+    /// `text` without surrounding white space; returns `text` itself (no copy, no Foundation call)
+    /// in the common case where there is none.
     private static func trimmed(_ text: String) -> String {
-        text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let first = text.utf8.first, let last = text.utf8.last else { return text }
+        if !isSpace(first) && !isSpace(last) { return text }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte >= 0x80
     }
 }
