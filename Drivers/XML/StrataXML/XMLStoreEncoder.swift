@@ -72,10 +72,15 @@ struct XMLStoreEncoder: Sendable {
     ///   number space for the whole file); ``StoreError/Code/invalidRequest`` for a row that does
     ///   not fit the model; I/O errors from the writer.
     func write(_ state: AtomicStoreEngine.State, nextObjectID: Int64, store: String, to writer: inout XMLByteWriter) throws {
-        var rows: [RowSnapshot] = []
-        rows.reserveCapacity(state.count)
-        for table in state.rows.values { rows.append(contentsOf: table.values) }
-        rows.sort { $0.id.primaryKey < $1.id.primaryKey || ($0.id.primaryKey == $1.id.primaryKey && $0.id.entity < $1.id.entity) }
+        var unsorted: [RowSnapshot] = []
+        unsorted.reserveCapacity(state.count)
+        for table in state.rows.values { unsorted.append(contentsOf: table.values) }
+        // Sort small (key, entity, position) triples rather than moving whole snapshots.
+        var order: [(key: Int64, entity: Int32, index: Int)] = []
+        order.reserveCapacity(unsorted.count)
+        for (index, row) in unsorted.enumerated() { order.append((row.id.primaryKey, row.id.entity, index)) }
+        order.sort { a, b in a.key != b.key ? a.key < b.key : a.entity < b.entity }
+        let rows: [RowSnapshot] = order.map { unsorted[$0.index] }
         // Object ids are one number space; keys are per hierarchy. The first row with key N is zN;
         // another hierarchy's row with key N gets a fresh number past every key and keeps N in `pk`.
         var remapped: [RowID: Int64] = [:]
@@ -130,8 +135,17 @@ struct XMLStoreEncoder: Sendable {
             case .attribute(let open):
                 if value.isNull { continue }
                 writer.raw(open)
-                if case .string(let text) = value, !XMLByteWriter.isRepresentable(text) {
-                    writer.raw(" encoding=\"base64\"")
+                if case .string(let text) = value {
+                    // Strings are checked once: written escaped, or base64 when XML cannot carry them.
+                    if XMLByteWriter.isRepresentable(text) {
+                        writer.raw(">")
+                        writer.text(text)
+                    } else {
+                        writer.raw(" encoding=\"base64\">")
+                        writer.base64(Data(text.utf8))
+                    }
+                    writer.raw("</attribute>\n")
+                    continue
                 }
                 writer.raw(">")
                 guard XMLValueCoding.write(value, to: &writer) else {
