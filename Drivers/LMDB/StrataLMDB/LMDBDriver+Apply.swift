@@ -55,7 +55,7 @@ extension LMDBDriver {
         }
     }
 
-    private func encode(_ row: RowSnapshot, _ slots: [StoreLayout.Slot]) throws -> [UInt8] {
+    func encode(_ row: RowSnapshot, _ slots: [StoreLayout.Slot]) throws -> [UInt8] {
         do { return try RowCodec.encode(version: row.version, values: row.values, layout: slots) } catch let error as FormatError {
             let entity = model.entity(number: row.id.entity)?.name ?? "\(row.id.entity)"
             throw StoreError(.invalidRequest, "row \(row.id) of \(entity) cannot be stored: \(error)", store: storeName)
@@ -88,7 +88,7 @@ extension LMDBDriver {
 
     /// Writes the reverse entries, links, order lists and index entries of `row` for `slots`
     /// (all slots for an insert), removing those of `old` where they changed.
-    private func link(_ row: RowSnapshot, slots changed: [Int], old: RowSnapshot?, _ txn: LMDBTransaction) throws {
+    func link(_ row: RowSnapshot, slots changed: [Int], old: RowSnapshot?, _ txn: LMDBTransaction) throws {
         // Callers pass rows of entities in the layout.
         let slots = layout.slots[row.id.entity]!
         let source = Keys.row(row.id)
@@ -131,7 +131,7 @@ extension LMDBDriver {
     }
 
     /// Removes every entry that names `row` as a source (for a delete), and its mirrors.
-    private func unlink(_ row: RowSnapshot, _ txn: LMDBTransaction) throws {
+    func unlink(_ row: RowSnapshot, _ txn: LMDBTransaction) throws {
         // Callers pass rows of entities in the layout.
         let slots = layout.slots[row.id.entity]!
         let source = Keys.row(row.id)
@@ -188,7 +188,7 @@ extension LMDBDriver {
     /// Unique constraints (D4 plus uniqueness): every touched row's constrained values must not be
     /// held by another row of the constraint's hierarchy. Rows with a `nil` in the constraint are
     /// exempt, as in the context's validation.
-    private func checkUniqueness(_ rows: [RowSnapshot], _ txn: LMDBTransaction) throws {
+    func checkUniqueness(_ rows: [RowSnapshot], _ txn: LMDBTransaction) throws {
         for row in rows {
             for index in layout.indexesByEntity[row.id.entity] ?? [] where index.isUnique {
                 let values = index.slots.map { row.values[$0] }

@@ -34,6 +34,24 @@ public struct CompiledRowPredicate {
         self.root = root
     }
 
+    /// The slots the predicate reads, ascending; other slots of the values passed to
+    /// ``matches(_:)`` may hold anything, ``StoreValue/unfetched`` included.
+    public var readSlots: [Int] {
+        var slots = Set<Int>()
+        func walk(_ node: Node) {
+            switch node {
+            case .constant: break
+            case .not(let inner): walk(inner)
+            case .and(let parts), .or(let parts): parts.forEach(walk)
+            case .comparison(let lhs, _, let rhs, _):
+                if case .slot(let slot) = lhs { slots.insert(slot) }
+                if case .slot(let slot) = rhs { slots.insert(slot) }
+            }
+        }
+        walk(root)
+        return slots.sorted()
+    }
+
     /// Whether a row with these values matches.
     ///
     /// - Throws: ``FetchPredicateError`` exactly where the evaluator throws (a type mismatch).

@@ -29,6 +29,8 @@ import Foundation
 ///    evaluator would (``FetchPredicate/evaluate(with:substitutionVariables:)``).
 /// 6. Primary keys are never handed out twice, even after a failed save or a reopen.
 /// 7. `close` is idempotent; the store reopens with every committed change.
+/// 8. ``execute(_:)`` gives the answers, versions and atomicity of the same change made through
+///    `fetch` and `apply`.
 public protocol StoreDriver: AnyObject, Sendable {
     /// What the driver pushes down and allows; the core fills the gaps.
     var capabilities: DriverCapabilities { get }
@@ -53,6 +55,11 @@ public protocol StoreDriver: AnyObject, Sendable {
 
     /// Applies one change set all-or-nothing and returns the new row versions.
     func apply(_ batch: ChangeBatch) throws -> CommitResult
+
+    /// Updates or deletes every matching row in one transaction, without objects (batch updates
+    /// and deletes). The default runs through ``fetch(_:)`` and ``apply(_:)``; drivers that can
+    /// change rows where they lie do it themselves, keeping the rules of ``StoreBatchRequest``.
+    func execute(_ request: StoreBatchRequest) throws -> StoreBatchResult
 
     /// Releases the store; idempotent.
     func close() throws

@@ -114,6 +114,19 @@ struct LMDBCursor {
         return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 
+    /// Replaces the value at the cursor's position (`MDB_CURRENT`). Buffers read before the call
+    /// are invalid after it.
+    func replaceCurrent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try environment.check(mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT)), "writing")
+    }
+
+    /// Deletes the entry at the cursor's position; the next `MDB_NEXT` returns the entry after it.
+    func deleteCurrent() throws {
+        try environment.check(mdb_cursor_del(handle, 0), "deleting")
+    }
+
     /// Number of duplicates at the current key.
     func duplicateCount() throws -> Int {
         var count = 0

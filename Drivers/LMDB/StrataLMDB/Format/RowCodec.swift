@@ -112,7 +112,7 @@ enum RowCodec {
         return RowSnapshot(id: id, version: version, values: values)
     }
 
-    private static func decode(_ type: AttributeType, slot: Int, from reader: inout ByteReader) throws -> StoreValue {
+    static func decode(_ type: AttributeType, slot: Int, from reader: inout ByteReader) throws -> StoreValue {
         switch type {
         case .integer16: return .integer(Int64(try reader.littleEndian(Int16.self)))
         case .integer32: return .integer(Int64(try reader.littleEndian(Int32.self)))

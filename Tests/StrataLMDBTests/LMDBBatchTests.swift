@@ -1,0 +1,94 @@
+import Foundation
+@testable import StrataLMDB
+import Strata
+import StrataTesting
+import Testing
+
+@Suite("LMDB batch requests and partial row reads")
+struct LMDBBatchTests {
+    @Test("reading some fields agrees with the full decoder, and rejects what it rejects")
+    func partialRead() throws {
+        let slots = LMDBFormatTests.slots
+        let valid = try RowCodec.encode(version: 5, values: LMDBFormatTests.values, layout: slots)
+        let full = try valid.withUnsafeBytes { try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 9), layout: slots) }
+        for wanted in [[], [0], [4, 7], [5, 11], Array(0..<slots.count)] {
+            var fields = RowCodec.Fields(slotCount: slots.count, wanted: wanted)
+            try valid.withUnsafeBytes { try RowCodec.read($0, layout: slots, into: &fields) }
+            #expect(fields.version == 5)
+            for slot in 0..<slots.count {
+                if wanted.contains(slot), case .links = slots[slot] {
+                    #expect(fields.values[slot] == .unfetched)
+                } else if wanted.contains(slot) {
+                    #expect(fields.values[slot] == full.values[slot], "slot \(slot)")
+                } else {
+                    #expect(fields.values[slot] == .unfetched, "slot \(slot) was not asked for")
+                }
+            }
+            #expect(fields.offsets[12] == -1 && fields.offsets[13] == -1, "to-many and transient slots have no field")
+        }
+        var fields = RowCodec.Fields(slotCount: slots.count, wanted: [0])
+        for length in 0..<valid.count {
+            let cut = Array(valid.prefix(length))
+            #expect(throws: FormatError.self) { try cut.withUnsafeBytes { try RowCodec.read($0, layout: slots, into: &fields) } }
+        }
+    }
+
+    @Test("patching fixed-width fields in place gives the row the full encoder would write")
+    func patch() throws {
+        let slots = LMDBFormatTests.slots
+        var values = LMDBFormatTests.values
+        var bytes = try RowCodec.encode(version: 5, values: values, layout: slots)
+        var fields = RowCodec.Fields(slotCount: slots.count, wanted: [])
+        try bytes.withUnsafeBytes { try RowCodec.read($0, layout: slots, into: &fields) }
+        let changes: [(Int, StoreValue)] = [
+            (0, .integer(-32_768)), (1, .integer(5)), (2, .integer(.max)), (4, .double(.infinity)), (6, .bool(false)),
+            (7, .date(Date(timeIntervalSinceReferenceDate: -1.5))),
+        ]
+        let offsets = fields.offsets
+        try bytes.withUnsafeMutableBytes { buffer in
+            RowCodec.patchVersion(buffer, 6)
+            for (slot, value) in changes { try #require(RowCodec.patch(buffer, slot: slots[slot], at: offsets[slot], with: value)) }
+            #expect(!RowCodec.patch(buffer, slot: slots[0], at: offsets[0], with: .integer(40_000)), "an Integer 16 overflow is refused")
+            #expect(!RowCodec.patch(buffer, slot: slots[5], at: offsets[5], with: .string("x")), "strings are not fixed-width")
+        }
+        for (slot, value) in changes { values[slot] = value }
+        #expect(bytes == (try RowCodec.encode(version: 6, values: values, layout: slots)))
+    }
+
+    @Test("batch updates keep indexes and unique constraints, with nil values and fixed-width patches alike")
+    func indexesAfterBatchUpdates() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-batch")
+        let (coordinator, driver, _) = try LMDBQueryTests.seeded(directory)
+        let person = try #require(LMDBQueryTests.model.entity(named: "Person"))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let before = try driver.fetch(StoreFetch(entity: person)).rows
+        let ageSlot = try #require(person.index(ofProperty: "age")), scoreSlot = try #require(person.index(ofProperty: "score"))
+        // age is indexed (full path with index upkeep); score is in a fetch index; nil ages stay nil.
+        var raise = BatchUpdateRequest(entityName: "Person", predicate: try FetchPredicate(format: "score > 0"))
+        raise.propertiesToUpdate = ["age": try FetchExpression(format: "age + 1000"), "score": try FetchExpression(format: "score * 2")]
+        let changed = try context.execute(raise)
+        let positive = before.filter { if case .double(let s) = $0.values[scoreSlot] { s > 0 } else { false } }
+        #expect(changed.count == positive.count && !positive.isEmpty)
+        let after = try driver.fetch(StoreFetch(entity: person)).rows
+        for format in ["age == 1007", "age >= 1000", "age < 1000", "age == nil", "score BETWEEN {0, 5}", "score > 20", "age IN {7, 1014}"] {
+            let predicate = try FetchPredicate(format: format)
+            var fetch = StoreFetch(entity: person)
+            fetch.predicate = predicate
+            let indexed = Set(try driver.fetch(fetch).rows.map(\.id))
+            let evaluated = Set(try after.filter { try CompiledRowPredicate(predicate, entity: person)!.matches($0.values) }.map(\.id))  // attribute-only
+            #expect(indexed == evaluated, "\(format)")
+        }
+        let nilAges = before.filter { $0.values[ageSlot].isNull }.map(\.id)
+        #expect(try driver.rows(for: nilAges).allSatisfy { $0.values[ageSlot].isNull })
+        // A unique constraint broken by a batch update leaves every row as it was.
+        let same = BatchUpdateRequest(entityName: "Person", propertiesToUpdate: ["code": .constant(.string("same"))])
+        #expect(throws: StoreError.self) { try context.execute(same) }
+        #expect(try driver.fetch(StoreFetch(entity: person)).rows == after)
+        // Deleting people goes through objects: Person has a relationship to Team.
+        let removed = try context.execute(BatchDeleteRequest(entityName: "Person", predicate: try FetchPredicate(format: "age >= 1000")))
+        #expect(removed.count == positive.filter { !$0.values[ageSlot].isNull }.count)
+        var older = StoreFetch(entity: person)
+        older.predicate = try FetchPredicate(format: "age >= 1000")
+        #expect(try driver.fetch(older).rows.isEmpty)
+    }
+}
