@@ -19,19 +19,32 @@ extension LMDBDriver {
                 try unlink(old, txn)
                 try txn.delete(try rowsDatabase(delete.id.entity), Keys.row(delete.id))
             }
+            var writer = ByteWriter(capacity: 256)
+            var last: (entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], unique: Bool)?
             for insert in batch.inserts {
-                guard let slots = layout.slots[insert.id.entity], insert.values.count == slots.count, insert.id.primaryKey > 0 else {
+                let entity = insert.id.entity
+                if last?.entity != entity {
+                    guard let slots = layout.slots[entity], let root = layout.rootOf[entity] else {
+                        throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
+                    }
+                    let unique = layout.indexesByEntity[entity]?.contains(where: \.isUnique) ?? false
+                    last = (entity, root, try rowsDatabase(entity), slots, unique)
+                }
+                // Set just above for this entity.
+                let current = last!
+                guard insert.values.count == current.slots.count, insert.id.primaryKey > 0 else {
                     throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
                 }
-                let dbi = try rowsDatabase(insert.id.entity)
-                if try txn.get(dbi, Keys.row(insert.id)) != nil {
+                try encode(insert.values, version: 1, id: insert.id, current.slots, into: &writer)
+                guard try txn.insert(current.dbi, Keys.row(insert.id), writer.bytes) else {
                     throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
                 }
-                let row = RowSnapshot(id: insert.id, version: 1, values: insert.values)
-                try txn.put(dbi, Keys.row(row.id), try encode(row, slots))
-                try link(row, slots: Array(0..<slots.count), old: nil, txn)
-                touched.append(row)
-                if let root = layout.rootOf[row.id.entity] { maxKeys[root] = max(maxKeys[root] ?? 0, row.id.primaryKey) }
+                if layout.linked.contains(entity) || layout.indexesByEntity[entity] != nil {
+                    let row = RowSnapshot(id: insert.id, version: 1, values: insert.values)
+                    try link(row, slots: 0..<current.slots.count, old: nil, txn)
+                    if current.unique { touched.append(row) }
+                }
+                if insert.id.primaryKey > maxKeys[current.root] ?? 0 { maxKeys[current.root] = insert.id.primaryKey }
             }
             for update in batch.updates {
                 // checkVersions found the row and layout.slots knows its entity.
@@ -52,6 +65,15 @@ extension LMDBDriver {
             try checkUniqueness(touched, txn)
             if let metadata = batch.metadata { try Self.writeMetadata(metadata, txn, databases.meta) }
             return CommitResult(versions: versions)
+        }
+    }
+
+    func encode(
+        _ values: [StoreValue], version: RowVersion, id: RowID, _ slots: [StoreLayout.Slot], into writer: inout ByteWriter
+    ) throws {
+        do { try RowCodec.encode(version: version, values: values, layout: slots, into: &writer) } catch let error as FormatError {
+            let entity = model.entity(number: id.entity)?.name ?? "\(id.entity)"
+            throw StoreError(.invalidRequest, "row \(id) of \(entity) cannot be stored: \(error)", store: storeName)
         }
     }
 
@@ -88,7 +110,7 @@ extension LMDBDriver {
 
     /// Writes the reverse entries, links, order lists and index entries of `row` for `slots`
     /// (all slots for an insert), removing those of `old` where they changed.
-    func link(_ row: RowSnapshot, slots changed: [Int], old: RowSnapshot?, _ txn: LMDBTransaction) throws {
+    func link<Slots: Collection<Int>>(_ row: RowSnapshot, slots changed: Slots, old: RowSnapshot?, _ txn: LMDBTransaction) throws {
         // Callers pass rows of entities in the layout.
         let slots = layout.slots[row.id.entity]!
         let source = Keys.row(row.id)
@@ -123,8 +145,7 @@ extension LMDBDriver {
                 if let order { try writeOrder(order, row.id, members, txn) }
             }
         }
-        let changedSet = Set(changed)
-        for index in layout.indexesByEntity[row.id.entity] ?? [] where old == nil || index.slots.contains(where: changedSet.contains) {
+        for index in layout.indexesByEntity[row.id.entity] ?? [] where old == nil || index.slots.contains(where: changed.contains) {
             if let old { try txn.delete(databases.index, Keys.index(index.id, index.slots.map { old.values[$0] }), source) }
             try txn.put(databases.index, Keys.index(index.id, index.slots.map { row.values[$0] }), source, flags: UInt32(MDB_NODUPDATA))
         }

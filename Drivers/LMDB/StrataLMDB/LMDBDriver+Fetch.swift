@@ -87,11 +87,21 @@ extension LMDBDriver {
                 let slots = layout.slots[entity]!
                 let dbi = try rowsDatabase(entity)
                 let prefix = Array(Keys.entityStart(entity).prefix(4))
+                // A predicate over the row's own attributes is tested on those fields alone; only
+                // matching rows are decoded whole.
+                var fields = RowCodec.Fields(slotCount: slots.count, wanted: compiled?.readSlots ?? [])
                 try reader.txn.withCursor(dbi) { cursor in
                     var entry = try cursor.move(MDB_SET_RANGE, to: Keys.entityStart(entity))
                     while let current = entry, current.key.hasPrefix(prefix) {
                         let id = try rowID(current.key)
-                        try consider(try decode(current.value, id: id, slots: slots))
+                        if let compiled {
+                            do { try RowCodec.read(current.value, layout: slots, into: &fields) } catch let error as FormatError {
+                                throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
+                            }
+                            if try compiled.matches(fields.values) { rows.append(try decode(current.value, id: id, slots: slots)) }
+                        } else {
+                            try consider(try decode(current.value, id: id, slots: slots))
+                        }
                         entry = try cursor.move(MDB_NEXT)
                     }
                 }

@@ -18,6 +18,11 @@ public struct CompiledRowPredicate {
         case and([Node])
         case or([Node])
         case comparison(Operand, ComparisonOperator, Operand, ComparisonOptions)
+        /// `slot op constant` (or `BETWEEN {low, high}`) on integers: answered without the
+        /// evaluator when the slot holds an integer, by `general` otherwise.
+        case integers(slot: Int, ComparisonOperator, low: Int64, high: Int64, general: Node)
+        /// The same on doubles (neither side NaN).
+        case doubles(slot: Int, ComparisonOperator, low: Double, high: Double, general: Node)
     }
 
     private enum Operand {
@@ -46,6 +51,7 @@ public struct CompiledRowPredicate {
             case .comparison(let lhs, _, let rhs, _):
                 if case .slot(let slot) = lhs { slots.insert(slot) }
                 if case .slot(let slot) = rhs { slots.insert(slot) }
+            case .integers(let slot, _, _, _, _), .doubles(let slot, _, _, _, _): slots.insert(slot)
             }
         }
         walk(root)
@@ -71,7 +77,43 @@ public struct CompiledRowPredicate {
             guard comparison.modifier == .direct, let lhs = operand(comparison.lhs, entity),
                 let rhs = operand(comparison.rhs, entity)
             else { return nil }
-            return .comparison(lhs, comparison.op, rhs, comparison.options)
+            let general = Node.comparison(lhs, comparison.op, rhs, comparison.options)
+            return comparison.options.isEmpty ? numeric(lhs, comparison.op, rhs, general) : general
+        }
+    }
+
+    /// The integer or double form of `slot op constant(s)`, or `general`.
+    private static func numeric(_ lhs: Operand, _ op: ComparisonOperator, _ rhs: Operand, _ general: Node) -> Node {
+        guard case .slot(let slot) = lhs, case .fixed(let fixed) = rhs else { return general }
+        var bounds: [StoreValue] = []
+        switch (op, fixed) {
+        case (.equal, .value(let v)), (.notEqual, .value(let v)), (.lessThan, .value(let v)),
+            (.lessThanOrEqual, .value(let v)), (.greaterThan, .value(let v)), (.greaterThanOrEqual, .value(let v)):
+            bounds = [v, v]
+        case (.between, .collection(let items)) where items.count == 2:
+            for item in items {
+                guard case .value(let v) = item else { return general }
+                bounds.append(v)
+            }
+        default: return general
+        }
+        switch (bounds[0], bounds[1]) {
+        case (.integer(let low), .integer(let high)): return .integers(slot: slot, op, low: low, high: high, general: general)
+        case (.double(let low), .double(let high)) where !low.isNaN && !high.isNaN:
+            return .doubles(slot: slot, op, low: low, high: high, general: general)
+        default: return general
+        }
+    }
+
+    private static func test<T: Comparable>(_ value: T, _ op: ComparisonOperator, _ low: T, _ high: T) -> Bool {
+        switch op {
+        case .equal: value == low
+        case .notEqual: value != low
+        case .lessThan: value < low
+        case .lessThanOrEqual: value <= low
+        case .greaterThan: value > low
+        case .greaterThanOrEqual: value >= low
+        default: low <= value && value <= high  // .between, the only other operator compiled here
         }
     }
 
@@ -112,6 +154,12 @@ public struct CompiledRowPredicate {
             return false
         case .comparison(let lhs, let op, let rhs, let options):
             return try PredicateComparison.test(read(lhs, values), op, read(rhs, values), options: options)
+        case .integers(let slot, let op, let low, let high, let general):
+            guard case .integer(let value) = values[slot] else { return try evaluate(general, values) }
+            return test(value, op, low, high)
+        case .doubles(let slot, let op, let low, let high, let general):
+            guard case .double(let value) = values[slot], !value.isNaN else { return try evaluate(general, values) }
+            return test(value, op, low, high)
         }
     }
 

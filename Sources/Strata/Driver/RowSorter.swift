@@ -45,8 +45,38 @@ public enum RowSorter {
         return slots
     }
 
+    /// One key of default string comparison over a slot holding only strings and `nil`s: the
+    /// strings are taken out once and sorted with the same order (`nil` first, then `String`'s
+    /// `<`, ties by row ID); `nil` when a row holds anything else.
+    private static func sortByString(_ rows: [RowSnapshot], slot: Int, ascending: Bool) -> [RowSnapshot]? {
+        var keys: [(text: String?, index: Int)] = []
+        keys.reserveCapacity(rows.count)
+        for (index, row) in rows.enumerated() {
+            switch row.values[slot] {
+            case .string(let text): keys.append((text, index))
+            case .null: keys.append((nil, index))
+            default: return nil
+            }
+        }
+        keys.sort { a, b in
+            switch (a.text, b.text) {
+            case (nil, nil): break
+            case (nil, _): return ascending
+            case (_, nil): return !ascending
+            case (let x?, let y?): if x != y { return ascending ? x < y : y < x }
+            }
+            return rows[a.index].id < rows[b.index].id
+        }
+        return keys.map { rows[$0.index] }
+    }
+
     /// Sorts by reading slots directly, comparing with the sort keys' own value comparison.
     private static func sort(_ rows: [RowSnapshot], by keys: [SortKey], slots: [Int]) throws -> [RowSnapshot] {
+        if keys.count == 1, keys[0].comparison == .default,
+            let sorted = sortByString(rows, slot: slots[0], ascending: keys[0].ascending)
+        {
+            return sorted
+        }
         var failure: (any Error)?
         let sorted = rows.sorted { a, b in
             if failure != nil { return false }

@@ -18,8 +18,9 @@ import Strata
 /// - W4: one fetch with `age BETWEEN {30, 40}` sorted by `name`; whatever the driver did not apply
 ///   (``StoreFetchResult``) is finished here the way the core would, with ``CompiledRowPredicate``
 ///   and ``RowSorter``.
-/// - W5: a fetch of every row (for values and versions) and one apply with N ``RowUpdate``s.
-/// - W6: a fetch of every row (for versions) and one apply with N ``RowDelete``s.
+/// - W5: one ``StoreDriver/execute(_:)`` of a batch update `score = score + 1` over every row
+///   (what the raw engine does: read each row, write it back changed, in one transaction).
+/// - W6: one ``StoreDriver/execute(_:)`` of a batch delete of every row.
 /// - W7: parents fetched; children from the parent rows' to-many slot or
 ///   ``StoreDriver/relatedRows(_:)``, then ``StoreDriver/rows(for:)``: per parent without
 ///   prefetching, once for all parents with it.
@@ -40,6 +41,8 @@ public final class DriverBenchContender: BenchContender {
     private let childSlots: (value: Int, name: Int, parent: Int)
     private let filter: FetchPredicate
     private let compiledFilter: CompiledRowPredicate
+    /// W5's `score + 1`.
+    private let raiseScore: FetchExpression
     private var driver: (any StoreDriver)?
     /// The primary key of row id 1; W1's keys are one contiguous range, so row `id` has key
     /// `firstKey + id - 1`.
@@ -76,6 +79,7 @@ public final class DriverBenchContender: BenchContender {
             throw BenchError("W4's predicate does not compile to a row predicate")
         }
         compiledFilter = compiled
+        raiseScore = try FetchExpression(format: "score + 1")
     }
 
     public var id: String { "driver-\(kind.rawValue)" }
@@ -187,28 +191,14 @@ public final class DriverBenchContender: BenchContender {
     }
 
     public func updateAll() throws -> BenchOutcome {
-        let driver = try store()
-        let rows = try driver.fetch(StoreFetch(entity: item)).rows
-        let scoreSlot = slots[4]
-        var batch = ChangeBatch()
-        batch.updates.reserveCapacity(rows.count)
-        for row in rows {
-            var values = row.values
-            guard case .double(let score) = values[scoreSlot] else { throw BenchError("\(id): row \(row.id) has no score") }
-            values[scoreSlot] = .double(score + 1)
-            batch.updates.append(RowUpdate(id: row.id, expectedVersion: row.version, values: values, changedSlots: [scoreSlot]))
-        }
-        _ = try driver.apply(batch)
-        return BenchOutcome(rows: rows.count)
+        let request = StoreBatchRequest(
+            model: model, entity: item, action: .update([StoreBatchRequest.Assignment(slot: slots[4], expression: raiseScore)]))
+        return BenchOutcome(rows: try store().execute(request).ids.count)
     }
 
     public func deleteAll() throws -> BenchOutcome {
-        let driver = try store()
-        let rows = try driver.fetch(StoreFetch(entity: item)).rows
-        var batch = ChangeBatch()
-        batch.deletes = rows.map { RowDelete(id: $0.id, expectedVersion: $0.version) }
-        _ = try driver.apply(batch)
-        return BenchOutcome(rows: rows.count)
+        let request = StoreBatchRequest(model: model, entity: item, action: .delete)
+        return BenchOutcome(rows: try store().execute(request).ids.count)
     }
 
     public func loadForChange(_ ids: [Int64]) throws {

@@ -36,6 +36,20 @@ struct LMDBTransaction {
         }
     }
 
+    /// Stores `value` under a key not yet present; `false` (and nothing written) when it is.
+    func insert(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { valueBytes in
+                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                let rc = mdb_put(handle, dbi, &k, &v, UInt32(MDB_NOOVERWRITE))
+                if rc == MDB_KEYEXIST { return false }
+                try environment.check(rc, "writing")
+                return true
+            }
+        }
+    }
+
     /// Deletes `key` (with `value`: only that duplicate). Missing entries are not an error.
     func delete(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8]? = nil) throws {
         try key.withUnsafeBytes { keyBytes in

@@ -47,6 +47,7 @@ struct ByteReader {
     var remaining: Int { buffer.count - offset }
     var isAtEnd: Bool { offset == buffer.count }
 
+    @inline(__always)
     private mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
         guard count >= 0, count <= remaining else {
             throw FormatError("needs \(count) bytes at offset \(offset), only \(remaining) left")
@@ -59,6 +60,7 @@ struct ByteReader {
 
     mutating func byte() throws -> UInt8 { try take(1)[0] }
 
+    @inline(__always)
     mutating func littleEndian<T: FixedWidthInteger>(_: T.Type = T.self) throws -> T {
         let raw = try take(MemoryLayout<T>.size)
         var value = T.zero
@@ -86,13 +88,31 @@ struct ByteReader {
     /// A length-prefixed string that must be valid UTF-8.
     mutating func string() throws -> String {
         let raw = try lengthPrefixed()
-        guard let string = String(validating: raw.bindMemory(to: UInt8.self), as: UTF8.self) else {
+        let bytes = raw.bindMemory(to: UInt8.self)
+        // ASCII is valid UTF-8 as it stands; only other text goes through the full validation.
+        if Self.isASCII(raw) { return String(decoding: bytes, as: UTF8.self) }
+        guard let string = String(validating: bytes, as: UTF8.self) else {
             throw FormatError("a string at offset \(offset - raw.count) is not valid UTF-8")
         }
         return string
     }
 
     mutating func data() throws -> Data { Data(try lengthPrefixed()) }
+
+    /// Whether every byte is below 0x80, eight bytes at a time.
+    static func isASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        var bits: UInt64 = 0
+        while index + 8 <= raw.count {
+            bits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < raw.count {
+            bits |= UInt64(raw[index])
+            index += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
+    }
 }
 
 /// Bytes that break the LMDB format's rules; drivers wrap it in ``StoreError`` with code

@@ -16,10 +16,17 @@ enum RowCodec {
     ///
     /// - Throws: ``FormatError`` when a value's case does not fit its attribute type.
     static func encode(version: RowVersion, values: [StoreValue], layout: [StoreLayout.Slot]) throws -> [UInt8] {
+        var writer = ByteWriter(capacity: 16 + values.count * 9)
+        try encode(version: version, values: values, layout: layout, into: &writer)
+        return writer.bytes
+    }
+
+    /// Encodes a row into `writer`, replacing what it held (reuse one writer across rows).
+    static func encode(version: RowVersion, values: [StoreValue], layout: [StoreLayout.Slot], into writer: inout ByteWriter) throws {
         guard values.count == layout.count else {
             throw FormatError("the row has \(values.count) values; its entity has \(layout.count) properties")
         }
-        var writer = ByteWriter(capacity: 16 + values.count * 9)
+        writer.bytes.removeAll(keepingCapacity: true)
         writer.append(encodingVersion)
         writer.appendLittleEndian(UInt64(bitPattern: version))
         writer.appendLittleEndian(UInt16(layout.count))
@@ -38,7 +45,6 @@ enum RowCodec {
             }
             writer.bytes[bitmapStart + slot / 8] |= 1 << UInt8(slot % 8)
         }
-        return writer.bytes
     }
 
     private static func encode(_ value: StoreValue, type: AttributeType, slot: Int, into writer: inout ByteWriter) throws {

@@ -58,6 +58,9 @@ struct StoreLayout: Sendable {
     let indexes: [Index]
     /// Indexes covering rows of each entity.
     let indexesByEntity: [Int32: [Index]]
+    /// Entities whose rows have relationship entries to write (to-one reverse entries, links or
+    /// order lists); rows of other entities are written with their body alone.
+    let linked: Set<Int32>
 
     init(model: ManagedObjectModel) {
         self.model = model
@@ -101,6 +104,15 @@ struct StoreLayout: Sendable {
         self.slots = slots
         self.indexes = indexes
         self.indexesByEntity = byEntity
+        linked = Set(slots.filter { _, kinds in
+            kinds.contains { kind in
+                switch kind {
+                case .toOne, .links: true
+                case .reverse(_, let order): order != nil
+                case .transient, .attribute: false
+                }
+            }
+        }.keys)
     }
 
     /// The relationship key of `slot` in `entity`: the number of the topmost entity declaring the
