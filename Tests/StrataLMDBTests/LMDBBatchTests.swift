@@ -12,7 +12,7 @@ struct LMDBBatchTests {
         let valid = try RowCodec.encode(version: 5, values: LMDBFormatTests.values, layout: slots)
         let full = try valid.withUnsafeBytes { try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 9), layout: slots) }
         for wanted in [[], [0], [4, 7], [5, 11], Array(0..<slots.count)] {
-            var fields = RowCodec.Fields(slotCount: slots.count, wanted: wanted)
+            var fields = RowCodec.Fields(layout: slots, wanted: wanted)
             try valid.withUnsafeBytes { try RowCodec.read($0, layout: slots, into: &fields) }
             #expect(fields.version == 5)
             for slot in 0..<slots.count {
@@ -26,10 +26,50 @@ struct LMDBBatchTests {
             }
             #expect(fields.offsets[12] == -1 && fields.offsets[13] == -1, "to-many and transient slots have no field")
         }
-        var fields = RowCodec.Fields(slotCount: slots.count, wanted: [0])
+        var fields = RowCodec.Fields(layout: slots, wanted: [0])
         for length in 0..<valid.count {
             let cut = Array(valid.prefix(length))
             #expect(throws: FormatError.self) { try cut.withUnsafeBytes { try RowCodec.read($0, layout: slots, into: &fields) } }
+        }
+    }
+
+    @Test("the fast decoder accepts and rejects exactly what the reference decoder does, with the same values")
+    func fastDecoderAgrees() throws {
+        // A layout the fast path handles whole, and the format tests' layout with every kind.
+        let simple: [StoreLayout.Slot] = [
+            .attribute(.integer64), .attribute(.string), .attribute(.string), .attribute(.integer32), .attribute(.double),
+            .attribute(.date), .attribute(.boolean), .attribute(.integer16), .links(rel: 1, inverse: nil, order: nil), .transient,
+        ]
+        let simpleValues: [StoreValue] = [
+            .integer(7), .string("ann"), .string("Zoë ✓"), .integer(-40), .double(2.5), .date(Date(timeIntervalSinceReferenceDate: 3)),
+            .bool(true), .null, .unfetched, .null,
+        ]
+        var generator = SeededGenerator(seed: 0xDEC0DE)
+        for (slots, values) in [(simple, simpleValues), (LMDBFormatTests.slots, LMDBFormatTests.values)] {
+            let plan = RowCodec.Plan(slots)
+            let valid = try RowCodec.encode(version: 3, values: values, layout: slots)
+            var agreed = 0
+            for round in 0..<4_000 {
+                var bytes = valid
+                if round > 0 {
+                    for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                        switch Int.random(in: 0..<3, using: &generator) {
+                        case 0: bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                        case 1: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: Int.random(in: 0...bytes.count, using: &generator))
+                        default: if bytes.count > 1 { bytes.remove(at: Int.random(in: 0..<bytes.count, using: &generator)) }
+                        }
+                    }
+                }
+                let id = RowID(entity: 1, primaryKey: 1)
+                let reference = Result { try bytes.withUnsafeBytes { try RowCodec.decode($0, id: id, layout: slots) } }
+                let fast = Result { try bytes.withUnsafeBytes { try RowCodec.decode($0, id: id, plan: plan) } }
+                switch (reference, fast) {
+                case (.success(let a), .success(let b)): #expect(a == b, "round \(round)"); agreed += 1
+                case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", "round \(round)"); agreed += 1
+                default: Issue.record("round \(round): reference \(reference), fast \(fast)")
+                }
+            }
+            #expect(agreed == 4_000)
         }
     }
 
@@ -38,7 +78,7 @@ struct LMDBBatchTests {
         let slots = LMDBFormatTests.slots
         var values = LMDBFormatTests.values
         var bytes = try RowCodec.encode(version: 5, values: values, layout: slots)
-        var fields = RowCodec.Fields(slotCount: slots.count, wanted: [])
+        var fields = RowCodec.Fields(layout: slots, wanted: [])
         try bytes.withUnsafeBytes { try RowCodec.read($0, layout: slots, into: &fields) }
         let changes: [(Int, StoreValue)] = [
             (0, .integer(-32_768)), (1, .integer(5)), (2, .integer(.max)), (4, .double(.infinity)), (6, .bool(false)),

@@ -20,7 +20,7 @@ extension LMDBDriver {
                 try txn.delete(try rowsDatabase(delete.id.entity), Keys.row(delete.id))
             }
             var writer = ByteWriter(capacity: 256)
-            var last: (entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], unique: Bool)?
+            var last: (entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], unique: Bool, linked: Bool)?
             for insert in batch.inserts {
                 let entity = insert.id.entity
                 if last?.entity != entity {
@@ -28,7 +28,8 @@ extension LMDBDriver {
                         throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
                     }
                     let unique = layout.indexesByEntity[entity]?.contains(where: \.isUnique) ?? false
-                    last = (entity, root, try rowsDatabase(entity), slots, unique)
+                    let linked = layout.linked.contains(entity) || layout.indexesByEntity[entity] != nil
+                    last = (entity, root, try rowsDatabase(entity), slots, unique, linked)
                 }
                 // Set just above for this entity.
                 let current = last!
@@ -39,7 +40,7 @@ extension LMDBDriver {
                 guard try txn.insert(current.dbi, Keys.row(insert.id), writer.bytes) else {
                     throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
                 }
-                if layout.linked.contains(entity) || layout.indexesByEntity[entity] != nil {
+                if current.linked {
                     let row = RowSnapshot(id: insert.id, version: 1, values: insert.values)
                     try link(row, slots: 0..<current.slots.count, old: nil, txn)
                     if current.unique { touched.append(row) }

@@ -33,7 +33,9 @@ extension LMDBDriver {
                 var wanted = predicate?.readSlots ?? []
                 wanted += plan?.readSlots ?? []
                 for index in indexes { wanted += index.slots }
-                var fields = RowCodec.Fields(slotCount: slots.count, wanted: wanted)
+                let wantedSlots = wanted
+                var fields = RowCodec.Fields(layout: slots, wanted: wanted)
+                var scratch = Scratch()
                 let pass = BatchPass(driver: self, entity: entity, slots: slots, indexes: indexes, plan: plan, txn: txn)
                 try txn.withCursor(try rowsDatabase(entity)) { cursor in
                     let start = Keys.entityStart(entity)
@@ -41,8 +43,11 @@ extension LMDBDriver {
                     var entry = try cursor.move(MDB_SET_RANGE, to: start)
                     while let current = entry, current.key.hasPrefix(prefix) {
                         let id = try rowID(current.key)
-                        do { try RowCodec.read(current.value, layout: slots, into: &fields) } catch let error as FormatError {
-                            throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
+                        // A delete of every row of an entity without indexes needs nothing from the row.
+                        if plan != nil || !wantedSlots.isEmpty {
+                            do { try RowCodec.read(current.value, layout: slots, into: &fields) } catch let error as FormatError {
+                                throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
+                            }
                         }
                         if let predicate, !(try predicate.matches(fields.values)) {
                             entry = try cursor.move(MDB_NEXT)
@@ -51,7 +56,9 @@ extension LMDBDriver {
                         ids.append(id)
                         if plan == nil {
                             try pass.delete(id, fields: fields, cursor: &cursor)
-                        } else if let row = try pass.update(id, raw: current.value, fields: fields, cursor: &cursor) {
+                        } else if let row = try pass.update(
+                            id, key: current.key, raw: current.value, fields: fields, cursor: &cursor, scratch: &scratch)
+                        {
                             touched.append(row)
                         }
                         entry = try cursor.move(MDB_NEXT)
@@ -62,6 +69,12 @@ extension LMDBDriver {
             return StoreBatchResult(ids: ids)
         }
     }
+}
+
+/// Buffers reused from row to row of a batch pass.
+private struct Scratch {
+    var key: [UInt8] = []
+    var row: [UInt8] = []
 }
 
 /// One entity's part of a batch request inside its write transaction.
@@ -101,21 +114,30 @@ private struct BatchPass {
 
     /// Writes the new values of the row under the cursor. Returns the new row when it went through
     /// the full path (for the unique-constraint check), `nil` when it was patched in place.
-    func update(_ id: RowID, raw: UnsafeRawBufferPointer, fields: RowCodec.Fields, cursor: inout LMDBCursor) throws -> RowSnapshot? {
+    func update(
+        _ id: RowID, key current: UnsafeRawBufferPointer, raw: UnsafeRawBufferPointer, fields: RowCodec.Fields,
+        cursor: inout LMDBCursor, scratch: inout Scratch
+    ) throws -> RowSnapshot? {
         // update is called only with a plan.
         let plan = plan!
         let values = try plan.newValues(for: fields.values) { nil }
-        let key = Keys.row(id)
+        // The key and value point into the map; writing may move them, so both are copied first.
+        scratch.key.removeAll(keepingCapacity: true)
+        scratch.key.append(contentsOf: current)
+        let key = scratch.key
         if patchable, !values.contains(where: \.isNull), plan.changedSlots.allSatisfy({ fields.offsets[$0] >= 0 }) {
-            var bytes = [UInt8](raw)
-            let patched = bytes.withUnsafeMutableBytes { buffer in
+            scratch.row.removeAll(keepingCapacity: true)
+            scratch.row.append(contentsOf: raw)
+            let patched = scratch.row.withUnsafeMutableBytes { buffer in
                 RowCodec.patchVersion(buffer, fields.version + 1)
-                return zip(plan.changedSlots, values).allSatisfy { slot, value in
-                    RowCodec.patch(buffer, slot: slots[slot], at: fields.offsets[slot], with: value)
+                for (slot, value) in zip(plan.changedSlots, values)
+                where !RowCodec.patch(buffer, slot: slots[slot], at: fields.offsets[slot], with: value) {
+                    return false
                 }
+                return true
             }
             if patched {
-                try key.withUnsafeBytes { k in try bytes.withUnsafeBytes { try cursor.replaceCurrent(key: k, value: $0) } }
+                try key.withUnsafeBytes { k in try scratch.row.withUnsafeBytes { try cursor.replaceCurrent(key: k, value: $0) } }
                 return nil
             }
         }

@@ -84,23 +84,28 @@ extension LMDBDriver {
         case .scan:
             for entity in entities.sorted() {
                 // entities holds numbers of the layout only.
-                let slots = layout.slots[entity]!
+                let slots = layout.slots[entity]!, plan = layout.plans[entity]!
                 let dbi = try rowsDatabase(entity)
                 let prefix = Array(Keys.entityStart(entity).prefix(4))
                 // A predicate over the row's own attributes is tested on those fields alone; only
                 // matching rows are decoded whole.
-                var fields = RowCodec.Fields(slotCount: slots.count, wanted: compiled?.readSlots ?? [])
+                var fields = RowCodec.Fields(layout: slots, wanted: compiled?.readSlots ?? [])
+                // Without a predicate every row of the database is taken: make room once.
+                if predicate == nil, layout.roots[entity] != nil, entities.count == 1 { rows.reserveCapacity(try reader.txn.count(dbi)) }
                 try reader.txn.withCursor(dbi) { cursor in
                     var entry = try cursor.move(MDB_SET_RANGE, to: Keys.entityStart(entity))
                     while let current = entry, current.key.hasPrefix(prefix) {
-                        let id = try rowID(current.key)
                         if let compiled {
-                            do { try RowCodec.read(current.value, layout: slots, into: &fields) } catch let error as FormatError {
-                                throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
+                            do { try RowCodec.read(current.value, layout: slots, into: &fields, complete: false) } catch let error as FormatError {
+                                throw StoreError(
+                                    .corrupt, "row \((try? rowID(current.key))?.description ?? "?") is malformed (\(error)); restore the store from a backup",
+                                    store: storeName)
                             }
-                            if try compiled.matches(fields.values) { rows.append(try decode(current.value, id: id, slots: slots)) }
+                            if try compiled.matches(fields.values) {
+                                rows.append(try decode(current.value, id: try rowID(current.key), plan: plan))
+                            }
                         } else {
-                            try consider(try decode(current.value, id: id, slots: slots))
+                            try consider(try decode(current.value, id: try rowID(current.key), plan: plan))
                         }
                         entry = try cursor.move(MDB_NEXT)
                     }

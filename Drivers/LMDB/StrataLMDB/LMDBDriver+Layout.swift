@@ -46,8 +46,8 @@ extension LMDBDriver {
                     var entry = try cursor.move(MDB_FIRST)
                     while let current = entry {
                         let id = try rowID(current.key)
-                        if let slots = layout.slots[id.entity] {
-                            let row = try decode(current.value, id: id, slots: slots)
+                        if let plan = layout.plans[id.entity] {
+                            let row = try decode(current.value, id: id, plan: plan)
                             for index in layout.indexesByEntity[id.entity] ?? [] {
                                 try txn.put(
                                     databases.index, Keys.index(index.id, index.slots.map { row.values[$0] }), Keys.row(id),

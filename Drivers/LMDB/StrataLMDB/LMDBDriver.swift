@@ -153,13 +153,13 @@ public final class LMDBDriver: StoreDriver {
 
     /// Decodes the row of `id` inside `txn`, or `nil` when it does not exist.
     func row(_ id: RowID, _ txn: LMDBTransaction) throws -> RowSnapshot? {
-        guard let slots = layout.slots[id.entity] else { return nil }
+        guard let plan = layout.plans[id.entity] else { return nil }
         guard let raw = try txn.get(try rowsDatabase(id.entity), Keys.row(id)) else { return nil }
-        return try decode(raw, id: id, slots: slots)
+        return try decode(raw, id: id, plan: plan)
     }
 
-    func decode(_ raw: UnsafeRawBufferPointer, id: RowID, slots: [StoreLayout.Slot]) throws -> RowSnapshot {
-        do { return try RowCodec.decode(raw, id: id, layout: slots) } catch let error as FormatError {
+    func decode(_ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan) throws -> RowSnapshot {
+        do { return try RowCodec.decode(raw, id: id, plan: plan) } catch let error as FormatError {
             throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
         }
     }

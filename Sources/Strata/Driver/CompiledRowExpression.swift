@@ -14,6 +14,20 @@ public struct CompiledRowExpression {
         case slot(Int)
         case constant(StoreValue)
         case function(String, [Node])
+        /// `+`, `-` or `*` of two expressions (the common case, kept free of argument arrays).
+        case arithmetic(Arithmetic, Node, Node)
+    }
+
+    private enum Arithmetic {
+        case add, subtract, multiply
+
+        var selector: String {
+            switch self {
+            case .add: "add:to:"
+            case .subtract: "from:subtract:"
+            case .multiply: "multiply:by:"
+            }
+        }
     }
 
     private let root: Node
@@ -33,6 +47,7 @@ public struct CompiledRowExpression {
             case .slot(let slot): slots.insert(slot)
             case .constant: break
             case .function(_, let arguments): arguments.forEach(walk)
+            case .arithmetic(_, let a, let b): walk(a); walk(b)
             }
         }
         walk(root)
@@ -64,7 +79,12 @@ public struct CompiledRowExpression {
                 guard let node = compile(argument, entity) else { return nil }
                 nodes.append(node)
             }
-            return .function(name, nodes)
+            switch name {
+            case "add:to:": return .arithmetic(.add, nodes[0], nodes[1])
+            case "from:subtract:": return .arithmetic(.subtract, nodes[0], nodes[1])
+            case "multiply:by:": return .arithmetic(.multiply, nodes[0], nodes[1])
+            default: return .function(name, nodes)
+            }
         default: return nil
         }
     }
@@ -74,27 +94,40 @@ public struct CompiledRowExpression {
         case .slot(let slot): return values[slot]
         case .constant(let value): return value
         case .function(let name, let arguments):
-            if arguments.count == 2, let fast = try arithmetic(name, evaluate(arguments[0], values), evaluate(arguments[1], values)) {
-                return fast
-            }
             let evaluated = try arguments.map { EvaluatedValue.value(try evaluate($0, values)) }
             return try PredicateFunctionEvaluation.call(name, evaluated).scalar()
+        case .arithmetic(let op, let lhs, let rhs):
+            let a = try evaluate(lhs, values), b = try evaluate(rhs, values)
+            if let result = arithmetic(op, a, b) { return result }
+            return try PredicateFunctionEvaluation.call(op.selector, [.value(a), .value(b)]).scalar()
         }
     }
 
-    /// `+ - *` of two plain numbers without building argument arrays; `nil` hands the call to the
-    /// evaluator's function code (dates, decimals, `nil`, other functions).
-    private static func arithmetic(_ name: String, _ a: StoreValue, _ b: StoreValue) throws -> StoreValue? {
+    /// Integers and doubles, as ``PredicateArithmetic`` computes them (integers that overflow
+    /// become doubles); `nil` for anything else (dates, decimals, `nil`), which the evaluator's
+    /// function code handles.
+    private static func arithmetic(_ op: Arithmetic, _ a: StoreValue, _ b: StoreValue) -> StoreValue? {
         switch (a, b) {
-        case (.integer, .integer), (.integer, .double), (.double, .integer), (.double, .double): return try numeric(name, a, b)
+        case (.integer(let x), .integer(let y)):
+            let (result, overflow): (Int64, Bool)
+            switch op {
+            case .add: (result, overflow) = x.addingReportingOverflow(y)
+            case .subtract: (result, overflow) = x.subtractingReportingOverflow(y)
+            case .multiply: (result, overflow) = x.multipliedReportingOverflow(by: y)
+            }
+            return overflow ? .double(apply(op, Double(x), Double(y))) : .integer(result)
+        case (.double(let x), .double(let y)): return .double(apply(op, x, y))
+        case (.integer(let x), .double(let y)): return .double(apply(op, Double(x), y))
+        case (.double(let x), .integer(let y)): return .double(apply(op, x, Double(y)))
         default: return nil
         }
     }
 
-    private static func numeric(_ name: String, _ a: StoreValue, _ b: StoreValue) throws -> StoreValue? {
-        guard name == "add:to:" || name == "from:subtract:" || name == "multiply:by:",
-            let x = PredicateNumber(a), let y = PredicateNumber(b)
-        else { return nil }
-        return try PredicateFunctionEvaluation.numeric(name, [x, y]).storeValue
+    private static func apply(_ op: Arithmetic, _ x: Double, _ y: Double) -> Double {
+        switch op {
+        case .add: x + y
+        case .subtract: x - y
+        case .multiply: x * y
+        }
     }
 }

@@ -49,12 +49,12 @@ public enum RowSorter {
     /// strings are taken out once and sorted with the same order (`nil` first, then `String`'s
     /// `<`, ties by row ID); `nil` when a row holds anything else.
     private static func sortByString(_ rows: [RowSnapshot], slot: Int, ascending: Bool) -> [RowSnapshot]? {
-        var keys: [(text: String?, index: Int)] = []
+        var keys: [(text: String?, id: RowID, index: Int)] = []
         keys.reserveCapacity(rows.count)
         for (index, row) in rows.enumerated() {
             switch row.values[slot] {
-            case .string(let text): keys.append((text, index))
-            case .null: keys.append((nil, index))
+            case .string(let text): keys.append((text, row.id, index))
+            case .null: keys.append((nil, row.id, index))
             default: return nil
             }
         }
@@ -63,9 +63,11 @@ public enum RowSorter {
             case (nil, nil): break
             case (nil, _): return ascending
             case (_, nil): return !ascending
-            case (let x?, let y?): if x != y { return ascending ? x < y : y < x }
+            case (let x?, let y?):
+                if x < y { return ascending }
+                if y < x { return !ascending }
             }
-            return rows[a.index].id < rows[b.index].id
+            return a.id < b.id
         }
         return keys.map { rows[$0.index] }
     }

@@ -138,6 +138,7 @@ public struct StoreBatchResult: Sendable {
 public struct BatchUpdatePlan {
     private struct Step {
         var slot: Int
+        var type: AttributeType
         var attribute: AttributeDescription
         var expression: FetchExpression
         var compiled: CompiledRowExpression?
@@ -168,7 +169,7 @@ public struct BatchUpdatePlan {
             if let last = steps.last, last.slot == assignment.slot {
                 throw StoreError(.invalidRequest, "a batch update of '\(request.entity.name)' sets '\(attribute.name)' twice")
             }
-            steps.append(Step(slot: assignment.slot, attribute: attribute, expression: assignment.expression, compiled: compiled))
+            steps.append(Step(slot: assignment.slot, type: attribute.type, attribute: attribute, expression: assignment.expression, compiled: compiled))
         }
         self.steps = steps
         entityName = request.entity.name
@@ -185,26 +186,43 @@ public struct BatchUpdatePlan {
     public func newValues(for values: [StoreValue], view: () -> RowView?) throws -> [StoreValue] {
         var result: [StoreValue] = []
         result.reserveCapacity(steps.count)
-        for step in steps {
+        for index in steps.indices {
             let raw: StoreValue
             do {
-                if let compiled = step.compiled {
+                if let compiled = steps[index].compiled {
                     raw = try compiled.value(values)
                 } else if let view = view() {
-                    raw = try step.expression.value(with: view)
+                    raw = try steps[index].expression.value(with: view)
                 } else {
                     throw StoreError(.unsupported, "the expression reads other rows, which this driver cannot provide here")
                 }
             } catch let error as FetchPredicateError {
-                throw StoreError(.invalidRequest, "a batch update of '\(entityName).\(step.attribute.name)' failed: \(error)")
+                throw StoreError(.invalidRequest, "a batch update of '\(entityName).\(steps[index].attribute.name)' failed: \(error)")
             }
-            let value = try StoreValueCoercion.coerce(raw, to: step.attribute, entity: entityName)
-            if value.isNull && !step.attribute.isOptional {
-                throw StoreError(.invalidRequest, "a batch update sets the non-optional attribute '\(entityName).\(step.attribute.name)' to nil")
+            if let exact = Self.exact(raw, steps[index].type) {
+                result.append(exact)
+                continue
+            }
+            let attribute = steps[index].attribute
+            let value = try StoreValueCoercion.coerce(raw, to: attribute, entity: entityName)
+            if value.isNull && !attribute.isOptional {
+                throw StoreError(.invalidRequest, "a batch update sets the non-optional attribute '\(entityName).\(attribute.name)' to nil")
             }
             result.append(value)
         }
         return result
+    }
+
+    /// `value` unchanged when it already is the case `type` stores and in range (what
+    /// ``StoreValueCoercion/coerce(_:to:entity:)`` would return); `nil` when coercion must decide.
+    private static func exact(_ value: StoreValue, _ type: AttributeType) -> StoreValue? {
+        switch (type, value) {
+        case (.double, .double), (.integer64, .integer), (.string, .string), (.date, .date), (.boolean, .bool), (.uuid, .uuid):
+            return value
+        case (.integer32, .integer(let n)): return Int32(exactly: n) == nil ? nil : value
+        case (.integer16, .integer(let n)): return Int16(exactly: n) == nil ? nil : value
+        default: return nil
+        }
     }
 }
 

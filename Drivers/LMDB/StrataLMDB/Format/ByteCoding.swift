@@ -11,12 +11,29 @@ struct ByteWriter {
 
     mutating func append(_ byte: UInt8) { bytes.append(byte) }
 
+    /// Byte by byte: for these few bytes cheaper than a generic `append(contentsOf:)`.
+    @inline(__always)
     mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        var bits = UInt64(truncatingIfNeeded: value)
+        for _ in 0..<MemoryLayout<T>.size {
+            bytes.append(UInt8(truncatingIfNeeded: bits))
+            bits >>= 8
+        }
     }
 
+    @inline(__always)
     mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        let bits = UInt64(truncatingIfNeeded: value)
+        var shift = (MemoryLayout<T>.size - 1) * 8
+        while shift >= 0 {
+            bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
+            shift -= 8
+        }
+    }
+
+    /// `count` zero bytes.
+    mutating func appendZeros(_ count: Int) {
+        for _ in 0..<count { bytes.append(0) }
     }
 
     /// A `u32` length, then the bytes.
@@ -58,6 +75,7 @@ struct ByteReader {
         return slice
     }
 
+    @inline(__always)
     mutating func byte() throws -> UInt8 { try take(1)[0] }
 
     @inline(__always)
@@ -68,6 +86,7 @@ struct ByteReader {
         return T(littleEndian: value)
     }
 
+    @inline(__always)
     mutating func bigEndian<T: FixedWidthInteger>(_: T.Type = T.self) throws -> T {
         let raw = try take(MemoryLayout<T>.size)
         var value = T.zero
@@ -75,14 +94,17 @@ struct ByteReader {
         return T(bigEndian: value)
     }
 
+    @inline(__always)
     mutating func double() throws -> Double { Double(bitPattern: try littleEndian(UInt64.self)) }
 
     /// A `u32` length, then that many bytes, borrowed.
+    @inline(__always)
     mutating func lengthPrefixed() throws -> UnsafeRawBufferPointer {
         let count = try littleEndian(UInt32.self)
         return try take(Int(count))
     }
 
+    @inline(__always)
     mutating func bytes(_ count: Int) throws -> UnsafeRawBufferPointer { try take(count) }
 
     /// A length-prefixed string that must be valid UTF-8.

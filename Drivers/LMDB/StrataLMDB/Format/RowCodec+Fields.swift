@@ -22,14 +22,27 @@ extension RowCodec {
         var offsets: [Int]
         /// The slots to decode.
         let wanted: [Bool]
+        /// Per slot: the width of a fixed-width field, -1 for a length-prefixed one, 0 for a slot
+        /// that is never stored.
+        let widths: [Int]
+        /// With ``read(_:layout:into:complete:)``'s `complete: false`, the walk stops after this slot.
+        let lastWanted: Int
 
-        /// Prepares a reader of `slotCount` slots that decodes `wanted`.
-        init(slotCount: Int, wanted: [Int]) {
+        /// Prepares a reader of the slots of `layout` that decodes `wanted`.
+        init(layout: [StoreLayout.Slot], wanted: [Int]) {
+            let slotCount = layout.count
             values = Array(repeating: .unfetched, count: slotCount)
             offsets = Array(repeating: -1, count: slotCount)
             var mask = Array(repeating: false, count: slotCount)
             for slot in wanted where slot >= 0 && slot < slotCount { mask[slot] = true }
             self.wanted = mask
+            lastWanted = mask.lastIndex(of: true) ?? -1
+            widths = layout.map { kind in
+                switch kind {
+                case .transient, .reverse, .links: 0
+                case .toOne, .attribute: RowCodec.fixedWidth(kind) ?? -1
+                }
+            }
         }
     }
 
@@ -50,10 +63,15 @@ extension RowCodec {
         }
     }
 
-    /// Walks `buffer`, recording every field's offset and decoding the wanted slots into `fields`.
+    /// Walks `buffer`, recording field offsets and decoding the wanted slots into `fields`.
     ///
-    /// - Throws: ``FormatError`` for malformed bytes, as ``decode(_:id:layout:)`` does.
-    static func read(_ buffer: UnsafeRawBufferPointer, layout: [StoreLayout.Slot], into fields: inout Fields) throws {
+    /// - Parameter complete: `true` walks every field and checks that no bytes follow (every offset
+    ///   is then known); `false` stops after the last wanted slot, for scans that only test a few
+    ///   fields (a row that is then used whole is decoded, and checked, by ``decode(_:id:layout:)``).
+    /// - Throws: ``FormatError`` for malformed bytes in the part walked, as ``decode(_:id:layout:)`` does.
+    static func read(
+        _ buffer: UnsafeRawBufferPointer, layout: [StoreLayout.Slot], into fields: inout Fields, complete: Bool = true
+    ) throws {
         var reader = ByteReader(buffer)
         let format = try reader.byte()
         guard format == encodingVersion else { throw FormatError("unknown row encoding version \(format)") }
@@ -63,35 +81,34 @@ extension RowCodec {
             throw FormatError("the row has \(count) slots; its entity has \(layout.count) properties")
         }
         let bitmap = try reader.bytes((count + 7) / 8)
-        for slot in 0..<count {
+        let end = complete ? count : fields.lastWanted + 1
+        for slot in 0..<end {
             let present = bitmap[slot / 8] & (1 << UInt8(slot % 8)) != 0
-            let kind = layout[slot]
+            let width = fields.widths[slot]
             guard present else {
                 fields.offsets[slot] = -1
-                if fields.wanted[slot] {
-                    if case .transient = kind { fields.values[slot] = .null } else if case .attribute = kind {
-                        fields.values[slot] = .null
-                    } else if case .toOne = kind { fields.values[slot] = .null }
-                }
+                if fields.wanted[slot] && width != 0 { fields.values[slot] = .null }
+                if fields.wanted[slot], case .transient = layout[slot] { fields.values[slot] = .null }
                 continue
             }
+            guard width != 0 else {
+                if case .transient = layout[slot] { throw FormatError("slot \(slot) is transient but is marked present") }
+                throw FormatError("slot \(slot) is a to-many relationship but is marked present")
+            }
             fields.offsets[slot] = reader.offset
-            switch kind {
-            case .reverse, .links: throw FormatError("slot \(slot) is a to-many relationship but is marked present")
-            case .transient: throw FormatError("slot \(slot) is transient but is marked present")
-            case .toOne:
-                if fields.wanted[slot] { fields.values[slot] = .reference(try Keys.rowID(&reader)) } else { _ = try reader.bytes(12) }
-            case .attribute(let type):
-                if fields.wanted[slot] {
-                    fields.values[slot] = try decode(type, slot: slot, from: &reader)
-                } else if let width = fixedWidth(kind) {
-                    _ = try reader.bytes(width)
-                } else {
-                    _ = try reader.lengthPrefixed()
+            if fields.wanted[slot] {
+                switch layout[slot] {
+                case .toOne: fields.values[slot] = .reference(try Keys.rowID(&reader))
+                case .attribute(let type): fields.values[slot] = try decode(type, slot: slot, from: &reader)
+                default: break  // width != 0: only to-one and attribute slots get here
                 }
+            } else if width > 0 {
+                _ = try reader.bytes(width)
+            } else {
+                _ = try reader.lengthPrefixed()
             }
         }
-        guard reader.isAtEnd else { throw FormatError("\(reader.remaining) bytes follow the last field") }
+        if complete, !reader.isAtEnd { throw FormatError("\(reader.remaining) bytes follow the last field") }
     }
 
     /// Overwrites the fixed-width field of `slot` at `offset` in an encoded row with `value`.

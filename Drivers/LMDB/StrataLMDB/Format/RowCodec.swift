@@ -31,7 +31,7 @@ enum RowCodec {
         writer.appendLittleEndian(UInt64(bitPattern: version))
         writer.appendLittleEndian(UInt16(layout.count))
         let bitmapStart = writer.bytes.count
-        writer.append(contentsOf: repeatElement(0, count: (layout.count + 7) / 8))
+        writer.appendZeros((layout.count + 7) / 8)
         for slot in 0..<layout.count {
             let value = values[slot]
             if value.isNull { continue }

@@ -61,6 +61,8 @@ struct StoreLayout: Sendable {
     /// Entities whose rows have relationship entries to write (to-one reverse entries, links or
     /// order lists); rows of other entities are written with their body alone.
     let linked: Set<Int32>
+    /// The fast decoder's plan of each entity's rows.
+    let plans: [Int32: RowCodec.Plan]
 
     init(model: ManagedObjectModel) {
         self.model = model
@@ -104,6 +106,7 @@ struct StoreLayout: Sendable {
         self.slots = slots
         self.indexes = indexes
         self.indexesByEntity = byEntity
+        plans = slots.mapValues { RowCodec.Plan($0) }
         linked = Set(slots.filter { _, kinds in
             kinds.contains { kind in
                 switch kind {

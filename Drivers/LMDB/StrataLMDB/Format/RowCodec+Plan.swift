@@ -1,0 +1,102 @@
+import Foundation
+import Strata
+
+/// The fast row decoder: each slot's field kind worked out once per entity (``RowCodec/Plan``),
+/// fixed-width fields loaded straight from the buffer.
+///
+/// ``RowCodec/decode(_:id:layout:)`` stays the reference: whenever the fast path meets anything
+/// it does not expect it hands the row to the reference decoder, so both accept and reject
+/// exactly the same bytes with the same errors (the format tests fuzz the two side by side).
+extension RowCodec {
+    /// How the fields of one entity's rows are read.
+    struct Plan: Sendable {
+        enum Kind: Sendable {
+            case int16, int32, int64, double, boolean, date, string, other, toOne, transient, toMany
+        }
+
+        /// The slots, as the reference decoder takes them.
+        let layout: [StoreLayout.Slot]
+        let kinds: [Kind]
+
+        init(_ layout: [StoreLayout.Slot]) {
+            self.layout = layout
+            kinds = layout.map { slot in
+                switch slot {
+                case .transient: .transient
+                case .reverse, .links: .toMany
+                case .toOne: .toOne
+                case .attribute(let type):
+                    switch type {
+                    case .integer16: .int16
+                    case .integer32: .int32
+                    case .integer64: .int64
+                    case .double, .float: .double
+                    case .boolean: .boolean
+                    case .date: .date
+                    case .string: .string
+                    default: .other
+                    }
+                }
+            }
+        }
+    }
+
+    /// Something the fast path leaves to the reference decoder.
+    private struct Unexpected: Error {}
+
+    /// Decodes a row body as ``decode(_:id:layout:)`` does, faster.
+    static func decode(_ buffer: UnsafeRawBufferPointer, id: RowID, plan: Plan) throws -> RowSnapshot {
+        do { return try fastDecode(buffer, id: id, plan: plan) } catch is Unexpected {
+            return try decode(buffer, id: id, layout: plan.layout)
+        }
+    }
+
+    private static func fastDecode(_ buffer: UnsafeRawBufferPointer, id: RowID, plan: Plan) throws -> RowSnapshot {
+        let count = plan.kinds.count
+        let header = 11 + (count + 7) / 8
+        guard buffer.count >= header, buffer[0] == encodingVersion,
+            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 9, as: UInt16.self))) == count
+        else { throw Unexpected() }
+        let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: 1, as: Int64.self))
+        let end = buffer.count
+        var offset = header
+        var values: [StoreValue] = []
+        values.reserveCapacity(count)
+        @inline(__always) func fixed(_ width: Int) throws -> Int {
+            guard width <= end - offset else { throw Unexpected() }
+            defer { offset += width }
+            return offset
+        }
+        for slot in 0..<count {
+            let kind = plan.kinds[slot]
+            guard buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) != 0 else {
+                values.append(kind == .toMany ? .unfetched : .null)
+                continue
+            }
+            switch kind {
+            case .int16: values.append(.integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(2), as: Int16.self)))))
+            case .int32: values.append(.integer(Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(4), as: Int32.self)))))
+            case .int64: values.append(.integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(8), as: Int64.self))))
+            case .double:
+                values.append(.double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(8), as: UInt64.self)))))
+            case .date:
+                let seconds = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(8), as: UInt64.self)))
+                values.append(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+            case .boolean:
+                let byte = buffer[try fixed(1)]
+                guard byte <= 1 else { throw Unexpected() }
+                values.append(.bool(byte == 1))
+            case .string:
+                let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(4), as: UInt32.self)))
+                let start = try fixed(length)
+                let raw = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + length)])
+                guard ByteReader.isASCII(raw) else { throw Unexpected() }
+                values.append(.string(String(decoding: raw, as: UTF8.self)))
+            case .toOne, .other, .transient, .toMany:
+                throw Unexpected()
+            }
+        }
+        guard offset == end else { throw Unexpected() }
+        return RowSnapshot(id: id, version: version, values: values)
+    }
+}
