@@ -20,10 +20,17 @@ extension LMDBDriver {
                 try txn.delete(try rowsDatabase(delete.id.entity), Keys.row(delete.id))
             }
             var writer = ByteWriter(capacity: 256)
+            var key = ByteWriter(capacity: 12)
             var last: (entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], unique: Bool, linked: Bool)?
+            var runMax: Int64 = 0
+            func flushMax() {
+                if let root = last?.root, runMax > maxKeys[root] ?? 0 { maxKeys[root] = runMax }
+                runMax = 0
+            }
             for insert in batch.inserts {
                 let entity = insert.id.entity
                 if last?.entity != entity {
+                    flushMax()
                     guard let slots = layout.slots[entity], let root = layout.rootOf[entity] else {
                         throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
                     }
@@ -37,7 +44,9 @@ extension LMDBDriver {
                     throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
                 }
                 try encode(insert.values, version: 1, id: insert.id, current.slots, into: &writer)
-                guard try txn.insert(current.dbi, Keys.row(insert.id), writer.bytes) else {
+                key.bytes.removeAll(keepingCapacity: true)
+                Keys.appendRowID(insert.id, to: &key)
+                guard try txn.insert(current.dbi, key.bytes, writer.bytes) else {
                     throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
                 }
                 if current.linked {
@@ -45,8 +54,9 @@ extension LMDBDriver {
                     try link(row, slots: 0..<current.slots.count, old: nil, txn)
                     if current.unique { touched.append(row) }
                 }
-                if insert.id.primaryKey > maxKeys[current.root] ?? 0 { maxKeys[current.root] = insert.id.primaryKey }
+                runMax = max(runMax, insert.id.primaryKey)
             }
+            flushMax()
             for update in batch.updates {
                 // checkVersions found the row and layout.slots knows its entity.
                 let old = try row(update.id, txn)!

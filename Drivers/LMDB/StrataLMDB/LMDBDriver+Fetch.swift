@@ -96,10 +96,12 @@ extension LMDBDriver {
                     var entry = try cursor.move(MDB_SET_RANGE, to: Keys.entityStart(entity))
                     while let current = entry, current.key.hasPrefix(prefix) {
                         if let compiled {
-                            do { try RowCodec.read(current.value, layout: slots, into: &fields, complete: false) } catch let error as FormatError {
-                                throw StoreError(
-                                    .corrupt, "row \((try? rowID(current.key))?.description ?? "?") is malformed (\(error)); restore the store from a backup",
-                                    store: storeName)
+                            if !plan.probe(current.value, wanted: fields.wanted, last: fields.lastWanted, into: &fields.values) {
+                                do { try RowCodec.read(current.value, layout: slots, into: &fields, complete: false) } catch let error as FormatError {
+                                    throw StoreError(
+                                        .corrupt, "row \((try? rowID(current.key))?.description ?? "?") is malformed (\(error)); restore the store from a backup",
+                                        store: storeName)
+                                }
                             }
                             if try compiled.matches(fields.values) {
                                 rows.append(try decode(current.value, id: try rowID(current.key), plan: plan))

@@ -26,8 +26,9 @@ enum Keys {
 
     static func rowID(_ buffer: UnsafeRawBufferPointer) throws -> RowID {
         guard buffer.count == 12 else { throw FormatError("a row key has \(buffer.count) bytes, not 12") }
-        var reader = ByteReader(buffer)
-        return try rowID(&reader)
+        let entity = Int32(bitPattern: UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
+        let key = Int64(bitPattern: UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt64.self)) ^ (1 << 63))
+        return RowID(entity: entity, primaryKey: key)
     }
 
     /// The first key of an entity's rows (primary key Int64.min).

@@ -100,3 +100,62 @@ extension RowCodec {
         return RowSnapshot(id: id, version: version, values: values)
     }
 }
+
+extension RowCodec.Plan {
+    /// Reads the values of `wanted` slots into `values` (other slots untouched), walking the
+    /// fields before them by width and length alone. `false` when the row holds anything the fast
+    /// path does not expect; the caller then uses ``RowCodec/read(_:layout:into:complete:)``,
+    /// which reports the problem precisely.
+    func probe(_ buffer: UnsafeRawBufferPointer, wanted: [Bool], last: Int, into values: inout [StoreValue]) -> Bool {
+        let count = kinds.count
+        let header = 11 + (count + 7) / 8
+        guard last < count, buffer.count >= header, buffer[0] == RowCodec.encodingVersion,
+            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 9, as: UInt16.self))) == count
+        else { return false }
+        let end = buffer.count
+        var offset = header
+        var slot = 0
+        while slot <= last {
+            let kind = kinds[slot]
+            let present = buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) != 0
+            let width: Int
+            switch kind {
+            case .int16: width = 2
+            case .int32: width = 4
+            case .int64, .double, .date: width = 8
+            case .boolean: width = 1
+            case .toOne: width = 12
+            case .string:
+                guard !present || 4 <= end - offset else { return false }
+                width = present ? 4 + Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) : 0
+            case .transient, .toMany: width = 0
+            case .other: return false
+            }
+            if !present {
+                if wanted[slot] { values[slot] = kind == .toMany ? .unfetched : .null }
+                slot += 1
+                continue
+            }
+            guard width > 0, width <= end - offset else { return false }
+            if wanted[slot] {
+                switch kind {
+                case .int16: values[slot] = .integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int16.self))))
+                case .int32: values[slot] = .integer(Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self))))
+                case .int64: values[slot] = .integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int64.self)))
+                case .double:
+                    values[slot] = .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))))
+                case .date:
+                    let seconds = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                    values[slot] = .date(Date(timeIntervalSinceReferenceDate: seconds))
+                case .boolean:
+                    guard buffer[offset] <= 1 else { return false }
+                    values[slot] = .bool(buffer[offset] == 1)
+                default: return false  // strings and references are decoded by the full reader
+                }
+            }
+            offset += width
+            slot += 1
+        }
+        return true
+    }
+}
