@@ -70,8 +70,13 @@ enum Check {
         ratio("DESIGN", "LMDB point lookups faster than SQLite's", "strata-lmdb", "strata-sqlite", .lookupCold, limit: 1, strict: true)
         ratio("DESIGN", "LMDB full fetches faster than SQLite's", "strata-lmdb", "strata-sqlite", .fetchAll, limit: 1, strict: true)
         for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
-            ratio("issue 6", "LMDB driver faster than the SQLite driver on \(w.rawValue)", "strata-lmdb", "strata-sqlite", w,
+            // The drivers compared as drivers; the same objects and contexts sit on top of both.
+            ratio("issue 6", "LMDB driver faster than the SQLite driver on \(w.rawValue) (driver level)", "driver-lmdb", "driver-sqlite", w,
                   limit: 1, strict: true)
+        }
+        for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
+            ratio("issue 6 (information)", "Strata on LMDB against Strata on SQLite on \(w.rawValue) (full stack)", "strata-lmdb",
+                  "strata-sqlite", w, limit: 1, info: true)
         }
         for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
             // Issue 6 sets its 2x at the driver level (below); the full stack is reported for reference.

@@ -49,12 +49,14 @@ public enum RowSorter {
     /// strings are taken out once and sorted with the same order (`nil` first, then `String`'s
     /// `<`, ties by row ID); `nil` when a row holds anything else.
     private static func sortByString(_ rows: [RowSnapshot], slot: Int, ascending: Bool) -> [RowSnapshot]? {
-        var keys: [(text: String?, id: RowID, index: Int)] = []
+        var keys: [(prefix: UInt64, ascii: Bool, text: String?, id: RowID, index: Int)] = []
         keys.reserveCapacity(rows.count)
         for (index, row) in rows.enumerated() {
             switch row.values[slot] {
-            case .string(let text): keys.append((text, row.id, index))
-            case .null: keys.append((nil, row.id, index))
+            case .string(var text):
+                let (prefix, ascii) = asciiPrefix(&text)
+                keys.append((prefix, ascii, text, row.id, index))
+            case .null: keys.append((0, false, nil, row.id, index))
             default: return nil
             }
         }
@@ -64,12 +66,32 @@ public enum RowSorter {
             case (nil, _): return ascending
             case (_, nil): return !ascending
             case (let x?, let y?):
+                // ASCII text orders as its bytes do, so different first eight bytes decide at once.
+                if a.ascii && b.ascii && a.prefix != b.prefix { return ascending ? a.prefix < b.prefix : b.prefix < a.prefix }
+                // As `SortKey.compare` decides: less, else equal, else greater (Swift's `<` on
+                // some non-ASCII text is neither way round for unequal strings).
                 if x < y { return ascending }
-                if y < x { return !ascending }
+                if x != y { return !ascending }
             }
             return a.id < b.id
         }
         return keys.map { rows[$0.index] }
+    }
+
+    /// The first eight UTF-8 bytes of `text` as a big-endian number (zero-padded) and whether the
+    /// whole text is ASCII. For two ASCII texts a smaller prefix means a smaller text under
+    /// `String`'s `<` (ASCII compares byte by byte, and padding with the smallest byte keeps a
+    /// prefix of a text below it).
+    private static func asciiPrefix(_ text: inout String) -> (UInt64, Bool) {
+        text.withUTF8 { bytes in
+            var prefix: UInt64 = 0
+            var ascii = true
+            for (position, byte) in bytes.enumerated() {
+                if byte >= 0x80 { ascii = false; break }
+                if position < 8 { prefix |= UInt64(byte) << UInt64(56 - 8 * position) }
+            }
+            return (prefix, ascii)
+        }
     }
 
     /// Sorts by reading slots directly, comparing with the sort keys' own value comparison.
