@@ -69,6 +69,7 @@ struct RowFastPathTests {
         }
         for ascending in [true, false] {
             let key = SortKey("name", ascending: ascending)
+            #expect(try RowSorter.sort([], by: [key], model: ConformanceModel.model) { _ in nil }.isEmpty)
             let sorted = try RowSorter.sort(rows, by: [key], model: ConformanceModel.model) { _ in nil }
             let reference = try rows.sorted { a, b in
                 switch try key.compareValues(a.values[Self.nameSlot], b.values[Self.nameSlot]) {

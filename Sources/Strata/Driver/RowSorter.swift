@@ -96,7 +96,7 @@ public enum RowSorter {
 
     /// Sorts by reading slots directly, comparing with the sort keys' own value comparison.
     private static func sort(_ rows: [RowSnapshot], by keys: [SortKey], slots: [Int]) throws -> [RowSnapshot] {
-        if keys.count == 1, keys[0].comparison == .default,
+        if keys.count == 1, slots.count == 1, keys[0].comparison == .default,
             let sorted = sortByString(rows, slot: slots[0], ascending: keys[0].ascending)
         {
             return sorted
