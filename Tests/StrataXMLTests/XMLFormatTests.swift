@@ -1,7 +1,7 @@
 import Foundation
 import Strata
 import StrataTesting
-import StrataXML
+@testable import StrataXML
 import Testing
 
 @Suite("XML store format")
@@ -242,5 +242,35 @@ struct XMLFormatTests {
         #expect((first["taken"] as? Date)?.timeIntervalSinceReferenceDate == 445_103_622.25)
         #expect(first["thumbnail"] as? Data == Data([0, 1, 2, 255]))
         #expect(first.object(forKey: "picturesForVehicle")?.objectID == vehicle.objectID)
+    }
+}
+
+@Suite("XML number writing")
+struct XMLNumberWritingTests {
+    @Test("doubles with at most two decimals are written as Double.description spells them; others are left to it")
+    func hundredths() {
+        var generator = SeededGenerator(seed: 0x100)
+        var values: [Double] = [0.01, 0.1, 0.5, 1, 57.05, 57.5, 99.99, 100, -0.25, -3, 700_000_000, 999_999_999_999.99, 123_456.78]
+        for _ in 0..<20_000 {
+            let cents = Int64.random(in: -100_000_000_000_000...100_000_000_000_000, using: &generator)
+            values.append(Double(cents) / 100)
+            values.append(Double.random(in: -1e6...1e6, using: &generator))
+        }
+        var written = 0
+        for value in values {
+            var writer = XMLByteWriter()
+            if writer.hundredths(value) {
+                written += 1
+                #expect(String(decoding: writer.buffer, as: UTF8.self) == value.description, "\(value)")
+            } else {
+                #expect(writer.buffer.isEmpty)
+            }
+        }
+        #expect(written > 20_000)
+        for edge in [0, -0.0, 0.001, 1e12, .nan, .infinity, 0.1 + 0.2] {
+            var writer = XMLByteWriter()
+            let handled = writer.hundredths(edge)
+            #expect(!handled, "\(edge)")
+        }
     }
 }

@@ -37,6 +37,9 @@ struct XMLByteWriter {
     /// Appends a string that needs no escaping (names from the model are escaped by ``attribute(_:)``).
     mutating func raw(_ bytes: [UInt8]) { buffer.append(contentsOf: bytes) }
 
+    /// Appends prepared bytes (markup of our own).
+    mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) { buffer.append(contentsOf: bytes) }
+
     /// Appends a decimal integer without allocating.
     mutating func integer(_ value: Int64) {
         if value == 0 { buffer.append(UInt8(ascii: "0")); return }
@@ -52,6 +55,27 @@ struct XMLByteWriter {
             if value < 0 { buffer.append(UInt8(ascii: "-")) }
             buffer.append(contentsOf: scratch[(24 - count)...])
         }
+    }
+
+    /// Appends a double as `Double.description` spells it, for values that description writes
+    /// positionally, without building a `String` when the value has at most two decimals; `false`
+    /// when the caller must format it (other values, zero, huge and tiny magnitudes).
+    ///
+    /// Why the digits are the same: `Double(n) / 100` is the double nearest to n/100, exactly what
+    /// parsing the two-decimal text gives, and below 10^12 no two such texts share a double, so the
+    /// text (trailing zeros dropped, one kept) is the shortest that reads back, as description's is.
+    mutating func hundredths(_ value: Double) -> Bool {
+        let magnitude = abs(value)
+        guard magnitude >= 0.01, magnitude < 1e12 else { return false }
+        let scaled = (value * 100).rounded()
+        guard Double(scaled) / 100 == value, let n = Int64(exactly: scaled) else { return false }
+        if n < 0 { buffer.append(UInt8(ascii: "-")) }
+        integer(Int64(n.magnitude / 100))
+        buffer.append(UInt8(ascii: "."))
+        let cents = Int(n.magnitude % 100)
+        buffer.append(UInt8(ascii: "0") + UInt8(cents / 10))
+        if cents % 10 != 0 { buffer.append(UInt8(ascii: "0") + UInt8(cents % 10)) }
+        return true
     }
 
     /// Appends `text` escaped for element content.

@@ -13,17 +13,18 @@ struct XMLStoreEncoder: Sendable {
     /// The `<version>` Core Data writes in every known file.
     static let formatVersion: Int64 = 134_481_920
 
-    private enum Slot: Sendable {
-        case skip
-        /// `<attribute name="…" type="…"` (open tag unfinished, so `encoding` can follow).
-        case attribute(open: [UInt8])
-        /// `<relationship name="…" type="min/max" destination="…"` (open tag unfinished).
-        case relationship(open: [UInt8], toMany: Bool)
+    private enum Kind: Sendable {
+        case skip, attribute, relationship
     }
 
+    /// One entity's markup, prepared once: the object's open tag and, per slot, what it is and
+    /// its unfinished open tag (`<attribute name="…" type="…"`, `<relationship … destination="…"`),
+    /// all tags in one byte array so writing one copies bytes without touching reference counts.
     private struct Plan: Sendable {
         var open: [UInt8]  // `    <object type="ENTITY" id="z`
-        var slots: [Slot]
+        var kinds: [Kind]
+        var tags: [UInt8]
+        var ranges: [Range<Int>]
     }
 
     private let plans: [Plan?]  // by entity number
@@ -37,31 +38,38 @@ struct XMLStoreEncoder: Sendable {
             open.raw("    <object type=\"")
             open.attribute(entity.name.uppercased())
             open.raw("\" id=\"z")
-            let slots = entity.properties.map { property -> Slot in
-                guard !property.isTransient else { return .skip }
-                var tag = XMLByteWriter()
+            var kinds: [Kind] = []
+            var tags = XMLByteWriter()
+            var ranges: [Range<Int>] = []
+            for property in entity.properties {
+                let start = tags.buffer.count
+                defer { ranges.append(start..<tags.buffer.count) }
+                guard !property.isTransient else {
+                    kinds.append(.skip)
+                    continue
+                }
                 switch property {
                 case .attribute(let attribute):
-                    tag.raw("        <attribute name=\"")
-                    tag.attribute(attribute.name.lowercased())
-                    tag.raw("\" type=\"")
-                    tag.attribute(XMLValueCoding.typeName(attribute.type))
-                    tag.raw("\"")
-                    return .attribute(open: tag.buffer)
+                    tags.raw("        <attribute name=\"")
+                    tags.attribute(attribute.name.lowercased())
+                    tags.raw("\" type=\"")
+                    tags.attribute(XMLValueCoding.typeName(attribute.type))
+                    tags.raw("\"")
+                    kinds.append(.attribute)
                 case .relationship(let relationship):
-                    tag.raw("        <relationship name=\"")
-                    tag.attribute(relationship.name.lowercased())
-                    tag.raw("\" type=\"")
-                    tag.integer(Int64(relationship.minCount))
-                    tag.raw("/")
-                    tag.integer(Int64(relationship.maxCount))
-                    tag.raw("\" destination=\"")
-                    tag.attribute(relationship.destinationEntityName.uppercased())
-                    tag.raw("\"")
-                    return .relationship(open: tag.buffer, toMany: relationship.isToMany)
+                    tags.raw("        <relationship name=\"")
+                    tags.attribute(relationship.name.lowercased())
+                    tags.raw("\" type=\"")
+                    tags.integer(Int64(relationship.minCount))
+                    tags.raw("/")
+                    tags.integer(Int64(relationship.maxCount))
+                    tags.raw("\" destination=\"")
+                    tags.attribute(relationship.destinationEntityName.uppercased())
+                    tags.raw("\"")
+                    kinds.append(.relationship)
                 }
             }
-            plans[Int(entity.entityNumber)] = Plan(open: open.buffer, slots: slots)
+            plans[Int(entity.entityNumber)] = Plan(open: open.buffer, kinds: kinds, tags: tags.buffer, ranges: ranges)
         }
         self.plans = plans
     }
@@ -72,15 +80,26 @@ struct XMLStoreEncoder: Sendable {
     ///   number space for the whole file); ``StoreError/Code/invalidRequest`` for a row that does
     ///   not fit the model; I/O errors from the writer.
     func write(_ state: AtomicStoreEngine.State, nextObjectID: Int64, store: String, to writer: inout XMLByteWriter) throws {
-        var unsorted: [RowSnapshot] = []
-        unsorted.reserveCapacity(state.count)
-        for table in state.rows.values { unsorted.append(contentsOf: table.values) }
-        // Sort small (key, entity, position) triples rather than moving whole snapshots.
-        var order: [(key: Int64, entity: Int32, index: Int)] = []
-        order.reserveCapacity(unsorted.count)
-        for (index, row) in unsorted.enumerated() { order.append((row.id.primaryKey, row.id.entity, index)) }
-        order.sort { a, b in a.key != b.key ? a.key < b.key : a.entity < b.entity }
-        let rows: [RowSnapshot] = order.map { unsorted[$0.index] }
+        // Each table's keys sorted as plain integers, then merged across entities by (key, entity).
+        let tables = state.rows.keys.sorted().compactMap { entity in state.rows[entity].map { (entity, $0, $0.keys.sorted()) } }
+        var rows: [RowSnapshot] = []
+        rows.reserveCapacity(state.count)
+        if tables.count == 1 {
+            let (_, table, keys) = tables[0]
+            for key in keys { rows.append(table[key]!) }  // keys come from the table
+        } else {
+            var positions = [Int](repeating: 0, count: tables.count)
+            while true {
+                var best: Int?
+                for (index, table) in tables.enumerated() where positions[index] < table.2.count {
+                    if let current = best, tables[current].2[positions[current]] <= table.2[positions[index]] { continue }
+                    best = index
+                }
+                guard let index = best else { break }
+                rows.append(tables[index].1[tables[index].2[positions[index]]]!)  // keys come from the table
+                positions[index] += 1
+            }
+        }
         // Object ids are one number space; keys are per hierarchy. The first row with key N is zN;
         // another hierarchy's row with key N gets a fresh number past every key and keeps N in `pk`.
         var remapped: [RowID: Int64] = [:]
@@ -110,69 +129,74 @@ struct XMLStoreEncoder: Sendable {
             writer.raw("        ")
         }
         writer.raw("</metadata>\n    </databaseInfo>\n")
-        for row in rows {
-            try write(row, ids: ids, store: store, to: &writer)
+        for index in rows.indices {
+            try write(rows[index], ids: ids, store: store, to: &writer)
             try writer.flushIfFull()
         }
         writer.raw("</database>\n")
     }
 
     private func write(_ row: RowSnapshot, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter) throws {
-        guard plans.indices.contains(Int(row.id.entity)), let plan = plans[Int(row.id.entity)], row.values.count == plan.slots.count
+        guard plans.indices.contains(Int(row.id.entity)), let plan = plans[Int(row.id.entity)], row.values.count == plan.kinds.count
         else {
             throw StoreError(.invalidRequest, "row \(row.id) does not fit the model", store: store)
         }
         writer.raw(plan.open)
         writer.integer(ids.number(of: row.id))
-        if ids.remapped[row.id] != nil {
+        if ids.isRemapped(row.id) {
             writer.raw("\" pk=\"")
             writer.integer(row.id.primaryKey)
         }
         writer.raw("\">\n")
-        for (slot, value) in zip(plan.slots, row.values) {
-            switch slot {
-            case .skip: continue
-            case .attribute(let open):
-                if value.isNull { continue }
-                writer.raw(open)
-                if case .string(let text) = value {
-                    // Strings are checked once: written escaped, or base64 when XML cannot carry them.
-                    if XMLByteWriter.isRepresentable(text) {
-                        writer.raw(">")
-                        writer.text(text)
-                    } else {
-                        writer.raw(" encoding=\"base64\">")
-                        writer.base64(Data(text.utf8))
+        try plan.tags.withUnsafeBufferPointer { tags in
+            for slot in 0..<plan.kinds.count {
+                let tag = UnsafeBufferPointer(rebasing: tags[plan.ranges[slot]])
+                switch plan.kinds[slot] {
+                case .skip: continue
+                case .attribute:
+                    let value = row.values[slot]
+                    if value.isNull { continue }
+                    writer.raw(tag)
+                    if case .string(let text) = value {
+                        // Strings are checked once: written escaped, or base64 when XML cannot carry them.
+                        if XMLByteWriter.isRepresentable(text) {
+                            writer.raw(">")
+                            writer.text(text)
+                        } else {
+                            writer.raw(" encoding=\"base64\">")
+                            writer.base64(Data(text.utf8))
+                        }
+                        writer.raw("</attribute>\n")
+                        continue
+                    }
+                    writer.raw(">")
+                    guard XMLValueCoding.write(value, to: &writer) else {
+                        throw StoreError(.invalidRequest, "row \(row.id) holds a \(value.kindName) in an attribute", store: store)
                     }
                     writer.raw("</attribute>\n")
-                    continue
-                }
-                writer.raw(">")
-                guard XMLValueCoding.write(value, to: &writer) else {
-                    throw StoreError(.invalidRequest, "row \(row.id) holds a \(value.kindName) in an attribute", store: store)
-                }
-                writer.raw("</attribute>\n")
-            case .relationship(let open, _):
-                writer.raw(open)
-                switch value {
-                case .null, .references([]): break
-                case .reference(let target):
-                    writer.raw(" idrefs=\"z")
-                    writer.integer(ids.number(of: target))
-                    writer.raw("\"")
-                case .references(let targets):
-                    writer.raw(" idrefs=\"")
-                    for (index, target) in targets.enumerated() {
-                        writer.raw(index == 0 ? "z" : " z")
+                case .relationship:
+                    writer.raw(tag)
+                    switch row.values[slot] {
+                    case .null, .references([]): break
+                    case .reference(let target):
+                        writer.raw(" idrefs=\"z")
                         writer.integer(ids.number(of: target))
+                        writer.raw("\"")
+                    case .references(let targets):
+                        writer.raw(" idrefs=\"")
+                        for (index, target) in targets.enumerated() {
+                            writer.raw(index == 0 ? "z" : " z")
+                            writer.integer(ids.number(of: target))
+                        }
+                        writer.raw("\"")
+                    default:
+                        throw StoreError(
+                            .invalidRequest,
+                            "row \(row.id) holds a \(row.values[slot].kindName) in a relationship; the whole graph must be loaded to write it",
+                            store: store)
                     }
-                    writer.raw("\"")
-                default:
-                    throw StoreError(
-                        .invalidRequest, "row \(row.id) holds a \(value.kindName) in a relationship; the whole graph must be loaded to write it",
-                        store: store)
+                    writer.raw("></relationship>\n")
                 }
-                writer.raw("></relationship>\n")
             }
         }
         writer.raw("    </object>\n")
@@ -183,5 +207,7 @@ struct XMLStoreEncoder: Sendable {
 struct ObjectIDs {
     let remapped: [RowID: Int64]
 
-    func number(of row: RowID) -> Int64 { remapped[row] ?? row.primaryKey }
+    func number(of row: RowID) -> Int64 { remapped.isEmpty ? row.primaryKey : remapped[row] ?? row.primaryKey }
+
+    func isRemapped(_ row: RowID) -> Bool { !remapped.isEmpty && remapped[row] != nil }
 }

@@ -99,12 +99,15 @@ enum XMLValueCoding {
     static func write(_ value: StoreValue, to writer: inout XMLByteWriter) -> Bool {
         switch value {
         case .integer(let number): writer.integer(number)
-        case .double(let number): writer.ascii(number.isNaN ? "nan" : number.description)
+        case .double(let number):
+            if !writer.hundredths(number) { writer.ascii(number.isNaN ? "nan" : number.description) }
         case .decimal(let number): writer.ascii(number.description)
         case .string(let text):
             if XMLByteWriter.isRepresentable(text) { writer.text(text) } else { writer.base64(Data(text.utf8)) }
         case .bool(let flag): writer.raw(flag ? "1" : "0")
-        case .date(let date): writer.ascii(plainDecimal(date.timeIntervalSinceReferenceDate))
+        case .date(let date):
+            let seconds = date.timeIntervalSinceReferenceDate
+            if !writer.hundredths(seconds) { writer.ascii(plainDecimal(seconds)) }
         case .binary(let data): writer.base64(data)
         case .uuid(let uuid): writer.ascii(uuid.uuidString)
         case .uri(let url): writer.text(url.absoluteString)
