@@ -15,9 +15,35 @@ import Foundation
 ///
 /// Thread safety: a value owned by one save.
 struct XMLByteWriter {
-    /// The bytes not yet written to ``descriptor``.
-    private(set) var buffer: [UInt8] = []
-    /// Where full chunks go; `-1` keeps everything in ``buffer``.
+    /// The bytes, in memory of our own: appending a few bytes is a bounds check and a copy, with
+    /// none of `Array`'s per-call bookkeeping (a save appends tens of millions of small pieces).
+    ///
+    /// Lifetime: owned by one writer; a copied writer shares it, so writers are passed `inout` and
+    /// never copied while in use.
+    private final class Storage {
+        var base: UnsafeMutableRawPointer
+        var capacity: Int
+        var count = 0
+
+        init(capacity: Int) {
+            self.capacity = max(capacity, 64)
+            base = .allocate(byteCount: self.capacity, alignment: 16)
+        }
+
+        deinit { base.deallocate() }
+
+        func grow(toHold needed: Int) {
+            let bigger = max(capacity * 2, needed)
+            let fresh = UnsafeMutableRawPointer.allocate(byteCount: bigger, alignment: 16)
+            fresh.copyMemory(from: base, byteCount: count)
+            base.deallocate()
+            base = fresh
+            capacity = bigger
+        }
+    }
+
+    private let storage: Storage
+    /// Where full chunks go; `-1` keeps everything in memory.
     let descriptor: Int32
     /// The file name for error messages.
     let path: String
@@ -26,23 +52,50 @@ struct XMLByteWriter {
     init(descriptor: Int32 = -1, path: String = "") {
         self.descriptor = descriptor
         self.path = path
-        buffer.reserveCapacity(descriptor >= 0 ? chunkSize + 4096 : 1 << 16)
+        storage = Storage(capacity: descriptor >= 0 ? chunkSize + 4096 : 1 << 12)
+    }
+
+    /// The bytes not yet written to ``descriptor``, copied out.
+    var buffer: [UInt8] { Array(UnsafeRawBufferPointer(start: storage.base, count: storage.count)) }
+
+    /// The number of bytes not yet written to ``descriptor``.
+    var count: Int { storage.count }
+
+    @inline(__always)
+    private mutating func append(_ source: UnsafeRawPointer, count: Int) {
+        let storage = storage
+        if storage.capacity - storage.count < count { storage.grow(toHold: storage.count + count) }
+        (storage.base + storage.count).copyMemory(from: source, byteCount: count)
+        storage.count += count
+    }
+
+    @inline(__always)
+    private mutating func append(_ byte: UInt8) {
+        let storage = storage
+        if storage.capacity == storage.count { storage.grow(toHold: storage.count + 1) }
+        storage.base.storeBytes(of: byte, toByteOffset: storage.count, as: UInt8.self)
+        storage.count += 1
+    }
+
+    @inline(__always)
+    private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if let base = bytes.baseAddress { append(base, count: bytes.count) }
     }
 
     /// Appends bytes that need no escaping (markup of our own).
     mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { buffer.append(contentsOf: $0) }
+        append(text.utf8Start, count: text.utf8CodeUnitCount)
     }
 
     /// Appends a string that needs no escaping (names from the model are escaped by ``attribute(_:)``).
-    mutating func raw(_ bytes: [UInt8]) { buffer.append(contentsOf: bytes) }
+    mutating func raw(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { append($0) } }
 
     /// Appends prepared bytes (markup of our own).
-    mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) { buffer.append(contentsOf: bytes) }
+    mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes) }
 
     /// Appends a decimal integer without allocating.
     mutating func integer(_ value: Int64) {
-        if value == 0 { buffer.append(UInt8(ascii: "0")); return }
+        if value == 0 { append(UInt8(ascii: "0")); return }
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes hold the 20 digits of UInt64.max
         var count = 0
@@ -52,8 +105,9 @@ struct XMLByteWriter {
                 magnitude /= 10
                 count += 1
             }
-            if value < 0 { buffer.append(UInt8(ascii: "-")) }
-            buffer.append(contentsOf: scratch[(24 - count)...])
+            if value < 0 { append(UInt8(ascii: "-")) }
+            // scratch holds 24 bytes, count of them digits at its end.
+            append(scratch.baseAddress! + (24 - count), count: count)
         }
     }
 
@@ -69,12 +123,12 @@ struct XMLByteWriter {
         guard magnitude >= 0.01, magnitude < 1e12 else { return false }
         let scaled = (value * 100).rounded()
         guard Double(scaled) / 100 == value, let n = Int64(exactly: scaled) else { return false }
-        if n < 0 { buffer.append(UInt8(ascii: "-")) }
+        if n < 0 { append(UInt8(ascii: "-")) }
         integer(Int64(n.magnitude / 100))
-        buffer.append(UInt8(ascii: "."))
+        append(UInt8(ascii: "."))
         let cents = Int(n.magnitude % 100)
-        buffer.append(UInt8(ascii: "0") + UInt8(cents / 10))
-        if cents % 10 != 0 { buffer.append(UInt8(ascii: "0") + UInt8(cents % 10)) }
+        append(UInt8(ascii: "0") + UInt8(cents / 10))
+        if cents % 10 != 0 { append(UInt8(ascii: "0") + UInt8(cents % 10)) }
         return true
     }
 
@@ -87,12 +141,14 @@ struct XMLByteWriter {
     /// Appends bytes that are already plain ASCII with nothing to escape (base64, numbers).
     mutating func ascii(_ text: String) {
         var text = text
-        text.withUTF8 { buffer.append(contentsOf: $0) }
+        text.withUTF8 { append($0) }
     }
 
     /// Appends `data` as base64.
     mutating func base64(_ data: Data) {
-        buffer.append(contentsOf: data.base64EncodedData())
+        data.base64EncodedData().withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress { append(base, count: bytes.count) }
+        }
     }
 
     private mutating func escape(_ text: String, inAttribute: Bool) {
@@ -112,34 +168,32 @@ struct XMLByteWriter {
                 case 0x09 where inAttribute: replacement = "&#9;"
                 default: continue
                 }
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                replacement.withUTF8Buffer { buffer.append(contentsOf: $0) }
+                append(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                raw(replacement)
                 start = index + 1
             }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+            append(UnsafeBufferPointer(rebasing: bytes[start...]))
         }
     }
 
     /// Writes the buffer out when it holds a full chunk.
     mutating func flushIfFull() throws {
-        if descriptor >= 0, buffer.count >= chunkSize { try flush() }
+        if descriptor >= 0, storage.count >= chunkSize { try flush() }
     }
 
     /// Writes everything buffered to ``descriptor``.
     mutating func flush() throws {
-        guard descriptor >= 0, !buffer.isEmpty else { return }
-        try buffer.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)  // non-empty buffer
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw XMLStoreFile.ioError("could not write", path: path, errno: errno)
-                }
-                offset += written
+        guard descriptor >= 0, storage.count > 0 else { return }
+        var offset = 0
+        while offset < storage.count {
+            let written = Foundation.write(descriptor, storage.base + offset, storage.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw XMLStoreFile.ioError("could not write", path: path, errno: errno)
             }
+            offset += written
         }
-        buffer.removeAll(keepingCapacity: true)
+        storage.count = 0
     }
 
     /// Whether XML 1.0 can carry every character of `text` (see the type's documentation).

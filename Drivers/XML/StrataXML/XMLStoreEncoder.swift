@@ -42,8 +42,8 @@ struct XMLStoreEncoder: Sendable {
             var tags = XMLByteWriter()
             var ranges: [Range<Int>] = []
             for property in entity.properties {
-                let start = tags.buffer.count
-                defer { ranges.append(start..<tags.buffer.count) }
+                let start = tags.count
+                defer { ranges.append(start..<tags.count) }
                 guard !property.isTransient else {
                     kinds.append(.skip)
                     continue
@@ -80,25 +80,29 @@ struct XMLStoreEncoder: Sendable {
     ///   number space for the whole file); ``StoreError/Code/invalidRequest`` for a row that does
     ///   not fit the model; I/O errors from the writer.
     func write(_ state: AtomicStoreEngine.State, nextObjectID: Int64, store: String, to writer: inout XMLByteWriter) throws {
-        // Each table's keys sorted as plain integers, then merged across entities by (key, entity).
-        let tables = state.rows.keys.sorted().compactMap { entity in state.rows[entity].map { (entity, $0, $0.keys.sorted()) } }
+        // Rows are ordered by (key, entity): each table read once in storage order, then a sort of
+        // packed (key, position) numbers where they fit, of small tuples otherwise.
         var rows: [RowSnapshot] = []
         rows.reserveCapacity(state.count)
-        if tables.count == 1 {
-            let (_, table, keys) = tables[0]
-            for key in keys { rows.append(table[key]!) }  // keys come from the table
-        } else {
-            var positions = [Int](repeating: 0, count: tables.count)
-            while true {
-                var best: Int?
-                for (index, table) in tables.enumerated() where positions[index] < table.2.count {
-                    if let current = best, tables[current].2[positions[current]] <= table.2[positions[index]] { continue }
-                    best = index
-                }
-                guard let index = best else { break }
-                rows.append(tables[index].1[tables[index].2[positions[index]]]!)  // keys come from the table
-                positions[index] += 1
+        var keys: [Int64] = []
+        keys.reserveCapacity(state.count)
+        for entity in state.rows.keys.sorted() {
+            // entity comes from state.rows.
+            for (key, row) in state.rows[entity]! {
+                keys.append(key)
+                rows.append(row)
             }
+        }
+        let positionBits = max(1, Int.bitWidth - (rows.count - 1).leadingZeroBitCount)
+        if rows.count > 1, keys.allSatisfy({ $0 >= 0 && $0 < (1 << (63 - positionBits)) }) {
+            // A larger key sorts later; equal keys keep table order (entity) through the position.
+            var packed = keys.indices.map { UInt64(keys[$0]) << UInt64(positionBits) | UInt64($0) }
+            packed.sort()
+            let mask = UInt64(1) << UInt64(positionBits) - 1
+            rows = packed.map { rows[Int($0 & mask)] }
+        } else {
+            let order = keys.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }
+            rows = order.map { rows[$0] }
         }
         // Object ids are one number space; keys are per hierarchy. The first row with key N is zN;
         // another hierarchy's row with key N gets a fresh number past every key and keeps N in `pk`.
