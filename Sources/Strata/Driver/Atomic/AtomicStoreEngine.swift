@@ -137,14 +137,42 @@ public final class AtomicStoreEngine: Sendable {
             try validate(batch, against: current)
             var versions: [RowID: RowVersion] = [:]
             if let persist {
-                var next = current
-                versions = write(batch, into: &next)
-                try persist(next)
-                current = next
+                // Changed in place (copying every table per save would cost O(store)); the rows the
+                // batch replaces are kept so a failed persist puts them back.
+                let undo = Undo(batch, current)
+                versions = write(batch, into: &current)
+                do { try persist(current) } catch {
+                    undo.restore(into: &current)
+                    throw error
+                }
             } else {
                 versions = write(batch, into: &current)
             }
             return CommitResult(versions: versions)
+        }
+    }
+
+    /// What a batch replaces in a state, to restore it when persisting the new state fails.
+    private struct Undo {
+        var replaced: [RowSnapshot] = []
+        var inserted: [RowID] = []
+        var maxKeys: [Int32: Int64]
+        var metadata: StoreMetadata
+
+        init(_ batch: ChangeBatch, _ state: State) {
+            maxKeys = state.maxKeys
+            metadata = state.metadata
+            for id in batch.updates.map(\.id) + batch.deletes.map(\.id) {
+                if let row = state.row(id) { replaced.append(row) }
+            }
+            inserted = batch.inserts.map(\.id)
+        }
+
+        func restore(into state: inout State) {
+            for id in inserted { state.rows[id.entity]?[id.primaryKey] = nil }
+            for row in replaced { state.rows[row.id.entity, default: [:]][row.id.primaryKey] = row }
+            state.maxKeys = maxKeys
+            state.metadata = metadata
         }
     }
 
