@@ -93,28 +93,28 @@ struct XMLStoreEncoder: Sendable {
                 rows.append(row)
             }
         }
+        var order: [Int]  // positions in `rows`, in file order
         let positionBits = max(1, Int.bitWidth - (rows.count - 1).leadingZeroBitCount)
         if rows.count > 1, keys.allSatisfy({ $0 >= 0 && $0 < (1 << (63 - positionBits)) }) {
             // A larger key sorts later; equal keys keep table order (entity) through the position.
             var packed = keys.indices.map { UInt64(keys[$0]) << UInt64(positionBits) | UInt64($0) }
             packed.sort()
             let mask = UInt64(1) << UInt64(positionBits) - 1
-            rows = packed.map { rows[Int($0 & mask)] }
+            order = packed.map { Int($0 & mask) }
         } else {
-            let order = keys.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }
-            rows = order.map { rows[$0] }
+            order = keys.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }
         }
         // Object ids are one number space; keys are per hierarchy. The first row with key N is zN;
         // another hierarchy's row with key N gets a fresh number past every key and keeps N in `pk`.
         var remapped: [RowID: Int64] = [:]
-        var nextFree = max(nextObjectID, (rows.last?.id.primaryKey ?? 0) + 1)
-        var previous: RowID?
-        for row in rows {
-            if let previous, previous.primaryKey == row.id.primaryKey {
-                remapped[row.id] = nextFree
+        var nextFree = max(nextObjectID, (order.last.map { keys[$0] } ?? 0) + 1)
+        var previous: Int64?
+        for position in order {
+            if let previous, previous == keys[position] {
+                remapped[rows[position].id] = nextFree
                 nextFree += 1
             }
-            previous = row.id
+            previous = keys[position]
         }
         let ids = ObjectIDs(remapped: remapped)
         writer.raw("<?xml version=\"1.0\" standalone=\"yes\"?>\n")
@@ -133,18 +133,24 @@ struct XMLStoreEncoder: Sendable {
             writer.raw("        ")
         }
         writer.raw("</metadata>\n    </databaseInfo>\n")
-        for index in rows.indices {
-            try write(rows[index], ids: ids, store: store, to: &writer)
+        var entity: Int32 = -1
+        var plan: Plan?
+        for position in order {
+            let row = rows[position]
+            if row.id.entity != entity {
+                entity = row.id.entity
+                plan = plans.indices.contains(Int(entity)) ? plans[Int(entity)] : nil
+            }
+            guard let plan, row.values.count == plan.kinds.count else {
+                throw StoreError(.invalidRequest, "row \(row.id) does not fit the model", store: store)
+            }
+            try write(row, plan: plan, ids: ids, store: store, to: &writer)
             try writer.flushIfFull()
         }
         writer.raw("</database>\n")
     }
 
-    private func write(_ row: RowSnapshot, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter) throws {
-        guard plans.indices.contains(Int(row.id.entity)), let plan = plans[Int(row.id.entity)], row.values.count == plan.kinds.count
-        else {
-            throw StoreError(.invalidRequest, "row \(row.id) does not fit the model", store: store)
-        }
+    private func write(_ row: RowSnapshot, plan: Plan, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter) throws {
         writer.raw(plan.open)
         writer.integer(ids.number(of: row.id))
         if ids.isRemapped(row.id) {
