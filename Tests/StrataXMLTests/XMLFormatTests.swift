@@ -274,3 +274,38 @@ struct XMLNumberWritingTests {
         }
     }
 }
+
+@Suite("XML parallel encoding")
+struct XMLParallelEncodingTests {
+    @Test("a store of many chunks encodes to the same bytes on several cores as on one")
+    func sameBytes() throws {
+        let model = ConformanceModel.model
+        let employee = try #require(model.entity(named: "Employee"))
+        let tag = try #require(model.entity(named: "Tag"))
+        var state = AtomicStoreEngine.State(metadata: StoreMetadata(uuid: "parallel", storeType: "XML"))
+        let count = 3 * XMLStoreEncoder.chunkRows + 17
+        for key in 1...Int64(count) {
+            var values = employee.defaultValues
+            values[employee.index(ofProperty: "name")!] = .string("név \(key) <&>")  // in the model
+            values[employee.index(ofProperty: "salary")!] = key % 5 == 0 ? .null : .double(Double(key) / 3)  // in the model
+            values[employee.index(ofProperty: "age")!] = .integer(key % 90)  // in the model
+            state.rows[employee.entityNumber, default: [:]][key] = RowSnapshot(id: RowID(entity: employee.entityNumber, primaryKey: key), version: 1, values: values)
+        }
+        // A second hierarchy sharing keys with the first: those rows get remapped object numbers.
+        for key in Int64(1)...40 {
+            var values = tag.defaultValues
+            values[tag.index(ofProperty: "name")!] = .string("tag \(key)")  // in the model
+            state.rows[tag.entityNumber, default: [:]][key] = RowSnapshot(id: RowID(entity: tag.entityNumber, primaryKey: key), version: 1, values: values)
+        }
+        let encoder = XMLStoreEncoder(model: model)
+        var one = XMLByteWriter()
+        try encoder.write(state, nextObjectID: 1, store: "test", to: &one, cores: 1)
+        var several = XMLByteWriter()
+        try encoder.write(state, nextObjectID: 1, store: "test", to: &several, cores: 4)
+        #expect(one.count > 100_000)
+        #expect(one.buffer == several.buffer)
+        let text = String(decoding: several.buffer, as: UTF8.self)
+        #expect(text.components(separatedBy: "<object ").count - 1 == count + 40)
+        #expect(text.contains("pk=\"40\""))
+    }
+}

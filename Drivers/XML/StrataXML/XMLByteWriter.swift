@@ -93,6 +93,11 @@ struct XMLByteWriter {
     /// Appends prepared bytes (markup of our own).
     mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes) }
 
+    /// Appends everything another writer holds in memory.
+    mutating func append(contentsOf other: XMLByteWriter) {
+        append(UnsafeRawPointer(other.storage.base), count: other.storage.count)
+    }
+
     /// Appends a decimal integer without allocating.
     mutating func integer(_ value: Int64) {
         if value == 0 { append(UInt8(ascii: "0")); return }

@@ -79,7 +79,10 @@ struct XMLStoreEncoder: Sendable {
     /// - Throws: ``StoreError/Code/constraint`` when two rows share a primary key (XML ids are one
     ///   number space for the whole file); ``StoreError/Code/invalidRequest`` for a row that does
     ///   not fit the model; I/O errors from the writer.
-    func write(_ state: AtomicStoreEngine.State, nextObjectID: Int64, store: String, to writer: inout XMLByteWriter) throws {
+    /// - Parameter cores: How many cores encode objects at once (default: every active core).
+    func write(
+        _ state: AtomicStoreEngine.State, nextObjectID: Int64, store: String, to writer: inout XMLByteWriter, cores: Int? = nil
+    ) throws {
         // Rows are ordered by (key, entity): each table read once in storage order, then a sort of
         // packed (key, position) numbers where they fit, of small tuples otherwise.
         var rows: [RowSnapshot] = []
@@ -133,6 +136,14 @@ struct XMLStoreEncoder: Sendable {
             writer.raw("        ")
         }
         writer.raw("</metadata>\n    </databaseInfo>\n")
+        try writeObjects(rows, order: order, ids: ids, store: store, to: &writer, cores: cores ?? ProcessInfo.processInfo.activeProcessorCount)
+        writer.raw("</database>\n")
+    }
+
+    /// Writes the `<object>` elements of `rows` taken in `order` (positions), straight to `writer`.
+    func writeRun(
+        _ rows: [RowSnapshot], order: ArraySlice<Int>, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter
+    ) throws {
         var entity: Int32 = -1
         var plan: Plan?
         for position in order {
@@ -147,7 +158,6 @@ struct XMLStoreEncoder: Sendable {
             try write(row, plan: plan, ids: ids, store: store, to: &writer)
             try writer.flushIfFull()
         }
-        writer.raw("</database>\n")
     }
 
     private func write(_ row: RowSnapshot, plan: Plan, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter) throws {
@@ -214,7 +224,7 @@ struct XMLStoreEncoder: Sendable {
 }
 
 /// The object number (`zN`) of each row: its primary key, unless another hierarchy's row took it.
-struct ObjectIDs {
+struct ObjectIDs: Sendable {
     let remapped: [RowID: Int64]
 
     func number(of row: RowID) -> Int64 { remapped.isEmpty ? row.primaryKey : remapped[row] ?? row.primaryKey }
