@@ -304,6 +304,16 @@ struct XMLParallelEncodingTests {
         try encoder.write(state, nextObjectID: 1, store: "test", to: &several, cores: 4)
         #expect(one.count > 100_000)
         #expect(one.buffer == several.buffer)
+        // Through a file, as a save writes: chunks go straight to the descriptor.
+        let directory = try TemporaryDirectory(prefix: "xml-parallel")
+        let path = directory.file("objects.xml").path
+        let descriptor = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
+        try #require(descriptor >= 0)
+        var file = XMLByteWriter(descriptor: descriptor, path: path)
+        try encoder.write(state, nextObjectID: 1, store: "test", to: &file, cores: 4)
+        try file.flush()
+        close(descriptor)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(one.buffer))
         let text = String(decoding: several.buffer, as: UTF8.self)
         #expect(text.components(separatedBy: "<object ").count - 1 == count + 40)
         #expect(text.contains("pk=\"40\""))

@@ -49,10 +49,10 @@ struct XMLByteWriter {
     let path: String
     private let chunkSize = 1 << 20
 
-    init(descriptor: Int32 = -1, path: String = "") {
+    init(descriptor: Int32 = -1, path: String = "", capacity: Int? = nil) {
         self.descriptor = descriptor
         self.path = path
-        storage = Storage(capacity: descriptor >= 0 ? chunkSize + 4096 : 1 << 12)
+        storage = Storage(capacity: capacity ?? (descriptor >= 0 ? chunkSize + 4096 : 1 << 12))
     }
 
     /// The bytes not yet written to ``descriptor``, copied out.
@@ -93,9 +93,12 @@ struct XMLByteWriter {
     /// Appends prepared bytes (markup of our own).
     mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes) }
 
-    /// Appends everything another writer holds in memory.
-    mutating func append(contentsOf other: XMLByteWriter) {
-        append(UnsafeRawPointer(other.storage.base), count: other.storage.count)
+    /// Appends everything another writer holds in memory: straight to ``descriptor`` (after what
+    /// this writer holds) when there is one, so large pieces are not copied twice.
+    mutating func append(contentsOf other: XMLByteWriter) throws {
+        guard descriptor >= 0 else { return append(UnsafeRawPointer(other.storage.base), count: other.storage.count) }
+        try flush()
+        try write(UnsafeRawPointer(other.storage.base), count: other.storage.count)
     }
 
     /// Appends a decimal integer without allocating.
@@ -189,16 +192,21 @@ struct XMLByteWriter {
     /// Writes everything buffered to ``descriptor``.
     mutating func flush() throws {
         guard descriptor >= 0, storage.count > 0 else { return }
+        try write(UnsafeRawPointer(storage.base), count: storage.count)
+        storage.count = 0
+    }
+
+    /// Writes `count` bytes at `bytes` to ``descriptor``, retrying short writes and interruptions.
+    private func write(_ bytes: UnsafeRawPointer, count: Int) throws {
         var offset = 0
-        while offset < storage.count {
-            let written = Foundation.write(descriptor, storage.base + offset, storage.count - offset)
+        while offset < count {
+            let written = Foundation.write(descriptor, bytes + offset, count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 throw XMLStoreFile.ioError("could not write", path: path, errno: errno)
             }
             offset += written
         }
-        storage.count = 0
     }
 
     /// Whether XML 1.0 can carry every character of `text` (see the type's documentation).

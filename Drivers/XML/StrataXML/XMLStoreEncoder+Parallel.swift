@@ -24,7 +24,7 @@ extension XMLStoreEncoder {
             let outputs = window.map { _ in EncodedChunk() }
             let failure = Mutex<(any Error)?>(nil)
             DispatchQueue.concurrentPerform(iterations: window.count) { index in
-                var chunkWriter = XMLByteWriter()
+                var chunkWriter = XMLByteWriter(capacity: Self.chunkRows * 512)
                 do {
                     try writeRun(rows, order: order[window[index]], ids: ids, store: store, to: &chunkWriter)
                     outputs[index].writer = chunkWriter
@@ -35,8 +35,7 @@ extension XMLStoreEncoder {
             if let error = failure.withLock({ $0 }) { throw error }
             for output in outputs {
                 // Every iteration above set its output before concurrentPerform returned.
-                writer.append(contentsOf: output.writer!)
-                try writer.flushIfFull()
+                try writer.append(contentsOf: output.writer!)
             }
         }
     }

@@ -96,9 +96,11 @@ struct XMLStoreEncoder: Sendable {
                 rows.append(row)
             }
         }
-        var order: [Int]  // positions in `rows`, in file order
+        var order = Self.directOrder(keys) ?? []  // positions in `rows`, in file order
         let positionBits = max(1, Int.bitWidth - (rows.count - 1).leadingZeroBitCount)
-        if rows.count > 1, keys.allSatisfy({ $0 >= 0 && $0 < (1 << (63 - positionBits)) }) {
+        if order.count == rows.count {
+            // Placed by key already.
+        } else if rows.count > 1, keys.allSatisfy({ $0 >= 0 && $0 < (1 << (63 - positionBits)) }) {
             // A larger key sorts later; equal keys keep table order (entity) through the position.
             var packed = keys.indices.map { UInt64(keys[$0]) << UInt64(positionBits) | UInt64($0) }
             packed.sort()
@@ -138,6 +140,19 @@ struct XMLStoreEncoder: Sendable {
         writer.raw("</metadata>\n    </databaseInfo>\n")
         try writeObjects(rows, order: order, ids: ids, store: store, to: &writer, cores: cores ?? ProcessInfo.processInfo.activeProcessorCount)
         writer.raw("</database>\n")
+    }
+
+    /// The positions of `keys` in ascending key order when the keys are distinct and dense
+    /// (primary keys usually are): each placed at its key's offset, O(n). `nil` otherwise.
+    static func directOrder(_ keys: [Int64]) -> [Int]? {
+        guard let low = keys.min(), let high = keys.max(), high - low < Int64(4 * keys.count + 1_024) else { return nil }
+        var slots = [Int](repeating: -1, count: Int(high - low) + 1)
+        for (position, key) in keys.enumerated() {
+            let offset = Int(key - low)
+            if slots[offset] >= 0 { return nil }  // a key shared by two hierarchies
+            slots[offset] = position
+        }
+        return slots.filter { $0 >= 0 }
     }
 
     /// Writes the `<object>` elements of `rows` taken in `order` (positions), straight to `writer`.
