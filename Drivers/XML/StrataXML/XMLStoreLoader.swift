@@ -34,6 +34,9 @@ struct XMLStoreLoader {
         var slots: [String: Int] = [:]
         /// What each slot holds, read once per entity instead of copying descriptions per value.
         var kinds: [SlotPlan]
+        /// Property names in the order the first object of the entity listed them, with their
+        /// slots: later objects (written the same way) match by position and a string compare.
+        var sequence: [(name: String, slot: Int)] = []
     }
 
     private enum SlotPlan {
@@ -57,10 +60,13 @@ struct XMLStoreLoader {
         var pending: [PendingReference] = []
         var plans: [String: EntityPlan] = [:]
         var seen: [Bool] = []
+        var last: (type: String, plan: EntityPlan)?
         let info = try scanner.scan { raw in
             var plan: EntityPlan
             var planChanged = false
-            if let cached = plans[raw.type] {
+            if let last, last.type == raw.type {
+                plan = last.plan
+            } else if let cached = plans[raw.type] {
                 plan = cached
             } else {
                 plan = try makePlan(raw)
@@ -73,13 +79,20 @@ struct XMLStoreLoader {
             var values = plan.template
             seen.removeAll(keepingCapacity: true)
             seen.append(contentsOf: repeatElement(false, count: values.count))
-            for property in raw.properties {
+            for (position, property) in raw.properties.enumerated() {
                 let slot: Int
-                if let known = plan.slots[property.name] {
+                if position < plan.sequence.count, plan.sequence[position].name == property.name {
+                    slot = plan.sequence[position].slot
+                } else if let known = plan.slots[property.name] {
                     slot = known
+                    if position == plan.sequence.count {
+                        plan.sequence.append((property.name, known))
+                        planChanged = true
+                    }
                 } else if let found = entity.index(ofPropertyIgnoringCase: property.name) {
                     slot = found
                     plan.slots[property.name] = found
+                    if position == plan.sequence.count { plan.sequence.append((property.name, found)) }
                     planChanged = true
                 } else {
                     throw corrupt(
@@ -116,6 +129,7 @@ struct XMLStoreLoader {
                 }
             }
             if planChanged { plans[raw.type] = plan }
+            if planChanged || last?.type != raw.type { last = (raw.type, plan) }
             rowIndex[raw.id] = rows.count
             lines.append(raw.line)
             let key = raw.primaryKey ?? raw.id
