@@ -28,6 +28,18 @@ struct BadFile: Sendable, CustomStringConvertible {
             objects: #"<object type="TAG" id="z1"><attribute name="name" type="string">a</attribute><relationship name="items" type="0/0" destination="ITEM" idrefs="z9"></relationship></object>"#,
             line: 11, column: 78, words: "found z9, which no <object> has"),
         BadFile(
+            description: "a duplicate id after ids that rose",
+            objects: "<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"TAG\" id=\"z2\"></object>\n<object type=\"TAG\" id=\"z3\"></object>\n<object type=\"TAG\" id=\"z2\"></object>",
+            line: 14, column: 1, words: "z2 was already used on line 12"),
+        BadFile(
+            description: "one primary key given twice in an entity",
+            objects: "<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"TAG\" id=\"z2\" pk=\"1\"></object>",
+            line: 12, column: 1, words: "Tag key 1 is used twice"),
+        BadFile(
+            description: "one primary key given to two entities of a hierarchy",
+            objects: "<object type=\"CAR\" id=\"z1\"></object>\n<object type=\"TRUCK\" id=\"z2\" pk=\"1\"></object>",
+            line: 12, column: 1, words: "Vehicle key 1 is used twice"),
+        BadFile(
             description: "a duplicate id",
             objects: "<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"TAG\" id=\"z1\"></object>",
             line: 12, column: 1, words: "z1 was already used on line 11"),

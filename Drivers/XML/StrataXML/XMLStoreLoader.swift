@@ -55,6 +55,11 @@ struct XMLStoreLoader {
     func load() throws -> Loaded {
         let scanner = try XMLDocumentScanner(path: path)
         var rows: [RowSnapshot] = []
+        // Object ids in file order. While they keep rising (files are written in id order) no id
+        // can repeat and the index is not needed yet; it is built when an id falls back, or at the
+        // end when references need resolving.
+        var ids: [Int64] = []
+        var rising = true
         var rowIndex: [Int64: Int] = [:]
         var lines: [Int] = []
         var pending: [PendingReference] = []
@@ -72,7 +77,12 @@ struct XMLStoreLoader {
                 plan = try makePlan(raw)
                 planChanged = true
             }
-            if let earlier = rowIndex[raw.id] {
+            if rising, let previous = ids.last, raw.id <= previous {
+                rising = false
+                rowIndex.reserveCapacity(ids.count * 2)
+                for (index, id) in ids.enumerated() { rowIndex[id] = index }
+            }
+            if !rising, let earlier = rowIndex[raw.id] {
                 throw corrupt("expected a unique object id, but z\(raw.id) was already used on line \(lines[earlier])", line: raw.line, element: "object")
             }
             let entity = plan.entity
@@ -130,10 +140,15 @@ struct XMLStoreLoader {
             }
             if planChanged { plans[raw.type] = plan }
             if planChanged || last?.type != raw.type { last = (raw.type, plan) }
-            rowIndex[raw.id] = rows.count
+            if !rising { rowIndex[raw.id] = rows.count }
+            ids.append(raw.id)
             lines.append(raw.line)
             let key = raw.primaryKey ?? raw.id
             rows.append(RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: key), version: 1, values: values))
+        }
+        if rising, !pending.isEmpty {
+            rowIndex.reserveCapacity(ids.count)
+            for (index, id) in ids.enumerated() { rowIndex[id] = index }
         }
         for reference in pending {
             let source = rows[reference.row]
@@ -160,16 +175,43 @@ struct XMLStoreLoader {
             rows[reference.row].values[reference.slot] = relationship.isToMany ? .references(targets) : .reference(targets[0])
         }
         var state = AtomicStoreEngine.State(metadata: XMLMetadataCoding.metadata(from: info, storeType: storeType))
-        var largest: Int64 = rowIndex.keys.max() ?? 0
-        for row in rows {
-            let root = model.entity(named: model.entity(number: row.id.entity)!.rootEntityName)!  // rows come from model entities
-            if state.rows[row.id.entity]?[row.id.primaryKey] != nil
-                || root.hierarchyNumbers.contains(where: { $0 != row.id.entity && state.rows[$0]?[row.id.primaryKey] != nil })
-            {
-                throw corrupt("expected unique primary keys in each entity hierarchy, but \(root.name) key \(row.id.primaryKey) is used twice", line: 1, element: "object")
+        var largest: Int64 = ids.max() ?? 0
+        // Rows come in runs of one entity: each run goes into its table in one go, tables sized
+        // first. A key used twice in one entity shows when it is stored; across a hierarchy of
+        // several entities, a set of the hierarchy's keys finds it.
+        var counts: [Int32: Int] = [:]
+        var start = 0
+        while start < rows.count {
+            let entity = rows[start].id.entity
+            var end = start
+            while end < rows.count, rows[end].id.entity == entity { end += 1 }
+            counts[entity, default: 0] += end - start
+            start = end
+        }
+        for (entity, count) in counts { state.rows[entity] = Dictionary(minimumCapacity: count) }
+        var hierarchyKeys: [Int32: Set<Int64>] = [:]
+        start = 0
+        while start < rows.count {
+            let entity = rows[start].id.entity
+            // Rows were made from model entities.
+            let description = model.entity(number: entity)!
+            let root = model.entity(number: description.rootEntityNumber)!
+            let shared = root.hierarchyNumbers.count > 1
+            var table = state.rows.removeValue(forKey: entity) ?? [:]
+            var end = start
+            while end < rows.count, rows[end].id.entity == entity {
+                let row = rows[end]
+                let repeated = table.updateValue(row, forKey: row.id.primaryKey) != nil
+                if repeated || (shared && !hierarchyKeys[root.entityNumber, default: []].insert(row.id.primaryKey).inserted) {
+                    throw corrupt(
+                        "expected unique primary keys in each entity hierarchy, but \(root.name) key \(row.id.primaryKey) is used twice",
+                        line: lines[end], element: "object")
+                }
+                largest = max(largest, row.id.primaryKey)
+                end += 1
             }
-            state.rows[row.id.entity, default: [:]][row.id.primaryKey] = row
-            largest = max(largest, row.id.primaryKey)
+            state.rows[entity] = table
+            start = end
         }
         for entity in model.entities where entity.superentityName == nil {
             state.maxKeys[entity.entityNumber] = largest
