@@ -319,3 +319,27 @@ struct XMLParallelEncodingTests {
         #expect(text.contains("pk=\"40\""))
     }
 }
+
+@Suite("XML text writing")
+struct XMLTextWritingTests {
+    @Test("checking and escaping in one pass gives what the check and the escaper give separately")
+    func representableText() {
+        var generator = SeededGenerator(seed: 0x7E7)
+        let pieces = ["a", "&", "<", ">", "\r", "\n", "\t", "\u{1}", "\u{1F}", "é", "\u{FFFE}", "\u{FFFF}", "\u{FFFD}", "ﬀ", "\"", " ", "😀"]
+        for round in 0..<5_000 {
+            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()  // non-empty
+            var combined = XMLByteWriter()
+            combined.raw("x")
+            let written = combined.representableText(text, after: ">")
+            var separate = XMLByteWriter()
+            separate.raw("x")
+            let representable = XMLByteWriter.isRepresentable(text)
+            if representable {
+                separate.raw(">")
+                separate.text(text)
+            }
+            #expect(written == representable, "round \(round): \(Array(text.unicodeScalars))")
+            #expect(combined.buffer == separate.buffer, "round \(round)")
+        }
+    }
+}

@@ -143,6 +143,46 @@ struct XMLByteWriter {
     /// Appends `text` escaped for element content.
     mutating func text(_ text: String) { escape(text, inAttribute: false) }
 
+    /// Appends `prefix`, then `text` escaped for element content, when XML can carry every
+    /// character of `text` (``isRepresentable(_:)``), checking and escaping in one pass; otherwise
+    /// appends nothing and returns `false`.
+    mutating func representableText(_ text: String, after prefix: StaticString) -> Bool {
+        let mark = storage.count
+        raw(prefix)
+        var text = text
+        let ok = text.withUTF8 { bytes -> Bool in
+            var start = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                let replacement: StaticString
+                switch byte {
+                case UInt8(ascii: "&"): replacement = "&amp;"
+                case UInt8(ascii: "<"): replacement = "&lt;"
+                case UInt8(ascii: ">"): replacement = "&gt;"
+                case 0x0D: replacement = "&#13;"
+                case 0x09, 0x0A:
+                    index += 1
+                    continue
+                case 0..<0x20: return false
+                case 0xEF where index + 2 < bytes.count && bytes[index + 1] == 0xBF && bytes[index + 2] >= 0xBE:
+                    return false  // U+FFFE or U+FFFF
+                default:
+                    index += 1
+                    continue
+                }
+                append(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                raw(replacement)
+                index += 1
+                start = index
+            }
+            append(UnsafeBufferPointer(rebasing: bytes[start...]))
+            return true
+        }
+        if !ok { storage.count = mark }
+        return ok
+    }
+
     /// Appends `text` escaped for a double-quoted attribute value.
     mutating func attribute(_ text: String) { escape(text, inAttribute: true) }
 

@@ -194,10 +194,7 @@ struct XMLStoreEncoder: Sendable {
                     writer.raw(tag)
                     if case .string(let text) = value {
                         // Strings are checked once: written escaped, or base64 when XML cannot carry them.
-                        if XMLByteWriter.isRepresentable(text) {
-                            writer.raw(">")
-                            writer.text(text)
-                        } else {
+                        if !writer.representableText(text, after: ">") {
                             writer.raw(" encoding=\"base64\">")
                             writer.base64(Data(text.utf8))
                         }
