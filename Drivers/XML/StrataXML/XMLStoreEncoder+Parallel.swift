@@ -8,9 +8,9 @@ extension XMLStoreEncoder {
     static let chunkRows = 4_096
 
     /// Writes the `<object>` elements in file order. Large stores are encoded a window of chunks at
-    /// a time, the chunks of a window on every core at once, each into memory of its own, then
-    /// appended to `writer` in order: the bytes are exactly those of one pass, and memory stays
-    /// bounded by one window.
+    /// a time, the chunks of a window on every core at once, each into memory of its own; a serial
+    /// queue appends each finished window to `writer` in order while the next window is encoded.
+    /// The bytes are exactly those of one pass, and memory stays bounded by two windows.
     func writeObjects(
         _ rows: [RowSnapshot], order: [Int], ids: ObjectIDs, store: String, to writer: inout XMLByteWriter, cores: Int
     ) throws {
@@ -19,33 +19,55 @@ extension XMLStoreEncoder {
         }
         let chunks = stride(from: 0, to: order.count, by: Self.chunkRows).map { $0..<min($0 + Self.chunkRows, order.count) }
         let windowSize = 2 * cores
+        let output = SharedWriter(writer)
+        let writing = DispatchQueue(label: "strata.xml.write")
+        let failure = Mutex<(any Error)?>(nil)
         for windowStart in stride(from: 0, to: chunks.count, by: windowSize) {
             let window = Array(chunks[windowStart..<min(windowStart + windowSize, chunks.count)])
-            let outputs = window.map { _ in EncodedChunk() }
-            let failure = Mutex<(any Error)?>(nil)
+            let encoded = window.map { _ in EncodedChunk() }
             DispatchQueue.concurrentPerform(iterations: window.count) { index in
                 var chunkWriter = XMLByteWriter(capacity: Self.chunkRows * 512)
                 do {
                     try writeRun(rows, order: order[window[index]], ids: ids, store: store, to: &chunkWriter)
-                    outputs[index].writer = chunkWriter
+                    encoded[index].writer = chunkWriter
                 } catch {
                     failure.withLock { if $0 == nil { $0 = error } }
                 }
             }
-            if let error = failure.withLock({ $0 }) { throw error }
-            for output in outputs {
-                // Every iteration above set its output before concurrentPerform returned.
-                try writer.append(contentsOf: output.writer!)
+            if failure.withLock({ $0 != nil }) { break }
+            writing.async {
+                guard failure.withLock({ $0 == nil }) else { return }
+                do {
+                    // Every iteration set its chunk before concurrentPerform returned, and this
+                    // block was queued after that.
+                    for chunk in encoded { try output.writer.append(contentsOf: chunk.writer!) }
+                } catch {
+                    failure.withLock { if $0 == nil { $0 = error } }
+                }
             }
         }
+        writing.sync {}  // every queued window written
+        writer = output.writer
+        if let error = failure.withLock({ $0 }) { throw error }
     }
 }
 
-/// One chunk's bytes, handed from the iteration that encoded them to the writer.
+/// One chunk's bytes, handed from the iteration that encoded them to the writing queue.
 ///
 /// `@unchecked Sendable`: each instance is written by exactly one iteration of
-/// `concurrentPerform` and read only after `concurrentPerform` has returned, which orders the
-/// write before the read; nothing else touches it.
+/// `concurrentPerform` and read only by a block queued after `concurrentPerform` returned, which
+/// orders the write before the read; nothing else touches it.
 private final class EncodedChunk: @unchecked Sendable {
     var writer: XMLByteWriter?
+}
+
+/// The file writer while windows are being written.
+///
+/// `@unchecked Sendable`: between its creation and `writing.sync {}` in
+/// ``XMLStoreEncoder/writeObjects(_:order:ids:store:to:cores:)`` only blocks of the serial
+/// writing queue touch it, one at a time; the caller reads it again only after that `sync`, which
+/// waits for every queued block.
+private final class SharedWriter: @unchecked Sendable {
+    var writer: XMLByteWriter
+    init(_ writer: XMLByteWriter) { self.writer = writer }
 }
