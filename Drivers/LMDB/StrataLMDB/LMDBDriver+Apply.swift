@@ -46,7 +46,9 @@ extension LMDBDriver {
                 try encode(insert.values, version: 1, id: insert.id, current.slots, into: &writer)
                 key.bytes.removeAll(keepingCapacity: true)
                 Keys.appendRowID(insert.id, to: &key)
-                guard try txn.insert(current.dbi, key.bytes, writer.bytes) else {
+                // Keys handed out by the allocator rise, so new rows usually go at the end.
+                let rising = insert.id.primaryKey > runMax
+                guard try txn.insert(current.dbi, key.bytes, writer.bytes, append: rising) else {
                     throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
                 }
                 if current.linked {
