@@ -72,6 +72,14 @@ struct LMDBBatchTests {
                     try bytes.withUnsafeBytes { try RowCodec.read($0, layout: slots, into: &fields, complete: false) }
                     for slot in wanted { #expect(probed[slot] == fields.values[slot], "round \(round), slot \(slot)") }
                 }
+                // The integer reader, where it answers, reads what the partial reader reads.
+                for slot in [0, 3, 7] {
+                    var one = RowCodec.Fields(layout: slots, wanted: [slot])
+                    if let value = bytes.withUnsafeBytes({ plan.integer(at: slot, in: $0) }) {
+                        try bytes.withUnsafeBytes { try RowCodec.read($0, layout: slots, into: &one, complete: false) }
+                        #expect(one.values[slot] == .integer(value), "round \(round), slot \(slot)")
+                    }
+                }
                 switch (reference, fast) {
                 case (.success(let a), .success(let b)): #expect(a == b, "round \(round)"); agreed += 1
                 case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", "round \(round)"); agreed += 1

@@ -42,9 +42,17 @@ struct RowFastPathTests {
             "salary == 1.5", "salary != 1.5", "salary < 0.5", "salary <= -1.0", "salary > 2.0", "salary >= 0.0",
             "salary BETWEEN {-1.5, 1.5}", "age == 1.5", "salary > 2", "NOT (age > 1) OR salary < 0.5",
         ]
+        let integerForms = try formats.filter { CompiledRowPredicate(try FetchPredicate(format: $0), entity: Self.employee)?.integerComparison != nil }
+        #expect(integerForms == ["age == 3", "age != 3", "age < 0", "age <= -2", "age > 2", "age >= 5", "age BETWEEN {-2, 2}", "salary > 2"])
         for format in formats {
             let predicate = try FetchPredicate(format: format)
             let compiled = try #require(CompiledRowPredicate(predicate, entity: Self.employee))
+            if let integer = compiled.integerComparison {
+                for row in rows {
+                    guard case .integer(let value) = row.values[integer.slot] else { continue }
+                    #expect(integer.matches(value) == (try compiled.matches(row.values)), "\(format) on \(value)")
+                }
+            }
             for row in rows {
                 let view = RowView(row, model: ConformanceModel.model) { _ in nil }
                 let expected = Result { try predicate.evaluate(with: view) }

@@ -90,12 +90,16 @@ extension LMDBDriver {
                 // A predicate over the row's own attributes is tested on those fields alone; only
                 // matching rows are decoded whole.
                 var fields = RowCodec.Fields(layout: slots, wanted: compiled?.readSlots ?? [])
+                let integerTest = compiled?.integerComparison
                 // Without a predicate every row of the database is taken: make room once.
                 if predicate == nil, layout.roots[entity] != nil, entities.count == 1 { rows.reserveCapacity(try reader.txn.count(dbi)) }
                 try reader.txn.withCursor(dbi) { cursor in
                     var entry = try cursor.move(MDB_SET_RANGE, to: Keys.entityStart(entity))
                     while let current = entry, current.key.hasPrefix(prefix) {
-                        if let compiled {
+                        if let integerTest, let value = plan.integer(at: integerTest.slot, in: current.value) {
+                            // One integer comparison: answered from the stored bytes.
+                            if integerTest.matches(value) { rows.append(try decode(current.value, id: try rowID(current.key), plan: plan)) }
+                        } else if let compiled {
                             if !plan.probe(current.value, wanted: fields.wanted, last: fields.lastWanted, into: &fields.values) {
                                 do { try RowCodec.read(current.value, layout: slots, into: &fields, complete: false) } catch let error as FormatError {
                                     throw StoreError(

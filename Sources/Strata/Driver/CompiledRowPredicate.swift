@@ -39,6 +39,15 @@ public struct CompiledRowPredicate {
         self.root = root
     }
 
+    /// When the whole predicate is one comparison of an attribute slot with integer constants
+    /// (`age BETWEEN {30, 40}`, `count > 3`): the slot and the test of an integer stored there,
+    /// which answers exactly as ``matches(_:)`` for rows whose slot holds an integer. Rows whose
+    /// slot holds anything else (`nil`) must go through ``matches(_:)``.
+    public var integerComparison: (slot: Int, matches: (Int64) -> Bool)? {
+        guard case .integers(let slot, let op, let low, let high, _) = root else { return nil }
+        return (slot, { Self.test($0, op, low, high) })
+    }
+
     /// The slots the predicate reads, ascending; other slots of the values passed to
     /// ``matches(_:)`` may hold anything, ``StoreValue/unfetched`` included.
     public var readSlots: [Int] {

@@ -60,43 +60,67 @@ extension RowCodec {
         let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: 1, as: Int64.self))
         let end = buffer.count
         var offset = header
-        var values: [StoreValue] = []
-        values.reserveCapacity(count)
-        @inline(__always) func fixed(_ width: Int) throws -> Int {
-            guard width <= end - offset else { throw Unexpected() }
-            defer { offset += width }
-            return offset
-        }
-        for slot in 0..<count {
-            let kind = plan.kinds[slot]
-            guard buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) != 0 else {
-                values.append(kind == .toMany ? .unfetched : .null)
-                continue
+        var complete = true
+        // Values written in place; on anything unexpected the slots set so far are kept
+        // initialized (`initialized`), the array is dropped and the reference decoder takes over.
+        let values = [StoreValue](unsafeUninitializedCapacity: count) { slots, initialized in
+            for slot in 0..<count {
+                let kind = plan.kinds[slot]
+                var value: StoreValue
+                if buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) == 0 {
+                    value = kind == .toMany ? .unfetched : .null
+                } else {
+                    let width: Int
+                    switch kind {
+                    case .int16: width = 2
+                    case .int32: width = 4
+                    case .int64, .double, .date: width = 8
+                    case .boolean: width = 1
+                    case .string: width = 4
+                    case .toOne, .other, .transient, .toMany: width = -1
+                    }
+                    guard width >= 0, width <= end - offset else {
+                        complete = false
+                        return
+                    }
+                    let at = offset
+                    offset += width
+                    switch kind {
+                    case .int16: value = .integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int16.self))))
+                    case .int32: value = .integer(Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int32.self))))
+                    case .int64: value = .integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int64.self)))
+                    case .double:
+                        value = .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self))))
+                    case .date:
+                        let seconds = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+                        value = .date(Date(timeIntervalSinceReferenceDate: seconds))
+                    case .boolean:
+                        guard buffer[at] <= 1 else {
+                            complete = false
+                            return
+                        }
+                        value = .bool(buffer[at] == 1)
+                    default:  // .string: a length, then the bytes
+                        let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                        guard length <= end - offset else {
+                            complete = false
+                            return
+                        }
+                        let raw = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)])
+                        offset += length
+                        guard ByteReader.isASCII(raw) else {
+                            complete = false
+                            return
+                        }
+                        value = .string(String(decoding: raw, as: UTF8.self))
+                    }
+                }
+                // slot < count, the capacity asked for.
+                (slots.baseAddress! + slot).initialize(to: value)
+                initialized = slot + 1
             }
-            switch kind {
-            case .int16: values.append(.integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(2), as: Int16.self)))))
-            case .int32: values.append(.integer(Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(4), as: Int32.self)))))
-            case .int64: values.append(.integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(8), as: Int64.self))))
-            case .double:
-                values.append(.double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(8), as: UInt64.self)))))
-            case .date:
-                let seconds = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(8), as: UInt64.self)))
-                values.append(.date(Date(timeIntervalSinceReferenceDate: seconds)))
-            case .boolean:
-                let byte = buffer[try fixed(1)]
-                guard byte <= 1 else { throw Unexpected() }
-                values.append(.bool(byte == 1))
-            case .string:
-                let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: try fixed(4), as: UInt32.self)))
-                let start = try fixed(length)
-                let raw = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + length)])
-                guard ByteReader.isASCII(raw) else { throw Unexpected() }
-                values.append(.string(String(decoding: raw, as: UTF8.self)))
-            case .toOne, .other, .transient, .toMany:
-                throw Unexpected()
-            }
         }
-        guard offset == end else { throw Unexpected() }
+        guard complete, offset == end else { throw Unexpected() }
         return RowSnapshot(id: id, version: version, values: values)
     }
 }
@@ -157,5 +181,49 @@ extension RowCodec.Plan {
             slot += 1
         }
         return true
+    }
+}
+
+extension RowCodec.Plan {
+    /// The integer stored in `slot` (an Integer 16, 32 or 64 attribute), found by walking the
+    /// fields before it by width and length alone; `nil` when the slot holds no value or the row
+    /// holds anything the fast path does not expect (the caller then takes the general path).
+    func integer(at slot: Int, in buffer: UnsafeRawBufferPointer) -> Int64? {
+        let count = kinds.count
+        let header = 11 + (count + 7) / 8
+        guard slot < count, buffer.count >= header, buffer[0] == RowCodec.encodingVersion,
+            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 9, as: UInt16.self))) == count
+        else { return nil }
+        let end = buffer.count
+        var offset = header
+        for current in 0...slot {
+            guard buffer[11 + current >> 3] & (1 << UInt8(current & 7)) != 0 else {
+                if current == slot { return nil }
+                continue
+            }
+            let width: Int
+            switch kinds[current] {
+            case .int16: width = 2
+            case .int32: width = 4
+            case .int64, .double, .date: width = 8
+            case .boolean: width = 1
+            case .toOne: width = 12
+            case .string:
+                guard 4 <= end - offset else { return nil }
+                width = 4 + Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            case .transient, .toMany, .other: return nil
+            }
+            guard width <= end - offset else { return nil }
+            if current == slot {
+                switch kinds[slot] {
+                case .int16: return Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int16.self)))
+                case .int32: return Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
+                case .int64: return Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+                default: return nil
+                }
+            }
+            offset += width
+        }
+        return nil
     }
 }
