@@ -49,33 +49,45 @@ public enum RowSorter {
     /// strings are taken out once and sorted with the same order (`nil` first, then `String`'s
     /// `<`, ties by row ID); `nil` when a row holds anything else.
     private static func sortByString(_ rows: [RowSnapshot], slot: Int, ascending: Bool) -> [RowSnapshot]? {
-        var keys: [(prefix: UInt64, ascii: Bool, text: String?, id: RowID, index: Int)] = []
+        // Sorted: small (prefix, position) pairs; the texts and flags stay put, read by position.
+        var texts: [String?] = []
+        var ascii: [Bool] = []
+        var keys: [(prefix: UInt64, index: Int32)] = []
+        guard rows.count < Int(Int32.max) else { return nil }
+        texts.reserveCapacity(rows.count)
+        ascii.reserveCapacity(rows.count)
         keys.reserveCapacity(rows.count)
         for (index, row) in rows.enumerated() {
             switch row.values[slot] {
             case .string(var text):
-                let (prefix, ascii) = asciiPrefix(&text)
-                keys.append((prefix, ascii, text, row.id, index))
-            case .null: keys.append((0, false, nil, row.id, index))
+                let (prefix, isASCII) = asciiPrefix(&text)
+                texts.append(text)
+                ascii.append(isASCII)
+                keys.append((prefix, Int32(index)))
+            case .null:
+                texts.append(nil)
+                ascii.append(false)
+                keys.append((0, Int32(index)))
             default: return nil
             }
         }
         keys.sort { a, b in
-            switch (a.text, b.text) {
+            let i = Int(a.index), j = Int(b.index)
+            // ASCII text orders as its bytes do, so different first eight bytes decide at once.
+            if ascii[i] && ascii[j] && a.prefix != b.prefix { return ascending ? a.prefix < b.prefix : b.prefix < a.prefix }
+            switch (texts[i], texts[j]) {
             case (nil, nil): break
             case (nil, _): return ascending
             case (_, nil): return !ascending
             case (let x?, let y?):
-                // ASCII text orders as its bytes do, so different first eight bytes decide at once.
-                if a.ascii && b.ascii && a.prefix != b.prefix { return ascending ? a.prefix < b.prefix : b.prefix < a.prefix }
                 // As `SortKey.compare` decides: less, else equal, else greater (Swift's `<` on
                 // some non-ASCII text is neither way round for unequal strings).
                 if x < y { return ascending }
                 if x != y { return !ascending }
             }
-            return a.id < b.id
+            return rows[i].id < rows[j].id
         }
-        return keys.map { rows[$0.index] }
+        return keys.map { rows[Int($0.index)] }
     }
 
     /// The first eight UTF-8 bytes of `text` as a big-endian number (zero-padded) and whether the
@@ -84,13 +96,25 @@ public enum RowSorter {
     /// prefix of a text below it).
     private static func asciiPrefix(_ text: inout String) -> (UInt64, Bool) {
         text.withUTF8 { bytes in
-            var prefix: UInt64 = 0
-            var ascii = true
-            for (position, byte) in bytes.enumerated() {
-                if byte >= 0x80 { ascii = false; break }
-                if position < 8 { prefix |= UInt64(byte) << UInt64(56 - 8 * position) }
+            let raw = UnsafeRawBufferPointer(bytes)
+            var bits: UInt64 = 0
+            var index = 0
+            while index + 8 <= raw.count {
+                bits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                index += 8
             }
-            return (prefix, ascii)
+            while index < raw.count {
+                bits |= UInt64(raw[index])
+                index += 1
+            }
+            let isASCII = bits & 0x8080_8080_8080_8080 == 0
+            var prefix: UInt64 = 0
+            if raw.count >= 8 {
+                prefix = UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))
+            } else {
+                for position in 0..<raw.count { prefix |= UInt64(raw[position]) << UInt64(56 - 8 * position) }
+            }
+            return (prefix, isASCII)
         }
     }
 
