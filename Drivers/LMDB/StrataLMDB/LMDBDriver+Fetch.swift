@@ -72,7 +72,9 @@ extension LMDBDriver {
         var rows: [RowSnapshot] = []
         // Predicates over the row's own attributes read value slots directly (same answers).
         let compiled = predicate.flatMap { CompiledRowPredicate($0, entity: entity) }
-        func consider(_ row: RowSnapshot) throws {
+        // Takes the rows array as a parameter: a closure capturing it would box it, and every
+        // append would then pay for the box.
+        func consider(_ row: RowSnapshot, into rows: inout [RowSnapshot]) throws {
             if let compiled {
                 if !(try compiled.matches(row.values)) { return }
             } else if let predicate, !(try predicate.evaluate(with: reader.view(row))) {
@@ -111,7 +113,7 @@ extension LMDBDriver {
                                 rows.append(try decode(current.value, id: try rowID(current.key), plan: plan))
                             }
                         } else {
-                            try consider(try decode(current.value, id: try rowID(current.key), plan: plan))
+                            try consider(try decode(current.value, id: try rowID(current.key), plan: plan), into: &rows)
                         }
                         entry = try cursor.move(MDB_NEXT)
                     }
@@ -120,7 +122,7 @@ extension LMDBDriver {
             return rows
         case .referrers(let rel, let target):
             let ids = try duplicates(databases.refs, Keys.relationship(rel, target), reader.txn).filter { entities.contains($0.entity) }
-            for id in ids.sorted() { if let row = try reader.lookup(id) { try consider(row) } }
+            for id in ids.sorted() { if let row = try reader.lookup(id) { try consider(row, into: &rows) } }
             return rows
         case .index(let index, let ranges):
             var ids = Set<RowID>()
@@ -135,7 +137,7 @@ extension LMDBDriver {
                 }
             }
             _ = index
-            for id in ids.sorted() { if let row = try reader.lookup(id) { try consider(row) } }
+            for id in ids.sorted() { if let row = try reader.lookup(id) { try consider(row, into: &rows) } }
             return rows
         }
     }
