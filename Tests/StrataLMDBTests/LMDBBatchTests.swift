@@ -149,3 +149,45 @@ struct LMDBBatchTests {
         #expect(try driver.fetch(older).rows.isEmpty)
     }
 }
+
+@Suite("LMDB fast row encoder")
+struct LMDBFastEncoderTests {
+    @Test("the fast encoder writes the general encoder's bytes, and declines what only the general one can judge")
+    func agreesWithGeneralEncoder() throws {
+        let slots: [StoreLayout.Slot] = [
+            .attribute(.integer64), .attribute(.string), .attribute(.integer32), .attribute(.double), .attribute(.date),
+            .attribute(.boolean), .attribute(.integer16), .toOne(rel: 3), .links(rel: 1, inverse: nil, order: nil), .transient,
+        ]
+        let plan = RowCodec.Plan(slots)
+        var generator = SeededGenerator(seed: 0xE2C0)
+        var buffer: [UInt8] = []
+        var written = 0
+        for _ in 0..<3_000 {
+            func maybe(_ value: StoreValue) -> StoreValue { Int.random(in: 0..<6, using: &generator) == 0 ? .null : value }
+            let values: [StoreValue] = [
+                maybe(.integer(Int64.random(in: .min ... .max, using: &generator))),
+                maybe(.string(String(repeating: "é", count: Int.random(in: 0..<3, using: &generator)) + "x\(Int.random(in: 0..<1_000_000, using: &generator))")),
+                maybe(.integer(Int64.random(in: -3_000_000_000...3_000_000_000, using: &generator))),
+                maybe(.double(Double.random(in: -1e9...1e9, using: &generator))),
+                maybe(.date(Date(timeIntervalSinceReferenceDate: Double.random(in: 0...1e9, using: &generator)))),
+                maybe(.bool(Bool.random(using: &generator))),
+                maybe(.integer(Int64.random(in: -40_000...40_000, using: &generator))),
+                maybe(.reference(RowID(entity: Int32.random(in: 1...9, using: &generator), primaryKey: Int64.random(in: 1...1_000_000, using: &generator)))),
+                Bool.random(using: &generator) ? .unfetched : .references([]),
+                .null,
+            ]
+            let general = Result { try RowCodec.encode(version: 4, values: values, layout: slots) }
+            if let size = RowCodec.encode(version: 4, values: values, plan: plan, into: &buffer) {
+                written += 1
+                #expect(Array(buffer[0..<size]) == (try general.get()))
+            } else {
+                // Declined only where a value does not fit its slot, which the general encoder refuses.
+                #expect(throws: FormatError.self) { try general.get() }
+            }
+        }
+        #expect(written > 1_000)
+        #expect(RowCodec.encode(version: 1, values: [.string("x")], plan: plan, into: &buffer) == nil, "a row of the wrong width")
+        let decimal = RowCodec.Plan([.attribute(.decimal)])
+        #expect(RowCodec.encode(version: 1, values: [.decimal(1)], plan: decimal, into: &buffer) == nil, "decimals take the general path")
+    }
+}

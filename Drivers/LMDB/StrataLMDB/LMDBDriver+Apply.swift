@@ -21,7 +21,8 @@ extension LMDBDriver {
             }
             var writer = ByteWriter(capacity: 256)
             var key = ByteWriter(capacity: 12)
-            var last: (entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], unique: Bool, linked: Bool)?
+            var scratch = [UInt8](repeating: 0, count: 256)
+            var last: (entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], plan: RowCodec.Plan, unique: Bool, linked: Bool)?
             var runMax: Int64 = 0
             func flushMax() {
                 if let root = last?.root, runMax > maxKeys[root] ?? 0 { maxKeys[root] = runMax }
@@ -36,19 +37,26 @@ extension LMDBDriver {
                     }
                     let unique = layout.indexesByEntity[entity]?.contains(where: \.isUnique) ?? false
                     let linked = layout.linked.contains(entity) || layout.indexesByEntity[entity] != nil
-                    last = (entity, root, try rowsDatabase(entity), slots, unique, linked)
+                    // layout.plans has an entry for every entity layout.slots has.
+                    last = (entity, root, try rowsDatabase(entity), slots, layout.plans[entity]!, unique, linked)
                 }
                 // Set just above for this entity.
                 let current = last!
                 guard insert.values.count == current.slots.count, insert.id.primaryKey > 0 else {
                     throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
                 }
-                try encode(insert.values, version: 1, id: insert.id, current.slots, into: &writer)
                 key.bytes.removeAll(keepingCapacity: true)
                 Keys.appendRowID(insert.id, to: &key)
                 // Keys handed out by the allocator rise, so new rows usually go at the end.
                 let rising = insert.id.primaryKey > runMax
-                guard try txn.insert(current.dbi, key.bytes, writer.bytes, append: rising) else {
+                let stored: Bool
+                if let size = RowCodec.encode(version: 1, values: insert.values, plan: current.plan, into: &scratch) {
+                    stored = try scratch.withUnsafeBytes { try txn.insert(current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]), append: rising) }
+                } else {
+                    try encode(insert.values, version: 1, id: insert.id, current.slots, into: &writer)
+                    stored = try txn.insert(current.dbi, key.bytes, writer.bytes, append: rising)
+                }
+                guard stored else {
                     throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
                 }
                 if current.linked {

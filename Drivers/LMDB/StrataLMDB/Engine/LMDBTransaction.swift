@@ -42,22 +42,25 @@ struct LMDBTransaction {
     ///   database LMDB adds it at the end without searching and fills pages completely (bulk
     ///   inserts of new rows); otherwise it falls back to an ordinary insert.
     func insert(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8], append: Bool = false) throws -> Bool {
+        try value.withUnsafeBytes { try insert(dbi, key, $0, append: append) }
+    }
+
+    /// ``insert(_:_:_:append:)`` with the value in borrowed memory.
+    func insert(_ dbi: MDB_dbi, _ key: [UInt8], _ valueBytes: UnsafeRawBufferPointer, append: Bool = false) throws -> Bool {
         try key.withUnsafeBytes { keyBytes in
-            try value.withUnsafeBytes { valueBytes in
-                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
-                if append {
-                    let rc = mdb_put(handle, dbi, &k, &v, UInt32(MDB_APPEND))
-                    if rc != MDB_KEYEXIST {
-                        try environment.check(rc, "writing")
-                        return true
-                    }
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+            if append {
+                let rc = mdb_put(handle, dbi, &k, &v, UInt32(MDB_APPEND))
+                if rc != MDB_KEYEXIST {
+                    try environment.check(rc, "writing")
+                    return true
                 }
-                let rc = mdb_put(handle, dbi, &k, &v, UInt32(MDB_NOOVERWRITE))
-                if rc == MDB_KEYEXIST { return false }
-                try environment.check(rc, "writing")
-                return true
             }
+            let rc = mdb_put(handle, dbi, &k, &v, UInt32(MDB_NOOVERWRITE))
+            if rc == MDB_KEYEXIST { return false }
+            try environment.check(rc, "writing")
+            return true
         }
     }
 

@@ -227,3 +227,82 @@ extension RowCodec.Plan {
         return nil
     }
 }
+
+extension RowCodec {
+    /// Encodes a row whose present values are all of plain kinds (integers, doubles, dates,
+    /// Booleans, strings, references) into the front of `buffer` (grown when too small), sizing
+    /// the row first and then storing each field in place; the bytes are those
+    /// ``encode(version:values:layout:)`` writes. `nil` when a value is of another kind or does not
+    /// fit its slot: the caller then uses the general encoder, which reports the problem.
+    static func encode(version: RowVersion, values: [StoreValue], plan: Plan, into buffer: inout [UInt8]) -> Int? {
+        let count = plan.kinds.count
+        guard values.count == count else { return nil }
+        let header = 11 + (count + 7) / 8
+        var size = header
+        for slot in 0..<count {
+            switch (plan.kinds[slot], values[slot]) {
+            case (_, .null), (.transient, _), (.toMany, _): continue
+            case (.int16, .integer(let n)) where Int16(exactly: n) != nil: size += 2
+            case (.int32, .integer(let n)) where Int32(exactly: n) != nil: size += 4
+            case (.int64, .integer), (.double, .double), (.date, .date): size += 8
+            case (.boolean, .bool): size += 1
+            case (.toOne, .reference): size += 12
+            case (.string, .string(let text)): size += 4 + text.utf8.count
+            default: return nil
+            }
+        }
+        if buffer.count < size { buffer = [UInt8](repeating: 0, count: max(size, buffer.count * 2)) }
+        buffer.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: encodingVersion, toByteOffset: 0, as: UInt8.self)
+            bytes.storeBytes(of: UInt64(bitPattern: version).littleEndian, toByteOffset: 1, as: UInt64.self)
+            bytes.storeBytes(of: UInt16(count).littleEndian, toByteOffset: 9, as: UInt16.self)
+            for index in 11..<header { bytes[index] = 0 }
+            var offset = header
+            for slot in 0..<count {
+                let present: Bool
+                switch (plan.kinds[slot], values[slot]) {
+                case (_, .null), (.transient, _), (.toMany, _): present = false
+                case (.int16, .integer(let n)):
+                    bytes.storeBytes(of: Int16(truncatingIfNeeded: n).littleEndian, toByteOffset: offset, as: Int16.self)
+                    offset += 2
+                    present = true
+                case (.int32, .integer(let n)):
+                    bytes.storeBytes(of: Int32(truncatingIfNeeded: n).littleEndian, toByteOffset: offset, as: Int32.self)
+                    offset += 4
+                    present = true
+                case (.int64, .integer(let n)):
+                    bytes.storeBytes(of: n.littleEndian, toByteOffset: offset, as: Int64.self)
+                    offset += 8
+                    present = true
+                case (.double, .double(let d)):
+                    bytes.storeBytes(of: d.bitPattern.littleEndian, toByteOffset: offset, as: UInt64.self)
+                    offset += 8
+                    present = true
+                case (.date, .date(let date)):
+                    bytes.storeBytes(of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: offset, as: UInt64.self)
+                    offset += 8
+                    present = true
+                case (.boolean, .bool(let flag)):
+                    bytes[offset] = flag ? 1 : 0
+                    offset += 1
+                    present = true
+                case (.toOne, .reference(let id)):
+                    bytes.storeBytes(of: UInt32(bitPattern: id.entity).bigEndian, toByteOffset: offset, as: UInt32.self)
+                    bytes.storeBytes(of: (UInt64(bitPattern: id.primaryKey) ^ (1 << 63)).bigEndian, toByteOffset: offset + 4, as: UInt64.self)
+                    offset += 12
+                    present = true
+                case (.string, .string(var text)):
+                    text.withUTF8 { utf8 in
+                        bytes.storeBytes(of: UInt32(utf8.count).littleEndian, toByteOffset: offset, as: UInt32.self)
+                        if let base = utf8.baseAddress { (bytes.baseAddress! + offset + 4).copyMemory(from: base, byteCount: utf8.count) }
+                        offset += 4 + utf8.count
+                    }
+                    present = true
+                default: present = false  // the sizing pass accepted only the cases above
+                }
+                if present { bytes[11 + slot / 8] |= 1 << UInt8(slot % 8) }
+            }
+        }
+        return size
+    }
+}
