@@ -92,6 +92,23 @@ public struct RowID: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(packed) }
 
+    /// Dictionaries and sets hash a row ID with one seeded mixing step instead of SipHash: the
+    /// row cache and every context look rows up by ID, and row IDs are numbers the stores hand
+    /// out, not text an attacker chooses. (`_rawHashValue(seed:)` is `Hashable`'s own hook for
+    /// this; equal IDs still hash equally, and ``hash(into:)`` stays for other hashers.)
+    @inlinable public func _rawHashValue(seed: Int) -> Int { Self.mix(packed, seed: seed) }
+
+    /// A 64-bit finalizer (xor-shift, multiply, xor-shift, multiply, xor-shift) of `value` and `seed`.
+    @inlinable public static func mix(_ value: UInt64, seed: Int) -> Int {
+        var x = value ^ UInt64(UInt(bitPattern: seed))
+        x ^= x >> 32
+        x &*= 0xD6E8_FEB8_6659_FD93
+        x ^= x >> 32
+        x &*= 0xD6E8_FEB8_6659_FD93
+        x ^= x >> 32
+        return Int(truncatingIfNeeded: x)
+    }
+
     public static func < (lhs: RowID, rhs: RowID) -> Bool {
         (lhs.entity, lhs.primaryKey) < (rhs.entity, rhs.primaryKey)
     }

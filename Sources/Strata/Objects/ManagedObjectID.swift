@@ -49,5 +49,11 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(rowID.packed ^ store)
     }
 
+    /// One seeded mixing step instead of SipHash, as for ``RowID``.
+    public func _rawHashValue(seed: Int) -> Int {
+        let store = persistentStore.map { UInt64(UInt(bitPattern: ObjectIdentifier($0))) } ?? 0
+        return RowID.mix(rowID.packed ^ store, seed: seed)
+    }
+
     public var description: String { uriRepresentation().absoluteString }
 }
