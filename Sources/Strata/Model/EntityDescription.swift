@@ -63,6 +63,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The slots of transient properties (never stored).
     var transientSlots: [Int] = []
     var propertyIndex: [String: Int] = [:]
+    /// Property names in slot order (for entities few enough to search by comparing names).
+    var propertyNames: [String] = []
     var lowercasedIndex: [String: Int] = [:]
 
     /// Creates an entity for a model under construction.
@@ -112,7 +114,14 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// - Complexity: O(1) on average.
     @inlinable public func index(ofProperty name: String) -> Int? { _propertyIndex(name) }
 
-    @usableFromInline func _propertyIndex(_ name: String) -> Int? { propertyIndex[name] }
+    @usableFromInline func _propertyIndex(_ name: String) -> Int? {
+        // A few names are found faster by comparing them than by hashing the key.
+        if !propertyNames.isEmpty, propertyNames.count <= 12 {
+            for slot in propertyNames.indices where propertyNames[slot] == name { return slot }
+            return nil
+        }
+        return propertyIndex[name]
+    }
 
     /// The slot of the property whose name matches `name` ignoring case (XML stores lower-case names).
     public func index(ofPropertyIgnoringCase name: String) -> Int? { lowercasedIndex[name.lowercased()] }

@@ -64,6 +64,7 @@ struct ModelResolver {
             }
             entity.properties = properties
             entity.propertyIndex = index
+            entity.propertyNames = properties.map(\.name)
             entity.defaultValues = properties.map { property in
                 switch property {
                 case .attribute(let a): a.defaultValue
