@@ -204,7 +204,8 @@ extension ManagedObjectContext {
     /// Rewrites relationship slots after temporary IDs became permanent.
     func rewriteReferences(_ mapping: [RowID: RowID]) {
         guard !mapping.isEmpty else { return }
-        for object in registered.values where !object.faulted {
+        registered.forEachObject { object in
+            guard !object.faulted, !object.entity.relationshipSlots.isEmpty else { return }
             for slot in object.entity.relationshipSlots {
                 switch object.values[slot] {
                 case .reference(let id):

@@ -62,18 +62,36 @@ extension ManagedObjectContext {
         defaultStores = [:]
         let pending = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !pending.isEmpty else { return }
-        var groups: [KeyGroup: (store: PersistentStore, root: EntityDescription, objects: [ManagedObject])] = [:]
+        // Objects grouped by (store, root); consecutive objects of one entity and store (the usual
+        // run of inserts) reuse the group found for the first of them.
+        var groups: [(store: PersistentStore, root: EntityDescription, objects: [ManagedObject])] = []
+        var positions: [KeyGroup: Int] = [:]
+        var last: (entity: ObjectIdentifier, store: ObjectIdentifier, position: Int)?
         for object in pending {
             let store = try targetStore(for: object)
-            // Every entity's root is in the model.
-            let root = coordinator.managedObjectModel.entity(number: object.entity.rootEntityNumber)!
-            let groupKey = KeyGroup(store: ObjectIdentifier(store), root: root.entityNumber)
-            groups[groupKey, default: (store, root, [])].objects.append(object)
+            let storeID = ObjectIdentifier(store), entityID = ObjectIdentifier(object.entity)
+            let position: Int
+            if let last, last.entity == entityID, last.store == storeID {
+                position = last.position
+            } else {
+                // Every entity's root is in the model.
+                let root = coordinator.managedObjectModel.entity(number: object.entity.rootEntityNumber)!
+                let groupKey = KeyGroup(store: storeID, root: root.entityNumber)
+                if let known = positions[groupKey] {
+                    position = known
+                } else {
+                    position = groups.count
+                    positions[groupKey] = position
+                    groups.append((store, root, []))
+                }
+                last = (entityID, storeID, position)
+            }
+            groups[position].objects.append(object)
         }
         var mapping: [RowID: RowID] = [:]
         mapping.reserveCapacity(pending.count)
         registered.reservePermanent(pending.count)
-        for (_, group) in groups.sorted(by: { $0.value.root.entityNumber < $1.value.root.entityNumber }) {
+        for group in groups.sorted(by: { $0.root.entityNumber < $1.root.entityNumber }) {
             let keys = try coordinator.allocatePrimaryKeys(for: group.root, count: group.objects.count, in: group.store)
             for (object, key) in zip(group.objects, keys) {
                 let old = object.objectID

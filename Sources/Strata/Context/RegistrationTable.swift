@@ -15,6 +15,12 @@ struct RegistrationTable {
     /// Every registered object.
     var values: [ManagedObject] { Array(permanent.values) + Array(temporary.values) }
 
+    /// Calls `body` with every registered object, without collecting them first.
+    func forEachObject(_ body: (ManagedObject) -> Void) {
+        for object in permanent.values { body(object) }
+        for object in temporary.values { body(object) }
+    }
+
     /// The number of registered objects.
     var count: Int { permanent.count + temporary.count }
 
