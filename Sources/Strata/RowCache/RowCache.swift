@@ -128,6 +128,11 @@ public final class RowCache: Sendable {
     public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pins: [Bool]?) {
         state.withLock { s in
             s.clock &+= 1
+            // Room for a large batch at once, rather than growing the table while adding it.
+            // (never past the row limit, or the batch itself when that is larger).
+            if snapshots.count > 1_024 {
+                s.entries.reserveCapacity(min(s.entries.count + snapshots.count, max(s.limit, snapshots.count)))
+            }
             for (index, snapshot) in snapshots.enumerated() {
                 let pin = pins?[index] ?? false
                 let key = Key(store: store, row: snapshot.id)
