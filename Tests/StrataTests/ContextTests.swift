@@ -51,6 +51,28 @@ struct ContextTests {
         #expect(again.object(forKey: "department")?.objectID == department.objectID)
     }
 
+    @Test("obtainPermanentIDs for some of the unsaved objects, one listed twice, registers each object once")
+    func obtainPermanentIDsForSome() throws {
+        let stack = try TestStack()
+        let tags = try (0..<3).map { index -> ManagedObject in
+            let tag = try stack.context.insertNewObject(forEntityName: "Tag")
+            tag["name"] = "t\(index)"
+            return tag
+        }
+        let temporaryIDs = tags.map(\.objectID)
+        let temporary = tags[2].objectID
+        try stack.context.obtainPermanentIDs(for: [tags[0], tags[1], tags[0]])
+        #expect(stack.context.registeredObject(for: temporaryIDs[0]) == nil && stack.context.registeredObject(for: temporaryIDs[1]) == nil)
+        #expect(!tags[0].objectID.isTemporaryID && !tags[1].objectID.isTemporaryID && tags[2].objectID.isTemporaryID)
+        #expect(tags[0].objectID != tags[1].objectID)
+        #expect(stack.context.registeredObjects.count == 3)
+        for tag in tags { #expect(stack.context.registeredObject(for: tag.objectID) === tag) }
+        #expect(stack.context.registeredObject(for: temporary) === tags[2])
+        try stack.context.save()
+        #expect(stack.context.registeredObjects.count == 3 && tags.allSatisfy { !$0.objectID.isTemporaryID })
+        #expect(try stack.fetch("Tag", in: stack.newContext()).count == 3)
+    }
+
     @Test("objects fetched as faults load on first access, in one batch per fetch")
     func faultsFireOnAccess() throws {
         let stack = try TestStack(seeded: true)

@@ -91,19 +91,38 @@ extension ManagedObjectContext {
         var mapping: [RowID: RowID] = [:]
         mapping.reserveCapacity(pending.count)
         registered.reservePermanent(pending.count)
-        for group in groups.sorted(by: { $0.root.entityNumber < $1.root.entityNumber }) {
-            let keys = try coordinator.allocatePrimaryKeys(for: group.root, count: group.objects.count, in: group.store)
+        // Temporary entries are dropped after the keys are assigned (also when allocation throws
+        // part way): all at once when every unsaved object got its key here (a save), else one
+        // by one.
+        var converted: [Int64] = []
+        converted.reserveCapacity(pending.count)
+        var failure: (any Error)?
+        assigning: for group in groups.sorted(by: { $0.root.entityNumber < $1.root.entityNumber }) {
+            let keys: ClosedRange<Int64>
+            do {
+                keys = try coordinator.allocatePrimaryKeys(for: group.root, count: group.objects.count, in: group.store)
+            } catch {
+                failure = error
+                break assigning
+            }
             for (object, key) in zip(group.objects, keys) {
                 let old = object.objectID
+                guard old.isTemporaryID else { continue }  // listed twice: it has its key already
                 let new = ManagedObjectID(
                     entity: object.entity, rowID: RowID(entity: object.entity.entityNumber, primaryKey: key),
                     store: group.store)
-                registered[old] = nil
+                converted.append(old.primaryKey)
                 registered[new] = object
                 object.objectID = new
                 mapping[old.rowID] = new.rowID
             }
         }
+        if converted.count == registered.temporaryCount {
+            registered.removeAllTemporary()
+        } else {
+            for key in converted { registered.removeTemporary(key) }
+        }
+        if let failure { throw failure }
         rewriteReferences(mapping)
     }
 
@@ -141,7 +160,7 @@ extension ManagedObjectContext {
 
     func targetStore(for object: ManagedObject) throws -> PersistentStore {
         if let store = object.objectID.persistentStore { return store }
-        if let store = assignedStores[ObjectIdentifier(object)] { return store }
+        if !assignedStores.isEmpty, let store = assignedStores[ObjectIdentifier(object)] { return store }
         if let store = defaultStores[object.entity.entityNumber] { return store }
         let candidates = coordinator.stores(holding: object.entity)
         guard let store = candidates.first(where: { !$0.isReadOnly }) ?? candidates.first else {

@@ -24,6 +24,15 @@ struct RegistrationTable {
     /// The number of registered objects.
     var count: Int { permanent.count + temporary.count }
 
+    /// The number of registered objects with temporary IDs.
+    var temporaryCount: Int { temporary.count }
+
+    /// Forgets every object with a temporary ID (after they all received permanent ones).
+    mutating func removeAllTemporary() { temporary = [:] }
+
+    /// Forgets the object with the temporary key `key`.
+    mutating func removeTemporary(_ key: Int64) { temporary[key] = nil }
+
     /// Makes room for `count` more saved objects.
     mutating func reservePermanent(_ count: Int) { permanent.reserveCapacity(permanent.count + count) }
 
