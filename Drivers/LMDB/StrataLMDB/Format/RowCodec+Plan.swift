@@ -12,6 +12,28 @@ extension RowCodec {
     struct Plan: Sendable {
         enum Kind: Sendable {
             case int16, int32, int64, double, boolean, date, string, other, toOne, transient, toMany
+
+            /// The width of a fixed-width field of this kind, `nil` for the others.
+            var fixedWidth: Int? {
+                switch self {
+                case .int16: 2
+                case .int32: 4
+                case .int64, .double, .date: 8
+                case .boolean: 1
+                case .toOne: 12
+                case .string, .other, .transient, .toMany: nil
+                }
+            }
+        }
+
+        /// The width of the present field of `kind` at `offset` (a string's length prefix read),
+        /// or `nil` when the walk cannot step over it (a kind the fast paths leave to the general
+        /// reader, or a length prefix past the end).
+        @inline(__always)
+        func presentWidth(_ kind: Kind, in buffer: UnsafeRawBufferPointer, at offset: Int) -> Int? {
+            if let width = kind.fixedWidth { return width }
+            guard kind == .string, 4 <= buffer.count - offset else { return nil }
+            return 4 + Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
         }
 
         /// The slots, as the reference decoder takes them.
@@ -70,15 +92,8 @@ extension RowCodec {
                 if buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) == 0 {
                     value = kind == .toMany ? .unfetched : .null
                 } else {
-                    let width: Int
-                    switch kind {
-                    case .int16: width = 2
-                    case .int32: width = 4
-                    case .int64, .double, .date: width = 8
-                    case .boolean: width = 1
-                    case .string: width = 4
-                    case .toOne, .other, .transient, .toMany: width = -1
-                    }
+                    // A string's 4-byte length prefix first; references take the general decoder.
+                    let width = kind == .string ? 4 : kind == .toOne ? -1 : kind.fixedWidth ?? -1
                     guard width >= 0, width <= end - offset else {
                         complete = false
                         return
@@ -142,25 +157,13 @@ extension RowCodec.Plan {
         while slot <= last {
             let kind = kinds[slot]
             let present = buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) != 0
-            let width: Int
-            switch kind {
-            case .int16: width = 2
-            case .int32: width = 4
-            case .int64, .double, .date: width = 8
-            case .boolean: width = 1
-            case .toOne: width = 12
-            case .string:
-                guard !present || 4 <= end - offset else { return false }
-                width = present ? 4 + Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) : 0
-            case .transient, .toMany: width = 0
-            case .other: return false
-            }
             if !present {
+                if kind == .other { return false }
                 if wanted[slot] { values[slot] = kind == .toMany ? .unfetched : .null }
                 slot += 1
                 continue
             }
-            guard width > 0, width <= end - offset else { return false }
+            guard let width = presentWidth(kind, in: buffer, at: offset), width <= end - offset else { return false }
             if wanted[slot] {
                 switch kind {
                 case .int16: values[slot] = .integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int16.self))))
@@ -201,19 +204,7 @@ extension RowCodec.Plan {
                 if current == slot { return nil }
                 continue
             }
-            let width: Int
-            switch kinds[current] {
-            case .int16: width = 2
-            case .int32: width = 4
-            case .int64, .double, .date: width = 8
-            case .boolean: width = 1
-            case .toOne: width = 12
-            case .string:
-                guard 4 <= end - offset else { return nil }
-                width = 4 + Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-            case .transient, .toMany, .other: return nil
-            }
-            guard width <= end - offset else { return nil }
+            guard let width = presentWidth(kinds[current], in: buffer, at: offset), width <= end - offset else { return nil }
             if current == slot {
                 switch kinds[slot] {
                 case .int16: return Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int16.self)))
