@@ -82,60 +82,47 @@ extension RowCodec {
         let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: 1, as: Int64.self))
         let end = buffer.count
         var offset = header
-        var complete = true
-        // Values written in place; on anything unexpected the slots set so far are kept
-        // initialized (`initialized`), the array is dropped and the reference decoder takes over.
-        let values = [StoreValue](unsafeUninitializedCapacity: count) { slots, initialized in
-            for slot in 0..<count {
-                let kind = plan.kinds[slot]
-                var value: StoreValue
-                if buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) == 0 {
-                    value = kind == .toMany ? .unfetched : .null
-                } else {
-                    // A string's 4-byte length prefix first; references take the general decoder.
-                    let width = kind == .string ? 4 : kind == .toOne ? -1 : kind.fixedWidth ?? -1
-                    guard width >= 0, width <= end - offset else {
-                        complete = false
-                        return
-                    }
-                    let at = offset
-                    offset += width
-                    switch kind {
-                    case .int16: value = .integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int16.self))))
-                    case .int32: value = .integer(Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int32.self))))
-                    case .int64: value = .integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int64.self)))
-                    case .double:
-                        value = .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self))))
-                    case .date:
-                        let seconds = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
-                        value = .date(Date(timeIntervalSinceReferenceDate: seconds))
-                    case .boolean:
-                        guard buffer[at] <= 1 else {
-                            complete = false
-                            return
-                        }
-                        value = .bool(buffer[at] == 1)
-                    default:  // .string: a length, then the bytes
-                        let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-                        guard length <= end - offset else {
-                            complete = false
-                            return
-                        }
-                        let raw = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)])
-                        offset += length
-                        guard ByteReader.isASCII(raw) else {
-                            complete = false
-                            return
-                        }
-                        value = .string(String(decoding: raw, as: UTF8.self))
-                    }
+        // Appended to a reserved array: `Array(unsafeUninitializedCapacity:)` calls the standard
+        // library's unspecialized buffer initializer, which looks up the storage class's generic
+        // metadata on every call (a hash lookup per row), while `reserveCapacity` is specialized
+        // here. On anything unexpected the array is dropped and the reference decoder takes over.
+        var values = [StoreValue]()
+        values.reserveCapacity(count)
+        for slot in 0..<count {
+            let kind = plan.kinds[slot]
+            let value: StoreValue
+            if buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) == 0 {
+                value = kind == .toMany ? .unfetched : .null
+            } else {
+                // A string's 4-byte length prefix first; references take the general decoder.
+                let width = kind == .string ? 4 : kind == .toOne ? -1 : kind.fixedWidth ?? -1
+                guard width >= 0, width <= end - offset else { throw Unexpected() }
+                let at = offset
+                offset += width
+                switch kind {
+                case .int16: value = .integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int16.self))))
+                case .int32: value = .integer(Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int32.self))))
+                case .int64: value = .integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int64.self)))
+                case .double:
+                    value = .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self))))
+                case .date:
+                    let seconds = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+                    value = .date(Date(timeIntervalSinceReferenceDate: seconds))
+                case .boolean:
+                    guard buffer[at] <= 1 else { throw Unexpected() }
+                    value = .bool(buffer[at] == 1)
+                default:  // .string: a length, then the bytes
+                    let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                    guard length <= end - offset else { throw Unexpected() }
+                    let raw = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)])
+                    offset += length
+                    guard ByteReader.isASCII(raw) else { throw Unexpected() }
+                    value = .string(String(decoding: raw, as: UTF8.self))
                 }
-                // slot < count, the capacity asked for.
-                (slots.baseAddress! + slot).initialize(to: value)
-                initialized = slot + 1
             }
+            values.append(value)
         }
-        guard complete, offset == end else { throw Unexpected() }
+        guard offset == end else { throw Unexpected() }
         return RowSnapshot(id: id, version: version, values: values)
     }
 }
