@@ -24,6 +24,8 @@ struct XMLByteWriter {
         var base: UnsafeMutableRawPointer
         var capacity: Int
         var count = 0
+        /// Bytes already handed to the descriptor.
+        var written = 0
 
         init(capacity: Int) {
             self.capacity = max(capacity, 64)
@@ -61,6 +63,10 @@ struct XMLByteWriter {
     /// The number of bytes not yet written to ``descriptor``.
     var count: Int { storage.count }
 
+    /// Every byte this writer has taken so far, written or buffered: the offset in the file of
+    /// the next byte appended.
+    var position: Int { storage.written + storage.count }
+
     @inline(__always)
     private mutating func append(_ source: UnsafeRawPointer, count: Int) {
         let storage = storage
@@ -92,6 +98,15 @@ struct XMLByteWriter {
 
     /// Appends prepared bytes (markup of our own).
     mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes) }
+
+    /// Appends bytes as they are (the bytes of a file being replaced): straight to
+    /// ``descriptor`` when there is one.
+    mutating func copy(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard descriptor >= 0 else { return append(base, count: bytes.count) }
+        try flush()
+        try write(base, count: bytes.count)
+    }
 
     /// Appends everything another writer holds in memory: straight to ``descriptor`` (after what
     /// this writer holds) when there is one, so large pieces are not copied twice.
@@ -247,6 +262,7 @@ struct XMLByteWriter {
             }
             offset += written
         }
+        storage.written += count
     }
 
     /// Whether XML 1.0 can carry every character of `text` (see the type's documentation).

@@ -12,6 +12,8 @@ struct XMLDatabaseInfo {
     var nextObjectID: Int64?
     /// The embedded property list of `<metadata>`, if any.
     var metadata: MetadataValue?
+    /// Whether `<databaseInfo>` came after an `<object>`.
+    var followsObject = false
 }
 
 /// One `<attribute>` or `<relationship>` of an object, as written.
@@ -76,13 +78,16 @@ struct XMLDocumentScanner {
         }
         guard foundRoot else { throw reader.corrupt("expected a <database> element; the file has none", line: 1, column: 1) }
         if !reader.isEmptyElement {
+            var sawObject = false
             children: while try reader.read() {
                 switch reader.node {
                 case .element:
                     if reader.isNamed("object") {
+                        sawObject = true
                         try object(try readObject())
                     } else if reader.isNamed("databaseInfo") {
                         info = try readInfo()
+                        info.followsObject = sawObject
                         if infoOnly { return info }
                     } else {
                         throw reader.corrupt("expected <databaseInfo> or <object> in <database>, found <\(reader.name)>")

@@ -27,14 +27,27 @@ import Synchronization
 /// Thread safety: `Sendable`; the engine's lock serializes state changes, the key counter has its
 /// own lock, and the coordinator serializes writes (``StoreDriver``'s calling contract).
 public final class XMLDriver: StoreDriver {
-    /// The rows, in memory.
-    public let engine: AtomicStoreEngine
+    /// The rows, in memory. Changed only through the driver, which tracks what each save changes
+    /// (R3 in XMLChunkLayout.swift).
+    let engine: AtomicStoreEngine
     /// Whether saves are refused.
     public let isReadOnly: Bool
     private let file: XMLStoreFile
     private let encoder: XMLStoreEncoder
     private let keys: Mutex<KeyCounter>
     private let isClosed = Atomic<Bool>(false)
+    /// Where the file's chunks are and which chunks changed since (XMLChunkLayout.swift).
+    private let reuse: Mutex<Reuse>
+
+    private struct Reuse {
+        var layout: XMLChunkLayout?
+        var dirty: Set<Int64> = []
+        /// Bytes the last save copied from the file it replaced.
+        var copied = 0
+    }
+
+    /// Bytes the last save copied from the file it replaced instead of encoding them.
+    var lastSaveCopiedBytes: Int { reuse.withLock { $0.copied } }
 
     private struct KeyCounter {
         /// The next free object number.
@@ -43,8 +56,9 @@ public final class XMLDriver: StoreDriver {
         var written: Int64
     }
 
-    init(engine: AtomicStoreEngine, file: XMLStoreFile, nextObjectID: Int64, isReadOnly: Bool) {
+    init(engine: AtomicStoreEngine, file: XMLStoreFile, nextObjectID: Int64, isReadOnly: Bool, layout: XMLChunkLayout? = nil) {
         self.engine = engine
+        self.reuse = Mutex(Reuse(layout: layout))
         self.file = file
         self.isReadOnly = isReadOnly
         self.encoder = XMLStoreEncoder(model: engine.model)
@@ -84,6 +98,14 @@ public final class XMLDriver: StoreDriver {
 
     public func apply(_ batch: ChangeBatch) throws -> CommitResult {
         try ensureWritable()
+        // Marked before the engine applies the batch (R3); a failed save leaves them marked,
+        // which only costs encoding them again.
+        reuse.withLock { reuse in
+            guard reuse.layout != nil else { return }
+            for row in batch.inserts { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
+            for row in batch.updates { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
+            for row in batch.deletes { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
+        }
         return try engine.apply(batch, persist: persist)
     }
 
@@ -101,8 +123,27 @@ public final class XMLDriver: StoreDriver {
     private func persist(_ state: AtomicStoreEngine.State) throws {
         let largest = state.maxKeys.values.max() ?? 0  // the engine raises these with every insert
         let next = keys.withLock { max($0.next, largest + 1) }
-        try file.replace { writer in
-            try encoder.write(state, nextObjectID: next, store: file.path, to: &writer)
+        let known = reuse.withLock { $0 }
+        var ranges: [Int64: Range<Int>]?
+        var copied = 0
+        let identity = try file.replace { writer in
+            // The old file, when it is still the one the layout describes (R2) and its positions
+            // check out (R4); otherwise every object is encoded.
+            let mapped = known.layout.flatMap { XMLMappedFile(path: file.path, expected: $0.file) }
+            defer { mapped?.unmap() }
+            let source = mapped.flatMap { mapped in
+                known.layout?.ranges(in: mapped.bytes).map { XMLReuseSource(bytes: mapped.bytes, ranges: $0, dirty: known.dirty) }
+            }
+            (ranges, copied) = try encoder.write(state, nextObjectID: next, store: file.path, reuse: source, to: &writer)
+        }
+        reuse.withLock { reuse in
+            reuse.dirty = []
+            reuse.copied = copied
+            if let identity, let ranges {
+                reuse.layout = XMLChunkLayout(file: identity, positions: .bytes(ranges))
+            } else {
+                reuse.layout = nil
+            }
         }
         keys.withLock { counter in
             counter.next = max(counter.next, next)

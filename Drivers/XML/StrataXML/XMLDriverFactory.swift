@@ -24,12 +24,18 @@ public struct XMLDriverFactory: StoreDriverFactory {
         }
         let file = try XMLStoreFile(url: url, writer: !options.isReadOnly, timeout: options.timeout)
         let loaded: XMLStoreLoader.Loaded
+        var layout: XMLChunkLayout?
         do {
             if FileManager.default.fileExists(atPath: url.path) {
+                // The file's identity before and after reading it: the same, or no layout (R2).
+                let before = FileIdentity(path: url.path)
                 let loader = XMLStoreLoader(
                     model: request.model, entities: Set(request.entities.map(\.entityNumber)), path: url.path,
                     storeType: StoreType.xmlName)
                 loaded = try loader.load()
+                if let starts = loaded.chunkStarts, let before, before == FileIdentity(path: url.path) {
+                    layout = XMLChunkLayout(file: before, positions: .firstObjects(starts))
+                }
             } else {
                 loaded = XMLStoreLoader.Loaded(
                     state: AtomicStoreEngine.State(metadata: StoreMetadata(storeType: StoreType.xmlName)), nextObjectID: 1)
@@ -39,7 +45,9 @@ public struct XMLDriverFactory: StoreDriverFactory {
             throw error
         }
         let engine = AtomicStoreEngine(model: request.model, storeName: url.path, state: loaded.state)
-        return XMLDriver(engine: engine, file: file, nextObjectID: loaded.nextObjectID, isReadOnly: options.isReadOnly)
+        return XMLDriver(
+            engine: engine, file: file, nextObjectID: loaded.nextObjectID, isReadOnly: options.isReadOnly,
+            layout: options.isReadOnly ? nil : layout)
     }
 
     /// Reads `<databaseInfo>` only; `nil` when there is no file.

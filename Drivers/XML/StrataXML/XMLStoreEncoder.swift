@@ -79,23 +79,21 @@ struct XMLStoreEncoder: Sendable {
     /// - Throws: ``StoreError/Code/constraint`` when two rows share a primary key (XML ids are one
     ///   number space for the whole file); ``StoreError/Code/invalidRequest`` for a row that does
     ///   not fit the model; I/O errors from the writer.
-    /// - Parameter cores: How many cores encode objects at once (default: every active core).
+    /// - Parameters:
+    ///   - reuse: The file being replaced, whose unchanged chunks are copied instead of encoded.
+    ///   - cores: How many cores encode objects at once (default: every active core).
+    /// - Returns: Where each key chunk's objects were written (offsets of `writer`; `nil` when some
+    ///   object needed a remapped id, which rules out copying chunks later, R3) and how many
+    ///   bytes were copied from `reuse`.
+    @discardableResult
     func write(
-        _ state: AtomicStoreEngine.State, nextObjectID: Int64, store: String, to writer: inout XMLByteWriter, cores: Int? = nil
-    ) throws {
-        // Rows are ordered by (key, entity): each table read once in storage order, then a sort of
-        // packed (key, position) numbers where they fit, of small tuples otherwise.
-        var rows: [RowSnapshot] = []
-        rows.reserveCapacity(state.count)
-        var keys: [Int64] = []
-        keys.reserveCapacity(state.count)
-        for entity in state.rows.keys.sorted() {
-            // entity comes from state.rows.
-            for (key, row) in state.rows[entity]! {
-                keys.append(key)
-                rows.append(row)
-            }
-        }
+        _ state: AtomicStoreEngine.State, nextObjectID: Int64, store: String, reuse: XMLReuseSource? = nil,
+        to writer: inout XMLByteWriter, cores: Int? = nil
+    ) throws -> (ranges: [Int64: Range<Int>]?, copied: Int) {
+        // Rows are ordered by (key, entity): each table's keys read once in storage order, then a
+        // sort of packed (key, position) numbers where they fit, of small tuples otherwise.
+        let rows = ObjectRows(state)
+        let keys = rows.keys
         var order = Self.directOrder(keys) ?? []  // positions in `rows`, in file order
         let positionBits = max(1, Int.bitWidth - (rows.count - 1).leadingZeroBitCount)
         if order.count == rows.count {
@@ -116,7 +114,7 @@ struct XMLStoreEncoder: Sendable {
         var previous: Int64?
         for position in order {
             if let previous, previous == keys[position] {
-                remapped[rows[position].id] = nextFree
+                remapped[rows.id(position)] = nextFree
                 nextFree += 1
             }
             previous = keys[position]
@@ -138,8 +136,11 @@ struct XMLStoreEncoder: Sendable {
             writer.raw("        ")
         }
         writer.raw("</metadata>\n    </databaseInfo>\n")
-        try writeObjects(rows, order: order, ids: ids, store: store, to: &writer, cores: cores ?? ProcessInfo.processInfo.activeProcessorCount)
+        let written = try writeObjects(
+            rows, order: order, ids: ids, store: store, reuse: remapped.isEmpty ? reuse : nil, to: &writer,
+            cores: cores ?? ProcessInfo.processInfo.activeProcessorCount)
         writer.raw("</database>\n")
+        return (remapped.isEmpty ? written.ranges : nil, written.copied)
     }
 
     /// The positions of `keys` in ascending key order when the keys are distinct and dense
@@ -157,12 +158,12 @@ struct XMLStoreEncoder: Sendable {
 
     /// Writes the `<object>` elements of `rows` taken in `order` (positions), straight to `writer`.
     func writeRun(
-        _ rows: [RowSnapshot], order: ArraySlice<Int>, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter
+        _ rows: ObjectRows, order: ArraySlice<Int>, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter
     ) throws {
         var entity: Int32 = -1
         var plan: Plan?
         for position in order {
-            let row = rows[position]
+            let row = rows.row(position)
             if row.id.entity != entity {
                 entity = row.id.entity
                 plan = plans.indices.contains(Int(entity)) ? plans[Int(entity)] : nil
@@ -232,6 +233,47 @@ struct XMLStoreEncoder: Sendable {
             }
         }
         writer.raw("    </object>\n")
+    }
+}
+
+/// The rows being written, read where they sit in the state's tables: a position is a table and
+/// an index in it, so collecting and ordering them touches keys only, and the rows of chunks a
+/// save copies are never read.
+struct ObjectRows: Sendable {
+    typealias Table = [Int64: RowSnapshot]
+    private let tables: [Table]
+    private let entities: [Int32]
+    /// Each position's primary key.
+    private(set) var keys: [Int64] = []
+    private var locations: [(table: Int, index: Table.Index)] = []
+
+    /// Every row of `state`, tables in entity order, each table in storage order.
+    init(_ state: AtomicStoreEngine.State) {
+        entities = state.rows.keys.sorted()
+        tables = entities.map { state.rows[$0]! }  // entities come from state.rows
+        keys.reserveCapacity(state.count)
+        locations.reserveCapacity(state.count)
+        for (table, rows) in tables.enumerated() {
+            var index = rows.startIndex
+            while index != rows.endIndex {
+                keys.append(rows.keys[index])
+                locations.append((table, index))
+                rows.formIndex(after: &index)
+            }
+        }
+    }
+
+    var count: Int { keys.count }
+
+    /// The row at `position`.
+    func row(_ position: Int) -> RowSnapshot {
+        let location = locations[position]
+        return tables[location.table].values[location.index]
+    }
+
+    /// The ID of the row at `position`.
+    func id(_ position: Int) -> RowID {
+        RowID(entity: entities[locations[position].table], primaryKey: keys[position])
     }
 }
 

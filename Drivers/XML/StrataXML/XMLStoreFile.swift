@@ -36,18 +36,24 @@ final class XMLStoreFile: Sendable {
 
     /// Writes a new version of the file: `body` writes the bytes into a temporary file, which is
     /// fsynced and renamed over the store, and then the directory is fsynced (F1).
-    func replace(_ body: (inout XMLByteWriter) throws -> Void) throws {
+    ///
+    /// - Returns: The identity of the new file, or `nil` when it could not be read.
+    @discardableResult
+    func replace(_ body: (inout XMLByteWriter) throws -> Void) throws -> FileIdentity? {
         let directory = url.deletingLastPathComponent().path
         let temporary = directory + "/." + url.lastPathComponent + ".strata-tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Self.ioError("could not create a temporary file in \(directory)", path: path, errno: errno) }
         var renamed = false
+        var identity: FileIdentity?
         defer { if !renamed { unlink(temporary) } }
         do {
             var writer = XMLByteWriter(descriptor: descriptor, path: path)
             try body(&writer)
             try writer.flush()
             guard fsync(descriptor) == 0 else { throw Self.ioError("could not fsync the temporary file", path: path, errno: errno) }
+            var status = stat()
+            if fstat(descriptor, &status) == 0 { identity = FileIdentity(status) }
         } catch {
             close(descriptor)
             throw error
@@ -62,6 +68,7 @@ final class XMLStoreFile: Sendable {
                 throw Self.ioError("the store was replaced but its directory could not be fsynced", path: path, errno: errno)
             }
         }
+        return identity
     }
 
     /// Releases the writer lock; idempotent.

@@ -20,6 +20,10 @@ struct XMLStoreLoader {
         var state: AtomicStoreEngine.State
         /// The next free object number (`<nextObjectID>`, raised above every id in the file).
         var nextObjectID: Int64
+        /// Each key chunk's number and the id of its first object, in file order; `nil` when the
+        /// file does not allow copying chunks (ids not rising, a `pk`, `<databaseInfo>` after an
+        /// object): XMLChunkLayout.swift.
+        var chunkStarts: [(chunk: Int64, id: Int64)]? = nil
     }
 
     let model: ManagedObjectModel
@@ -66,7 +70,16 @@ struct XMLStoreLoader {
         var plans: [String: EntityPlan] = [:]
         var seen: [Bool] = []
         var last: (type: String, plan: EntityPlan)?
+        var chunkStarts: [(chunk: Int64, id: Int64)]? = []
         let info = try scanner.scan { raw in
+            if chunkStarts != nil {
+                let chunk = XMLChunkLayout.chunk(of: raw.id)
+                if raw.primaryKey != nil || raw.id <= ids.last ?? .min {
+                    chunkStarts = nil
+                } else if chunk != chunkStarts?.last?.chunk {
+                    chunkStarts?.append((chunk, raw.id))
+                }
+            }
             var plan: EntityPlan
             var planChanged = false
             if let last, last.type == raw.type {
@@ -217,7 +230,7 @@ struct XMLStoreLoader {
             state.maxKeys[entity.entityNumber] = largest
         }
         let next = max(info.nextObjectID ?? 1, largest + 1)
-        return Loaded(state: state, nextObjectID: next)
+        return Loaded(state: state, nextObjectID: next, chunkStarts: info.followsObject ? nil : chunkStarts)
     }
 
     private func makePlan(_ raw: XMLRawObject) throws -> EntityPlan {
