@@ -43,11 +43,25 @@ public final class LMDBDriver: StoreDriver {
         var rows: [Int32: MDB_dbi]
     }
 
+    /// Each entity's row plan and rows database, by entity number (model entity numbers are
+    /// small and dense): a point lookup reads them without hashing.
+    private let access: [(plan: RowCodec.Plan, rows: MDB_dbi)?]
+
     init(environment: LMDBEnvironment, layout: StoreLayout, databases: Databases) {
         self.environment = environment
         self.layout = layout
         self.databases = databases
         self.storeName = environment.path
+        var access = [(plan: RowCodec.Plan, rows: MDB_dbi)?](repeating: nil, count: Int(layout.plans.keys.max() ?? 0) + 1)
+        for (entity, plan) in layout.plans where entity >= 0 {
+            if let root = layout.rootOf[entity], let rows = databases.rows[root] { access[Int(entity)] = (plan, rows) }
+        }
+        self.access = access
+    }
+
+    /// The row plan and rows database of `entity`, or `nil` when the store has no such entity.
+    @inline(__always) func access(_ entity: Int32) -> (plan: RowCodec.Plan, rows: MDB_dbi)? {
+        entity >= 0 && Int(entity) < access.count ? access[Int(entity)] : nil
     }
 
     public var capabilities: DriverCapabilities { [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads] }
@@ -145,6 +159,7 @@ public final class LMDBDriver: StoreDriver {
     // MARK: Rows
 
     func rowsDatabase(_ entity: Int32) throws -> MDB_dbi {
+        if let known = access(entity) { return known.rows }
         guard let root = layout.rootOf[entity], let dbi = databases.rows[root] else {
             throw StoreError(.invalidRequest, "no entity numbered \(entity) in the model", store: storeName)
         }
@@ -153,8 +168,7 @@ public final class LMDBDriver: StoreDriver {
 
     /// Decodes the row of `id` inside `txn`, or `nil` when it does not exist.
     func row(_ id: RowID, _ txn: LMDBTransaction) throws -> RowSnapshot? {
-        guard let plan = layout.plans[id.entity] else { return nil }
-        guard let raw = try txn.get(try rowsDatabase(id.entity), Keys.row(id)) else { return nil }
+        guard let (plan, rows) = access(id.entity), let raw = try txn.get(rows, row: id) else { return nil }
         return try decode(raw, id: id, plan: plan)
     }
 

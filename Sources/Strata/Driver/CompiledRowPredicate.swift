@@ -43,9 +43,39 @@ public struct CompiledRowPredicate {
     /// (`age BETWEEN {30, 40}`, `count > 3`): the slot and the test of an integer stored there,
     /// which answers exactly as ``matches(_:)`` for rows whose slot holds an integer. Rows whose
     /// slot holds anything else (`nil`) must go through ``matches(_:)``.
-    public var integerComparison: (slot: Int, matches: (Int64) -> Bool)? {
+    public var integerComparison: IntegerComparison? {
         guard case .integers(let slot, let op, let low, let high, _) = root else { return nil }
-        return (slot, { Self.test($0, op, low, high) })
+        return IntegerComparison(slot: slot, op: op, low: low, high: high)
+    }
+
+    /// One comparison of an integer slot with constants (``integerComparison``): a plain value,
+    /// so a scan tests each row without calling through a closure.
+    public struct IntegerComparison: Sendable {
+        /// The slot compared.
+        public let slot: Int
+        @usableFromInline let op: ComparisonOperator
+        @usableFromInline let low: Int64
+        @usableFromInline let high: Int64
+
+        init(slot: Int, op: ComparisonOperator, low: Int64, high: Int64) {
+            self.slot = slot
+            self.op = op
+            self.low = low
+            self.high = high
+        }
+
+        /// Whether a row whose slot holds `value` matches.
+        @inlinable public func matches(_ value: Int64) -> Bool {
+            switch op {
+            case .equal: value == low
+            case .notEqual: value != low
+            case .lessThan: value < low
+            case .lessThanOrEqual: value <= low
+            case .greaterThan: value > low
+            case .greaterThanOrEqual: value >= low
+            default: low <= value && value <= high  // .between, the only other operator compiled here
+            }
+        }
     }
 
     /// The slots the predicate reads, ascending; other slots of the values passed to

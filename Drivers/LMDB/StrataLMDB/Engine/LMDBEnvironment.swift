@@ -14,6 +14,10 @@ import Synchronization
 //     at most `maximumMapSize`) and the whole transaction body runs again; beyond the maximum the
 //     caller gets StoreError(.full) and the store is as before.
 // E5. Buffers read from the map never leave the closure of the transaction that read them.
+// E6. `idleReaders` holds reset read-only transactions (no snapshot, a reader slot kept, which
+//     MDB_NOTLS ties to the transaction, not the thread); a read renews one instead of beginning
+//     a new one, and resets it back afterwards. At most `maximumIdleReaders` are kept; all are
+//     aborted before the environment closes.
 
 /// A shared LMDB environment (one file) with its named databases, map growth and error mapping.
 ///
@@ -31,6 +35,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let writer = NSLock()
     private let handles = Mutex<[String: MDB_dbi]>([:])
     private let currentMapSize: Atomic<Int>
+    /// Reset read transactions ready to renew (E6). `OpaquePointer`s owned by the environment.
+    private let idleReaders = Mutex<[UInt]>([])
+    private static let maximumIdleReaders = 8
 
     init(path: String, isDirectory: Bool, options: LMDBOptions, readOnly: Bool) throws {
         self.path = path
@@ -60,7 +67,10 @@ final class LMDBEnvironment: @unchecked Sendable {
         currentMapSize = Atomic(info.me_mapsize)
     }
 
-    deinit { mdb_env_close(handle) }
+    deinit {
+        for txn in idleReaders.withLock({ $0 }) { mdb_txn_abort(OpaquePointer(bitPattern: txn)) }
+        mdb_env_close(handle)
+    }
 
     /// The current map size in bytes.
     var mapSize: Int { currentMapSize.load(ordering: .relaxed) }
@@ -72,6 +82,11 @@ final class LMDBEnvironment: @unchecked Sendable {
     func read<T>(commit: Bool = false, _ body: (LMDBTransaction) throws -> T) throws -> T {
         while true {
             let outcome: Result<T, any Error>? = try gate.withShared {
+                if !commit, let txn = renewIdleReader() {
+                    let result = Result { try body(LMDBTransaction(handle: txn, environment: self)) }
+                    retire(txn)
+                    return result
+                }
                 var txn: OpaquePointer?
                 let rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
                 if rc == MDB_MAP_RESIZED { return nil }
@@ -85,6 +100,8 @@ final class LMDBEnvironment: @unchecked Sendable {
                 let result = Result { try body(LMDBTransaction(handle: txn!, environment: self)) }
                 if commit, case .success = result {
                     try check(mdb_txn_commit(txn!), "finishing a read")
+                } else if !commit {
+                    retire(txn!)
                 } else {
                     mdb_txn_abort(txn!)
                 }
@@ -93,6 +110,29 @@ final class LMDBEnvironment: @unchecked Sendable {
             if let outcome { return try outcome.get() }
             try adoptMapSize()
         }
+    }
+
+    /// An idle read transaction renewed on the current snapshot, or `nil` (none idle, or renewing
+    /// failed, e.g. after another process grew the map: the caller then begins one, which reports
+    /// the condition).
+    private func renewIdleReader() -> OpaquePointer? {
+        guard let raw = idleReaders.withLock({ $0.popLast() }) else { return nil }
+        let txn = OpaquePointer(bitPattern: raw)
+        if mdb_txn_renew(txn) == MDB_SUCCESS { return txn }
+        mdb_txn_abort(txn)
+        return nil
+    }
+
+    /// Resets a finished read transaction and keeps it for the next read (E6), or aborts it when
+    /// enough are kept.
+    private func retire(_ txn: OpaquePointer) {
+        mdb_txn_reset(txn)
+        let kept = idleReaders.withLock { idle in
+            guard idle.count < Self.maximumIdleReaders else { return false }
+            idle.append(UInt(bitPattern: txn))
+            return true
+        }
+        if !kept { mdb_txn_abort(txn) }
     }
 
     /// Runs `body` in a write transaction and commits it; on `MDB_MAP_FULL` grows the map and runs
