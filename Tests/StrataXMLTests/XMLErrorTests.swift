@@ -13,6 +13,9 @@ struct BadFile: Sendable, CustomStringConvertible {
     /// The column reported.
     var column: Int
     var words: String
+    /// Whether the loader finds the problem only after reading every object (references and
+    /// keys across objects): a malformed end of file is then reported instead.
+    var foundAfterReading = false
 
     static let all: [BadFile] = [
         BadFile(
@@ -26,7 +29,7 @@ struct BadFile: Sendable, CustomStringConvertible {
         BadFile(
             description: "a dangling idref",
             objects: #"<object type="TAG" id="z1"><attribute name="name" type="string">a</attribute><relationship name="items" type="0/0" destination="ITEM" idrefs="z9"></relationship></object>"#,
-            line: 11, column: 78, words: "found z9, which no <object> has"),
+            line: 11, column: 78, words: "found z9, which no <object> has", foundAfterReading: true),
         BadFile(
             description: "a duplicate id after ids that rose",
             objects: "<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"TAG\" id=\"z2\"></object>\n<object type=\"TAG\" id=\"z3\"></object>\n<object type=\"TAG\" id=\"z2\"></object>",
@@ -34,11 +37,11 @@ struct BadFile: Sendable, CustomStringConvertible {
         BadFile(
             description: "one primary key given twice in an entity",
             objects: "<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"TAG\" id=\"z2\" pk=\"1\"></object>",
-            line: 12, column: 1, words: "Tag key 1 is used twice"),
+            line: 12, column: 1, words: "Tag key 1 is used twice", foundAfterReading: true),
         BadFile(
             description: "one primary key given to two entities of a hierarchy",
             objects: "<object type=\"CAR\" id=\"z1\"></object>\n<object type=\"TRUCK\" id=\"z2\" pk=\"1\"></object>",
-            line: 12, column: 1, words: "Vehicle key 1 is used twice"),
+            line: 12, column: 1, words: "Vehicle key 1 is used twice", foundAfterReading: true),
         BadFile(
             description: "a duplicate id",
             objects: "<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"TAG\" id=\"z1\"></object>",
@@ -66,7 +69,7 @@ struct BadFile: Sendable, CustomStringConvertible {
         BadFile(
             description: "an idref to an object of the wrong entity",
             objects: #"<object type="TAG" id="z1"><relationship name="items" type="0/0" destination="ITEM" idrefs="z1"></relationship></object>"#,
-            line: 11, column: 28, words: "found z1, a Tag"),
+            line: 11, column: 28, words: "found z1, a Tag", foundAfterReading: true),
         BadFile(description: "an id that is not zN", objects: #"<object type="TAG" id="x1"></object>"#, line: 11, column: 1, words: "expected an object id like \"z12\""),
         BadFile(description: "stray text", objects: "<object type=\"TAG\" id=\"z1\"></object>\nhello", line: 12, column: 1, words: "found text"),
         BadFile(description: "an unknown element", objects: "<thing/>", line: 11, column: 1, words: "expected <databaseInfo> or <object> in <database>, found <thing>"),
@@ -87,6 +90,28 @@ struct XMLErrorTests {
         #expect(error.code == .corrupt)
         #expect(error.message.contains("\(url.path):\(bad.line):\(bad.column): "), "\(error.message)")
         #expect(error.message.contains(bad.words), "\(error.message)")
+    }
+
+    @Test(
+        "in a file large enough to be read on two cores, the first problem in file order is reported, also when the end is cut off",
+        arguments: BadFile.all)
+    func badFileReadOnTwoCores(_ bad: BadFile) throws {
+        let directory = try TemporaryDirectory(prefix: "xml-bad-large")
+        // Valid objects after the bad ones push the file past the size read on two cores.
+        var padding = ""
+        for id in 100_000..<116_000 {
+            padding += "\n<object type=\"TAG\" id=\"z\(id)\"><attribute name=\"name\" type=\"string\">padding \(id)</attribute></object>"
+        }
+        let text = XMLTestSupport.appleStyle(bad.objects + padding)
+        try #require(text.utf8.count > 1 << 20)
+        for (variant, file) in [("whole", text), ("cut", String(text.dropLast(40)))] {
+            let url = try XMLTestSupport.write(file, in: directory, name: "\(variant).xml")
+            let error = try #require(XMLTestSupport.openError(url), "\(variant)")
+            #expect(error.code == .corrupt, "\(variant)")
+            if variant == "cut", bad.foundAfterReading { continue }
+            #expect(error.message.contains("\(url.path):\(bad.line):\(bad.column): "), "\(variant): \(error.message)")
+            #expect(error.message.contains(bad.words), "\(variant): \(error.message)")
+        }
     }
 
     @Test("a truncated store is refused at every cut, never opened half")

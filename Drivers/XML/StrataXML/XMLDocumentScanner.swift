@@ -3,7 +3,7 @@ import Foundation
 import Strata
 
 /// `<databaseInfo>` of an XML store.
-struct XMLDatabaseInfo {
+struct XMLDatabaseInfo: Sendable {
     /// `<version>` (134481920 in every known file).
     var version: Int64?
     /// `<UUID>`.
@@ -17,7 +17,7 @@ struct XMLDatabaseInfo {
 }
 
 /// One `<attribute>` or `<relationship>` of an object, as written.
-struct XMLRawProperty {
+struct XMLRawProperty: Sendable {
     var isRelationship: Bool
     /// `name`, as written (lower-cased by Core Data).
     var name: String
@@ -36,7 +36,7 @@ struct XMLRawProperty {
 }
 
 /// One `<object>`, as written.
-struct XMLRawObject {
+struct XMLRawObject: Sendable {
     /// `type`: the entity name (upper-cased by Core Data).
     var type: String
     /// The number of `id` (`z12` → 12).
@@ -64,8 +64,42 @@ struct XMLDocumentScanner {
     ///
     /// - Parameter object: Called for each object in file order.
     /// - Throws: ``StoreError/Code/corrupt`` with file, line and column for malformed XML and for
-    ///   elements out of place; whatever `object` throws.
+    ///   elements out of place; whatever `object` throws. A malformed file's error comes after
+    ///   `object` has seen every object before the problem.
     func scan(infoOnly: Bool = false, object: (XMLRawObject) throws -> Void = { _ in }) throws -> XMLDatabaseInfo {
+        var tape = XMLObjectTape()
+        func drain(_ tape: inout XMLObjectTape) throws {
+            do {
+                for index in 0..<tape.count { try object(tape.object(index)) }
+            } catch {
+                throw ConsumerFailure(error: error)
+            }
+            tape.removeAll()
+        }
+        do {
+            let info = try scan(infoOnly: infoOnly, into: &tape, batch: 256, full: drain)
+            try drain(&tape)
+            return info
+        } catch let failure as ConsumerFailure {
+            throw failure.error
+        } catch {
+            // The objects read before the problem come first (their errors win).
+            do { try drain(&tape) } catch let failure as ConsumerFailure { throw failure.error }
+            throw error
+        }
+    }
+
+    /// An error `object` threw, told apart from the scanner's own.
+    private struct ConsumerFailure: Error {
+        let error: any Error
+    }
+
+    /// Scans the file, appending objects to `tape` and calling `full` whenever it holds `batch`
+    /// of them (`full` empties it or replaces it); the objects of the last, partial batch are left
+    /// on the tape, also when the scan throws.
+    func scan(
+        infoOnly: Bool = false, into tape: inout XMLObjectTape, batch: Int, full: (inout XMLObjectTape) throws -> Void
+    ) throws -> XMLDatabaseInfo {
         var info = XMLDatabaseInfo()
         var foundRoot = false
         while try reader.read() {
@@ -84,7 +118,8 @@ struct XMLDocumentScanner {
                 case .element:
                     if reader.isNamed("object") {
                         sawObject = true
-                        try object(try readObject())
+                        try readObject(into: &tape)
+                        if tape.count >= batch { try full(&tape) }
                     } else if reader.isNamed("databaseInfo") {
                         info = try readInfo()
                         info.followsObject = sawObject
@@ -155,21 +190,22 @@ struct XMLDocumentScanner {
         throw reader.corrupt("the file ends inside <metadata>", element: "metadata")
     }
 
-    private func readObject() throws -> XMLRawObject {
+    /// Reads one `<object>` onto `tape`; nothing is added when it throws.
+    private func readObject(into tape: inout XMLObjectTape) throws {
         let line = reader.line
-        var type: String?
+        var type: Range<Int>?
         var id: Int64?
         var badID: String?
         var primaryKey: Int64?
         var badKey: String?
         reader.forEachAttribute { name, value in
             if Self.same(name, "type") {
-                type = String(cString: value)
+                type = tape.append(value)
             } else if Self.same(name, "id") {
                 id = Self.objectNumber(value)
                 if id == nil { badID = String(cString: value) }
             } else if Self.same(name, "pk") {
-                primaryKey = Int64(String(cString: value)).flatMap { $0 > 0 ? $0 : nil }
+                primaryKey = Self.positiveInteger(value)
                 if primaryKey == nil { badKey = String(cString: value) }
             }
         }
@@ -177,19 +213,21 @@ struct XMLDocumentScanner {
         guard let type else { throw reader.corrupt("expected a type attribute naming the entity on <object>") }
         if let badID { throw reader.corrupt("expected an object id like \"z12\" on <object>, found \"\(badID.prefix(40))\"") }
         guard let id else { throw reader.corrupt("expected an id attribute like \"z12\" on <object>") }
-        var object = XMLRawObject(type: type, id: id, primaryKey: primaryKey, line: line, properties: [])
-        guard !reader.isEmptyElement else { return object }
+        let mark = tape.propertyMark
+        guard !reader.isEmptyElement else {
+            return tape.appendObject(type: type, id: id, primaryKey: primaryKey, line: line, since: mark)
+        }
         while try reader.read() {
             switch reader.node {
             case .element:
                 if reader.isNamed("attribute") {
-                    object.properties.append(try readProperty(isRelationship: false))
+                    try readProperty(isRelationship: false, into: &tape)
                 } else if reader.isNamed("relationship") {
-                    object.properties.append(try readProperty(isRelationship: true))
+                    try readProperty(isRelationship: true, into: &tape)
                 } else {
                     throw reader.corrupt("expected <attribute> or <relationship> in <object>, found <\(reader.name)>")
                 }
-            case .endElement: return object
+            case .endElement: return tape.appendObject(type: type, id: id, primaryKey: primaryKey, line: line, since: mark)
             case .text, .cdata, .entityReference:
                 throw reader.corruptText("expected <attribute> or <relationship> in <object>, found text")
             default: continue
@@ -198,38 +236,67 @@ struct XMLDocumentScanner {
         throw reader.corrupt("the file ends inside <object>", element: "object")
     }
 
-    private func readProperty(isRelationship: Bool) throws -> XMLRawProperty {
+    private func readProperty(isRelationship: Bool, into tape: inout XMLObjectTape) throws {
         let element = isRelationship ? "relationship" : "attribute"
-        var property = XMLRawProperty(isRelationship: isRelationship, name: "", line: reader.line)
-        var hasName = false
+        let line = reader.line
+        var name: Range<Int>?
+        var type: Range<Int>?
+        var destination: Range<Int>?
+        var idrefs: [Int64] = []
+        var isBase64Encoded = false
         var badRef: String?
-        reader.forEachAttribute { name, value in
-            if Self.same(name, "name") {
-                property.name = String(cString: value)
-                hasName = true
-            } else if Self.same(name, "type") {
-                property.type = String(cString: value)
-            } else if isRelationship, Self.same(name, "destination") {
-                property.destination = String(cString: value)
-            } else if isRelationship, Self.same(name, "idrefs") {
-                if let refs = Self.objectNumbers(value) { property.idrefs = refs } else { badRef = String(cString: value) }
-            } else if !isRelationship, Self.same(name, "encoding") {
-                property.isBase64Encoded = xmlStrEqual(value, "base64") == 1
+        reader.forEachAttribute { attribute, value in
+            if Self.same(attribute, "name") {
+                name = tape.append(value)
+            } else if Self.same(attribute, "type") {
+                type = tape.append(value)
+            } else if isRelationship, Self.same(attribute, "destination") {
+                destination = tape.append(value)
+            } else if isRelationship, Self.same(attribute, "idrefs") {
+                if let refs = Self.objectNumbers(value) { idrefs = refs } else { badRef = String(cString: value) }
+            } else if !isRelationship, Self.same(attribute, "encoding") {
+                isBase64Encoded = xmlStrEqual(value, "base64") == 1
             }
         }
-        guard hasName else { throw reader.corrupt("expected a name attribute on <\(element)>") }
+        guard let name else { throw reader.corrupt("expected a name attribute on <\(element)>") }
         if let badRef {
-            throw reader.corrupt("expected space-separated object ids like \"z1 z2\" in idrefs of relationship '\(property.name)', found \"\(badRef.prefix(60))\"")
+            throw reader.corrupt("expected space-separated object ids like \"z1 z2\" in idrefs of relationship '\(tape.string(name))', found \"\(badRef.prefix(60))\"")
         }
-        let text = try Self.elementText(reader)
-        if isRelationship {
-            guard text.allSatisfy(\.isWhitespace) else {
-                throw reader.corrupt("expected an empty <relationship> element for '\(property.name)', found text", line: property.line, column: XMLStreamReader.column(of: element, onLine: property.line, in: reader.path))
+        let text = try Self.elementText(reader, into: &tape)
+        if isRelationship, !tape.isBlank(text) {
+            throw reader.corrupt(
+                "expected an empty <relationship> element for '\(tape.string(name))', found text", line: line,
+                column: XMLStreamReader.column(of: element, onLine: line, in: reader.path))
+        }
+        tape.append(
+            XMLObjectTape.Property(
+                isRelationship: isRelationship, name: name, type: type, text: isRelationship ? text.lowerBound..<text.lowerBound : text,
+                isBase64Encoded: isBase64Encoded, destination: destination, idrefs: tape.append(numbers: idrefs), line: line))
+    }
+
+    /// Reads the text content of the element the reader is on onto `tape`, leaving the reader on
+    /// the element's end; returns where the text is.
+    static func elementText(_ reader: XMLStreamReader, into tape: inout XMLObjectTape) throws -> Range<Int> {
+        let start = tape.bytes.count
+        guard !reader.isEmptyElement else { return start..<start }
+        let line = reader.line
+        while try reader.read() {
+            switch reader.node {
+            case .text, .cdata, .whitespace, .significantWhitespace:
+                if let value = reader.valuePointer { _ = tape.append(value) }
+            case .endElement: return start..<tape.bytes.count
+            case .element: throw reader.corrupt("expected only text in the element on line \(line), found <\(reader.name)>")
+            case .entityReference:
+                throw reader.corrupt("expected only text in the element on line \(line), found an entity reference &\(reader.name);")
+            default: continue
             }
-        } else {
-            property.text = text
         }
-        return property
+        throw reader.corrupt("the file ends inside the element on line \(line)", line: line, column: 1)
+    }
+
+    /// The value of a positive decimal integer, or `nil`.
+    static func positiveInteger(_ text: UnsafePointer<xmlChar>) -> Int64? {
+        Int64(String(cString: text)).flatMap { $0 > 0 ? $0 : nil }
     }
 
     /// Reads the text content of the element the reader is on, leaving it on the element's end.

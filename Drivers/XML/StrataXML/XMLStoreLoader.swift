@@ -55,6 +55,9 @@ struct XMLStoreLoader {
         var line: Int
     }
 
+    /// Files at least this large are read on two cores (``XMLObjectPipeline``).
+    static let pipelineBytes = 1 << 20
+
     /// Reads the file.
     func load() throws -> Loaded {
         let scanner = try XMLDocumentScanner(path: path)
@@ -71,7 +74,10 @@ struct XMLStoreLoader {
         var seen: [Bool] = []
         var last: (type: String, plan: EntityPlan)?
         var chunkStarts: [(chunk: Int64, id: Int64)]? = []
-        let info = try scanner.scan { raw in
+        // Large files are read on two cores: libxml2 on one, rows built on this one.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let twoCores = size >= Self.pipelineBytes && ProcessInfo.processInfo.activeProcessorCount > 1
+        func consume(_ raw: XMLRawObject) throws {
             if chunkStarts != nil {
                 let chunk = XMLChunkLayout.chunk(of: raw.id)
                 if raw.primaryKey != nil || raw.id <= ids.last ?? .min {
@@ -159,6 +165,7 @@ struct XMLStoreLoader {
             let key = raw.primaryKey ?? raw.id
             rows.append(RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: key), version: 1, values: values))
         }
+        let info = try twoCores ? XMLObjectPipeline.scan(scanner, object: consume) : scanner.scan(object: consume)
         if rising, !pending.isEmpty {
             rowIndex.reserveCapacity(ids.count)
             for (index, id) in ids.enumerated() { rowIndex[id] = index }
