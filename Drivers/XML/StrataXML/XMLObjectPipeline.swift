@@ -85,7 +85,13 @@ enum XMLObjectPipeline {
 
         private let state = Mutex(State())
         private let available = DispatchSemaphore(value: 0)
-        private let space = DispatchSemaphore(value: XMLObjectPipeline.depth)
+        private let space = DispatchSemaphore(value: 0)
+
+        init() {
+            // Started at zero and raised: libdispatch traps when a semaphore is released below
+            // the value it was created with, which a cancelled scan leaves it at.
+            for _ in 0..<XMLObjectPipeline.depth { space.signal() }
+        }
 
         /// Queues a batch, waiting for room (P3); `false` once the consumer cancelled.
         func send(_ batch: XMLObjectTape) -> Bool {
