@@ -5,8 +5,8 @@ import Foundation
 /// The runner (``BenchRunner``) calls these in a fixed order on one thread: per round it opens a
 /// fresh store, runs W1, W2, W3, W4, W8, W5 and W6 on it and closes it; opens a store of 1,000
 /// rows for W8-1k; and opens a third store holding the W7 graph. Only the workload calls are
-/// timed; `open`, `close`, ``insertGraph(_:)``, ``loadForChange(_:)`` and the small store's
-/// fill are not.
+/// timed; `open`, `close`, ``prepareColdLookups()``, ``insertGraph(_:)``, ``loadForChange(_:)``
+/// and the small store's fill are not.
 ///
 /// Lookups and changes name rows by their ``BenchRow/id`` (1…N in insert order); a contender that
 /// keys rows differently (Strata's object IDs) keeps its own map, built outside the timings.
@@ -28,6 +28,9 @@ public protocol BenchContender: AnyObject {
     func insert(_ rows: ArraySlice<BenchRow>) throws -> BenchOutcome
     /// W2: reads every row with every attribute.
     func fetchAll() throws -> BenchOutcome
+    /// Untimed, before the first pass of W3: drops what a contender caches above its engine
+    /// (Strata's row cache), so the cold pass goes to the engine.
+    func prepareColdLookups() throws
     /// W3: reads each row of `ids` by its ID, one lookup at a time; `warm` is the second pass
     /// (Strata serves it from the row cache; the raw engines simply repeat).
     func lookUp(_ ids: [Int64], warm: Bool) throws -> BenchOutcome
@@ -48,4 +51,9 @@ public protocol BenchContender: AnyObject {
     func insertGraph(_ dataset: BenchDataset) throws
     /// W7: fetches every parent and, for each, walks its children reading their values.
     func walkGraph(prefetch: Bool) throws -> BenchOutcome
+}
+
+extension BenchContender {
+    /// Nothing to drop: the raw engines and GRDB cache nothing above their engine.
+    public func prepareColdLookups() throws {}
 }

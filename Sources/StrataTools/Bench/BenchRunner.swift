@@ -47,6 +47,7 @@ public struct BenchRunner {
             try timed(.insert) { try contender.insert(dataset.rows[...]) }
             bytesOnDisk = Self.size(of: main)
             try timed(.fetchAll) { try contender.fetchAll() }
+            try contender.prepareColdLookups()
             try timed(.lookupCold) { try contender.lookUp(dataset.lookupIDs, warm: false) }
             try timed(.lookupWarm) { try contender.lookUp(dataset.lookupIDs, warm: true) }
             try timed(.filtered) { try contender.fetchFiltered(ages: BenchDataset.ageRange) }

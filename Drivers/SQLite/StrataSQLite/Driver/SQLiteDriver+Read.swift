@@ -63,6 +63,16 @@ extension SQLiteDriver {
     }
 
     public func rows(for ids: [RowID]) throws -> [RowSnapshot] {
+        if ids.count == 1, ids[0].entity >= 0, Int(ids[0].entity) < pointLookups.count, let lookup = pointLookups[Int(ids[0].entity)] {
+            // One row (a fault, an object by ID): a prepared statement found without any strings.
+            return try read("loading rows") { connection in
+                let statement = try connection.cached(lookup.sql, slot: lookup.slot)
+                try statement.bind(ids[0].primaryKey, at: 1)
+                var rows: [RowSnapshot] = []
+                while try statement.step() { if let row = decode(statement) { rows.append(row) } }
+                return rows
+            }
+        }
         var byTable: [String: [Int64]] = [:]
         for id in ids {
             guard let entity = model.entity(number: id.entity), let table = layout.tables[entity.rootEntityName] else { continue }

@@ -24,6 +24,8 @@ public final class SQLiteConnection {
     public let path: String
     private(set) var handle: OpaquePointer?
     private var cache: [String: SQLiteStatement] = [:]
+    /// Statements the caller names by a small number instead of their text (``cached(_:slot:)``).
+    private var slots: [SQLiteStatement?] = []
     /// The most statements ``cached(_:)`` keeps; past it the cache is emptied and refilled.
     static let cacheLimit = 256
 
@@ -76,6 +78,7 @@ public final class SQLiteConnection {
     public func close() {
         guard let db = handle else { return }
         cache.removeAll()
+        slots.removeAll()
         handle = nil
         sqlite3_close_v2(db)
     }
@@ -93,6 +96,21 @@ public final class SQLiteConnection {
         let statement = try prepare(sql)
         if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
         cache[sql] = statement
+        return statement
+    }
+
+    /// A prepared statement for `sql`, kept under `slot`, reset; prepared on first use. For
+    /// statements run very often: no hashing of their text. The caller gives each distinct `sql`
+    /// its own slot (a small number) and keeps to it; bindings are left as they were, so the
+    /// caller binds every parameter.
+    public func cached(_ sql: String, slot: Int) throws -> SQLiteStatement {
+        if slot < slots.count, let statement = slots[slot] {
+            try statement.reset()
+            return statement
+        }
+        let statement = try prepare(sql)
+        if slot >= slots.count { slots.append(contentsOf: repeatElement(nil, count: slot + 1 - slots.count)) }
+        slots[slot] = statement
         return statement
     }
 
