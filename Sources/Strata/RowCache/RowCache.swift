@@ -61,6 +61,23 @@ public final class RowCache: Sendable {
         var pins: Int
         var lastUse: UInt64
         var bytes: Int
+
+        /// Takes `snapshot` unless the entry holds a newer version (C2), or everything when the
+        /// entry was just added (zero bytes); returns the change in bytes.
+        mutating func merge(_ new: RowSnapshot, size: Int, pin: Bool, clock: UInt64) -> Int {
+            var delta = 0
+            if bytes == 0 {
+                delta = size
+                bytes = size
+            } else if new.version >= snapshot.version {
+                delta = size - bytes
+                snapshot = new
+                bytes = size
+            }
+            lastUse = clock
+            if pin { pins += 1 }
+            return delta
+        }
     }
 
     private struct State {
@@ -133,25 +150,16 @@ public final class RowCache: Sendable {
             if snapshots.count > 1_024 {
                 s.entries.reserveCapacity(min(s.entries.count + snapshots.count, max(s.limit, snapshots.count)))
             }
+            let clock = s.clock
+            var bytes = 0
             for (index, snapshot) in snapshots.enumerated() {
                 let pin = pins?[index] ?? false
-                let key = Key(store: store, row: snapshot.id)
-                if var entry = s.entries[key] {
-                    if snapshot.version >= entry.snapshot.version {
-                        let size = Self.estimatedBytes(snapshot)
-                        s.bytes += size - entry.bytes
-                        entry.snapshot = snapshot
-                        entry.bytes = size
-                    }
-                    entry.lastUse = s.clock
-                    if pin { entry.pins += 1 }
-                    s.entries[key] = entry
-                } else {
-                    let size = Self.estimatedBytes(snapshot)
-                    s.bytes += size
-                    s.entries[key] = Entry(snapshot: snapshot, pins: pin ? 1 : 0, lastUse: s.clock, bytes: size)
-                }
+                // One hash lookup per row: a new row is added in place of the empty entry.
+                let size = Self.estimatedBytes(snapshot)
+                bytes += s.entries[Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)]
+                    .merge(snapshot, size: size, pin: pin, clock: clock)
             }
+            s.bytes += bytes
             Self.evictIfNeeded(&s)
             #if STRATA_CHECKS
             if s.clock % 64 == 0 { assert(Self.checkInvariants(s), "row cache invariants C1-C4 broken") }
@@ -165,8 +173,8 @@ public final class RowCache: Sendable {
     public func pinResident(_ keys: [Key]) -> [Bool] {
         state.withLock { s in
             keys.map { key in
-                guard s.entries[key] != nil else { return false }
-                s.entries[key]!.pins += 1  // checked just above
+                guard let index = s.entries.index(forKey: key) else { return false }
+                s.entries.values[index].pins += 1
                 return true
             }
         }
@@ -183,7 +191,8 @@ public final class RowCache: Sendable {
     public func unpin(_ keys: [Key]) {
         state.withLock { s in
             for key in keys {
-                if let pins = s.entries[key]?.pins, pins > 0 { s.entries[key]!.pins = pins - 1 }  // checked just above
+                // One hash lookup per key.
+                if let index = s.entries.index(forKey: key), s.entries.values[index].pins > 0 { s.entries.values[index].pins -= 1 }
             }
             Self.evictIfNeeded(&s)
         }
@@ -226,7 +235,8 @@ public final class RowCache: Sendable {
         }
     }
 
-    /// A rough size of a snapshot's values, for the byte bound.
+    /// A rough size of a snapshot's values, for the byte bound (never 0: ``store(_:in:pins:)``
+    /// tells a just-added entry by its zero size).
     static func estimatedBytes(_ snapshot: RowSnapshot) -> Int {
         var total = 32 + snapshot.values.count * 24
         for value in snapshot.values {
