@@ -63,10 +63,10 @@ extension SQLiteDriver {
     }
 
     public func rows(for ids: [RowID]) throws -> [RowSnapshot] {
-        if ids.count == 1, ids[0].entity >= 0, Int(ids[0].entity) < pointLookups.count, let lookup = pointLookups[Int(ids[0].entity)] {
+        if ids.count == 1, let plan = plans.entity(ids[0].entity) {
             // One row (a fault, an object by ID): a prepared statement found without any strings.
             return try read("loading rows") { connection in
-                let statement = try connection.cached(lookup.sql, slot: lookup.slot)
+                let statement = try connection.cached(plan.lookup.sql, slot: plan.lookup.slot)
                 try statement.bind(ids[0].primaryKey, at: 1)
                 var rows: [RowSnapshot] = []
                 while try statement.step() { if let row = decode(statement) { rows.append(row) } }

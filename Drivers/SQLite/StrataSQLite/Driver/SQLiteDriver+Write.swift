@@ -29,26 +29,34 @@ extension SQLiteDriver {
             var versions: [RowID: RowVersion] = [:]
             versions.reserveCapacity(batch.inserts.count + batch.updates.count)
             for delete in batch.deletes {
-                let entity = try entityLayout(delete.id)
-                let statement = try connection.cached("DELETE FROM \(entity.table) WHERE Z_PK = ? AND Z_OPT = ?")
-                try statement.bind([.integer(delete.id.primaryKey), .integer(delete.expectedVersion)])
+                let plan = try entityPlan(delete.id)
+                let statement = try connection.cached(plan.delete.sql, slot: plan.delete.slot)
+                try statement.bind(delete.id.primaryKey, at: 1)
+                try statement.bind(delete.expectedVersion, at: 2)
                 try statement.step()
                 if connection.changes != 1 { stale.append(delete.id); continue }
-                for case .toManyJoin(let join) in entity.slots {
+                for case .toManyJoin(let join) in plan.layout.slots {
                     let unlink = try connection.cached("DELETE FROM \(join.table) WHERE \(join.sourceColumn) = ?")
                     try unlink.bind(delete.id.primaryKey, at: 1)
                     try unlink.step()
                 }
             }
             var maxKeys: [String: Int64] = [:]
+            var run: (table: String, max: Int64)?  // inserts come in runs of one table
             for insert in batch.inserts {
-                let entity = try entityLayout(insert.id)
-                try insertRow(insert, entity, connection)
-                maxKeys[entity.table] = max(maxKeys[entity.table] ?? 0, insert.id.primaryKey)
+                let plan = try entityPlan(insert.id)
+                try insertRow(insert, plan, connection)
+                if let current = run, current.table == plan.layout.table {
+                    run = (current.table, max(current.max, insert.id.primaryKey))
+                } else {
+                    if let current = run { maxKeys[current.table] = max(maxKeys[current.table] ?? 0, current.max) }
+                    run = (plan.layout.table, insert.id.primaryKey)
+                }
             }
+            if let current = run { maxKeys[current.table] = max(maxKeys[current.table] ?? 0, current.max) }
             for update in batch.updates {
-                let entity = try entityLayout(update.id)
-                if try updateRow(update, entity, connection) {
+                let plan = try entityPlan(update.id)
+                if try updateRow(update, plan, connection) {
                     versions[update.id] = update.expectedVersion + 1
                 } else {
                     stale.append(update.id)
@@ -56,18 +64,19 @@ extension SQLiteDriver {
             }
             if !stale.isEmpty { throw conflict(stale) }
             for insert in batch.inserts {
-                let entity = try entityLayout(insert.id)
-                for (slot, value) in insert.values.enumerated() where entity.slots[slot].isToMany {
-                    if case .references(let members) = value {
-                        try writeToMany(entity.slots[slot], owner: insert.id, members: members, isNew: true, connection)
+                let plan = try entityPlan(insert.id)
+                for slot in plan.toManySlots {
+                    if case .references(let members) = insert.values[slot] {
+                        try writeToMany(plan.layout.slots[slot], owner: insert.id, members: members, isNew: true, connection)
                     }
                 }
             }
             for update in batch.updates {
-                let entity = try entityLayout(update.id)
-                for slot in update.changedSlots where entity.slots[slot].isToMany {
+                let plan = try entityPlan(update.id)
+                guard !plan.toManySlots.isEmpty else { continue }
+                for slot in update.changedSlots where plan.layout.slots[slot].isToMany {
                     if case .references(let members) = update.values[slot] {
-                        try writeToMany(entity.slots[slot], owner: update.id, members: members, isNew: false, connection)
+                        try writeToMany(plan.layout.slots[slot], owner: update.id, members: members, isNew: false, connection)
                     }
                 }
             }
@@ -82,6 +91,14 @@ extension SQLiteDriver {
             if let metadata = batch.metadata { try MetadataCoding.write(metadata, to: connection) }
             return CommitResult(versions: versions)
         }
+    }
+
+    /// The statements and layout of the row's entity.
+    func entityPlan(_ id: RowID) throws -> SQLiteStatementPlans.Entity {
+        guard let plan = plans.entity(id.entity) else {
+            throw StoreError(.invalidRequest, "row \(id) belongs to an entity this store does not hold", store: path)
+        }
+        return plan
     }
 
     func entityLayout(_ id: RowID) throws -> EntityLayout {
@@ -100,8 +117,9 @@ extension SQLiteDriver {
             store: path, objectIDs: ids)
     }
 
-    private func insertRow(_ row: RowSnapshot, _ entity: EntityLayout, _ connection: SQLiteConnection) throws {
-        let statement = try connection.cached(entity.insert)
+    private func insertRow(_ row: RowSnapshot, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection) throws {
+        let entity = plan.layout
+        let statement = try connection.cached(plan.insert.sql, slot: plan.insert.slot)
         try statement.bind(row.id.primaryKey, at: 1)
         try statement.bind(Int64(entity.storeNumber), at: 2)
         try statement.bind(Int64(1), at: 3)
@@ -125,27 +143,27 @@ extension SQLiteDriver {
     }
 
     /// Writes the changed columns and bumps `Z_OPT`; `false` when the stored version differs.
-    private func updateRow(_ update: RowUpdate, _ entity: EntityLayout, _ connection: SQLiteConnection) throws -> Bool {
-        var assignments = ["Z_OPT = Z_OPT + 1"]
-        var values: [SQLiteValue] = []
-        for slot in update.changedSlots where slot < entity.slots.count {
-            switch entity.slots[slot] {
-            case .attribute(let column, _, _):
-                assignments.append("\(column) = ?")
-                values.append(ValueCoding.sqliteValue(update.values[slot]))
-            case .toOne(let column, _, let entityColumn, _, _):
-                assignments.append("\(column) = ?")
-                values.append(ValueCoding.sqliteValue(update.values[slot]))
-                if let entityColumn {
-                    assignments.append("\(entityColumn) = ?")
-                    values.append(referenceEntity(update.values[slot]))
+    private func updateRow(_ update: RowUpdate, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection) throws -> Bool {
+        let sql = plans.update(plan, changedSlots: update.changedSlots)
+        let statement = try connection.cached(sql.sql, slot: sql.slot)
+        var index: Int32 = 1
+        for slot in update.changedSlots where slot < plan.layout.slots.count {
+            switch plan.layout.slots[slot] {
+            case .attribute:
+                try statement.bind(ValueCoding.sqliteValue(update.values[slot]), at: index)
+                index += 1
+            case .toOne(_, _, let entityColumn, _, _):
+                try statement.bind(ValueCoding.sqliteValue(update.values[slot]), at: index)
+                index += 1
+                if entityColumn != nil {
+                    try statement.bind(referenceEntity(update.values[slot]), at: index)
+                    index += 1
                 }
             default: continue
             }
         }
-        let statement = try connection.cached(
-            "UPDATE \(entity.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?")
-        try statement.bind(values + [.integer(update.id.primaryKey), .integer(update.expectedVersion)])
+        try statement.bind(update.id.primaryKey, at: index)
+        try statement.bind(update.expectedVersion, at: index + 1)
         try statement.step()
         return connection.changes == 1
     }

@@ -39,9 +39,8 @@ public final class SQLiteDriver: StoreDriver {
     let timeout: Double
     let writer: GuardedConnection
     let reader: GuardedConnection
-    /// Per entity number: the statement reading one row of its table by `Z_PK`, and its slot in
-    /// the connection's statement cache (``SQLiteConnection/cached(_:slot:)``).
-    let pointLookups: [(sql: String, slot: Int)?]
+    /// The statements run for every row, built once (``SQLiteStatementPlans``).
+    let plans: SQLiteStatementPlans
 
     /// Pragmas the driver accepts from ``StoreOptions/values``, with their defaults.
     static let pragmaDefaults: [String: String?] = [
@@ -59,16 +58,7 @@ public final class SQLiteDriver: StoreDriver {
         self.timeout = timeout
         self.writer = GuardedConnection(writer)
         self.reader = GuardedConnection(reader)
-        var lookups = [(sql: String, slot: Int)?](repeating: nil, count: Int(layout.model.entities.map(\.entityNumber).max() ?? 0) + 1)
-        var slots: [String: Int] = [:]
-        for entity in layout.model.entities where entity.entityNumber >= 0 {
-            guard let table = layout.tables[entity.rootEntityName] else { continue }
-            let sql = "SELECT \(table.selectList("t0")) FROM \(table.name) t0 WHERE t0.Z_PK = ?"
-            let slot = slots[table.name] ?? slots.count
-            slots[table.name] = slot
-            lookups[Int(entity.entityNumber)] = (sql, slot)
-        }
-        self.pointLookups = lookups
+        self.plans = SQLiteStatementPlans(layout: layout)
     }
 
     public var capabilities: DriverCapabilities { [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads] }

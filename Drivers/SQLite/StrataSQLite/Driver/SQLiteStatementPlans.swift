@@ -1,0 +1,92 @@
+import Foundation
+import Strata
+import Synchronization
+
+/// The statements the driver runs for every row, with their text built once and their slot in a
+/// connection's statement cache (``SQLiteConnection/cached(_:slot:)``), so reading or saving a
+/// row builds no SQL and hashes no SQL text.
+///
+/// Thread safety: `Sendable`; the per-entity plans are immutable, the update statements are
+/// added under a mutex.
+final class SQLiteStatementPlans: Sendable {
+    /// One entity's statements and layout.
+    final class Entity: Sendable {
+        let layout: EntityLayout
+        /// `SELECT … WHERE t0.Z_PK = ?` on the root's table.
+        let lookup: (sql: String, slot: Int)
+        /// `INSERT INTO …` of ``EntityLayout/insertSQL``.
+        let insert: (sql: String, slot: Int)
+        /// `DELETE FROM <table> WHERE Z_PK = ? AND Z_OPT = ?`.
+        let delete: (sql: String, slot: Int)
+        /// The slots of to-many relationships.
+        let toManySlots: [Int]
+
+        init(layout: EntityLayout, lookup: (String, Int), insert: (String, Int), delete: (String, Int)) {
+            self.layout = layout
+            self.lookup = lookup
+            self.insert = insert
+            self.delete = delete
+            toManySlots = layout.slots.indices.filter { layout.slots[$0].isToMany }
+        }
+    }
+
+    /// The columns one update sets, for one entity.
+    private struct UpdateShape: Hashable {
+        var entity: Int32
+        var changedSlots: [Int]
+    }
+
+    private let entities: [Entity?]
+    private let updates: Mutex<(statements: [UpdateShape: (sql: String, slot: Int)], nextSlot: Int)>
+
+    init(layout: StoreLayout) {
+        var entities = [Entity?](repeating: nil, count: Int(layout.entities.keys.max() ?? 0) + 1)
+        var slots: [String: Int] = [:]
+        func slot(_ sql: String) -> (String, Int) {
+            if let known = slots[sql] { return (sql, known) }
+            slots[sql] = slots.count
+            return (sql, slots.count - 1)
+        }
+        for (number, entity) in layout.entities.sorted(by: { $0.key < $1.key }) where number >= 0 {
+            guard let table = layout.tables.values.first(where: { $0.name == entity.table }) else { continue }
+            entities[Int(number)] = Entity(
+                layout: entity,
+                lookup: slot("SELECT \(table.selectList("t0")) FROM \(table.name) t0 WHERE t0.Z_PK = ?"),
+                insert: slot(entity.insert),
+                delete: slot("DELETE FROM \(entity.table) WHERE Z_PK = ? AND Z_OPT = ?"))
+        }
+        self.entities = entities
+        updates = Mutex(([:], slots.count))
+    }
+
+    /// The plans of the entity numbered `number` (a model entity number), or `nil`.
+    @inline(__always) func entity(_ number: Int32) -> Entity? {
+        number >= 0 && Int(number) < entities.count ? entities[Int(number)] : nil
+    }
+
+    /// `UPDATE <table> SET Z_OPT = Z_OPT + 1, <columns of changedSlots> = ? WHERE Z_PK = ? AND
+    /// Z_OPT = ?` for `entity`, built once per set of changed slots.
+    func update(_ entity: Entity, changedSlots: [Int]) -> (sql: String, slot: Int) {
+        let shape = UpdateShape(entity: entity.layout.entity.entityNumber, changedSlots: changedSlots)
+        return updates.withLock { updates in
+            if let known = updates.statements[shape] { return known }
+            var assignments = ["Z_OPT = Z_OPT + 1"]
+            for slot in changedSlots where slot < entity.layout.slots.count {
+                switch entity.layout.slots[slot] {
+                case .attribute(let column, _, _):
+                    assignments.append("\(column) = ?")
+                case .toOne(let column, _, let entityColumn, _, _):
+                    assignments.append("\(column) = ?")
+                    if let entityColumn { assignments.append("\(entityColumn) = ?") }
+                default: continue
+                }
+            }
+            let statement = (
+                sql: "UPDATE \(entity.layout.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?",
+                slot: updates.nextSlot)
+            updates.nextSlot += 1
+            updates.statements[shape] = statement
+            return statement
+        }
+    }
+}
