@@ -203,7 +203,8 @@ extension ManagedObjectContext {
 
     /// Rewrites relationship slots after temporary IDs became permanent.
     func rewriteReferences(_ mapping: [RowID: RowID]) {
-        guard !mapping.isEmpty else { return }
+        // Only objects of entities with relationships hold references.
+        guard !mapping.isEmpty, registered.hasObjectsWithRelationships else { return }
         registered.forEachObject { object in
             guard !object.faulted, !object.entity.relationshipSlots.isEmpty else { return }
             for slot in object.entity.relationshipSlots {

@@ -17,8 +17,10 @@ extension ManagedObjectContext {
         try validateChanges()
 
         let inserts = insertedObjects_.values.filter { $0.inserted && !$0.deleted && $0.managedObjectContext === self }
-        try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
-        try obtainPermanentIDs(for: inserts)
+        if registered.hasObjectsWithRelationships || !crossStoreLinks.isEmpty {
+            try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
+        }
+        try obtainPermanentIDs(for: inserts, checked: true)
         // Drivers write rows in key order fastest (B-tree locality), so updates and deletes go sorted.
         let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted { $0.objectID.rowID < $1.objectID.rowID }
         let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted { $0.objectID.rowID < $1.objectID.rowID }
@@ -59,8 +61,14 @@ extension ManagedObjectContext {
 
     /// Gives `objects` permanent IDs now (Core Data's `obtainPermanentIDs(for:)`).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        try obtainPermanentIDs(for: objects, checked: false)
+    }
+
+    /// ``obtainPermanentIDs(for:)``; `checked` when every object is known to be an unsaved object
+    /// of this context (a save's inserts), which skips filtering them again.
+    func obtainPermanentIDs(for objects: [ManagedObject], checked: Bool) throws {
         defaultStores = [:]
-        let pending = objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
+        let pending = checked ? objects : objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !pending.isEmpty else { return }
         // Objects grouped by (store, root); consecutive objects of one entity and store (the usual
         // run of inserts) reuse the group found for the first of them.
@@ -68,6 +76,7 @@ extension ManagedObjectContext {
         var positions: [KeyGroup: Int] = [:]
         var last: (entity: ObjectIdentifier, store: ObjectIdentifier, position: Int)?
         for object in pending {
+            guard object.objectID.isTemporaryID else { continue }  // given its key by an earlier call
             let store = try targetStore(for: object)
             let storeID = ObjectIdentifier(store), entityID = ObjectIdentifier(object.entity)
             let position: Int
@@ -251,7 +260,7 @@ extension ManagedObjectContext {
         inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject],
         results: [ObjectIdentifier: CommitResult]
     ) {
-        for object in inserts + updates {
+        for object in [inserts, updates].joined() {
             guard let store = object.objectID.persistentStore else { continue }
             let version: RowVersion
             if object.inserted {
@@ -289,7 +298,7 @@ extension ManagedObjectContext {
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
-        for object in inserts + updates { object.didSave() }
+        for object in [inserts, updates].joined() { object.didSave() }
         for observer in saveObservers { observer(saved) }
     }
 }
