@@ -2,6 +2,7 @@ import Foundation
 @testable import StrataLMDB
 import Strata
 import StrataTesting
+import Synchronization
 import Testing
 
 @Suite("LMDB indexes and queries")
@@ -153,5 +154,47 @@ struct LMDBQueryTests {
         }
         #expect(seen == first.values[slot])
         #expect(try driver.rows(for: [first.id]).first?.values[slot] == .double(1_000))
+    }
+
+    @Test("read transactions reused from the pool see every commit, also with readers on several threads")
+    func pooledReaders() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-query")
+        let (_, driver, _) = try Self.seeded(directory)
+        let person = try #require(Self.model.entity(named: "Person"))
+        let slot = try #require(person.index(ofProperty: "score"))
+        let id = try driver.fetch(StoreFetch(entity: person)).rows[0].id
+        func setScore(_ score: Double) throws {
+            let row = try #require(try driver.rows(for: [id]).first)
+            var values = row.values
+            values[slot] = .double(score)
+            var batch = ChangeBatch()
+            batch.updates = [RowUpdate(id: id, expectedVersion: row.version, values: values, changedSlots: [slot])]
+            _ = try driver.apply(batch)
+        }
+        for round in 1...20 {
+            try setScore(Double(round))
+            #expect(try driver.rows(for: [id]).first?.values[slot] == .double(Double(round)), "round \(round)")
+        }
+        // Readers on four threads while the scores keep changing: every read sees a committed
+        // score (a whole number) and none fails.
+        let failures = Mutex(0)
+        let done = DispatchGroup()
+        for _ in 0..<4 {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                for _ in 0..<300 {
+                    let score = try? driver.rows(for: [id]).first?.values[slot]
+                    guard case .double(let value)? = score, value == value.rounded() else {
+                        failures.withLock { $0 += 1 }
+                        continue
+                    }
+                }
+            }.start()
+        }
+        for round in 21...60 { try setScore(Double(round)) }
+        done.wait()
+        #expect(failures.withLock { $0 } == 0)
+        #expect(try driver.rows(for: [id]).first?.values[slot] == .double(60))
     }
 }

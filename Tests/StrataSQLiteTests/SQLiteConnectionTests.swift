@@ -23,6 +23,35 @@ struct SQLiteConnectionTests {
         #expect(try connection.scalar("SELECT count(*) FROM t WHERE s = ?", [.text("héllo")]) == .integer(1))
     }
 
+    @Test("statements kept by slot are prepared once, reset on reuse, and kept apart by slot")
+    func slots() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: directory.path("t.sqlite"), mode: .readWriteCreate)
+        try connection.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+        for (slot, sql) in [(0, "INSERT INTO t VALUES (?, ?)"), (3, "SELECT v FROM t WHERE k = ?")] {
+            _ = try connection.cached(sql, slot: slot)
+        }
+        for key in Int64(1)...3 {
+            let insert = try connection.cached("INSERT INTO t VALUES (?, ?)", slot: 0)
+            try insert.bind(key, at: 1)
+            try insert.bind("v\(key)", at: 2)
+            #expect(try insert.step() == false)
+        }
+        let first = try connection.cached("SELECT v FROM t WHERE k = ?", slot: 3)
+        try first.bind(Int64(2), at: 1)
+        #expect(try first.step())
+        #expect(first.string(at: 0) == "v2")
+        // Reused while a row was still pending: reset, then bound again.
+        let again = try connection.cached("SELECT v FROM t WHERE k = ?", slot: 3)
+        #expect(again === first)
+        try again.bind(Int64(3), at: 1)
+        #expect(try again.step())
+        #expect(again.string(at: 0) == "v3")
+        #expect(try connection.scalar("SELECT count(*) FROM t") == .integer(3))
+        connection.close()
+        #expect(throws: SQLiteError.self) { _ = try connection.cached("SELECT v FROM t WHERE k = ?", slot: 3) }
+    }
+
     @Test("opening a missing file read-only fails with an error naming the file")
     func missingFile() throws {
         let directory = try TemporaryDirectory()
