@@ -147,30 +147,28 @@ extension SQLiteDriver {
     /// The row at the statement's cursor (`Z_PK, Z_ENT, Z_OPT, <table columns>`), or `nil` for a
     /// `Z_ENT` the model does not know.
     func decode(_ statement: SQLiteStatement) -> RowSnapshot? {
-        guard let number = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: 1))],
-            let entity = layout.entity(number)
-        else { return nil }
+        guard let number = plans.modelNumber(storeNumber: statement.int64(at: 1)), let plan = plans.entity(number) else { return nil }
         var values: [StoreValue] = []
-        values.reserveCapacity(entity.slots.count)
-        for slot in entity.slots {
+        values.reserveCapacity(plan.decode.count)
+        for slot in plan.decode {
             switch slot {
-            case .none, .missing:
+            case .null:
                 values.append(.null)
-            case .attribute(_, let index, let type):
+            case .attribute(let index, let type):
                 values.append(ValueCoding.attribute(statement, index, type))
-            case .toOne(_, let index, _, let entityIndex, let destination):
+            case .toOne(let index, let entityIndex, let destination):
                 if statement.isNull(at: index) {
                     values.append(.null)
                 } else {
                     var target = destination
                     if let entityIndex, !statement.isNull(at: entityIndex),
-                        let stored = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: entityIndex))]
+                        let stored = plans.modelNumber(storeNumber: statement.int64(at: entityIndex))
                     {
                         target = stored
                     }
                     values.append(.reference(RowID(entity: target, primaryKey: statement.int64(at: index))))
                 }
-            case .toManyForeignKey, .toManyJoin:
+            case .unfetched:
                 values.append(.unfetched)
             }
         }

@@ -20,6 +20,9 @@ final class SQLiteStatementPlans: Sendable {
         let delete: (sql: String, slot: Int)
         /// The slots of to-many relationships.
         let toManySlots: [Int]
+        /// How to read each slot from a `SELECT Z_PK, Z_ENT, Z_OPT, …` row: the slot layouts
+        /// without their column names, so decoding a row copies no strings.
+        let decode: [Decode]
 
         init(layout: EntityLayout, lookup: (String, Int), insert: (String, Int), delete: (String, Int)) {
             self.layout = layout
@@ -27,7 +30,24 @@ final class SQLiteStatementPlans: Sendable {
             self.insert = insert
             self.delete = delete
             toManySlots = layout.slots.indices.filter { layout.slots[$0].isToMany }
+            decode = layout.slots.map { slot in
+                switch slot {
+                case .none, .missing: .null
+                case .attribute(_, let index, let type): .attribute(index: index, type: type)
+                case .toOne(_, let index, _, let entityIndex, let destination):
+                    .toOne(index: index, entityIndex: entityIndex, destination: destination)
+                case .toManyForeignKey, .toManyJoin: .unfetched
+                }
+            }
         }
+    }
+
+    /// One slot's reading (``Entity/decode``).
+    enum Decode: Sendable {
+        case null
+        case attribute(index: Int32, type: AttributeType)
+        case toOne(index: Int32, entityIndex: Int32?, destination: Int32)
+        case unfetched
     }
 
     /// The columns one update sets, for one entity.
@@ -37,6 +57,10 @@ final class SQLiteStatementPlans: Sendable {
     }
 
     private let entities: [Entity?]
+    /// Model entity numbers by the store's `Z_ENT` (-1: none), for `Z_ENT` below 65,536.
+    private let modelNumbers: [Int32]
+    /// All of them, for larger `Z_ENT` values.
+    private let allModelNumbers: [Int32: Int32]
     private let updates: Mutex<(statements: [UpdateShape: (sql: String, slot: Int)], nextSlot: Int)>
 
     init(layout: StoreLayout) {
@@ -56,12 +80,23 @@ final class SQLiteStatementPlans: Sendable {
                 delete: slot("DELETE FROM \(entity.table) WHERE Z_PK = ? AND Z_OPT = ?"))
         }
         self.entities = entities
+        var modelNumbers = [Int32](repeating: -1, count: Int(layout.modelNumbers.keys.filter { $0 < 1 << 16 }.max() ?? 0) + 1)
+        for (store, model) in layout.modelNumbers where store >= 0 && store < 1 << 16 { modelNumbers[Int(store)] = model }
+        self.modelNumbers = modelNumbers
+        allModelNumbers = layout.modelNumbers
         updates = Mutex(([:], slots.count))
     }
 
     /// The plans of the entity numbered `number` (a model entity number), or `nil`.
     @inline(__always) func entity(_ number: Int32) -> Entity? {
         number >= 0 && Int(number) < entities.count ? entities[Int(number)] : nil
+    }
+
+    /// The model entity number of the store's `Z_ENT` value `number`, or `nil`.
+    @inline(__always) func modelNumber(storeNumber number: Int64) -> Int32? {
+        guard number >= 0, number < modelNumbers.count else { return allModelNumbers[Int32(truncatingIfNeeded: number)] }
+        let model = modelNumbers[Int(number)]
+        return model >= 0 ? model : nil
     }
 
     /// `UPDATE <table> SET Z_OPT = Z_OPT + 1, <columns of changedSlots> = ? WHERE Z_PK = ? AND
