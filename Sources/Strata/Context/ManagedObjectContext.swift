@@ -64,11 +64,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
-        let objects = registered.values
-        let keys = objects.compactMap { $0.pinnedKey }
+        // One pass: the pinned rows to release, and objects (which may outlive their context)
+        // see no context from now on.
+        var keys: [RowCache.Key] = []
+        keys.reserveCapacity(registered.count)
+        registered.forEachObject { object in
+            if let key = object.pinnedKey { keys.append(key) }
+            object.context = nil
+        }
         if !keys.isEmpty { coordinator.rowCache.unpin(keys) }
-        // Objects may outlive their context: they see no context from now on.
-        for object in objects { object.context = nil }
     }
 
     // MARK: Executor
