@@ -31,18 +31,22 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
-    var registered = RegistrationTable()
+    // `@exclusivity(unchecked)` on the tables below, as on ManagedObject's stored state: each is
+    // read or changed in place on the context's thread, and no access overlaps another to the
+    // same table (iterations work on copies or, for `registered.forEachObject`, change the
+    // objects, never the table); the runtime checks cost a measurable share of every fetch and save.
+    @exclusivity(unchecked) var registered = RegistrationTable()
     /// Inserted objects, in insertion order (keys are allocated in this order).
-    var insertedObjects_ = ObjectList(.inserted)
-    var updatedObjects_ = ObjectList(.updated)
-    var deletedObjects_ = ObjectList(.deleted)
+    @exclusivity(unchecked) var insertedObjects_ = ObjectList(.inserted)
+    @exclusivity(unchecked) var updatedObjects_ = ObjectList(.updated)
+    @exclusivity(unchecked) var deletedObjects_ = ObjectList(.deleted)
     var deleteRulesApplied: Set<ObjectIdentifier> = []
     var assignedStores: [ObjectIdentifier: PersistentStore] = [:]
     /// The store each entity's inserts go to, worked out once per save.
-    var defaultStores: [Int32: PersistentStore] = [:]
+    @exclusivity(unchecked) var defaultStores: [Int32: PersistentStore] = [:]
     var faultBatches: [ObjectIdentifier: FaultBatch] = [:]
     /// Registered objects whose rows are waiting to be pinned in the row cache (see ``flushPins()``).
-    var pendingPins: [ManagedObject] = []
+    @exclusivity(unchecked) var pendingPins: [ManagedObject] = []
     var saveObservers: [(ContextDidSave) -> Void] = []
     /// Links made between objects already known to live in different stores (refused at save).
     var crossStoreLinks: [(ManagedObject, Int, ManagedObject)] = []
