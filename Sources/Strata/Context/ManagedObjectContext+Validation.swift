@@ -4,8 +4,10 @@ extension ManagedObjectContext {
     /// Validates every pending change; throws one ``ValidationError`` listing every failure.
     func validateChanges() throws {
         var failures: [ValidationError.Failure] = []
-        let live = (Array(insertedObjects_.values) + updatedObjects_.values.filter { $0.isUpdated })
-            .filter { !$0.deleted }
+        var live: [ManagedObject] = []
+        live.reserveCapacity(insertedObjects_.count + updatedObjects_.count)
+        for object in insertedObjects_.values where !object.deleted { live.append(object) }
+        for object in updatedObjects_.values where object.isUpdated && !object.deleted { live.append(object) }
         for object in live {
             failures += PropertyValidator.failures(of: object, context: self)
             runCustom(object, &failures) { object.inserted ? try $0.validateForInsert() : try $0.validateForUpdate() }
