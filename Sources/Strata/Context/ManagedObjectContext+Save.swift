@@ -97,8 +97,11 @@ extension ManagedObjectContext {
             }
             groups[position].objects.append(object)
         }
+        // Old to new row IDs, for rewriting references; only objects of entities with
+        // relationships hold references, so without them there is nothing to rewrite.
+        let rewrites = registered.hasObjectsWithRelationships
         var mapping: [RowID: RowID] = [:]
-        mapping.reserveCapacity(pending.count)
+        if rewrites { mapping.reserveCapacity(pending.count) }
         registered.reservePermanent(pending.count)
         // Temporary entries are dropped after the keys are assigned (also when allocation throws
         // part way): all at once when every unsaved object got its key here (a save), else one
@@ -123,7 +126,7 @@ extension ManagedObjectContext {
                 converted.append(old.primaryKey)
                 registered[new] = object
                 object.objectID = new
-                mapping[old.rowID] = new.rowID
+                if rewrites { mapping[old.rowID] = new.rowID }
             }
         }
         if converted.count == registered.temporaryCount {
