@@ -114,6 +114,27 @@ struct XMLErrorTests {
         }
     }
 
+    @Test("past line 65,535 (where libxml2 stops counting element lines) errors still name the right line")
+    func bigLines() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-big-lines")
+        var objects = ""
+        for id in 1...30_000 {
+            objects += "<object type=\"TAG\" id=\"z\(id)\">\n    <attribute name=\"name\" type=\"string\">t\(id)</attribute>\n</object>\n"
+        }
+        // Objects start on line 11 of the template, three lines each.
+        let line = 11 + 30_000 * 3
+        let cases = [
+            ("entity", "<object type=\"GADGET\" id=\"z40000\">\n    <attribute name=\"name\" type=\"string\">x</attribute>\n</object>", line, 1, "'GADGET'"),
+            ("property", "<object type=\"TAG\" id=\"z40000\">\n    <attribute name=\"colour\" type=\"string\">red</attribute>\n</object>", line + 1, 5, "'colour'"),
+        ]
+        for (name, bad, expectedLine, column, words) in cases {
+            let url = try XMLTestSupport.write(XMLTestSupport.appleStyle(objects + bad), in: directory, name: "\(name).xml")
+            let error = try #require(XMLTestSupport.openError(url), "\(name)")
+            #expect(error.message.contains("\(url.path):\(expectedLine):\(column): "), "\(name): \(error.message.prefix(160))")
+            #expect(error.message.contains(words), "\(name)")
+        }
+    }
+
     @Test("a truncated store is refused at every cut, never opened half")
     func truncation() throws {
         let directory = try TemporaryDirectory(prefix: "xml-truncated")

@@ -92,8 +92,27 @@ final class XMLStreamReader {
     }
 
     /// The line the current node starts on.
+    ///
+    /// libxml2 keeps an element's line in 16 bits: past line 65,535 it stores 65,535 and
+    /// `xmlGetLineNo` answers with the line of the element's first child. When that child is text
+    /// (the indentation after the start tag), libxml2 dates it by the line the text ends on, so
+    /// the text's line breaks are counted back.
     var line: Int {
         if let node = xmlTextReaderCurrentNode(reader) {
+            if node.pointee.type == XML_ELEMENT_NODE, node.pointee.line == UInt16.max,
+                let child = node.pointee.children, child.pointee.type == XML_TEXT_NODE, let text = child.pointee.content
+            {
+                let childLine = xmlGetLineNo(child)
+                if childLine > 0 {
+                    var breaks = 0
+                    var index = 0
+                    while text[index] != 0 {
+                        if text[index] == 0x0A { breaks += 1 }
+                        index += 1
+                    }
+                    return max(1, Int(childLine) - breaks)
+                }
+            }
             let line = xmlGetLineNo(node)
             if line > 0 { return Int(line) }
         }
