@@ -23,11 +23,11 @@ struct XMLChunkReuseTests {
         return batch
     }
 
-    /// An update of the name of the employee with `key`.
-    private func rename(_ driver: XMLDriver, key: Int64, to name: String) throws -> ChangeBatch {
-        let employee = try #require(model.entity(named: "Employee"))
-        let slot = try #require(employee.index(ofProperty: "name"))
-        let row = try #require(try driver.rows(for: [RowID(entity: employee.entityNumber, primaryKey: key)]).first)
+    /// An update of the name of the `entity` row with `key`.
+    private func rename(_ driver: XMLDriver, _ entity: String = "Employee", key: Int64, to name: String) throws -> ChangeBatch {
+        let description = try #require(model.entity(named: entity))
+        let slot = try #require(description.index(ofProperty: "name"))
+        let row = try #require(try driver.rows(for: [RowID(entity: description.entityNumber, primaryKey: key)]).first)
         var values = row.values
         values[slot] = .string(name)
         var batch = ChangeBatch()
@@ -127,11 +127,11 @@ struct XMLChunkReuseTests {
             let url = try XMLTestSupport.write(
                 XMLTestSupport.appleStyle(lines.joined(separator: "\n"), nextObjectID: 9_000), in: directory, name: "\(name).xml")
             let driver = try XMLTestSupport.driver(at: url)
-            _ = try driver.apply(try renameTag(driver, key: 8_192, to: "changed"))
+            _ = try driver.apply(try rename(driver, "Tag", key: 8_192, to: "changed"))
             #expect(driver.lastSaveCopiedBytes == 0, "\(name)")
             try expectWholeEncoding(driver, url)
             // Now in our own layout: the next save copies the chunks it did not change.
-            _ = try driver.apply(try renameTag(driver, key: 1, to: "uno"))
+            _ = try driver.apply(try rename(driver, "Tag", key: 1, to: "uno"))
             #expect(driver.lastSaveCopiedBytes > 0, "\(name)")
             try expectWholeEncoding(driver, url)
             try driver.close()
@@ -148,7 +148,7 @@ struct XMLChunkReuseTests {
             """
         let url = try XMLTestSupport.write(XMLTestSupport.appleStyle(objects, nextObjectID: 9_000), in: directory)
         let driver = try XMLTestSupport.driver(at: url)
-        _ = try driver.apply(try renameTag(driver, key: 4_096, to: "changed"))
+        _ = try driver.apply(try rename(driver, "Tag", key: 4_096, to: "changed"))
         #expect(driver.lastSaveCopiedBytes > 0)
         let text = try XMLTestSupport.text(url)
         #expect(text.contains("<object type=\"TAG\" id=\"z1\"><attribute name=\"name\" type=\"string\">one</attribute></object>"))
@@ -161,16 +161,5 @@ struct XMLChunkReuseTests {
         #expect(rows[RowID(entity: tag.entityNumber, primaryKey: 2)]?.values[slot] == .string("two"))
         #expect(rows[RowID(entity: tag.entityNumber, primaryKey: 4_096)]?.values[slot] == .string("changed"))
         try reopened.close()
-    }
-
-    private func renameTag(_ driver: XMLDriver, key: Int64, to name: String) throws -> ChangeBatch {
-        let tag = try #require(model.entity(named: "Tag"))
-        let slot = try #require(tag.index(ofProperty: "name"))
-        let row = try #require(try driver.rows(for: [RowID(entity: tag.entityNumber, primaryKey: key)]).first)
-        var values = row.values
-        values[slot] = .string(name)
-        var batch = ChangeBatch()
-        batch.updates.append(RowUpdate(id: row.id, expectedVersion: row.version, values: values, changedSlots: [slot]))
-        return batch
     }
 }

@@ -65,7 +65,7 @@ enum XMLObjectPipeline {
     ///
     /// `@unchecked Sendable`: only the producer thread touches it, and the caller does not return
     /// before that thread is done (P1).
-    private final class ScannerBox: @unchecked Sendable {
+    private final class ScannerBox: @unchecked Sendable {  // safe: one thread at a time (P1)
         let scanner: XMLDocumentScanner
         init(_ scanner: XMLDocumentScanner) { self.scanner = scanner }
     }

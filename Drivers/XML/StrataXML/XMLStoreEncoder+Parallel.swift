@@ -141,7 +141,7 @@ private enum Unit {
 /// `@unchecked Sendable`: each instance is written by exactly one iteration of
 /// `concurrentPerform` and read only by a block queued after `concurrentPerform` returned, which
 /// orders the write before the read; nothing else touches it.
-private final class EncodedUnit: @unchecked Sendable {
+private final class EncodedUnit: @unchecked Sendable {  // safe: written once, read after concurrentPerform
     var writer: XMLByteWriter?
     var ends: [Int] = []
 }
@@ -153,7 +153,7 @@ private final class EncodedUnit: @unchecked Sendable {
 /// writing queue touch it, one at a time; the caller reads it again only after that `sync`, which
 /// waits for every queued block. `source` is a read-only mapping the caller keeps alive until
 /// the write returns.
-private final class SharedOutput: @unchecked Sendable {
+private final class SharedOutput: @unchecked Sendable {  // safe: only the serial writing queue touches it
     var writer: XMLByteWriter
     let source: UnsafeRawBufferPointer?
     var ranges: [Int64: Range<Int>] = [:]

@@ -65,17 +65,7 @@ public struct CompiledRowPredicate {
         }
 
         /// Whether a row whose slot holds `value` matches.
-        @inlinable public func matches(_ value: Int64) -> Bool {
-            switch op {
-            case .equal: value == low
-            case .notEqual: value != low
-            case .lessThan: value < low
-            case .lessThanOrEqual: value <= low
-            case .greaterThan: value > low
-            case .greaterThanOrEqual: value >= low
-            default: low <= value && value <= high  // .between, the only other operator compiled here
-            }
-        }
+        @inlinable public func matches(_ value: Int64) -> Bool { CompiledRowPredicate.test(value, op, low, high) }
     }
 
     /// The slots the predicate reads, ascending; other slots of the values passed to
@@ -144,7 +134,8 @@ public struct CompiledRowPredicate {
         }
     }
 
-    private static func test<T: Comparable>(_ value: T, _ op: ComparisonOperator, _ low: T, _ high: T) -> Bool {
+    @inlinable @inline(__always)
+    static func test<T: Comparable>(_ value: T, _ op: ComparisonOperator, _ low: T, _ high: T) -> Bool {
         switch op {
         case .equal: value == low
         case .notEqual: value != low

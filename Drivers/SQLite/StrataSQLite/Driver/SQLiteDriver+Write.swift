@@ -124,21 +124,7 @@ extension SQLiteDriver {
         try statement.bind(Int64(entity.storeNumber), at: 2)
         try statement.bind(Int64(1), at: 3)
         var index: Int32 = 4
-        for (slot, layout) in entity.slots.enumerated() {
-            switch layout {
-            case .attribute:
-                try statement.bind(ValueCoding.sqliteValue(row.values[slot]), at: index)
-                index += 1
-            case .toOne(_, _, let entityColumn, _, _):
-                try statement.bind(ValueCoding.sqliteValue(row.values[slot]), at: index)
-                index += 1
-                if entityColumn != nil {
-                    try statement.bind(referenceEntity(row.values[slot]), at: index)
-                    index += 1
-                }
-            default: continue
-            }
-        }
+        for slot in entity.slots.indices { try bindColumns(of: row.values[slot], entity.slots[slot], to: statement, at: &index) }
         try statement.step()
     }
 
@@ -148,24 +134,29 @@ extension SQLiteDriver {
         let statement = try connection.cached(sql.sql, slot: sql.slot)
         var index: Int32 = 1
         for slot in update.changedSlots where slot < plan.layout.slots.count {
-            switch plan.layout.slots[slot] {
-            case .attribute:
-                try statement.bind(ValueCoding.sqliteValue(update.values[slot]), at: index)
-                index += 1
-            case .toOne(_, _, let entityColumn, _, _):
-                try statement.bind(ValueCoding.sqliteValue(update.values[slot]), at: index)
-                index += 1
-                if entityColumn != nil {
-                    try statement.bind(referenceEntity(update.values[slot]), at: index)
-                    index += 1
-                }
-            default: continue
-            }
+            try bindColumns(of: update.values[slot], plan.layout.slots[slot], to: statement, at: &index)
         }
         try statement.bind(update.id.primaryKey, at: index)
         try statement.bind(update.expectedVersion, at: index + 1)
         try statement.step()
         return connection.changes == 1
+    }
+
+    /// Binds the columns a slot is stored in (none for to-many slots), from `index` on.
+    private func bindColumns(of value: StoreValue, _ slot: SlotLayout, to statement: SQLiteStatement, at index: inout Int32) throws {
+        switch slot {
+        case .attribute:
+            try statement.bind(ValueCoding.sqliteValue(value), at: index)
+            index += 1
+        case .toOne(_, _, let entityColumn, _, _):
+            try statement.bind(ValueCoding.sqliteValue(value), at: index)
+            index += 1
+            if entityColumn != nil {
+                try statement.bind(referenceEntity(value), at: index)
+                index += 1
+            }
+        default: break
+        }
     }
 
     private func referenceEntity(_ value: StoreValue) -> SQLiteValue {
