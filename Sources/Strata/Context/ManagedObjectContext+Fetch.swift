@@ -176,8 +176,6 @@ extension ManagedObjectContext {
         let asFault = request.returnsObjectsAsFaults
         var pins: [Bool] = []
         pins.reserveCapacity(rows.count)
-        // Room for every row at once, rather than growing the table while registering.
-        if rows.count > 64 { registered.reservePermanent(rows.count) }
         for row in rows {
             let known = registered.count
             let object = register(row, in: store, asFault: asFault, pinLater: true)

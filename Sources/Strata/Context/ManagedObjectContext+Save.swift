@@ -102,7 +102,6 @@ extension ManagedObjectContext {
         let rewrites = registered.hasObjectsWithRelationships
         var mapping: [RowID: RowID] = [:]
         if rewrites { mapping.reserveCapacity(pending.count) }
-        registered.reservePermanent(pending.count)
         // Temporary entries are dropped after the keys are assigned (also when allocation throws
         // part way): all at once when every unsaved object got its key here (a save), else one
         // by one.

@@ -1,22 +1,40 @@
 /// The objects registered in a context, by object ID: saved objects in one table, unsaved ones
 /// (temporary IDs) in another keyed by their negative key, so inserting many objects and giving
-/// them permanent IDs does not grow and rehash one big table twice.
+/// them permanent IDs does not grow one big table twice.
+///
+/// Both are ``RowTable``s, arrays indexed by key: fetched rows arrive in key order and temporary
+/// keys come from a counter, so registering a batch touches memory in order.
 struct RegistrationTable {
-    private var permanent: [ManagedObjectID: ManagedObject] = [:]
-    private var temporary: [Int64: ManagedObject] = [:]
+    private var permanent = RowTable<ManagedObject>()
+    private var temporary = RowTable<ManagedObject>()
     /// How many objects of each table belong to entities with relationships.
     private var permanentLinked = 0
     private var temporaryLinked = 0
 
+    /// Stands in for a store in the keys of temporary IDs, which have none.
+    private static let noStore = ObjectIdentifier(RegistrationTable.self)
+
+    /// The table key of a saved object's ID.
+    private static func permanentKey(_ id: ManagedObjectID) -> RowCache.Key {
+        RowCache.Key(store: id.persistentStore.map(ObjectIdentifier.init) ?? noStore, row: id.rowID)
+    }
+
+    /// The table key of a temporary key: counted up from 1, in one lane for every entity.
+    private static func temporaryKey(_ primaryKey: Int64) -> RowCache.Key {
+        RowCache.Key(store: noStore, row: RowID(entity: 0, primaryKey: -primaryKey))
+    }
+
     subscript(id: ManagedObjectID) -> ManagedObject? {
-        get { id.isTemporaryID ? temporary[id.primaryKey] : permanent[id] }
+        get { id.isTemporaryID ? temporary[Self.temporaryKey(id.primaryKey)] : permanent[Self.permanentKey(id)] }
         set {
             let old: ManagedObject?
             if id.isTemporaryID {
-                old = newValue.map { temporary.updateValue($0, forKey: id.primaryKey) } ?? temporary.removeValue(forKey: id.primaryKey)
+                let key = Self.temporaryKey(id.primaryKey)
+                old = newValue.map { temporary.updateValue($0, forKey: key) } ?? temporary.removeValue(forKey: key)
                 temporaryLinked += Self.linked(newValue) - Self.linked(old)
             } else {
-                old = newValue.map { permanent.updateValue($0, forKey: id) } ?? permanent.removeValue(forKey: id)
+                let key = Self.permanentKey(id)
+                old = newValue.map { permanent.updateValue($0, forKey: key) } ?? permanent.removeValue(forKey: key)
                 permanentLinked += Self.linked(newValue) - Self.linked(old)
             }
         }
@@ -31,12 +49,17 @@ struct RegistrationTable {
     var hasObjectsWithRelationships: Bool { permanentLinked + temporaryLinked > 0 }
 
     /// Every registered object.
-    var values: [ManagedObject] { Array(permanent.values) + Array(temporary.values) }
+    var values: [ManagedObject] {
+        var all: [ManagedObject] = []
+        all.reserveCapacity(count)
+        forEachObject { all.append($0) }
+        return all
+    }
 
     /// Calls `body` with every registered object, without collecting them first.
     func forEachObject(_ body: (ManagedObject) -> Void) {
-        for object in permanent.values { body(object) }
-        for object in temporary.values { body(object) }
+        permanent.forEachValue(body)
+        temporary.forEachValue(body)
     }
 
     /// The number of registered objects.
@@ -47,21 +70,18 @@ struct RegistrationTable {
 
     /// Forgets every object with a temporary ID (after they all received permanent ones).
     mutating func removeAllTemporary() {
-        temporary = [:]
+        temporary.removeAll()
         temporaryLinked = 0
     }
 
     /// Forgets the object with the temporary key `key`.
     mutating func removeTemporary(_ key: Int64) {
-        temporaryLinked -= Self.linked(temporary.removeValue(forKey: key))
+        temporaryLinked -= Self.linked(temporary.removeValue(forKey: Self.temporaryKey(key)))
     }
 
-    /// Makes room for `count` more saved objects.
-    mutating func reservePermanent(_ count: Int) { permanent.reserveCapacity(permanent.count + count) }
-
     mutating func removeAll() {
-        permanent = [:]
-        temporary = [:]
+        permanent.removeAll()
+        temporary.removeAll()
         permanentLinked = 0
         temporaryLinked = 0
     }

@@ -81,7 +81,7 @@ public final class RowCache: Sendable {
     }
 
     private struct State {
-        var entries: [Key: Entry] = [:]
+        var entries = RowTable<Entry>()
         var clock: UInt64 = 0
         var statistics = Statistics()
         var limit: Int
@@ -109,7 +109,7 @@ public final class RowCache: Sendable {
             var stats = s.statistics
             stats.count = s.entries.count
             stats.bytes = s.bytes
-            stats.pinned = s.entries.values.reduce(0) { $0 + ($1.pins > 0 ? 1 : 0) }
+            s.entries.forEachValue { if $0.pins > 0 { stats.pinned += 1 } }
             return stats
         }
     }
@@ -121,14 +121,18 @@ public final class RowCache: Sendable {
     public func snapshot(for key: Key, atLeast minimumVersion: RowVersion = 0) -> RowSnapshot? {
         state.withLock { s in
             s.clock &+= 1
-            guard var entry = s.entries[key], entry.snapshot.version >= minimumVersion else {
+            let clock = s.clock
+            let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
+                guard entry.snapshot.version >= minimumVersion else { return nil }
+                entry.lastUse = clock
+                return entry.snapshot
+            }
+            guard let snapshot = found ?? nil else {
                 s.statistics.misses += 1
                 return nil
             }
             s.statistics.hits += 1
-            entry.lastUse = s.clock
-            s.entries[key] = entry
-            return entry.snapshot
+            return snapshot
         }
     }
 
@@ -145,19 +149,15 @@ public final class RowCache: Sendable {
     public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pins: [Bool]?) {
         state.withLock { s in
             s.clock &+= 1
-            // Room for a large batch at once, rather than growing the table while adding it.
-            // (never past the row limit, or the batch itself when that is larger).
-            if snapshots.count > 1_024 {
-                s.entries.reserveCapacity(min(s.entries.count + snapshots.count, max(s.limit, snapshots.count)))
-            }
             let clock = s.clock
             var bytes = 0
             for (index, snapshot) in snapshots.enumerated() {
                 let pin = pins?[index] ?? false
-                // One hash lookup per row: a new row is added in place of the empty entry.
+                // One lookup per row: a new row is added in place of the empty entry.
                 let size = Self.estimatedBytes(snapshot)
-                bytes += s.entries[Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)]
-                    .merge(snapshot, size: size, pin: pin, clock: clock)
+                bytes += s.entries.withValue(
+                    forKey: Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
+                ) { entry, _ in entry.merge(snapshot, size: size, pin: pin, clock: clock) }
             }
             s.bytes += bytes
             Self.evictIfNeeded(&s)
@@ -172,11 +172,7 @@ public final class RowCache: Sendable {
     /// - Complexity: O(n) for n keys, one lock.
     public func pinResident(_ keys: [Key]) -> [Bool] {
         state.withLock { s in
-            keys.map { key in
-                guard let index = s.entries.index(forKey: key) else { return false }
-                s.entries.values[index].pins += 1
-                return true
-            }
+            keys.map { key in s.entries.withExistingValue(forKey: key) { $0.pins += 1 } != nil }
         }
     }
 
@@ -191,8 +187,7 @@ public final class RowCache: Sendable {
     public func unpin(_ keys: [Key]) {
         state.withLock { s in
             for key in keys {
-                // One hash lookup per key.
-                if let index = s.entries.index(forKey: key), s.entries.values[index].pins > 0 { s.entries.values[index].pins -= 1 }
+                s.entries.withExistingValue(forKey: key) { entry in if entry.pins > 0 { entry.pins -= 1 } }
             }
             Self.evictIfNeeded(&s)
         }
@@ -210,8 +205,10 @@ public final class RowCache: Sendable {
     /// Drops every row of a store (when it is removed from the coordinator).
     public func removeAll(in store: ObjectIdentifier) {
         state.withLock { s in
-            s.entries = s.entries.filter { $0.key.store != store }
-            s.bytes = s.entries.values.reduce(0) { $0 + $1.bytes }
+            s.entries.removeAll(in: store)
+            var bytes = 0
+            s.entries.forEachValue { bytes += $0.bytes }
+            s.bytes = bytes
         }
     }
 
@@ -223,13 +220,13 @@ public final class RowCache: Sendable {
         guard overCount || overBytes else { return }
         var victims: [(key: Key, lastUse: UInt64, bytes: Int)] = []
         victims.reserveCapacity(s.entries.count)
-        for (key, entry) in s.entries where entry.pins == 0 { victims.append((key, entry.lastUse, entry.bytes)) }
+        s.entries.forEach { key, entry in if entry.pins == 0 { victims.append((key, entry.lastUse, entry.bytes)) } }
         victims.sort { $0.lastUse < $1.lastUse }
         for (key, _, bytes) in victims {
             let countOK = s.entries.count <= s.limit
             let bytesOK = s.byteLimit.map { s.bytes <= $0 } ?? true
             if countOK && bytesOK { break }
-            s.entries[key] = nil
+            s.entries.removeValue(forKey: key)
             s.bytes -= bytes
             s.statistics.evictions += 1
         }
@@ -253,10 +250,15 @@ public final class RowCache: Sendable {
     #if STRATA_CHECKS
     /// Checks C1–C4 (debug builds only); sampled from `store` so debug runs stay linear.
     private static func checkInvariants(_ s: State) -> Bool {
-        let unpinned = s.entries.values.filter { $0.pins == 0 }.count
-        let bytes = s.entries.values.reduce(0) { $0 + $1.bytes }
-        return unpinned <= s.limit + max(s.limit / 8, 16) && s.entries.values.allSatisfy { $0.pins >= 0 }
-            && bytes == s.bytes
+        var unpinned = 0
+        var bytes = 0
+        var pinsValid = true
+        s.entries.forEachValue { entry in
+            if entry.pins == 0 { unpinned += 1 }
+            if entry.pins < 0 { pinsValid = false }
+            bytes += entry.bytes
+        }
+        return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes
     }
     #endif
 }

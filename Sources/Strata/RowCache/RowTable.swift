@@ -1,0 +1,251 @@
+// ROW TABLE INVARIANTS
+// T1. A key lives in exactly one place: its lane's slot when the lane's range holds its key,
+//     otherwise the overflow table (growing a lane moves the overflow keys it now covers).
+// T2. `count` is the number of keys present; each lane's `live` counts its non-nil slots.
+// T3. A lane grows to take a key only when the range it needs is at most `density` times the
+//     lane's keys (live and overflowed) plus `minimumSpan`, and then at most doubles that range;
+//     keys spread far apart go to the overflow table instead of growing a mostly empty array.
+//     (Removals do not shrink a lane; it is dropped when its last key goes.)
+
+/// Values by row key (a store and a row ID), kept in arrays indexed by primary key.
+///
+/// Stores hand out primary keys from a counter, and fetches return rows in key order, so the row
+/// cache and every context see long runs of neighbouring keys. A hashed table puts neighbours at
+/// random places and pays a cache miss for each; here each (store, entity) pair has a *lane*, an
+/// array covering a range of keys, so a run of keys touches memory in order. Keys far outside a
+/// lane's range (T3) go to an ordinary dictionary.
+///
+/// Iteration visits lanes in entity order and each lane in key order, then the overflow table.
+struct RowTable<Value> {
+    typealias Key = RowCache.Key
+
+    private struct Lane {
+        let store: ObjectIdentifier
+        /// The key of `slots[0]`.
+        var base: Int64
+        var slots: [Value?]
+        /// Non-nil slots (T2).
+        var live: Int
+        /// Keys of this lane held in the overflow table, so growing knows whether to look there.
+        var overflowed: Int
+
+        func index(of key: Int64) -> Int? {
+            let offset = key &- base
+            return offset >= 0 && offset < Int64(slots.count) && key > Int64.min / 2 ? Int(offset) : nil
+        }
+    }
+
+    /// Lanes by entity number, then by store (usually one).
+    private var lanes: [[Lane]] = []
+    private var overflow: [Key: Value] = [:]
+    /// Keys present (T2).
+    private(set) var count = 0
+
+    /// A lane may span this many times its live keys, plus ``minimumSpan`` (T3).
+    private static var density: Int { 4 }
+    private static var minimumSpan: Int { 1_024 }
+
+    var isEmpty: Bool { count == 0 }
+
+    private func laneIndex(_ key: Key) -> Int? {
+        let entity = Int(key.row.entity)
+        guard entity >= 0, entity < lanes.count else { return nil }
+        let row = lanes[entity]
+        for i in row.indices where row[i].store == key.store { return i }
+        return nil
+    }
+
+    /// The value of `key`, or `nil`.
+    subscript(key: Key) -> Value? {
+        if let lane = laneIndex(key) {
+            let l = lanes[Int(key.row.entity)][lane]
+            if let index = l.index(of: key.row.primaryKey) { return l.slots[index] }
+            if l.overflowed == 0 { return nil }
+        }
+        return overflow.isEmpty ? nil : overflow[key]
+    }
+
+    /// Sets the value of `key` and returns the value it replaced.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        var old: Value?
+        withValue(forKey: key, default: value) { slot, isNew in
+            if !isNew { old = slot }
+            slot = value
+        }
+        return old
+    }
+
+    /// Calls `body` with the value of `key` in place, adding `make()` first when the key is
+    /// absent (`isNew` tells which). One lookup for both.
+    @inline(__always)
+    mutating func withValue<R>(
+        forKey key: Key, default make: @autoclosure () -> Value, _ body: (inout Value, _ isNew: Bool) -> R
+    ) -> R {
+        let entity = Int(key.row.entity)
+        let pk = key.row.primaryKey
+        if let lane = laneIndex(key) ?? makeLane(key), let index = slotIndex(entity, lane, pk) {
+            if lanes[entity][lane].slots[index] == nil {
+                lanes[entity][lane].slots[index] = make()
+                lanes[entity][lane].live += 1
+                count += 1
+                return body(&lanes[entity][lane].slots[index]!, true)
+            }
+            return body(&lanes[entity][lane].slots[index]!, false)
+        }
+        if overflow[key] == nil {
+            overflow[key] = make()
+            count += 1
+            if let lane = laneIndex(key) { lanes[entity][lane].overflowed += 1 }
+            return body(&overflow[key]!, true)
+        }
+        return body(&overflow[key]!, false)
+    }
+
+    /// Calls `body` with the value of `key` in place when the key is present; `nil` otherwise.
+    @inline(__always)
+    mutating func withExistingValue<R>(forKey key: Key, _ body: (inout Value) -> R) -> R? {
+        let entity = Int(key.row.entity)
+        if let lane = laneIndex(key) {
+            if let index = lanes[entity][lane].index(of: key.row.primaryKey) {
+                guard lanes[entity][lane].slots[index] != nil else { return nil }
+                return body(&lanes[entity][lane].slots[index]!)
+            }
+            if lanes[entity][lane].overflowed == 0 { return nil }
+        }
+        guard !overflow.isEmpty, overflow[key] != nil else { return nil }
+        return body(&overflow[key]!)
+    }
+
+    /// Removes `key` and returns its value.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        let entity = Int(key.row.entity)
+        if let lane = laneIndex(key) {
+            if let index = lanes[entity][lane].index(of: key.row.primaryKey) {
+                guard let old = lanes[entity][lane].slots[index] else { return nil }
+                lanes[entity][lane].slots[index] = nil
+                lanes[entity][lane].live -= 1
+                count -= 1
+                if lanes[entity][lane].live == 0 && lanes[entity][lane].overflowed == 0 { lanes[entity].remove(at: lane) }
+                return old
+            }
+            guard lanes[entity][lane].overflowed > 0, let old = overflow.removeValue(forKey: key) else { return nil }
+            lanes[entity][lane].overflowed -= 1
+            count -= 1
+            return old
+        }
+        guard let old = overflow.removeValue(forKey: key) else { return nil }
+        count -= 1
+        return old
+    }
+
+    /// Changes every value in place.
+    mutating func mutateAll(_ body: (Key, inout Value) -> Void) {
+        for entity in lanes.indices {
+            for lane in lanes[entity].indices {
+                let store = lanes[entity][lane].store
+                let base = lanes[entity][lane].base
+                for index in lanes[entity][lane].slots.indices where lanes[entity][lane].slots[index] != nil {
+                    let key = Key(store: store, row: RowID(entity: Int32(entity), primaryKey: base + Int64(index)))
+                    body(key, &lanes[entity][lane].slots[index]!)
+                }
+            }
+        }
+        for key in Array(overflow.keys) { body(key, &overflow[key]!) }
+    }
+
+    /// Calls `body` with every key and value.
+    func forEach(_ body: (Key, Value) throws -> Void) rethrows {
+        for (entity, row) in lanes.enumerated() {
+            for lane in row {
+                for (index, value) in lane.slots.enumerated() {
+                    guard let value else { continue }
+                    try body(Key(store: lane.store, row: RowID(entity: Int32(entity), primaryKey: lane.base + Int64(index))), value)
+                }
+            }
+        }
+        for (key, value) in overflow { try body(key, value) }
+    }
+
+    /// Calls `body` with every value, without building keys.
+    func forEachValue(_ body: (Value) throws -> Void) rethrows {
+        for row in lanes {
+            for lane in row {
+                for value in lane.slots { if let value { try body(value) } }
+            }
+        }
+        for value in overflow.values { try body(value) }
+    }
+
+    /// Removes every key of `store`.
+    mutating func removeAll(in store: ObjectIdentifier) {
+        for entity in lanes.indices {
+            for lane in lanes[entity] where lane.store == store { count -= lane.live }
+            lanes[entity].removeAll { $0.store == store }
+        }
+        let before = overflow.count
+        overflow = overflow.filter { $0.key.store != store }
+        count -= before - overflow.count
+    }
+
+    /// Removes every key.
+    mutating func removeAll() {
+        lanes = []
+        overflow = [:]
+        count = 0
+    }
+
+    // MARK: Lanes
+
+    /// A new empty lane for `key`'s store and entity, starting at its key; `nil` for keys no lane
+    /// should hold (negative entity numbers, keys near the ends of `Int64`).
+    private mutating func makeLane(_ key: Key) -> Int? {
+        let entity = Int(key.row.entity)
+        let pk = key.row.primaryKey
+        guard entity >= 0, entity < 1 << 20, pk > Int64.min / 2, pk < Int64.max / 2 else { return nil }
+        if lanes.count <= entity { lanes += Array(repeating: [], count: entity + 1 - lanes.count) }
+        lanes[entity].append(Lane(store: key.store, base: pk, slots: [], live: 0, overflowed: 0))
+        return lanes[entity].count - 1
+    }
+
+    /// The slot of `pk` in a lane, growing the lane to cover it when T3 allows; `nil` when the key
+    /// belongs in the overflow table.
+    private mutating func slotIndex(_ entity: Int, _ lane: Int, _ pk: Int64) -> Int? {
+        if let index = lanes[entity][lane].index(of: pk) { return index }
+        guard pk > Int64.min / 2, pk < Int64.max / 2 else { return nil }
+        let l = lanes[entity][lane]
+        let end = l.base + Int64(l.slots.count)
+        let low = min(l.base, pk)
+        let high = max(end, pk + 1)
+        let limit = Int64(Self.density * (l.live + l.overflowed + 1) + Self.minimumSpan)
+        guard high - low <= limit else { return nil }
+        // Grow at least by doubling toward the new key, so keys arriving in random order cause
+        // few growths (each may scan the overflow table); the span is at most twice T3's bound.
+        let span = max(high - low, Int64(l.slots.count) * 2, 16)
+        let newBase = pk < l.base ? high - span : low
+        var slots = [Value?](repeating: nil, count: Int(span))
+        let shift = Int(l.base - newBase)
+        for (index, value) in l.slots.enumerated() where value != nil { slots[shift + index] = value }
+        lanes[entity][lane].slots = []
+        lanes[entity][lane].slots = slots
+        lanes[entity][lane].base = newBase
+        if l.overflowed > 0 { adoptOverflow(entity, lane) }
+        return lanes[entity][lane].index(of: pk)
+    }
+
+    /// Moves the overflow keys a grown lane now covers into its slots (T1).
+    private mutating func adoptOverflow(_ entity: Int, _ lane: Int) {
+        let store = lanes[entity][lane].store
+        let covered = overflow.keys.filter {
+            $0.store == store && Int($0.row.entity) == entity && lanes[entity][lane].index(of: $0.row.primaryKey) != nil
+        }
+        for key in covered {
+            // `covered` holds keys present in `overflow`, in the lane's range.
+            let index = lanes[entity][lane].index(of: key.row.primaryKey)!
+            lanes[entity][lane].slots[index] = overflow.removeValue(forKey: key)
+            lanes[entity][lane].live += 1
+            lanes[entity][lane].overflowed -= 1
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import StrataTesting
+import Testing
+
+@testable import Strata
+
+@Suite("Row table")
+struct RowTableTests {
+    let stores = [ObjectIdentifier(NSObject()), ObjectIdentifier(NSObject())]
+
+    func key(_ store: Int, _ entity: Int32, _ pk: Int64) -> RowCache.Key {
+        RowCache.Key(store: stores[store], row: RowID(entity: entity, primaryKey: pk))
+    }
+
+    /// Every key and value of the table, as a dictionary; fails when iteration visits a key twice.
+    func contents(_ table: RowTable<Int>) -> [RowCache.Key: Int] {
+        var seen: [RowCache.Key: Int] = [:]
+        table.forEach { key, value in #expect(seen.updateValue(value, forKey: key) == nil, "key \(key) visited twice") }
+        return seen
+    }
+
+    @Test("random runs, outliers, removals and whole-store removal agree with a dictionary at every step")
+    func agreesWithDictionary() {
+        var rng = SeededGenerator(seed: 0x7AB1E)
+        var table = RowTable<Int>()
+        var model: [RowCache.Key: Int] = [:]
+        for step in 0..<6_000 {
+            let store = Int.random(in: 0...1, using: &rng)
+            let entity = Int32.random(in: 0...3, using: &rng)
+            // Mostly a dense band near the start, sometimes far away, negative or at the ends of Int64.
+            let pk: Int64
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0: pk = Int64.random(in: 1_000_000...9_000_000_000, using: &rng)
+            case 1: pk = -Int64.random(in: 1...5_000, using: &rng)
+            case 2: pk = [Int64.max, Int64.min, Int64.max - 1, Int64.min + 1][Int.random(in: 0...3, using: &rng)]
+            default: pk = Int64.random(in: 0...3_000, using: &rng)
+            }
+            let k = key(store, entity, pk)
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0...5:
+                #expect(table.updateValue(step, forKey: k) == model.updateValue(step, forKey: k))
+            case 6:
+                let changed = table.withExistingValue(forKey: k) { value -> Int in
+                    value += 1
+                    return value
+                }
+                if let old = model[k] { model[k] = old + 1 }
+                #expect(changed == model[k])
+            case 7:
+                let isNew = table.withValue(forKey: k, default: -step) { value, isNew in
+                    value &+= 7
+                    return isNew
+                }
+                #expect(isNew == (model[k] == nil))
+                model[k] = (model[k] ?? -step) &+ 7
+            default:
+                #expect(table.removeValue(forKey: k) == model.removeValue(forKey: k))
+            }
+            if step % 1_500 == 1_499 {
+                table.removeAll(in: stores[0])
+                model = model.filter { $0.key.store != stores[0] }
+            }
+            #expect(table.count == model.count)
+            if step % 250 == 0 {
+                #expect(contents(table) == model)
+                for (k, v) in model { #expect(table[k] == v) }
+            }
+        }
+        #expect(contents(table) == model)
+        var sum = 0
+        table.forEachValue { sum &+= $0 }
+        #expect(sum == model.values.reduce(0, &+))
+    }
+
+    @Test("keys that arrive in order land in a lane, and a lane grows downward to take lower keys from the overflow table")
+    func lanesCoverRuns() {
+        var table = RowTable<Int>()
+        // 5,000 keys counting down from 5,000: the lane starts at the first and must grow down.
+        for pk in stride(from: Int64(5_000), through: 1, by: -1) { table.updateValue(Int(pk), forKey: key(0, 1, pk)) }
+        // A far key goes to the overflow table; keys between then make the lane grow over it.
+        table.updateValue(-1, forKey: key(0, 1, 30_000))
+        for pk in Int64(5_001)...Int64(29_999) { table.updateValue(Int(pk), forKey: key(0, 1, pk)) }
+        #expect(table.count == 30_000)
+        #expect(table[key(0, 1, 30_000)] == -1)
+        var previous: Int64 = 0
+        var inOrder = true
+        table.forEach { key, _ in
+            // Only keys in a lane come back in key order; one left in the overflow table would come last.
+            if key.row.primaryKey <= previous { inOrder = false }
+            previous = key.row.primaryKey
+        }
+        #expect(inOrder)
+        #expect(table.removeValue(forKey: key(0, 1, 30_000)) == -1)
+        #expect(table[key(0, 1, 30_000)] == nil && table.count == 29_999)
+    }
+
+    @Test("mutateAll changes every value once, in lanes and the overflow table")
+    func mutateAll() {
+        var table = RowTable<Int>()
+        for pk in Int64(1)...100 { table.updateValue(1, forKey: key(0, 2, pk)) }
+        table.updateValue(1, forKey: key(1, 2, Int64.max))
+        table.mutateAll { _, value in value += 1 }
+        var total = 0
+        table.forEachValue { total += $0 }
+        #expect(total == 202)
+    }
+}
