@@ -130,8 +130,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.inserted = true
         object.faulted = false
         object.changedSlots.removeAll()
-        for slot in object.values.indices where !object.values[slot].isNull && object.values[slot] != .references([]) {
-            object.changedSlots.insert(slot)
+        for slot in object.values.indices {
+            switch object.values[slot] {
+            case .null: continue
+            case .references(let ids) where ids.isEmpty: continue
+            default: object.changedSlots.insert(slot)
+            }
         }
         registered[id] = object
         insertedObjects_.insert(object)

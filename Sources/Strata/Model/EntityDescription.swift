@@ -39,9 +39,13 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
 
     /// The entity's number in its model: roots alphabetically, each followed by its descendants
     /// breadth-first (Core Data's `Z_ENT` numbering), starting at 1. Zero before resolution.
-    public internal(set) var entityNumber: Int32 = 0
+    //
+    // `@exclusivity(unchecked)` on the fields hot paths read for every object (number,
+    // properties, defaults, slot kinds, names): the model sets them while it resolves, before any
+    // context or store can see the entity, and never again, so no access can overlap a write.
+    @exclusivity(unchecked) public internal(set) var entityNumber: Int32 = 0
     /// Every property, inherited ones first; a property's position is its slot in rows and objects.
-    public internal(set) var properties: [PropertyDescription] = []
+    @exclusivity(unchecked) public internal(set) var properties: [PropertyDescription] = []
     /// Direct subentity names, sorted.
     public internal(set) var subentityNames: [String] = []
     /// The root of the inheritance hierarchy (the entity itself for roots).
@@ -53,18 +57,18 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The entity's version hash (see ``ManagedObjectModel/versionHash``).
     public internal(set) var versionHash: Data = Data()
     /// The values a new object starts with (defaults; empty to-many relationships), one per slot.
-    public internal(set) var defaultValues: [StoreValue] = []
+    @exclusivity(unchecked) public internal(set) var defaultValues: [StoreValue] = []
     /// The slots a save must validate (stored properties with a rule, required ones, integer widths).
-    var validatedSlots: [ValidatedSlot] = []
+    @exclusivity(unchecked) var validatedSlots: [ValidatedSlot] = []
     /// What each slot holds, without the full description (hot paths switch on it).
-    var slotKinds: [SlotKind] = []
+    @exclusivity(unchecked) var slotKinds: [SlotKind] = []
     /// The slots of stored to-many relationships and to-ones (for reference rewriting).
-    var relationshipSlots: [Int] = []
+    @exclusivity(unchecked) var relationshipSlots: [Int] = []
     /// The slots of transient properties (never stored).
     var transientSlots: [Int] = []
-    var propertyIndex: [String: Int] = [:]
+    @exclusivity(unchecked) var propertyIndex: [String: Int] = [:]
     /// Property names in slot order (for entities few enough to search by comparing names).
-    var propertyNames: [String] = []
+    @exclusivity(unchecked) var propertyNames: [String] = []
     var lowercasedIndex: [String: Int] = [:]
 
     /// Creates an entity for a model under construction.
@@ -117,7 +121,11 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     @usableFromInline func _propertyIndex(_ name: String) -> Int? {
         // A few names are found faster by comparing them than by hashing the key.
         if !propertyNames.isEmpty, propertyNames.count <= 12 {
-            for slot in propertyNames.indices where propertyNames[slot] == name { return slot }
+            // Lengths first: reading a short string's length is cheap, and most names differ in it.
+            let length = name.utf8.count
+            for slot in propertyNames.indices where propertyNames[slot].utf8.count == length && propertyNames[slot] == name {
+                return slot
+            }
             return nil
         }
         return propertyIndex[name]

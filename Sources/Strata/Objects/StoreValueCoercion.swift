@@ -47,11 +47,14 @@ public enum StoreValueCoercion {
         switch type {
         case .string: return (value as? String).map(StoreValue.string)
         case .integer64: return (value as? Int64).map(StoreValue.integer) ?? (value as? Int).map { .integer(Int64($0)) }
-        case .integer32, .integer16:
-            guard let n = (value as? Int).map(Int64.init) ?? (value as? Int32).map(Int64.init) ?? (value as? Int16).map(Int64.init),
-                type.integerRange!.contains(n)  // integer types have a range
-            else { return nil }
-            return .integer(n)
+        case .integer32:
+            if let n = value as? Int32 { return .integer(Int64(n)) }
+            guard let n = value as? Int, n >= Int(Int32.min), n <= Int(Int32.max) else { return nil }
+            return .integer(Int64(n))
+        case .integer16:
+            if let n = value as? Int16 { return .integer(Int64(n)) }
+            guard let n = value as? Int, n >= Int(Int16.min), n <= Int(Int16.max) else { return nil }
+            return .integer(Int64(n))
         case .double: return (value as? Double).map(StoreValue.double)
         case .date: return (value as? Date).map(StoreValue.date)
         case .boolean: return (value as? Bool).map(StoreValue.bool)

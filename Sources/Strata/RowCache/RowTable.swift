@@ -50,17 +50,20 @@ struct RowTable<Value> {
     private func laneIndex(_ key: Key) -> Int? {
         let entity = Int(key.row.entity)
         guard entity >= 0, entity < lanes.count else { return nil }
-        let row = lanes[entity]
-        for i in row.indices where row[i].store == key.store { return i }
+        var i = 0
+        while i < lanes[entity].count {
+            if lanes[entity][i].store == key.store { return i }
+            i += 1
+        }
         return nil
     }
 
     /// The value of `key`, or `nil`.
     subscript(key: Key) -> Value? {
         if let lane = laneIndex(key) {
-            let l = lanes[Int(key.row.entity)][lane]
-            if let index = l.index(of: key.row.primaryKey) { return l.slots[index] }
-            if l.overflowed == 0 { return nil }
+            let entity = Int(key.row.entity)
+            if let index = lanes[entity][lane].index(of: key.row.primaryKey) { return lanes[entity][lane].slots[index] }
+            if lanes[entity][lane].overflowed == 0 { return nil }
         }
         return overflow.isEmpty ? nil : overflow[key]
     }
@@ -214,23 +217,24 @@ struct RowTable<Value> {
     private mutating func slotIndex(_ entity: Int, _ lane: Int, _ pk: Int64) -> Int? {
         if let index = lanes[entity][lane].index(of: pk) { return index }
         guard pk > Int64.min / 2, pk < Int64.max / 2 else { return nil }
-        let l = lanes[entity][lane]
-        let end = l.base + Int64(l.slots.count)
-        let low = min(l.base, pk)
-        let high = max(end, pk + 1)
-        let limit = Int64(Self.density * (l.live + l.overflowed + 1) + Self.minimumSpan)
+        // Scalars only: a copy of the lane would share its array and make growing copy it.
+        let (base, length) = (lanes[entity][lane].base, lanes[entity][lane].slots.count)
+        let (live, overflowed) = (lanes[entity][lane].live, lanes[entity][lane].overflowed)
+        let low = min(base, pk)
+        let high = max(base + Int64(length), pk + 1)
+        let limit = Int64(Self.density * (live + overflowed + 1) + Self.minimumSpan)
         guard high - low <= limit else { return nil }
         // Grow at least by doubling toward the new key, so keys arriving in random order cause
         // few growths (each may scan the overflow table); the span is at most twice T3's bound.
-        let span = max(high - low, Int64(l.slots.count) * 2, 16)
-        let newBase = pk < l.base ? high - span : low
-        var slots = [Value?](repeating: nil, count: Int(span))
-        let shift = Int(l.base - newBase)
-        for (index, value) in l.slots.enumerated() where value != nil { slots[shift + index] = value }
-        lanes[entity][lane].slots = []
-        lanes[entity][lane].slots = slots
+        let span = max(high - low, Int64(length) * 2, 16)
+        let newBase = pk < base ? high - span : low
+        let below = Int(base - newBase)
+        let above = Int(span) - below - length
+        // In place: the array moves its elements when it grows, without retaining them again.
+        if above > 0 { lanes[entity][lane].slots.append(contentsOf: repeatElement(nil, count: above)) }
+        if below > 0 { lanes[entity][lane].slots.insert(contentsOf: repeatElement(nil, count: below), at: 0) }
         lanes[entity][lane].base = newBase
-        if l.overflowed > 0 { adoptOverflow(entity, lane) }
+        if overflowed > 0 { adoptOverflow(entity, lane) }
         return lanes[entity][lane].index(of: pk)
     }
 

@@ -118,13 +118,12 @@ extension SQLiteDriver {
     }
 
     private func insertRow(_ row: RowSnapshot, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection) throws {
-        let entity = plan.layout
         let statement = try connection.cached(plan.insert.sql, slot: plan.insert.slot)
         try statement.bind(row.id.primaryKey, at: 1)
-        try statement.bind(Int64(entity.storeNumber), at: 2)
+        try statement.bind(Int64(plan.storeNumber), at: 2)
         try statement.bind(Int64(1), at: 3)
         var index: Int32 = 4
-        for slot in entity.slots.indices { try bindColumns(of: row.values[slot], entity.slots[slot], to: statement, at: &index) }
+        for slot in plan.bind.indices { try bindColumns(of: row.values[slot], plan.bind[slot], to: statement, at: &index) }
         try statement.step()
     }
 
@@ -133,8 +132,8 @@ extension SQLiteDriver {
         let sql = plans.update(plan, changedSlots: update.changedSlots)
         let statement = try connection.cached(sql.sql, slot: sql.slot)
         var index: Int32 = 1
-        for slot in update.changedSlots where slot < plan.layout.slots.count {
-            try bindColumns(of: update.values[slot], plan.layout.slots[slot], to: statement, at: &index)
+        for slot in update.changedSlots where slot < plan.bind.count {
+            try bindColumns(of: update.values[slot], plan.bind[slot], to: statement, at: &index)
         }
         try statement.bind(update.id.primaryKey, at: index)
         try statement.bind(update.expectedVersion, at: index + 1)
@@ -143,19 +142,18 @@ extension SQLiteDriver {
     }
 
     /// Binds the columns a slot is stored in (none for to-many slots), from `index` on.
-    private func bindColumns(of value: StoreValue, _ slot: SlotLayout, to statement: SQLiteStatement, at index: inout Int32) throws {
+    private func bindColumns(
+        of value: StoreValue, _ slot: SQLiteStatementPlans.Bind, to statement: SQLiteStatement, at index: inout Int32
+    ) throws {
         switch slot {
-        case .attribute:
+        case .value:
             try statement.bind(ValueCoding.sqliteValue(value), at: index)
             index += 1
-        case .toOne(_, _, let entityColumn, _, _):
+        case .reference:
             try statement.bind(ValueCoding.sqliteValue(value), at: index)
-            index += 1
-            if entityColumn != nil {
-                try statement.bind(referenceEntity(value), at: index)
-                index += 1
-            }
-        default: break
+            try statement.bind(referenceEntity(value), at: index + 1)
+            index += 2
+        case .none: break
         }
     }
 

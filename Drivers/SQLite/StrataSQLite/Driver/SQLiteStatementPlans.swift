@@ -23,6 +23,10 @@ final class SQLiteStatementPlans: Sendable {
         /// How to read each slot from a `SELECT Z_PK, Z_ENT, Z_OPT, …` row: the slot layouts
         /// without their column names, so decoding a row copies no strings.
         let decode: [Decode]
+        /// How each slot binds into the insert and update statements, likewise without names.
+        let bind: [Bind]
+        /// `Z_ENT` in the store.
+        let storeNumber: Int32
 
         init(layout: EntityLayout, lookup: (String, Int), insert: (String, Int), delete: (String, Int)) {
             self.layout = layout
@@ -39,7 +43,25 @@ final class SQLiteStatementPlans: Sendable {
                 case .toManyForeignKey, .toManyJoin: .unfetched
                 }
             }
+            bind = layout.slots.map { slot in
+                switch slot {
+                case .attribute: .value
+                case .toOne(_, _, let entityColumn, _, _): entityColumn == nil ? .value : .reference
+                case .none, .missing, .toManyForeignKey, .toManyJoin: .none
+                }
+            }
+            storeNumber = layout.storeNumber
         }
+    }
+
+    /// One slot's columns in an insert or update (``Entity/bind``).
+    enum Bind: Sendable {
+        /// No column (transient, missing, to-many).
+        case none
+        /// One column: an attribute, or a to-one's key when the destination has no subentities.
+        case value
+        /// A to-one's key and its `Z<n>_` entity column.
+        case reference
     }
 
     /// One slot's reading (``Entity/decode``).
