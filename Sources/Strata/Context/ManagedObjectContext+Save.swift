@@ -77,8 +77,14 @@ extension ManagedObjectContext {
         var last: (entity: ObjectIdentifier, store: ObjectIdentifier, position: Int)?
         for object in pending {
             guard object.objectID.isTemporaryID else { continue }  // given its key by an earlier call
+            let entityID = ObjectIdentifier(object.entity)
+            // Unsaved objects have no store yet; without assignments, the store is the entity's.
+            if let last, last.entity == entityID, assignedStores.isEmpty {
+                groups[last.position].objects.append(object)
+                continue
+            }
             let store = try targetStore(for: object)
-            let storeID = ObjectIdentifier(store), entityID = ObjectIdentifier(object.entity)
+            let storeID = ObjectIdentifier(store)
             let position: Int
             if let last, last.entity == entityID, last.store == storeID {
                 position = last.position

@@ -53,8 +53,12 @@ extension ManagedObjectContext {
     private func uniquenessFailures(_ objects: [ManagedObject]) throws -> [ValidationError.Failure] {
         var failures: [ValidationError.Failure] = []
         var seen: [String: ManagedObject] = [:]
+        // Objects come in runs of one entity: its constraints are looked up once per run.
+        var last: (entity: EntityDescription, constraints: [[String]])?
         for object in objects {
-            for constraint in constraints(of: object.entity) {
+            if last?.entity !== object.entity { last = (object.entity, constraints(of: object.entity)) }
+            // Set just above.
+            for constraint in last!.constraints {
                 let values = constraint.map { name in object.entity.index(ofProperty: name).map { object.values[$0] } ?? .null }
                 if values.contains(where: \.isNull) { continue }
                 let key = "\(constraintOwner(object.entity, constraint))|\(constraint)|\(values)"

@@ -48,6 +48,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Registered objects whose rows are waiting to be pinned in the row cache (see ``flushPins()``).
     @exclusivity(unchecked) var pendingPins: [ManagedObject] = []
     var saveObservers: [(ContextDidSave) -> Void] = []
+    /// The entity ``entity(named:)`` found last: inserts come in runs of one entity name.
+    @exclusivity(unchecked) private var lastNamedEntity: EntityDescription?
     /// Links made between objects already known to live in different stores (refused at save).
     var crossStoreLinks: [(ManagedObject, Int, ManagedObject)] = []
 
@@ -219,9 +221,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func entity(named name: String) throws -> EntityDescription {
+        if let last = lastNamedEntity, last.name == name { return last }
         guard let entity = coordinator.managedObjectModel.entity(named: name) else {
             throw StoreError(.invalidRequest, "the model has no entity named '\(name)'")
         }
+        lastNamedEntity = entity
         return entity
     }
 

@@ -40,7 +40,7 @@ extension ManagedObject {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
         switch entity.slotKinds[slot] {
         case .attribute(let type):
-            if let value, let exact = StoreValueCoercion.exactMatch(value, type) {
+            if let exact = StoreValueCoercion.exactMatch(value, type) {
                 try setStoreValue(exact, slot: slot)
                 return
             }

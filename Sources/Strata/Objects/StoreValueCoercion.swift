@@ -43,10 +43,16 @@ public enum StoreValueCoercion {
     /// The value when it already has the Swift type the attribute stores (one cast, the common
     /// case), checked for integer width; `nil` to take the general path.
     @inline(__always)
-    static func exactMatch(_ value: Any, _ type: AttributeType) -> StoreValue? {
+    static func exactMatch(_ value: Any?, _ type: AttributeType) -> StoreValue? {
+        // Casting the optional itself copies no existential out first; `nil` matches nothing.
         switch type {
-        case .string: return (value as? String).map(StoreValue.string)
-        case .integer64: return (value as? Int64).map(StoreValue.integer) ?? (value as? Int).map { .integer(Int64($0)) }
+        case .string:
+            if let text = value as? String { return .string(text) }
+            return nil
+        case .integer64:
+            if let n = value as? Int64 { return .integer(n) }
+            if let n = value as? Int { return .integer(Int64(n)) }
+            return nil
         case .integer32:
             if let n = value as? Int32 { return .integer(Int64(n)) }
             guard let n = value as? Int, n >= Int(Int32.min), n <= Int(Int32.max) else { return nil }
@@ -55,9 +61,15 @@ public enum StoreValueCoercion {
             if let n = value as? Int16 { return .integer(Int64(n)) }
             guard let n = value as? Int, n >= Int(Int16.min), n <= Int(Int16.max) else { return nil }
             return .integer(Int64(n))
-        case .double: return (value as? Double).map(StoreValue.double)
-        case .date: return (value as? Date).map(StoreValue.date)
-        case .boolean: return (value as? Bool).map(StoreValue.bool)
+        case .double:
+            if let d = value as? Double { return .double(d) }
+            return nil
+        case .date:
+            if let d = value as? Date { return .date(d) }
+            return nil
+        case .boolean:
+            if let b = value as? Bool { return .bool(b) }
+            return nil
         default: return nil
         }
     }
