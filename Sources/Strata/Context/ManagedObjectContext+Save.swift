@@ -213,7 +213,8 @@ extension ManagedObjectContext {
             body(&batches[last].batch)
         }
         for object in inserts {
-            try add(object) { $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 0, values: storedValues(object))) }
+            // Version 1, the version every inserted row starts at, so the coordinator caches these rows as they are.
+            try add(object) { $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: storedValues(object))) }
         }
         for object in updates {
             let transient = object.entity.transientSlots
@@ -297,9 +298,12 @@ extension ManagedObjectContext {
         }
         flushPins()
         coordinator.rowCache.unpin(unpinned)
-        let saved = ContextDidSave(
-            insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),
-            deletedObjectIDs: deletes.map(\.objectID))
+        // Only observers read the IDs: without them, a large save builds no lists of them.
+        let saved = saveObservers.isEmpty
+            ? nil
+            : ContextDidSave(
+                insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),
+                deletedObjectIDs: deletes.map(\.objectID))
         insertedObjects_.removeAll()
         updatedObjects_.removeAll()
         deletedObjects_.removeAll()
@@ -307,7 +311,7 @@ extension ManagedObjectContext {
         assignedStores = [:]
         crossStoreLinks = []
         for object in [inserts, updates].joined() { object.didSave() }
-        for observer in saveObservers { observer(saved) }
+        if let saved { for observer in saveObservers { observer(saved) } }
     }
 }
 

@@ -81,12 +81,13 @@ extension PersistentStoreCoordinator {
 
     private func updateCache(after batch: ChangeBatch, result: CommitResult, in store: PersistentStore, pinInserts: Bool) {
         let key = ObjectIdentifier(store)
-        var inserted: [RowSnapshot] = []
-        inserted.reserveCapacity(batch.inserts.count)
-        for insert in batch.inserts {
-            inserted.append(RowSnapshot(id: insert.id, version: result.versions[insert.id] ?? 1, values: insert.values))
+        // Inserted rows have version 1 (drivers may still report it); the batch's rows are stored
+        // as they are when they say so already.
+        if batch.inserts.allSatisfy({ $0.version == 1 }) && result.versions.isEmpty {
+            rowCache.store(batch.inserts, in: key, pin: pinInserts)
+        } else {
+            rowCache.store(batch.inserts.map { RowSnapshot(id: $0.id, version: result.versions[$0.id] ?? 1, values: $0.values) }, in: key, pin: pinInserts)
         }
-        rowCache.store(inserted, in: key, pin: pinInserts)
         var fresh: [RowSnapshot] = []
         fresh.reserveCapacity(batch.updates.count)
         for update in batch.updates {

@@ -27,7 +27,7 @@ extension SQLiteDriver {
         return try write("saving") { connection in
             var stale: [RowID] = []
             var versions: [RowID: RowVersion] = [:]
-            versions.reserveCapacity(batch.inserts.count + batch.updates.count)
+            versions.reserveCapacity(batch.updates.count)  // inserts are left out: they have version 1
             for delete in batch.deletes {
                 let plan = try entityPlan(delete.id)
                 let statement = try connection.cached(plan.delete.sql, slot: plan.delete.slot)
@@ -42,18 +42,26 @@ extension SQLiteDriver {
                 }
             }
             var maxKeys: [String: Int64] = [:]
-            var run: (table: String, max: Int64)?  // inserts come in runs of one table
+            // Inserts come in runs of one entity: the run's plan is found once, and its largest
+            // key noted when the run ends.
+            var run: (plan: SQLiteStatementPlans.Entity, entity: Int32, max: Int64)?
+            func endRun() {
+                guard let current = run else { return }
+                let table = current.plan.layout.table
+                maxKeys[table] = max(maxKeys[table] ?? 0, current.max)
+            }
             for insert in batch.inserts {
-                let plan = try entityPlan(insert.id)
-                try insertRow(insert, plan, connection)
-                if let current = run, current.table == plan.layout.table {
-                    run = (current.table, max(current.max, insert.id.primaryKey))
+                if let current = run, current.entity == insert.id.entity {
+                    try insertRow(insert, current.plan, connection)
+                    run = (current.plan, current.entity, max(current.max, insert.id.primaryKey))
                 } else {
-                    if let current = run { maxKeys[current.table] = max(maxKeys[current.table] ?? 0, current.max) }
-                    run = (plan.layout.table, insert.id.primaryKey)
+                    endRun()
+                    let plan = try entityPlan(insert.id)
+                    try insertRow(insert, plan, connection)
+                    run = (plan, insert.id.entity, insert.id.primaryKey)
                 }
             }
-            if let current = run { maxKeys[current.table] = max(maxKeys[current.table] ?? 0, current.max) }
+            endRun()
             for update in batch.updates {
                 let plan = try entityPlan(update.id)
                 if try updateRow(update, plan, connection) {
