@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import Testing
 
 @testable import StrataSQLite
@@ -21,6 +22,34 @@ struct SQLiteConnectionTests {
         let rows = try connection.rows("SELECT i, r, s, b, n FROM t")
         #expect(rows == [[.integer(Int64.max), .real(2.5), .text("héllo"), .blob(Data([0, 1, 2])), .null]])
         #expect(try connection.scalar("SELECT count(*) FROM t WHERE s = ?", [.text("héllo")]) == .integer(1))
+    }
+
+    @Test("binding a store value directly stores what binding its encoded SQLite value stores")
+    func directBindsMatchEncoding() throws {
+        let directory = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: directory.path("t.sqlite"), mode: .readWriteCreate)
+        try connection.execute("CREATE TABLE t (path INTEGER, k INTEGER, v)")
+        let values: [StoreValue] = [
+            .integer(Int64.min), .integer(42), .string(""), .string("a\u{0}b héllo"), .date(Date(timeIntervalSinceReferenceDate: -1.5)),
+            .bool(true), .bool(false), .double(2.25), .double(-0.0), .double(.nan), .double(.infinity), .null,
+            .unfetched, .references([]), .reference(RowID(entity: 2, primaryKey: 77)), .binary(Data([0, 255])),
+            .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))), .decimal(Decimal(string: "1.25")!),
+            .uri(URL(string: "https://example.com/a?b")!),
+        ]
+        let insert = try connection.prepare("INSERT INTO t VALUES (?, ?, ?)")
+        for (key, value) in values.enumerated() {
+            for path in Int64(0)...1 {
+                try insert.reset()
+                try insert.bind(path, at: 1)
+                try insert.bind(Int64(key), at: 2)
+                if path == 0 { try insert.bind(ValueCoding.sqliteValue(value), at: 3) } else { try ValueCoding.bind(value, to: insert, at: 3) }
+                #expect(try insert.step() == false)
+            }
+        }
+        let encoded = try connection.rows("SELECT k, typeof(v), quote(v) FROM t WHERE path = 0 ORDER BY k")
+        let direct = try connection.rows("SELECT k, typeof(v), quote(v) FROM t WHERE path = 1 ORDER BY k")
+        #expect(encoded.count == values.count)
+        #expect(direct == encoded)
     }
 
     @Test("statements kept by slot are prepared once, reset on reuse, and kept apart by slot")

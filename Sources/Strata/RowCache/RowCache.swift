@@ -63,16 +63,21 @@ public final class RowCache: Sendable {
         var bytes: Int
 
         /// Takes `snapshot` unless the entry holds a newer version (C2), or everything when the
-        /// entry was just added (zero bytes); returns the change in bytes.
-        mutating func merge(_ new: RowSnapshot, size: Int, pin: Bool, clock: UInt64) -> Int {
+        /// entry was just added (zero bytes); returns the change in bytes. A row of the version
+        /// already held keeps its size estimate (same version, same values).
+        mutating func merge(_ new: RowSnapshot, pin: Bool, clock: UInt64) -> Int {
             var delta = 0
             if bytes == 0 {
+                let size = RowCache.estimatedBytes(new)
                 delta = size
                 bytes = size
-            } else if new.version >= snapshot.version {
+            } else if new.version > snapshot.version {
+                let size = RowCache.estimatedBytes(new)
                 delta = size - bytes
                 snapshot = new
                 bytes = size
+            } else if new.version == snapshot.version {
+                snapshot = new
             }
             lastUse = clock
             if pin { pins += 1 }
@@ -154,10 +159,9 @@ public final class RowCache: Sendable {
             for (index, snapshot) in snapshots.enumerated() {
                 let pin = pins?[index] ?? false
                 // One lookup per row: a new row is added in place of the empty entry.
-                let size = Self.estimatedBytes(snapshot)
                 bytes += s.entries.withValue(
                     forKey: Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
-                ) { entry, _ in entry.merge(snapshot, size: size, pin: pin, clock: clock) }
+                ) { entry, _ in entry.merge(snapshot, pin: pin, clock: clock) }
             }
             s.bytes += bytes
             Self.evictIfNeeded(&s)
@@ -236,8 +240,8 @@ public final class RowCache: Sendable {
     /// tells a just-added entry by its zero size).
     static func estimatedBytes(_ snapshot: RowSnapshot) -> Int {
         var total = 32 + snapshot.values.count * 24
-        for value in snapshot.values {
-            switch value {
+        for index in snapshot.values.indices {
+            switch snapshot.values[index] {
             case .string(let text): total += text.utf8.count
             case .binary(let data): total += data.count
             case .references(let ids): total += ids.count * 12

@@ -127,9 +127,9 @@ extension SQLiteDriver {
 
     private func insertRow(_ row: RowSnapshot, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection) throws {
         let statement = try connection.cached(plan.insert.sql, slot: plan.insert.slot)
-        try statement.bind(row.id.primaryKey, at: 1)
-        try statement.bind(Int64(plan.storeNumber), at: 2)
-        try statement.bind(Int64(1), at: 3)
+        try statement.bindDirect(row.id.primaryKey, at: 1)
+        try statement.bindDirect(Int64(plan.storeNumber), at: 2)
+        try statement.bindDirect(Int64(1), at: 3)
         var index: Int32 = 4
         for slot in plan.bind.indices { try bindColumns(of: row.values[slot], plan.bind[slot], to: statement, at: &index) }
         try statement.step()
@@ -143,8 +143,8 @@ extension SQLiteDriver {
         for slot in update.changedSlots where slot < plan.bind.count {
             try bindColumns(of: update.values[slot], plan.bind[slot], to: statement, at: &index)
         }
-        try statement.bind(update.id.primaryKey, at: index)
-        try statement.bind(update.expectedVersion, at: index + 1)
+        try statement.bindDirect(update.id.primaryKey, at: index)
+        try statement.bindDirect(update.expectedVersion, at: index + 1)
         try statement.step()
         return connection.changes == 1
     }
@@ -155,10 +155,10 @@ extension SQLiteDriver {
     ) throws {
         switch slot {
         case .value:
-            try statement.bind(ValueCoding.sqliteValue(value), at: index)
+            try ValueCoding.bind(value, to: statement, at: index)
             index += 1
         case .reference:
-            try statement.bind(ValueCoding.sqliteValue(value), at: index)
+            try ValueCoding.bind(value, to: statement, at: index)
             try statement.bind(referenceEntity(value), at: index + 1)
             index += 2
         case .none: break

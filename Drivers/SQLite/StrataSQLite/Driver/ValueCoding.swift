@@ -31,6 +31,21 @@ enum ValueCoding {
         }
     }
 
+    /// Binds `value` as ``sqliteValue(_:)`` encodes it, binding the common kinds directly.
+    @inline(__always)
+    static func bind(_ value: StoreValue, to statement: SQLiteStatement, at index: Int32) throws {
+        switch value {
+        case .integer(let n): try statement.bindDirect(n, at: index)
+        case .string(let s): try statement.bindDirect(s, at: index)
+        case .date(let d): try statement.bindDirect(d.timeIntervalSinceReferenceDate, at: index)
+        case .bool(let b): try statement.bindDirect(Int64(b ? 1 : 0), at: index)
+        case .double(let d) where !d.isNaN && !(d == 0 && d.sign == .minus): try statement.bindDirect(d, at: index)
+        case .null, .unfetched, .references: try statement.bindDirectNull(at: index)
+        case .reference(let id): try statement.bindDirect(id.primaryKey, at: index)
+        default: try statement.bind(sqliteValue(value), at: index)
+        }
+    }
+
     static func encode(double d: Double) -> SQLiteValue {
         if d.isNaN || (d == 0 && d.sign == .minus) {
             return .blob(withUnsafeBytes(of: d.bitPattern.bigEndian) { Data($0) })

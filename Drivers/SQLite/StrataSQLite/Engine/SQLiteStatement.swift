@@ -62,6 +62,47 @@ public final class SQLiteStatement {
         }
     }
 
+    // MARK: Direct binds
+    // For per-row work (inserts, updates): no ``SQLiteValue`` is built and the connection is not
+    // checked per parameter. That check can never fail here: the statement holds its connection,
+    // and a connection closes its handle only in its deinit (with `sqlite3_close_v2`).
+
+    /// Binds an integer directly.
+    func bindDirect(_ value: Int64, at index: Int32) throws {
+        try check(sqlite3_bind_int64(handle, index, value), index)
+    }
+
+    /// Binds a double directly.
+    func bindDirect(_ value: Double, at index: Int32) throws {
+        try check(sqlite3_bind_double(handle, index, value), index)
+    }
+
+    /// Binds NULL directly.
+    func bindDirectNull(at index: Int32) throws {
+        try check(sqlite3_bind_null(handle, index), index)
+    }
+
+    /// Binds text directly (copied by SQLite, NUL characters kept).
+    func bindDirect(_ text: String, at index: Int32) throws {
+        var copy = text
+        let status = copy.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                // SQLITE_TRANSIENT, spelled out: see `transient`.
+                sqlite3_bind_text64(
+                    handle, index, chars.baseAddress ?? Self.emptyText, sqlite3_uint64(chars.count),
+                    unsafeBitCast(-1, to: sqlite3_destructor_type.self), UInt8(SQLITE_UTF8))
+            }
+        }
+        try check(status, index)
+    }
+
+    @inline(__always)
+    private func check(_ status: Int32, _ index: Int32) throws {
+        guard status == SQLITE_OK else {
+            throw SQLiteError(.misuse, "cannot bind parameter \(index) of '\(sql)'", file: connection.path, resultCode: status)
+        }
+    }
+
     /// Binds values to parameters 1, 2, … in order.
     public func bind(_ values: [SQLiteValue]) throws {
         for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1)) }
