@@ -12,11 +12,18 @@ extension ManagedObjectContext {
         defaultStores = [:]
         processPendingChanges()
         guard hasChanges else { return }
-        for object in changedObjects() { object.willSave() }
+        // The lists as they are now (hooks may change them); each is a copy of the list, not of its objects.
+        let (inserted, updated, deleted) = (insertedObjects_.values, updatedObjects_.values, deletedObjects_.values)
+        for object in inserted { object.willSave() }
+        for object in updated where object.isUpdated { object.willSave() }
+        for object in deleted { object.willSave() }
         processPendingChanges()
         try validateChanges()
 
-        let inserts = insertedObjects_.values.filter { $0.inserted && !$0.deleted && $0.managedObjectContext === self }
+        // Usually every listed insert is saved as it is: then the list itself serves.
+        let listed = insertedObjects_.values
+        let isSaved = { (object: ManagedObject) in object.inserted && !object.deleted && object.managedObjectContext === self }
+        let inserts = listed.allSatisfy(isSaved) ? listed : listed.filter(isSaved)
         if registered.hasObjectsWithRelationships || !crossStoreLinks.isEmpty {
             try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
         }
@@ -70,24 +77,28 @@ extension ManagedObjectContext {
         defaultStores = [:]
         let pending = checked ? objects : objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
         guard !pending.isEmpty else { return }
-        // Objects grouped by (store, root); consecutive objects of one entity and store (the usual
-        // run of inserts) reuse the group found for the first of them.
-        var groups: [(store: PersistentStore, root: EntityDescription, objects: [ManagedObject])] = []
+        // Objects grouped by (store, root), each group as runs of positions in `pending`: inserts
+        // come in runs of one entity, and a run is extended without a lookup or a copy of the list.
+        var groups: [(store: PersistentStore, root: EntityDescription, count: Int, runs: [Range<Int>])] = []
         var positions: [KeyGroup: Int] = [:]
-        var last: (entity: ObjectIdentifier, store: ObjectIdentifier, position: Int)?
-        for object in pending {
+        var last: (entity: ObjectIdentifier, store: ObjectIdentifier, position: Int, end: Int)?
+        for index in pending.indices {
+            let object = pending[index]
             guard object.objectID.isTemporaryID else { continue }  // given its key by an earlier call
             let entityID = ObjectIdentifier(object.entity)
             // Unsaved objects have no store yet; without assignments, the store is the entity's.
-            if let last, last.entity == entityID, assignedStores.isEmpty {
-                groups[last.position].objects.append(object)
+            if let current = last, current.entity == entityID, current.end == index, assignedStores.isEmpty {
+                let runIndex = groups[current.position].runs.count - 1
+                groups[current.position].runs[runIndex] = groups[current.position].runs[runIndex].lowerBound..<index + 1
+                groups[current.position].count += 1
+                last = (current.entity, current.store, current.position, index + 1)
                 continue
             }
             let store = try targetStore(for: object)
             let storeID = ObjectIdentifier(store)
             let position: Int
-            if let last, last.entity == entityID, last.store == storeID {
-                position = last.position
+            if let current = last, current.entity == entityID, current.store == storeID {
+                position = current.position
             } else {
                 // Every entity's root is in the model.
                 let root = coordinator.managedObjectModel.entity(number: object.entity.rootEntityNumber)!
@@ -97,11 +108,12 @@ extension ManagedObjectContext {
                 } else {
                     position = groups.count
                     positions[groupKey] = position
-                    groups.append((store, root, []))
+                    groups.append((store, root, 0, []))
                 }
-                last = (entityID, storeID, position)
             }
-            groups[position].objects.append(object)
+            groups[position].runs.append(index..<index + 1)
+            groups[position].count += 1
+            last = (entityID, storeID, position, index + 1)
         }
         // Old to new row IDs, for rewriting references; only objects of entities with
         // relationships hold references, so without them there is nothing to rewrite.
@@ -117,21 +129,26 @@ extension ManagedObjectContext {
         assigning: for group in groups.sorted(by: { $0.root.entityNumber < $1.root.entityNumber }) {
             let keys: ClosedRange<Int64>
             do {
-                keys = try coordinator.allocatePrimaryKeys(for: group.root, count: group.objects.count, in: group.store)
+                keys = try coordinator.allocatePrimaryKeys(for: group.root, count: group.count, in: group.store)
             } catch {
                 failure = error
                 break assigning
             }
-            for (object, key) in zip(group.objects, keys) {
-                let old = object.objectID
-                guard old.isTemporaryID else { continue }  // listed twice: it has its key already
-                let new = ManagedObjectID(
-                    entity: object.entity, rowID: RowID(entity: object.entity.entityNumber, primaryKey: key),
-                    store: group.store)
-                converted.append(old.primaryKey)
-                registered[new] = object
-                object.objectID = new
-                if rewrites { mapping[old.rowID] = new.rowID }
+            var nextKey = keys.lowerBound
+            for run in group.runs {
+                for object in pending[run] {
+                    let key = nextKey
+                    nextKey += 1
+                    let old = object.objectID
+                    guard old.isTemporaryID else { continue }  // listed twice: it has its key already
+                    let new = ManagedObjectID(
+                        entity: object.entity, rowID: RowID(entity: object.entity.entityNumber, primaryKey: key),
+                        store: group.store)
+                    converted.append(old.primaryKey)
+                    registered[new] = object
+                    object.objectID = new
+                    if rewrites { mapping[old.rowID] = new.rowID }
+                }
             }
         }
         if converted.count == registered.temporaryCount {
@@ -144,10 +161,6 @@ extension ManagedObjectContext {
     }
 
     // MARK: Internals
-
-    func changedObjects() -> [ManagedObject] {
-        Array(insertedObjects_.values) + updatedObjects_.values.filter { $0.isUpdated } + Array(deletedObjects_.values)
-    }
 
     func relatedObjects(_ object: ManagedObject, _ slot: Int) -> [ManagedObject] {
         switch object.values.isEmpty ? .null : object.values[slot] {

@@ -4,14 +4,16 @@ extension ManagedObjectContext {
     /// Validates every pending change; throws one ``ValidationError`` listing every failure.
     func validateChanges() throws {
         var failures: [ValidationError.Failure] = []
+        // Uniqueness needs the live objects as one list; it is built only when some entity has a constraint.
+        let collectsLive = coordinator.managedObjectModel.entities.contains { !$0.uniquenessConstraints.isEmpty }
         var live: [ManagedObject] = []
-        live.reserveCapacity(insertedObjects_.count + updatedObjects_.count)
-        for object in insertedObjects_.values where !object.deleted { live.append(object) }
-        for object in updatedObjects_.values where object.isUpdated && !object.deleted { live.append(object) }
-        for object in live {
+        func validate(_ object: ManagedObject) {
             failures += PropertyValidator.failures(of: object, context: self)
             runCustom(object, &failures) { object.inserted ? try $0.validateForInsert() : try $0.validateForUpdate() }
+            if collectsLive { live.append(object) }
         }
+        for object in insertedObjects_.values where !object.deleted { validate(object) }
+        for object in updatedObjects_.values where object.isUpdated && !object.deleted { validate(object) }
         for object in deletedObjects_.values where !object.inserted {
             failures += denyFailures(object)
             runCustom(object, &failures) { try $0.validateForDelete() }
