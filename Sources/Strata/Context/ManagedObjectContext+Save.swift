@@ -13,10 +13,13 @@ extension ManagedObjectContext {
         processPendingChanges()
         guard hasChanges else { return }
         // The lists as they are now (hooks may change them); each is a copy of the list, not of its objects.
-        let (inserted, updated, deleted) = (insertedObjects_.values, updatedObjects_.values, deletedObjects_.values)
-        for object in inserted { object.willSave() }
-        for object in updated where object.isUpdated { object.willSave() }
-        for object in deleted { object.willSave() }
+        // Only subclasses can override the hooks (ManagedObject's own do nothing).
+        if registered.hasSubclassObjects {
+            let (inserted, updated, deleted) = (insertedObjects_.values, updatedObjects_.values, deletedObjects_.values)
+            for object in inserted { object.willSave() }
+            for object in updated where object.isUpdated { object.willSave() }
+            for object in deleted { object.willSave() }
+        }
         processPendingChanges()
         try validateChanges()
 
@@ -27,11 +30,30 @@ extension ManagedObjectContext {
         if registered.hasObjectsWithRelationships || !crossStoreLinks.isEmpty {
             try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
         }
-        try obtainPermanentIDs(for: inserts, checked: true)
+        // Inserted rows are collected while their objects get keys (one pass over them instead of
+        // two), unless references must be rewritten to the new keys first.
+        var batches: [(store: PersistentStore, batch: ChangeBatch)] = []
+        var current = -1
+        let collects = !registered.hasObjectsWithRelationships
+        let storeOrder = try obtainPermanentIDs(for: inserts, checked: true) { object, store in
+            guard collects else { return }
+            if current < 0 || batches[current].store !== store {
+                current = batches.firstIndex { $0.store === store } ?? {
+                    batches.append((store, ChangeBatch()))
+                    return batches.count - 1
+                }()
+            }
+            // Version 1, the version every inserted row starts at, so the coordinator caches these rows as they are.
+            batches[current].batch.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: self.storedValues(object)))
+        }
+        // Batches in the order the inserts first use their stores, as when built from the list.
+        batches.sort { a, b in
+            (storeOrder.firstIndex { $0 === a.store } ?? 0) < (storeOrder.firstIndex { $0 === b.store } ?? 0)
+        }
         // Drivers write rows in key order fastest (B-tree locality), so updates and deletes go sorted.
         let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted { $0.objectID.rowID < $1.objectID.rowID }
         let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted { $0.objectID.rowID < $1.objectID.rowID }
-        let batches = try makeBatches(inserts: inserts, updates: updates, deletes: deletes)
+        batches = try makeBatches(inserts: collects ? [] : inserts, updates: updates, deletes: deletes, startingWith: batches)
         let results = try coordinator.commit(batches.map { ($0.store, $0.batch) }, pinInserts: true)
         finishSave(inserts: inserts, updates: updates, deletes: deletes, results: results)
     }
@@ -73,10 +95,16 @@ extension ManagedObjectContext {
 
     /// ``obtainPermanentIDs(for:)``; `checked` when every object is known to be an unsaved object
     /// of this context (a save's inserts), which skips filtering them again.
-    func obtainPermanentIDs(for objects: [ManagedObject], checked: Bool) throws {
+    ///
+    /// - Parameter assigned: Called with each object as it gets its key, and the object's store.
+    /// - Returns: The stores the objects go to, in the order the list first uses them.
+    @discardableResult
+    func obtainPermanentIDs(
+        for objects: [ManagedObject], checked: Bool, assigned: ((ManagedObject, PersistentStore) -> Void)? = nil
+    ) throws -> [PersistentStore] {
         defaultStores = [:]
         let pending = checked ? objects : objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
-        guard !pending.isEmpty else { return }
+        guard !pending.isEmpty else { return [] }
         // Objects grouped by (store, root), each group as runs of positions in `pending`: inserts
         // come in runs of one entity, and a run is extended without a lookup or a copy of the list.
         var groups: [(store: PersistentStore, root: EntityDescription, count: Int, runs: [Range<Int>])] = []
@@ -148,6 +176,7 @@ extension ManagedObjectContext {
                     registered[new] = object
                     object.objectID = new
                     if rewrites { mapping[old.rowID] = new.rowID }
+                    assigned?(object, group.store)
                 }
             }
         }
@@ -158,6 +187,10 @@ extension ManagedObjectContext {
         }
         if let failure { throw failure }
         rewriteReferences(mapping)
+        // Groups were made in list order.
+        var stores: [PersistentStore] = []
+        for group in groups where !stores.contains(where: { $0 === group.store }) { stores.append(group.store) }
+        return stores
     }
 
     // MARK: Internals
@@ -209,11 +242,12 @@ extension ManagedObjectContext {
     }
 
     private func makeBatches(
-        inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject]
+        inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject],
+        startingWith batches: [(store: PersistentStore, batch: ChangeBatch)]
     ) throws -> [(store: PersistentStore, batch: ChangeBatch)] {
         // Batches in first-use order; consecutive objects of one store (the usual case) reuse the
         // last batch without a lookup.
-        var batches: [(store: PersistentStore, batch: ChangeBatch)] = []
+        var batches = batches
         var last = -1
         func add(_ object: ManagedObject, _ body: (inout ChangeBatch) -> Void) throws {
             let store = try targetStore(for: object)
@@ -323,7 +357,7 @@ extension ManagedObjectContext {
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
-        for object in [inserts, updates].joined() { object.didSave() }
+        if registered.hasSubclassObjects { for object in [inserts, updates].joined() { object.didSave() } }
         if let saved { for observer in saveObservers { observer(saved) } }
     }
 }

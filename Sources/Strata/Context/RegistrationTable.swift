@@ -24,9 +24,15 @@ struct RegistrationTable {
         RowCache.Key(store: noStore, row: RowID(entity: 0, primaryKey: -primaryKey))
     }
 
+    /// Whether an object of a subclass of ``ManagedObject`` was ever registered here (since the
+    /// last ``removeAll()``). Without one, no object overrides the lifecycle hooks, and a save
+    /// need not visit every object to call them.
+    private(set) var hasSubclassObjects = false
+
     subscript(id: ManagedObjectID) -> ManagedObject? {
         get { id.isTemporaryID ? temporary[Self.temporaryKey(id.primaryKey)] : permanent[Self.permanentKey(id)] }
         set {
+            if let newValue, !hasSubclassObjects, type(of: newValue) != ManagedObject.self { hasSubclassObjects = true }
             let old: ManagedObject?
             if id.isTemporaryID {
                 let key = Self.temporaryKey(id.primaryKey)
@@ -84,5 +90,6 @@ struct RegistrationTable {
         temporary.removeAll()
         permanentLinked = 0
         temporaryLinked = 0
+        hasSubclassObjects = false
     }
 }

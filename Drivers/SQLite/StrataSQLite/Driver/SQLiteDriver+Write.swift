@@ -45,6 +45,7 @@ extension SQLiteDriver {
             // Inserts come in runs of one entity: the run's plan is found once, and its largest
             // key noted when the run ends.
             var run: (plan: SQLiteStatementPlans.Entity, entity: Int32, max: Int64)?
+            var insertsToMany = false
             func endRun() {
                 guard let current = run else { return }
                 let table = current.plan.layout.table
@@ -59,6 +60,7 @@ extension SQLiteDriver {
                     let plan = try entityPlan(insert.id)
                     try insertRow(insert, plan, connection)
                     run = (plan, insert.id.entity, insert.id.primaryKey)
+                    if !plan.toManySlots.isEmpty { insertsToMany = true }
                 }
             }
             endRun()
@@ -71,7 +73,7 @@ extension SQLiteDriver {
                 }
             }
             if !stale.isEmpty { throw conflict(stale) }
-            for insert in batch.inserts {
+            for insert in batch.inserts where insertsToMany {
                 let plan = try entityPlan(insert.id)
                 for slot in plan.toManySlots {
                     if case .references(let members) = insert.values[slot] {
