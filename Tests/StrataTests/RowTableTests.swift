@@ -94,6 +94,19 @@ struct RowTableTests {
         #expect(table[key(0, 1, 30_000)] == nil && table.count == 29_999)
     }
 
+    @Test("a key no lane can hold, stored before its entity has a lane, is still found after one is made")
+    func overflowBeforeLane() {
+        var table = RowTable<Int>()
+        table.updateValue(1, forKey: key(0, 3, Int64.max))
+        table.updateValue(2, forKey: key(0, 3, 10))
+        #expect(table[key(0, 3, Int64.max)] == 1)
+        #expect(table.withExistingValue(forKey: key(0, 3, Int64.max)) { $0 } == 1)
+        #expect(table.removeValue(forKey: key(0, 3, 10)) == 2)
+        #expect(table[key(0, 3, Int64.max)] == 1 && table.count == 1)
+        #expect(table.removeValue(forKey: key(0, 3, Int64.max)) == 1)
+        #expect(table.isEmpty)
+    }
+
     @Test("mutateAll changes every value once, in lanes and the overflow table")
     func mutateAll() {
         var table = RowTable<Int>()

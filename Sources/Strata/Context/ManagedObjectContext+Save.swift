@@ -12,8 +12,8 @@ extension ManagedObjectContext {
         defaultStores = [:]
         processPendingChanges()
         guard hasChanges else { return }
-        // The lists as they are now (hooks may change them); each is a copy of the list, not of its objects.
-        // Only subclasses can override the hooks (ManagedObject's own do nothing).
+        // Only subclasses can override the hooks (ManagedObject's own do nothing). The lists are
+        // taken as they are now, since hooks may change them (a copy of each list, not of its objects).
         if registered.hasSubclassObjects {
             let (inserted, updated, deleted) = (insertedObjects_.values, updatedObjects_.values, deletedObjects_.values)
             for object in inserted { object.willSave() }

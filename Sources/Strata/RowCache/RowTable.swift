@@ -208,7 +208,10 @@ struct RowTable<Value> {
         let pk = key.row.primaryKey
         guard entity >= 0, entity < 1 << 20, pk > Int64.min / 2, pk < Int64.max / 2 else { return nil }
         if lanes.count <= entity { lanes += Array(repeating: [], count: entity + 1 - lanes.count) }
-        lanes[entity].append(Lane(store: key.store, base: pk, slots: [], live: 0, overflowed: 0))
+        // Keys no lane could hold (near the ends of Int64) may already be in the overflow table
+        // for this store and entity: the lane counts them, so lookups know to look there (T1).
+        let overflowed = overflow.isEmpty ? 0 : overflow.keys.reduce(0) { $0 + ($1.store == key.store && Int($1.row.entity) == entity ? 1 : 0) }
+        lanes[entity].append(Lane(store: key.store, base: pk, slots: [], live: 0, overflowed: overflowed))
         return lanes[entity].count - 1
     }
 
