@@ -32,21 +32,11 @@ extension ManagedObjectContext {
         }
         // Inserted rows are collected while their objects get keys (one pass over them instead of
         // two), unless references must be rewritten to the new keys first.
-        var batches: [(store: PersistentStore, batch: ChangeBatch)] = []
-        var current = -1
         let collects = !registered.hasObjectsWithRelationships
-        let storeOrder = try obtainPermanentIDs(for: inserts, checked: true) { object, store in
-            guard collects else { return }
-            if current < 0 || batches[current].store !== store {
-                current = batches.firstIndex { $0.store === store } ?? {
-                    batches.append((store, ChangeBatch()))
-                    return batches.count - 1
-                }()
-            }
-            // Version 1, the version every inserted row starts at, so the coordinator caches these rows as they are.
-            batches[current].batch.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: self.storedValues(object)))
-        }
+        var rows: InsertRows? = collects ? InsertRows() : nil
+        let storeOrder = try obtainPermanentIDs(for: inserts, checked: true, collecting: &rows)
         // Batches in the order the inserts first use their stores, as when built from the list.
+        var batches = rows?.batches ?? []
         batches.sort { a, b in
             (storeOrder.firstIndex { $0 === a.store } ?? 0) < (storeOrder.firstIndex { $0 === b.store } ?? 0)
         }
@@ -90,17 +80,18 @@ extension ManagedObjectContext {
 
     /// Gives `objects` permanent IDs now (Core Data's `obtainPermanentIDs(for:)`).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
-        try obtainPermanentIDs(for: objects, checked: false)
+        var none: InsertRows?
+        try obtainPermanentIDs(for: objects, checked: false, collecting: &none)
     }
 
     /// ``obtainPermanentIDs(for:)``; `checked` when every object is known to be an unsaved object
     /// of this context (a save's inserts), which skips filtering them again.
     ///
-    /// - Parameter assigned: Called with each object as it gets its key, and the object's store.
+    /// - Parameter rows: When given, each object's row is added to it as the object gets its key.
     /// - Returns: The stores the objects go to, in the order the list first uses them.
     @discardableResult
     func obtainPermanentIDs(
-        for objects: [ManagedObject], checked: Bool, assigned: ((ManagedObject, PersistentStore) -> Void)? = nil
+        for objects: [ManagedObject], checked: Bool, collecting rows: inout InsertRows?
     ) throws -> [PersistentStore] {
         defaultStores = [:]
         let pending = checked ? objects : objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
@@ -164,19 +155,20 @@ extension ManagedObjectContext {
             }
             var nextKey = keys.lowerBound
             for run in group.runs {
-                for object in pending[run] {
+                for index in run {
+                    let object = pending[index]
                     let key = nextKey
                     nextKey += 1
-                    let old = object.objectID
-                    guard old.isTemporaryID else { continue }  // listed twice: it has its key already
-                    let new = ManagedObjectID(
-                        entity: object.entity, rowID: RowID(entity: object.entity.entityNumber, primaryKey: key),
-                        store: group.store)
+                    // The row ID only: copying the whole ID would retain its entity.
+                    let old = object.objectID.rowID
+                    guard old.isTemporary else { continue }  // listed twice: it has its key already
+                    let entity = object.entity
+                    let new = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: key), store: group.store)
                     converted.append(old.primaryKey)
                     registered[new] = object
                     object.objectID = new
-                    if rewrites { mapping[old.rowID] = new.rowID }
-                    assigned?(object, group.store)
+                    if rewrites { mapping[old] = new.rowID }
+                    if rows != nil { rows!.add(object, values: storedValues(object), to: group.store) }
                 }
             }
         }
@@ -235,7 +227,7 @@ extension ManagedObjectContext {
         return store
     }
 
-    private func storedValues(_ object: ManagedObject) -> [StoreValue] {
+    func storedValues(_ object: ManagedObject) -> [StoreValue] {
         var values = object.values
         for slot in object.entity.transientSlots { values[slot] = .null }
         return values
@@ -366,4 +358,22 @@ extension ManagedObjectContext {
 private struct KeyGroup: Hashable {
     var store: ObjectIdentifier
     var root: Int32
+}
+
+/// A save's inserted rows, one change batch per store, collected while the objects get their keys.
+struct InsertRows {
+    private(set) var batches: [(store: PersistentStore, batch: ChangeBatch)] = []
+    private var current = -1
+
+    /// Adds `object`'s row, of version 1 (the version every inserted row starts at, so the
+    /// coordinator caches the rows as they are), to the batch of `store`.
+    mutating func add(_ object: ManagedObject, values: [StoreValue], to store: PersistentStore) {
+        if current < 0 || batches[current].store !== store {
+            current = batches.firstIndex { $0.store === store } ?? {
+                batches.append((store, ChangeBatch()))
+                return batches.count - 1
+            }()
+        }
+        batches[current].batch.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: values))
+    }
 }

@@ -22,10 +22,13 @@ public final class SQLiteConnection {
 
     /// The database file's path.
     public let path: String
-    private(set) var handle: OpaquePointer?
+    // `@exclusivity(unchecked)` on the handle and the slots, read for every row saved or loaded:
+    // a connection is used from one thread at a time (above), and no access to either overlaps
+    // another (none is passed `inout` or held across a call that could reach the connection).
+    @exclusivity(unchecked) private(set) var handle: OpaquePointer?
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements the caller names by a small number instead of their text (``cached(_:slot:)``).
-    private var slots: [SQLiteStatement?] = []
+    @exclusivity(unchecked) private var slots: [SQLiteStatement?] = []
     /// The most statements ``cached(_:)`` keeps; past it the cache is emptied and refilled.
     static let cacheLimit = 256
 
