@@ -51,6 +51,15 @@ public enum AttributeType: Int, Sendable, Hashable, CaseIterable {
     /// Whether values are numbers of any kind (integers, Decimal, Double, Float).
     public var isNumeric: Bool { isInteger || self == .decimal || self == .double || self == .float }
 
+    /// Whether `value` fits the type's integer width (always, for other types).
+    @inlinable public func fits(_ value: Int64) -> Bool {
+        switch self {
+        case .integer16: Int64(Int16.min) <= value && value <= Int64(Int16.max)
+        case .integer32: Int64(Int32.min) <= value && value <= Int64(Int32.max)
+        default: true
+        }
+    }
+
     /// The range an integer attribute of this type holds, or `nil` for other types.
     public var integerRange: ClosedRange<Int64>? {
         switch self {

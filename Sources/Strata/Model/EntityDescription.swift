@@ -69,6 +69,9 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     @exclusivity(unchecked) var propertyIndex: [String: Int] = [:]
     /// Property names in slot order (for entities few enough to search by comparing names).
     @exclusivity(unchecked) var propertyNames: [String] = []
+    /// ``nameHint(_:)`` of each property name, in slot order: most names differ in it, so a
+    /// lookup compares strings only for the slot whose hint matches.
+    @exclusivity(unchecked) var propertyNameHints: [UInt64] = []
     var lowercasedIndex: [String: Int] = [:]
 
     /// Creates an entity for a model under construction.
@@ -121,14 +124,20 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     @usableFromInline func _propertyIndex(_ name: String) -> Int? {
         // A few names are found faster by comparing them than by hashing the key.
         if !propertyNames.isEmpty, propertyNames.count <= 12 {
-            // Lengths first: reading a short string's length is cheap, and most names differ in it.
-            let length = name.utf8.count
-            for slot in propertyNames.indices where propertyNames[slot].utf8.count == length && propertyNames[slot] == name {
+            let hint = Self.nameHint(name)
+            for slot in propertyNameHints.indices where propertyNameHints[slot] == hint && propertyNames[slot] == name {
                 return slot
             }
             return nil
         }
         return propertyIndex[name]
+    }
+
+    /// A cheap summary of a name: its UTF-8 length and first and last bytes (equal names have
+    /// equal hints; a short string's bytes are read without touching memory elsewhere).
+    @inlinable static func nameHint(_ name: String) -> UInt64 {
+        let utf8 = name.utf8
+        return UInt64(utf8.count) << 16 | UInt64(utf8.first ?? 0) << 8 | UInt64(utf8.last ?? 0)
     }
 
     /// The slot of the property whose name matches `name` ignoring case (XML stores lower-case names).

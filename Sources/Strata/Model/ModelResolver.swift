@@ -65,6 +65,7 @@ struct ModelResolver {
             entity.properties = properties
             entity.propertyIndex = index
             entity.propertyNames = properties.map(\.name)
+            entity.propertyNameHints = properties.map { EntityDescription.nameHint($0.name) }
             entity.defaultValues = properties.map { property in
                 switch property {
                 case .attribute(let a): a.defaultValue

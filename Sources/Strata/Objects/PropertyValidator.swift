@@ -5,18 +5,28 @@ enum PropertyValidator {
     static func failures(of object: ManagedObject, context: ManagedObjectContext) -> [ValidationError.Failure] {
         guard !object.faulted else { return [] }
         var failures: [ValidationError.Failure] = []
-        for rule in object.entity.validatedSlots {
+        let rules = object.entity.validatedSlots
+        for index in rules.indices {
+            // The common cases read single fields, without copying the rule (and its name).
+            let slot = rules[index].slot
+            if !rules[index].isRelationship && !rules[index].hasRules {
+                switch object.values[slot] {
+                case .null:
+                    if !rules[index].isOptional {
+                        fail(&failures, object, rules[index].name, .missingMandatoryProperty, "'\(rules[index].name)' is required")
+                    }
+                case .integer(let i) where !rules[index].type.fits(i):
+                    let rule = rules[index]
+                    fail(&failures, object, rule.name, .numberTooLarge, "\(i) does not fit '\(rule.name)' (\(rule.type.xcodeName))")
+                default: break
+                }
+                continue
+            }
+            let rule = rules[index]
             let value = object.values[rule.slot]
             if !rule.isRelationship {
                 if value.isNull {
                     if !rule.isOptional { fail(&failures, object, rule.name, .missingMandatoryProperty, "'\(rule.name)' is required") }
-                    continue
-                }
-                if !rule.hasRules {
-                    // The common case: only the integer width to check, without copying the description.
-                    if let range = rule.type.integerRange, case .integer(let i) = value, !range.contains(i) {
-                        fail(&failures, object, rule.name, .numberTooLarge, "\(i) does not fit '\(rule.name)' (\(rule.type.xcodeName))")
-                    }
                     continue
                 }
                 // hasRules is set only for attribute slots.
