@@ -133,11 +133,11 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         return propertyIndex[name]
     }
 
-    /// A cheap summary of a name: its UTF-8 length and first and last bytes (equal names have
-    /// equal hints; a short string's bytes are read without touching memory elsewhere).
+    /// A cheap summary of a name: its UTF-8 length and first byte (equal names have equal hints;
+    /// a short string's length and bytes are read without touching memory elsewhere).
     @inlinable static func nameHint(_ name: String) -> UInt64 {
         let utf8 = name.utf8
-        return UInt64(utf8.count) << 16 | UInt64(utf8.first ?? 0) << 8 | UInt64(utf8.last ?? 0)
+        return UInt64(utf8.count) << 8 | UInt64(utf8.first ?? 0)
     }
 
     /// The slot of the property whose name matches `name` ignoring case (XML stores lower-case names).
