@@ -53,6 +53,12 @@ struct RowTableTests {
                 }
                 #expect(isNew == (model[k] == nil))
                 model[k] = (model[k] ?? -step) &+ 7
+            case 8:
+                // Reservations change where keys live, never what the table holds.
+                let span = Int64.random(in: 0...5_000, using: &rng)
+                if pk < Int64.max - span {
+                    table.reserve(store: stores[store], entity: entity, keys: pk...(pk + span), count: Int.random(in: 1...3_000, using: &rng))
+                }
             default:
                 #expect(table.removeValue(forKey: k) == model.removeValue(forKey: k))
             }
@@ -105,6 +111,25 @@ struct RowTableTests {
         #expect(table[key(0, 3, Int64.max)] == 1 && table.count == 1)
         #expect(table.removeValue(forKey: key(0, 3, Int64.max)) == 1)
         #expect(table.isEmpty)
+    }
+
+    @Test("a reserved range takes its keys in one lane; a range too sparse for its count is refused and its keys still land")
+    func reservations() {
+        var table = RowTable<Int>()
+        table.reserve(store: stores[0], entity: 1, keys: 1_001...101_000, count: 100_000)
+        for pk in Int64(1_001)...101_000 { table.updateValue(Int(pk), forKey: key(0, 1, pk)) }
+        var previous: Int64 = 0
+        var inOrder = true
+        table.forEach { key, _ in
+            if key.row.primaryKey <= previous { inOrder = false }
+            previous = key.row.primaryKey
+        }
+        #expect(inOrder && table.count == 100_000)
+        // Two keys a billion apart: T3 refuses the lane, and the far key goes to the overflow table.
+        table.reserve(store: stores[1], entity: 1, keys: 1...1_000_000_000, count: 2)
+        table.updateValue(-1, forKey: key(1, 1, 1))
+        table.updateValue(-2, forKey: key(1, 1, 1_000_000_000))
+        #expect(table[key(1, 1, 1)] == -1 && table[key(1, 1, 1_000_000_000)] == -2 && table.count == 100_002)
     }
 
     @Test("mutateAll changes every value once, in lanes and the overflow table")

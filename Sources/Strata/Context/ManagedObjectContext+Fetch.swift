@@ -176,6 +176,10 @@ extension ManagedObjectContext {
         let asFault = request.returnsObjectsAsFaults
         var pins: [Bool] = []
         pins.reserveCapacity(rows.count)
+        // Room for a batch of one entity at once, rather than growing the table while registering.
+        if let span = RowTable<ManagedObject>.span(of: rows) {
+            registered.reservePermanent(store: store, entity: span.entity, keys: span.keys, count: rows.count)
+        }
         for row in rows {
             let known = registered.count
             let object = register(row, in: store, asFault: asFault, pinLater: true)

@@ -155,6 +155,12 @@ extension ManagedObjectContext {
             }
             var nextKey = keys.lowerBound
             for run in group.runs {
+                // A run is of one entity and takes the next keys in order: room for it at once.
+                if run.count > 64 {
+                    registered.reservePermanent(
+                        store: group.store, entity: pending[run.lowerBound].entity.entityNumber,
+                        keys: nextKey...(nextKey + Int64(run.count) - 1), count: run.count)
+                }
                 for index in run {
                     let object = pending[index]
                     let key = nextKey

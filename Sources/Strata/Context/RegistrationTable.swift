@@ -66,6 +66,11 @@ struct RegistrationTable {
         object.map { $0.entity.relationshipSlots.isEmpty ? 0 : 1 } ?? 0
     }
 
+    /// Makes room at once for `count` saved objects of `entity` in `store` with keys in `keys`.
+    mutating func reservePermanent(store: PersistentStore, entity: Int32, keys: ClosedRange<Int64>, count: Int) {
+        permanent.reserve(store: ObjectIdentifier(store), entity: entity, keys: keys, count: count)
+    }
+
     /// Whether some registered object's entity has relationships (only those can hold
     /// references to other objects).
     var hasObjectsWithRelationships: Bool { permanentLinked + temporaryLinked > 0 }

@@ -156,6 +156,10 @@ public final class RowCache: Sendable {
             s.clock &+= 1
             let clock = s.clock
             var bytes = 0
+            // Room for a batch of one entity at once, rather than growing its lane while adding it.
+            if let span = RowTable<Entry>.span(of: snapshots) {
+                s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
+            }
             for (index, snapshot) in snapshots.enumerated() {
                 let pin = pins?[index] ?? false
                 // One lookup per row: a new row is added in place of the empty entry.

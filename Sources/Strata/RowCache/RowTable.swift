@@ -3,7 +3,8 @@
 //     otherwise the overflow table (growing a lane moves the overflow keys it now covers).
 // T2. `count` is the number of keys present; each lane's `live` counts its non-nil slots.
 // T3. A lane grows to take a key only when the range it needs is at most `density` times the
-//     lane's keys (live and overflowed) plus `minimumSpan`, and then at most doubles that range;
+//     lane's keys (live and overflowed, plus those a reservation announces) plus `minimumSpan`,
+//     and then at most doubles that range;
 //     keys spread far apart go to the overflow table instead of growing a mostly empty array.
 //     (Removals do not shrink a lane; it is dropped when its last key goes.)
 
@@ -215,22 +216,55 @@ struct RowTable<Value> {
         return lanes[entity].count - 1
     }
 
+    /// Makes room at once for `count` keys of `store` and `entity` within `keys`, so adding a
+    /// batch does not grow the lane step by step. Does nothing where T3 does not allow the lane
+    /// to cover them (those keys then go where they would have gone anyway).
+    mutating func reserve(store: ObjectIdentifier, entity: Int32, keys: ClosedRange<Int64>, count: Int) {
+        let key = Key(store: store, row: RowID(entity: entity, primaryKey: keys.lowerBound))
+        guard keys.lowerBound > Int64.min / 2, keys.upperBound < Int64.max / 2,
+            let lane = laneIndex(key) ?? makeLane(key)
+        else { return }
+        grow(Int(entity), lane, covering: keys.lowerBound, keys.upperBound + 1, expecting: count, doubling: false)
+    }
+
+    /// The entity and key range of `rows` when they are all of one entity (a fetch's or a save's
+    /// usual batch) and more than a few, for ``reserve(store:entity:keys:count:)``; one pass over
+    /// the contiguous rows.
+    static func span(of rows: [RowSnapshot]) -> (entity: Int32, keys: ClosedRange<Int64>)? {
+        guard rows.count > 64, let first = rows.first else { return nil }
+        var low = first.id.primaryKey, high = low
+        for row in rows {
+            guard row.id.entity == first.id.entity else { return nil }
+            low = min(low, row.id.primaryKey)
+            high = max(high, row.id.primaryKey)
+        }
+        return (first.id.entity, low...high)
+    }
+
     /// The slot of `pk` in a lane, growing the lane to cover it when T3 allows; `nil` when the key
     /// belongs in the overflow table.
     private mutating func slotIndex(_ entity: Int, _ lane: Int, _ pk: Int64) -> Int? {
         if let index = lanes[entity][lane].index(of: pk) { return index }
         guard pk > Int64.min / 2, pk < Int64.max / 2 else { return nil }
+        grow(entity, lane, covering: pk, pk + 1, expecting: 1, doubling: true)
+        return lanes[entity][lane].index(of: pk)
+    }
+
+    /// Grows a lane to cover the keys `low..<high` when T3 allows, counting `expected` keys
+    /// about to be added; with `doubling`, at least doubles it toward them.
+    private mutating func grow(_ entity: Int, _ lane: Int, covering low: Int64, _ high: Int64, expecting expected: Int, doubling: Bool) {
         // Scalars only: a copy of the lane would share its array and make growing copy it.
         let (base, length) = (lanes[entity][lane].base, lanes[entity][lane].slots.count)
         let (live, overflowed) = (lanes[entity][lane].live, lanes[entity][lane].overflowed)
-        let low = min(base, pk)
-        let high = max(base + Int64(length), pk + 1)
-        let limit = Int64(Self.density * (live + overflowed + 1) + Self.minimumSpan)
-        guard high - low <= limit else { return nil }
-        // Grow at least by doubling toward the new key, so keys arriving in random order cause
-        // few growths (each may scan the overflow table); the span is at most twice T3's bound.
-        let span = max(high - low, Int64(length) * 2, 16)
-        let newBase = pk < base ? high - span : low
+        let newLow = min(base, low)
+        let newHigh = max(base + Int64(length), high)
+        guard newLow < base || newHigh > base + Int64(length) else { return }
+        let limit = Int64(Self.density * (live + overflowed + expected) + Self.minimumSpan)
+        guard newHigh - newLow <= limit else { return }
+        // Grow at least by doubling toward a single new key, so keys arriving in random order
+        // cause few growths (each may scan the overflow table); the span is at most twice T3's bound.
+        let span = max(newHigh - newLow, doubling ? Int64(length) * 2 : 0, 16)
+        let newBase = low < base ? newHigh - span : newLow
         let below = Int(base - newBase)
         let above = Int(span) - below - length
         // In place: the array moves its elements when it grows, without retaining them again.
@@ -238,7 +272,6 @@ struct RowTable<Value> {
         if below > 0 { lanes[entity][lane].slots.insert(contentsOf: repeatElement(nil, count: below), at: 0) }
         lanes[entity][lane].base = newBase
         if overflowed > 0 { adoptOverflow(entity, lane) }
-        return lanes[entity][lane].index(of: pk)
     }
 
     /// Moves the overflow keys a grown lane now covers into its slots (T1).
