@@ -151,7 +151,7 @@ extension ManagedObjectContext {
         let batch = FaultBatch(ids: objectIDs, size: size)
         return objectIDs.map { id in
             let object = self.object(with: id)
-            if object.faulted && object.snapshot == nil { faultBatches[ObjectIdentifier(object)] = batch }
+            if object.faulted && !object.hasSnapshot { faultBatches[ObjectIdentifier(object)] = batch }
             return object
         }
     }
@@ -209,7 +209,7 @@ extension ManagedObjectContext {
             for key in keyPath.split(separator: ".").map(String.init) {
                 var next: [ManagedObject] = []
                 var bySlot: [Int: [ManagedObject]] = [:]
-                for object in level where !object.values.isEmpty || object.snapshot != nil {
+                for object in level where !object.values.isEmpty || object.hasSnapshot {
                     object.fireFault()
                     guard let slot = object.entity.index(ofProperty: key), object.entity.properties[slot].relationship != nil else { continue }
                     bySlot[slot, default: []].append(object)
@@ -227,7 +227,7 @@ extension ManagedObjectContext {
                     }
                     var targets: [ManagedObject] = []
                     for owner in owners { targets += relatedObjects(owner, slot) }
-                    let faults = targets.filter { $0.faulted && $0.snapshot == nil }
+                    let faults = targets.filter { $0.faulted && !$0.hasSnapshot }
                     if let store = faults.first?.objectID.persistentStore,
                         let rows = try? coordinator.rows(for: faults.map(\.objectID.rowID), in: store)
                     {

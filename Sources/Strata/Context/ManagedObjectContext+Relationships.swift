@@ -43,7 +43,7 @@ extension ManagedObjectContext {
             batch = Array(faults.ids[start..<min(start + size, faults.ids.count)])
         }
         let wanted = batch.filter { id in
-            id.persistentStore === store && (registered[id]?.faulted ?? false) && registered[id]?.snapshot == nil
+            id.persistentStore === store && (registered[id]?.faulted ?? false) && !(registered[id]?.hasSnapshot ?? false)
         }
         let rows = (try? coordinator.rows(for: wanted.map(\.rowID), in: store)) ?? [:]
         for id in wanted {
