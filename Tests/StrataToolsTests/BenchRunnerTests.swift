@@ -32,6 +32,23 @@ struct BenchRunnerTests {
         for m in result.measurements { #expect(m.samplesMs.count == 2) }
     }
 
+    @Test("two passes of one contender pool their samples; another contender's results or different data are refused")
+    func pooledPasses() throws {
+        let first = try #require(try StrataBench.run(drivers: [.memory], rows: Self.rows, rounds: 2).contender("strata-memory"))
+        let second = try #require(try StrataBench.run(drivers: [.memory], rows: Self.rows, rounds: 3).contender("strata-memory"))
+        let pooled = try first.pooled(with: second)
+        #expect(pooled.rounds == 5)
+        for (index, m) in pooled.measurements.enumerated() {
+            #expect(m.samplesMs == first.measurements[index].samplesMs + second.measurements[index].samplesMs)
+        }
+        var renamed = second
+        renamed.id = "strata-other"
+        #expect(throws: BenchError.self) { try first.pooled(with: renamed) }
+        var changed = second
+        changed.measurements[1].checksum &+= 1
+        #expect(throws: BenchError.self) { try first.pooled(with: changed) }
+    }
+
     @Test("about a tenth of the dataset falls in W4's age range, and the dataset is the same every time")
     func datasetShape() {
         let a = BenchDataset(rows: 10_000)

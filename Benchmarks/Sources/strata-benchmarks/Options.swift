@@ -5,6 +5,9 @@ import StrataTools
 struct Options {
     var rows = 100_000
     var rounds = 5
+    /// Times the whole list of contenders runs, one after another; each contender's rounds of all
+    /// passes are pooled, so a slow spell on the machine falls on every contender alike.
+    var passes = 1
     var contenders: [String] = ContenderCatalog.all
     var output: URL
     var check = false
@@ -15,11 +18,13 @@ struct Options {
     var store: URL?
 
     static let usage = """
-        usage: strata-benchmarks [--rows N] [--rounds R] [--contenders a,b,…] [--out DIR] [--check]
+        usage: strata-benchmarks [--rows N] [--rounds R] [--passes P] [--contenders a,b,…] [--out DIR] [--check]
                strata-benchmarks --check-file results.json
 
           --rows N         rows of W1–W6 and W8, 1000…1000000 (default 100000)
           --rounds R       rounds per workload; medians and minimums are over them (default 5)
+          --passes P       run the contender list P times in turn and pool each contender's rounds
+                           (P × R samples per workload; default 1); steadier ratios on a busy machine
           --contenders …   any of \(ContenderCatalog.all.joined(separator: ", ")) (default: all)
           --out DIR        where results.md, results.json, chart.svg go (default Benchmarks/results)
           --check          after running, compare ratios with the targets; exit 1 if one is not met
@@ -48,6 +53,9 @@ struct Options {
             case "--rounds":
                 guard let n = Int(try value(arg)), (1...100).contains(n) else { throw BenchError("--rounds must be 1…100") }
                 options.rounds = n
+            case "--passes":
+                guard let n = Int(try value(arg)), (1...20).contains(n) else { throw BenchError("--passes must be 1…20") }
+                options.passes = n
             case "--contenders":
                 let list = try value(arg).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 for id in list where !ContenderCatalog.all.contains(id) && id != ContenderCatalog.baseline {

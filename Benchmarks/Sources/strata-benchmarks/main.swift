@@ -108,33 +108,43 @@ func runXMLSection() throws -> XMLSectionResult {
     return result
 }
 
-var report = BenchReport(rows: options.rows, rounds: options.rounds)
+var report = BenchReport(rows: options.rows, rounds: options.rounds * options.passes)
 var baseline: ContenderResult?
 let machine = Machine.current()
-log("strata-benchmarks: \(options.rows) rows, \(options.rounds) rounds on \(machine.summary)")
+log("strata-benchmarks: \(options.rows) rows, \(options.rounds) rounds × \(options.passes) passes on \(machine.summary)")
 do {
     if !options.inProcess { baseline = try ChildProcess.run(ContenderCatalog.baseline, options: options) }
+    var runnable: [String] = []
     for id in options.contenders where id != ContenderCatalog.baseline {
         if let reason = ContenderCatalog.unavailableReason(id) {
             log("skipping \(id): \(reason)")
             report.skipped.append(.init(id: id, reason: reason))
-            continue
+        } else {
+            runnable.append(id)
         }
-        log("running \(id)")
-        let (result, ms) = try BenchClock.measure { () throws -> ContenderResult in
-            if options.inProcess {
-                let work = try ChildProcess.workDirectory()
-                defer { try? FileManager.default.removeItem(at: work) }
-                let runner = BenchRunner(dataset: BenchDataset(rows: options.rows), rounds: options.rounds, workDirectory: work) {
-                    log("  \($0)")
-                }
-                return try runner.run(try ContenderCatalog.make(id))
-            }
-            return try ChildProcess.run(id, options: options)
-        }
-        log("  \(id) done in \(String(format: "%.1f", ms / 1000)) s")
-        report.contenders.append(result)
     }
+    // Each pass runs every contender once; a contender's passes are pooled into one result.
+    var pooled: [String: ContenderResult] = [:]
+    for pass in 1...options.passes {
+        for id in runnable {
+            log(options.passes > 1 ? "running \(id) (pass \(pass) of \(options.passes))" : "running \(id)")
+            let (result, ms) = try BenchClock.measure { () throws -> ContenderResult in
+                if options.inProcess {
+                    let work = try ChildProcess.workDirectory()
+                    defer { try? FileManager.default.removeItem(at: work) }
+                    let runner = BenchRunner(dataset: BenchDataset(rows: options.rows), rounds: options.rounds, workDirectory: work) {
+                        log("  \($0)")
+                    }
+                    return try runner.run(try ContenderCatalog.make(id))
+                }
+                return try ChildProcess.run(id, options: options)
+            }
+            log("  \(id) done in \(String(format: "%.1f", ms / 1000)) s")
+            pooled[id] = try pooled[id].map { try $0.pooled(with: result) } ?? result
+        }
+    }
+    // Every runnable contender ran in every pass.
+    report.contenders = runnable.map { pooled[$0]! }
     var xml: XMLSectionResult?
     if options.contenders.contains(where: { $0 == "strata-xml" || $0 == "driver-xml" }), DriverKind.xml.storeType != nil {
         xml = try runXMLSection()

@@ -164,6 +164,27 @@ public struct ContenderResult: Sendable, Codable, Hashable {
         self.peakMemoryBytes = peakMemoryBytes
     }
 
+    /// This result and `other` (another run of the same contender) as one: each workload's
+    /// samples together, the rounds added up, the higher peak memory.
+    ///
+    /// - Throws: ``BenchError`` when `other` is another contender, measured other workloads or
+    ///   read different data (a checksum differs).
+    public func pooled(with other: ContenderResult) throws -> ContenderResult {
+        guard other.id == id, other.measurements.map(\.workload) == measurements.map(\.workload) else {
+            throw BenchError("cannot pool \(other.id)'s results with \(id)'s: they are not runs of the same workloads")
+        }
+        var merged = self
+        for (index, measurement) in other.measurements.enumerated() {
+            guard measurement.checksum == measurements[index].checksum, measurement.rows == measurements[index].rows else {
+                throw BenchError("\(id) read different data in two passes of \(measurement.workload.rawValue) (checksum \(measurements[index].checksum), then \(measurement.checksum))")
+            }
+            merged.measurements[index].samplesMs += measurement.samplesMs
+        }
+        merged.rounds += other.rounds
+        merged.peakMemoryBytes = [peakMemoryBytes, other.peakMemoryBytes].compactMap { $0 }.max()
+        return merged
+    }
+
     /// The measurement of `workload`, if it ran.
     public func measurement(_ workload: BenchWorkload) -> BenchMeasurement? {
         measurements.first { $0.workload == workload }
