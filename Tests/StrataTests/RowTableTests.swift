@@ -132,6 +132,17 @@ struct RowTableTests {
         #expect(table[key(1, 1, 1)] == -1 && table[key(1, 1, 1_000_000_000)] == -2 && table.count == 100_002)
     }
 
+    @Test("drain hands over every value once, lanes and overflow table alike, and leaves the table empty")
+    func drain() {
+        var table = RowTable<Int>()
+        for pk in Int64(1)...300 { table.updateValue(Int(pk), forKey: key(0, 1, pk)) }
+        table.updateValue(1_000, forKey: key(1, 2, Int64.max))
+        var seen: [Int] = []
+        table.drain { seen.append($0) }
+        #expect(seen.sorted() == Array(1...300) + [1_000])
+        #expect(table.isEmpty && table[key(0, 1, 5)] == nil)
+    }
+
     @Test("mutateAll changes every value once, in lanes and the overflow table")
     func mutateAll() {
         var table = RowTable<Int>()

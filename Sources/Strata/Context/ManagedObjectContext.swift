@@ -74,7 +74,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         // see no context from now on.
         var keys: [RowCache.Key] = []
         keys.reserveCapacity(registered.count)
-        registered.forEachObject { object in
+        registered.drain { object in
             if let key = object.pinnedKey { keys.append(key) }
             object.context = nil
         }

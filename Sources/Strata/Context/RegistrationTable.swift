@@ -89,6 +89,15 @@ struct RegistrationTable {
         temporary.forEachValue { body($0.object) }
     }
 
+    /// Forgets every object, calling `body` with each as it goes (each saved object is released
+    /// right after `body`, while it is still in the processor's caches). Unsaved objects stay
+    /// alive through `body` by R1.
+    mutating func drain(_ body: (ManagedObject) -> Void) {
+        permanent.drain(body)
+        temporary.drain { body($0.object) }
+        removeAll()
+    }
+
     /// The number of registered objects.
     var count: Int { permanent.count + temporary.count }
 

@@ -182,6 +182,21 @@ struct RowTable<Value> {
         for value in overflow.values { try body(value) }
     }
 
+    /// Removes every key, calling `body` with each value as it goes, so a value whose last
+    /// reference the table held is released while it is still in the processor's caches.
+    mutating func drain(_ body: (Value) -> Void) {
+        for entity in lanes.indices {
+            for lane in lanes[entity].indices {
+                for index in lanes[entity][lane].slots.indices {
+                    guard let value = lanes[entity][lane].slots[index].take() else { continue }
+                    body(value)
+                }
+            }
+        }
+        for value in overflow.values { body(value) }
+        removeAll()
+    }
+
     /// Removes every key of `store`.
     mutating func removeAll(in store: ObjectIdentifier) {
         for entity in lanes.indices {
