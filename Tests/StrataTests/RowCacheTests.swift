@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Row cache")
 struct RowCacheTests {
-    let store = ObjectIdentifier(NSObject())
+    /// Kept alive, so no other object of a test takes its address (and its identity).
+    let anchor = NSObject()
+    var store: ObjectIdentifier { ObjectIdentifier(anchor) }
 
     func row(_ key: Int64, version: RowVersion = 1) -> RowSnapshot {
         RowSnapshot(id: RowID(entity: 1, primaryKey: key), version: version, values: [.integer(key)])
@@ -29,6 +31,38 @@ struct RowCacheTests {
         cache.store([row(1, version: 2)], in: store)
         #expect(cache.snapshot(for: key(1))?.version == 3)
         #expect(cache.snapshot(for: key(1), atLeast: 4) == nil)
+    }
+
+    @Test("values of a row are given only for the exact version resident")
+    func valuesOfExactVersion() {
+        let cache = RowCache()
+        cache.store([row(1, version: 3)], in: store)
+        #expect(cache.values(for: key(1), version: 3) == [.integer(1)])
+        #expect(cache.values(for: key(1), version: 2) == nil)
+        #expect(cache.values(for: key(1), version: 4) == nil)
+        #expect(cache.values(for: key(2), version: 1) == nil)
+        let otherStore = NSObject()
+        let other = RowCache.Key(store: ObjectIdentifier(otherStore), row: RowID(entity: 1, primaryKey: 1))
+        #expect(cache.values(for: other, version: 3) == nil)
+        let stats = cache.statistics
+        #expect(stats.hits == 0 && stats.misses == 0, "a driver's version check is not a lookup by the app")
+    }
+
+    @Test("a batch stored in parts after one reservation is the batch stored at once, pins included")
+    func partsAfterReservation() {
+        let whole = RowCache(limit: 10_000)
+        let parts = RowCache(limit: 10_000)
+        let rows = (1...1_000).map { row($0, version: $0 % 3 + 1) }
+        let pins = rows.map { $0.id.primaryKey % 2 == 0 }
+        whole.store(rows, in: store, pins: pins)
+        parts.reserve(for: rows, in: store)
+        for start in stride(from: 0, to: rows.count, by: 256) {
+            let end = min(start + 256, rows.count)
+            parts.store(rows[start..<end], in: store, pins: pins[start..<end])
+        }
+        #expect(parts.statistics == whole.statistics)
+        #expect(parts.statistics.pinned == 500)
+        for pk in Int64(1)...1_000 { #expect(parts.snapshot(for: key(pk)) == whole.snapshot(for: key(pk))) }
     }
 
     @Test("the cache stays bounded, evicting least recently used rows first")

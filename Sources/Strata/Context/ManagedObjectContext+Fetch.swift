@@ -89,7 +89,7 @@ extension ManagedObjectContext {
             var fetch = storeFetch(request, entity, kind: batched ? .ids : kind)
             fetch.limit = limit
             fetch.offset = request.fetchOffset
-            let result = try coordinator.fetch(fetch, in: store, cacheRows: false)
+            var result = try coordinator.fetch(fetch, in: store, cacheRows: false)
             if result.appliedPage {
                 if kind == .count, let count = result.count { return Outcome(count: count) }
                 if batched, let ids = result.ids {
@@ -99,7 +99,7 @@ extension ManagedObjectContext {
                     let objects = ids.map { object(with: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // IDs come from this model
                     return Outcome(objects: objects, count: objects.count)
                 }
-                let objects = materialize(result.rows, store, request)
+                let objects = materialize(&result.rows, store, request)
                 return Outcome(objects: objects, count: objects.count)
             }
             // The driver did not page: if it returned rows, finish them below instead of asking again.
@@ -109,14 +109,14 @@ extension ManagedObjectContext {
         var candidates: [ManagedObject] = []
         for store in stores {
             let fetch = storeFetch(request, entity, kind: .rows)
-            let result = try firstResult ?? coordinator.fetch(fetch, in: store, cacheRows: false)
-            var rows = result.rows
+            // Taken out of `firstResult`, so materialize owns the rows alone and changes them in place.
+            var result = try firstResult.take() ?? coordinator.fetch(fetch, in: store, cacheRows: false)
             if !result.appliedPredicate, let predicate = request.predicate {
-                rows = try rows.filter { row in
+                result.rows = try result.rows.filter { row in
                     try predicate.evaluate(with: RowView(row, model: model, lookup: rowLookup(store), related: relatedLookup(store)))
                 }
             }
-            candidates += materialize(rows, store, request)
+            candidates += materialize(&result.rows, store, request)
         }
         if pending {
             candidates = candidates.filter { !$0.deleted }
@@ -170,30 +170,47 @@ extension ManagedObjectContext {
             || updatedObjects_.values.contains { $0.isUpdated && matches($0) }
     }
 
-    private func materialize(_ rows: [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest) -> [ManagedObject] {
+    /// Rows registered, cached and let go together in ``materialize(_:_:_:)``: small enough that
+    /// a part's rows and values are still in the processor's caches when it is cached and let go.
+    private static let materializePart = 256
+
+    /// Registers the objects of fetched rows, caches the rows and pins those the new objects
+    /// hold. Works in parts of ``materializePart`` rows, touching each row's values once while
+    /// they are warm: register, cache, then drop `rows`' own reference (the objects and the row
+    /// cache keep theirs), instead of three passes over rows gone cold, plus a fourth to free
+    /// the array. `rows` keeps its IDs and versions.
+    private func materialize(_ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest) -> [ManagedObject] {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
         let asFault = request.returnsObjectsAsFaults
-        var pins: [Bool] = []
-        pins.reserveCapacity(rows.count)
-        // Room for a batch of one entity at once, rather than growing the table while registering.
+        let cache = coordinator.rowCache
+        let storeKey = ObjectIdentifier(store)
+        var pins = [Bool](repeating: false, count: rows.count)
+        // Room for a batch of one entity at once, rather than growing the tables part by part.
         if let span = RowTable<ManagedObject>.span(of: rows) {
             registered.reservePermanent(store: store, entity: span.entity, keys: span.keys, count: rows.count)
+            cache.reserve(for: rows, in: storeKey)
         }
-        for row in rows {
-            let known = registered.count
-            let object = register(row, in: store, asFault: asFault, pinLater: true)
-            objects.append(object)
-            let isNew = registered.count > known
-            if !isNew && object.pinnedKey == nil {
-                object.pinnedKey = RowCache.Key(store: ObjectIdentifier(store), row: row.id)
-                pins.append(true)
-            } else {
-                pins.append(isNew)
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let end = min(start + Self.materializePart, rows.endIndex)
+            for index in start..<end {
+                let known = registered.count
+                let object = register(rows[index], in: store, asFault: asFault, pinLater: true)
+                objects.append(object)
+                let isNew = registered.count > known
+                if !isNew && object.pinnedKey == nil {
+                    object.pinnedKey = RowCache.Key(store: storeKey, row: rows[index].id)
+                    pins[index] = true
+                } else {
+                    pins[index] = isNew
+                }
             }
+            // One lock per part: store every row, pinning those of newly registered objects.
+            cache.store(rows[start..<end], in: storeKey, pins: pins[start..<end])
+            for index in start..<end { rows[index].values = [] }
+            start = end
         }
-        // One pass over the cache: store every row, pinning those of newly registered objects.
-        coordinator.rowCache.store(rows, in: ObjectIdentifier(store), pins: pins)
         flushPins()
         if !request.relationshipKeyPathsForPrefetching.isEmpty {
             prefetch(request.relationshipKeyPathsForPrefetching, of: objects)

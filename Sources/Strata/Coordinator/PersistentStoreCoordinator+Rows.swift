@@ -4,6 +4,8 @@ extension PersistentStoreCoordinator {
     /// Runs a fetch on one store and, unless the caller caches them itself, caches the rows it
     /// returns.
     func fetch(_ request: StoreFetch, in store: PersistentStore, cacheRows: Bool = true) throws -> StoreFetchResult {
+        var request = request
+        if request.cachedRows == nil { request.cachedRows = CachedRows(rowCache, store: ObjectIdentifier(store)) }
         let result = try store.read { try store.driver.fetch(request) }
         if cacheRows && !result.rows.isEmpty { rowCache.store(result.rows, in: ObjectIdentifier(store)) }
         return result

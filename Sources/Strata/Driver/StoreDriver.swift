@@ -112,6 +112,10 @@ public struct StoreFetch: Sendable {
     public var offset: Int = 0
     /// What the caller wants back.
     public var resultKind: ResultKind = .rows
+    /// Rows the coordinator's row cache already holds for this store, filled in by the
+    /// coordinator; a driver may take a row's values from here when the versions agree
+    /// (``CachedRows``), or ignore it.
+    public var cachedRows: CachedRows? = nil
 
     /// What a fetch returns.
     public enum ResultKind: Sendable, Hashable {

@@ -141,6 +141,19 @@ public final class RowCache: Sendable {
         }
     }
 
+    /// The values of `key` when the cache holds exactly `version` of it (see ``CachedRows``).
+    ///
+    /// Counted neither as a hit nor as a miss, and the row's last use is not moved: the fetch
+    /// that asks stores its rows right after, which does both.
+    public func values(for key: Key, version: RowVersion) -> [StoreValue]? {
+        state.withLock { s in
+            let found = s.entries.withExistingValue(forKey: key) { entry in
+                entry.snapshot.version == version ? entry.snapshot.values : nil
+            }
+            return found ?? nil
+        }
+    }
+
     /// Stores snapshots of one store, keeping the newer version where one is resident (C2), and
     /// optionally pins them.
     ///
@@ -152,6 +165,22 @@ public final class RowCache: Sendable {
     /// Stores snapshots of one store like ``store(_:in:pin:)``, pinning the rows whose flag in
     /// `pins` is set (one lock and one lookup per row).
     public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pins: [Bool]?) {
+        self.store(snapshots[...], in: store, pins: pins?[...])
+    }
+
+    /// Makes room for `snapshots` of one store at once, for a caller that then stores them in
+    /// parts with ``store(_:in:pins:)-(ArraySlice<RowSnapshot>,_,_)``.
+    public func reserve(for snapshots: [RowSnapshot], in store: ObjectIdentifier) {
+        guard let span = RowTable<Entry>.span(of: snapshots) else { return }
+        state.withLock { s in
+            s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
+        }
+    }
+
+    /// Stores part of a batch of snapshots of one store, pinning the rows whose flag in `pins`
+    /// is set; `pins`, when given, has the same indices as `snapshots` (slices of arrays of the
+    /// same length). One lock.
+    public func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?) {
         state.withLock { s in
             s.clock &+= 1
             let clock = s.clock
@@ -160,7 +189,8 @@ public final class RowCache: Sendable {
             if let span = RowTable<Entry>.span(of: snapshots) {
                 s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
             }
-            for (index, snapshot) in snapshots.enumerated() {
+            for index in snapshots.indices {
+                let snapshot = snapshots[index]
                 let pin = pins?[index] ?? false
                 // One lookup per row: a new row is added in place of the empty entry.
                 bytes += s.entries.withValue(

@@ -245,7 +245,7 @@ struct RowTable<Value> {
     /// The entity and key range of `rows` when they are all of one entity (a fetch's or a save's
     /// usual batch) and more than a few, for ``reserve(store:entity:keys:count:)``; one pass over
     /// the contiguous rows.
-    static func span(of rows: [RowSnapshot]) -> (entity: Int32, keys: ClosedRange<Int64>)? {
+    static func span(of rows: some Collection<RowSnapshot>) -> (entity: Int32, keys: ClosedRange<Int64>)? {
         guard rows.count > 64, let first = rows.first else { return nil }
         var low = first.id.primaryKey, high = low
         for row in rows {

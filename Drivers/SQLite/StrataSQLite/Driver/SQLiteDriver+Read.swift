@@ -54,7 +54,7 @@ extension SQLiteDriver {
                 try statement.bind(bindings)
                 var rows: [RowSnapshot] = []
                 while try statement.step() {
-                    if let row = decode(statement) { rows.append(row) }
+                    if let row = decode(statement, cached: request.cachedRows) { rows.append(row) }
                 }
                 return StoreFetchResult(
                     rows: rows, appliedPredicate: exact, appliedSort: order != nil, appliedPage: order != nil)
@@ -145,9 +145,15 @@ extension SQLiteDriver {
     }
 
     /// The row at the statement's cursor (`Z_PK, Z_ENT, Z_OPT, <table columns>`), or `nil` for a
-    /// `Z_ENT` the model does not know.
-    func decode(_ statement: SQLiteStatement) -> RowSnapshot? {
+    /// `Z_ENT` the model does not know. When `cached` holds the row at the same `Z_OPT`, its
+    /// values are taken instead of decoded (``CachedRows``).
+    func decode(_ statement: SQLiteStatement, cached: CachedRows? = nil) -> RowSnapshot? {
         guard let number = plans.modelNumber(storeNumber: statement.int64(at: 1)), let plan = plans.entity(number) else { return nil }
+        let id = RowID(entity: number, primaryKey: statement.int64(at: 0))
+        let version = statement.int64(at: 2)
+        if let cached, let values = cached.values(of: id, version: version) {
+            return RowSnapshot(id: id, version: version, values: values)
+        }
         var values: [StoreValue] = []
         values.reserveCapacity(plan.decode.count)
         for slot in plan.decode {
@@ -172,6 +178,6 @@ extension SQLiteDriver {
                 values.append(.unfetched)
             }
         }
-        return RowSnapshot(id: RowID(entity: number, primaryKey: statement.int64(at: 0)), version: statement.int64(at: 2), values: values)
+        return RowSnapshot(id: id, version: version, values: values)
     }
 }
