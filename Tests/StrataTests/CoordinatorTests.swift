@@ -14,6 +14,22 @@ struct CoordinatorTests {
         return (coordinator, staff, media)
     }
 
+    @Test("a driver without parts of its own hands its whole answer over as one part")
+    func defaultParts() throws {
+        let stack = try TestStack()
+        for index in 1...300 {
+            let item = try stack.context.insertNewObject(forEntityName: "Item")
+            item["int64"] = index
+        }
+        try stack.context.save()
+        let item = try #require(stack.coordinator.managedObjectModel.entity(named: "Item"))
+        var parts: [StoreFetchResult] = []
+        try stack.store.driver.fetch(StoreFetch(entity: item)) { parts.append($0) }
+        #expect(parts.count == 1)
+        #expect(parts.first?.rows == (try stack.store.driver.fetch(StoreFetch(entity: item))).rows)
+        #expect(parts.first?.rows.count == 300)
+    }
+
     @Test("inserts are routed to the store whose configuration holds the entity")
     func routing() throws {
         let (coordinator, staff, media) = try twoStores()

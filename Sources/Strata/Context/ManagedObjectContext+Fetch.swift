@@ -89,21 +89,45 @@ extension ManagedObjectContext {
             var fetch = storeFetch(request, entity, kind: batched ? .ids : kind)
             fetch.limit = limit
             fetch.offset = request.fetchOffset
-            var result = try coordinator.fetch(fetch, in: store, cacheRows: false)
-            if result.appliedPage {
-                if kind == .count, let count = result.count { return Outcome(count: count) }
-                if batched, let ids = result.ids {
-                    return Outcome(objects: faults(for: ids, in: store, size: request.fetchBatchSize), count: ids.count)
+            if kind == .rows && !batched {
+                // Rows arrive in parts, each made into objects while it is warm.
+                var state = Materializing()
+                var unpaged: StoreFetchResult?
+                do {
+                    try coordinator.fetch(fetch, in: store) { part in
+                        if part.appliedPage {
+                            // The first part makes room in the tables; later ones grow them by doubling.
+                            materialize(&part.rows, store, request, into: &state, reserving: state.objects.isEmpty)
+                        } else if unpaged == nil {
+                            unpaged = part
+                        } else {
+                            unpaged?.rows += part.rows
+                        }
+                    }
+                } catch {
+                    // Objects registered from earlier parts stay registered, and awake.
+                    for object in state.awakening { object.awakeFromFetch() }
+                    throw error
                 }
-                if kind == .ids, let ids = result.ids {
-                    let objects = ids.map { object(with: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // IDs come from this model
+                guard let unpaged else {
+                    let objects = finish(state, request)
                     return Outcome(objects: objects, count: objects.count)
                 }
-                let objects = materialize(&result.rows, store, request)
-                return Outcome(objects: objects, count: objects.count)
+                // The driver did not page: finish its rows below instead of asking again.
+                if request.fetchOffset == 0 && limit == nil { firstResult = unpaged }
+            } else {
+                let result = try coordinator.fetch(fetch, in: store, cacheRows: false)
+                if result.appliedPage {
+                    if kind == .count, let count = result.count { return Outcome(count: count) }
+                    if batched, let ids = result.ids {
+                        return Outcome(objects: faults(for: ids, in: store, size: request.fetchBatchSize), count: ids.count)
+                    }
+                    if kind == .ids, let ids = result.ids {
+                        let objects = ids.map { object(with: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // IDs come from this model
+                        return Outcome(objects: objects, count: objects.count)
+                    }
+                }
             }
-            // The driver did not page: if it returned rows, finish them below instead of asking again.
-            if kind == .rows && !batched && request.fetchOffset == 0 && limit == nil { firstResult = result }
         }
 
         var candidates: [ManagedObject] = []
@@ -168,93 +192,6 @@ extension ManagedObjectContext {
     private func hasPendingChanges(matching matches: (ManagedObject) -> Bool) -> Bool {
         insertedObjects_.values.contains(where: matches) || deletedObjects_.values.contains(where: matches)
             || updatedObjects_.values.contains { $0.isUpdated && matches($0) }
-    }
-
-    /// Rows registered, cached and let go together in ``materialize(_:_:_:)``: small enough that
-    /// a part's rows and values are still in the processor's caches when it is cached and let go.
-    private static let materializePart = 256
-
-    /// Registers the objects of fetched rows, caches the rows and pins those the new objects
-    /// hold. Works in parts of ``materializePart`` rows, touching each row's values once while
-    /// they are warm: register, cache, then drop `rows`' own reference (the objects and the row
-    /// cache keep theirs), instead of three passes over rows gone cold, plus a fourth to free
-    /// the array. `rows` keeps its IDs and versions.
-    private func materialize(_ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest) -> [ManagedObject] {
-        var objects: [ManagedObject] = []
-        objects.reserveCapacity(rows.count)
-        let asFault = request.returnsObjectsAsFaults
-        let cache = coordinator.rowCache
-        let storeKey = ObjectIdentifier(store)
-        var pins = [Bool](repeating: false, count: rows.count)
-        // Room for a batch of one entity at once, rather than growing the tables part by part.
-        if let span = RowTable<ManagedObject>.span(of: rows) {
-            registered.reservePermanent(store: store, entity: span.entity, keys: span.keys, count: rows.count)
-            cache.reserve(for: rows, in: storeKey)
-        }
-        var start = rows.startIndex
-        while start < rows.endIndex {
-            let end = min(start + Self.materializePart, rows.endIndex)
-            for index in start..<end {
-                let known = registered.count
-                let object = register(rows[index], in: store, asFault: asFault, pinLater: true)
-                objects.append(object)
-                let isNew = registered.count > known
-                if !isNew && object.pinnedKey == nil {
-                    object.pinnedKey = RowCache.Key(store: storeKey, row: rows[index].id)
-                    pins[index] = true
-                } else {
-                    pins[index] = isNew
-                }
-            }
-            // One lock per part: store every row, pinning those of newly registered objects.
-            cache.store(rows[start..<end], in: storeKey, pins: pins[start..<end])
-            for index in start..<end { rows[index].values = [] }
-            start = end
-        }
-        flushPins()
-        if !request.relationshipKeyPathsForPrefetching.isEmpty {
-            prefetch(request.relationshipKeyPathsForPrefetching, of: objects)
-        }
-        return objects
-    }
-
-    /// Loads the destinations of relationship key paths for many objects with one driver call per
-    /// relationship and store.
-    func prefetch(_ keyPaths: [String], of objects: [ManagedObject]) {
-        for keyPath in keyPaths {
-            var level = objects
-            for key in keyPath.split(separator: ".").map(String.init) {
-                var next: [ManagedObject] = []
-                var bySlot: [Int: [ManagedObject]] = [:]
-                for object in level where !object.values.isEmpty || object.hasSnapshot {
-                    object.fireFault()
-                    guard let slot = object.entity.index(ofProperty: key), object.entity.properties[slot].relationship != nil else { continue }
-                    bySlot[slot, default: []].append(object)
-                }
-                for (slot, owners) in bySlot {
-                    let unfetched = owners.filter { if case .unfetched = $0.values[slot] { return true } else { return false } }
-                    if let first = unfetched.first, let store = first.objectID.persistentStore {
-                        let request = RelatedRowsRequest(entity: first.entity, slot: slot, sources: unfetched.map(\.objectID.rowID))
-                        if let members = try? coordinator.relatedRows(request, in: store) {
-                            for owner in unfetched {
-                                owner.values[slot] = .references(members[owner.objectID.rowID] ?? [])
-                                owner.snapshot?.values[slot] = owner.values[slot]
-                            }
-                        }
-                    }
-                    var targets: [ManagedObject] = []
-                    for owner in owners { targets += relatedObjects(owner, slot) }
-                    let faults = targets.filter { $0.faulted && !$0.hasSnapshot }
-                    if let store = faults.first?.objectID.persistentStore,
-                        let rows = try? coordinator.rows(for: faults.map(\.objectID.rowID), in: store)
-                    {
-                        for fault in faults { if let row = rows[fault.objectID.rowID] { fault.fulfill(from: row) } }
-                    }
-                    next += targets
-                }
-                level = next
-            }
-        }
     }
 
     private func sortObjects(_ objects: [ManagedObject], by keys: [SortKey]) throws -> [ManagedObject] {

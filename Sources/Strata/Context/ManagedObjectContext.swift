@@ -234,23 +234,41 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     /// Registers a row as an object (uniquing): fills an existing fault, or creates the object.
-    @discardableResult
     ///
     /// - Parameter pinLater: When true, a new object is marked as holding the row's pin and the
     ///   caller pins it while caching the row (``RowCache/store(_:in:pins:)``); otherwise the pin
     ///   is queued here.
+    @discardableResult
     func register(_ row: RowSnapshot, in store: PersistentStore, asFault: Bool, pinLater: Bool = false) -> ManagedObject {
+        var awakening: [ManagedObject] = []
+        let object = register(row, in: store, asFault: asFault, pinLater: pinLater, awakening: &awakening)
+        for object in awakening { object.awakeFromFetch() }
+        return object
+    }
+
+    /// Registers a row like ``register(_:in:asFault:pinLater:)`` but leaves `awakeFromFetch()` to
+    /// the caller: objects whose values it loaded are appended to `awakening` (only those of
+    /// subclasses; ManagedObject's own hook does nothing).
+    func register(
+        _ row: RowSnapshot, in store: PersistentStore, asFault: Bool, pinLater: Bool, awakening: inout [ManagedObject]
+    ) -> ManagedObject {
         // Rows come from stores of this coordinator's model.
         let entity = coordinator.managedObjectModel.entity(number: row.id.entity)!
         let id = ManagedObjectID(entity: entity, rowID: row.id, store: store)
         if let existing = registered[id] {
             if existing.faulted {
                 existing.snapshot = row
-                if !asFault { existing.fulfill(from: row) }
+                if !asFault {
+                    existing.fulfill(from: row, awaken: false)
+                    if type(of: existing) != ManagedObject.self { awakening.append(existing) }
+                }
             }
             return existing
         }
-        let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+        // The base class by name: a direct call the optimizer can see through, instead of a
+        // required initializer called on a class value.
+        let object = entity.managedObjectClass == ManagedObject.self
+            ? ManagedObject(entity: entity, insertInto: nil) : entity.managedObjectClass.init(entity: entity, insertInto: nil)
         object.objectID = id
         object.managedObjectContext = self
         object.snapshot = row
@@ -259,7 +277,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             object.values = []
         } else {
             object.values = row.values
-            object.awakeFromFetch()
+            if type(of: object) != ManagedObject.self { awakening.append(object) }
         }
         registered[id] = object
         if pinLater {
@@ -321,10 +339,10 @@ final class FaultBatch {
 }
 
 extension ManagedObject {
-    func fulfill(from row: RowSnapshot) {
+    func fulfill(from row: RowSnapshot, awaken: Bool = true) {
         values = row.values
         snapshot = row
         faulted = false
-        awakeFromFetch()
+        if awaken { awakeFromFetch() }
     }
 }

@@ -11,6 +11,15 @@ extension PersistentStoreCoordinator {
         return result
     }
 
+    /// Runs a fetch on one store, handing its answer to `body` in parts
+    /// (``StoreDriver/fetch(_:inParts:)``); the caller caches the rows. `body` must not call
+    /// into `store`.
+    func fetch(_ request: StoreFetch, in store: PersistentStore, inParts body: (inout StoreFetchResult) throws -> Void) throws {
+        var request = request
+        if request.cachedRows == nil { request.cachedRows = CachedRows(rowCache, store: ObjectIdentifier(store)) }
+        try store.read { try store.driver.fetch(request, inParts: body) }
+    }
+
     /// The rows of `ids` in `store`: from the row cache where resident, the rest from the driver
     /// in one call.
     func rows(for ids: [RowID], in store: PersistentStore) throws -> [RowID: RowSnapshot] {

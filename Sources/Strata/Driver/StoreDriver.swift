@@ -44,6 +44,16 @@ public protocol StoreDriver: AnyObject, Sendable {
     /// Answers a fetch. See ``StoreFetchResult`` for what the driver must report back.
     func fetch(_ request: StoreFetch) throws -> StoreFetchResult
 
+    /// Answers a fetch like ``fetch(_:)``, handing the answer to `body` in parts as it is read, so
+    /// the caller turns rows into objects while they are still in the processor's caches.
+    ///
+    /// Rules: at least one part; the parts' rows, in order, are the rows ``fetch(_:)`` would
+    /// return; every part states the same applied predicate, sort and page; IDs and counts come
+    /// whole in one part. `body` may take the part's rows (the driver starts the next part
+    /// afresh) and must not call this driver: the driver may hold its read connection. The
+    /// default hands over ``fetch(_:)``'s answer as one part.
+    func fetch(_ request: StoreFetch, inParts body: (inout StoreFetchResult) throws -> Void) throws
+
     /// Returns the current rows of `ids` (fault fulfilment, batched); missing rows are left out.
     func rows(for ids: [RowID]) throws -> [RowSnapshot]
 
@@ -68,6 +78,12 @@ public protocol StoreDriver: AnyObject, Sendable {
 extension StoreDriver {
     /// By default a driver pushes nothing down; the core filters, sorts and pages in memory.
     public var capabilities: DriverCapabilities { [] }
+
+    /// By default the whole answer is one part.
+    public func fetch(_ request: StoreFetch, inParts body: (inout StoreFetchResult) throws -> Void) throws {
+        var result = try fetch(request)
+        try body(&result)
+    }
 
     /// By default a to-many relationship's members come with its rows (``StoreValue/references(_:)``),
     /// so this asks for the source rows and reads the slot.

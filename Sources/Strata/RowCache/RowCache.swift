@@ -76,7 +76,9 @@ public final class RowCache: Sendable {
                 delta = size - bytes
                 snapshot = new
                 bytes = size
-            } else if new.version == snapshot.version {
+            } else if new.version == snapshot.version, !snapshot.values.sharesStorage(with: new.values) {
+                // The newer copy of the same values: objects made from it hold it, so keep it
+                // and let the older one go.
                 snapshot = new
             }
             lastUse = clock
@@ -165,7 +167,13 @@ public final class RowCache: Sendable {
     /// Stores snapshots of one store like ``store(_:in:pin:)``, pinning the rows whose flag in
     /// `pins` is set (one lock and one lookup per row).
     public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pins: [Bool]?) {
-        self.store(snapshots[...], in: store, pins: pins?[...])
+        state.withLock { s in
+            // Room for a batch of one entity at once, rather than growing its lane while adding it.
+            if let span = RowTable<Entry>.span(of: snapshots) {
+                s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
+            }
+            Self.store(snapshots[...], in: store, pins: pins?[...], &s)
+        }
     }
 
     /// Makes room for `snapshots` of one store at once, for a caller that then stores them in
@@ -179,30 +187,30 @@ public final class RowCache: Sendable {
 
     /// Stores part of a batch of snapshots of one store, pinning the rows whose flag in `pins`
     /// is set; `pins`, when given, has the same indices as `snapshots` (slices of arrays of the
-    /// same length). One lock.
+    /// same length). One lock. Reserves nothing: lanes grow by doubling, so parts of a batch
+    /// whose size is not known yet cost amortized O(1) per row; call
+    /// ``reserve(for:in:)`` first when the whole batch is at hand.
     public func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?) {
-        state.withLock { s in
-            s.clock &+= 1
-            let clock = s.clock
-            var bytes = 0
-            // Room for a batch of one entity at once, rather than growing its lane while adding it.
-            if let span = RowTable<Entry>.span(of: snapshots) {
-                s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
-            }
-            for index in snapshots.indices {
-                let snapshot = snapshots[index]
-                let pin = pins?[index] ?? false
-                // One lookup per row: a new row is added in place of the empty entry.
-                bytes += s.entries.withValue(
-                    forKey: Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
-                ) { entry, _ in entry.merge(snapshot, pin: pin, clock: clock) }
-            }
-            s.bytes += bytes
-            Self.evictIfNeeded(&s)
-            #if STRATA_CHECKS
-            if s.clock % 64 == 0 { assert(Self.checkInvariants(s), "row cache invariants C1-C4 broken") }
-            #endif
+        state.withLock { s in Self.store(snapshots, in: store, pins: pins, &s) }
+    }
+
+    private static func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?, _ s: inout State) {
+        s.clock &+= 1
+        let clock = s.clock
+        var bytes = 0
+        for index in snapshots.indices {
+            let snapshot = snapshots[index]
+            let pin = pins?[index] ?? false
+            // One lookup per row: a new row is added in place of the empty entry.
+            bytes += s.entries.withValue(
+                forKey: Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
+            ) { entry, _ in entry.merge(snapshot, pin: pin, clock: clock) }
         }
+        s.bytes += bytes
+        evictIfNeeded(&s)
+        #if STRATA_CHECKS
+        if s.clock % 64 == 0 { assert(checkInvariants(s), "row cache invariants C1-C4 broken") }
+        #endif
     }
 
     /// Adds one pin to each resident key (C3) and returns, per key, whether it was pinned.
@@ -299,4 +307,12 @@ public final class RowCache: Sendable {
         return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes
     }
     #endif
+}
+
+extension Array {
+    /// Whether both arrays use the same storage (one is a copy of the other, unchanged since);
+    /// reads no element and no reference count.
+    func sharesStorage(with other: [Element]) -> Bool {
+        withUnsafeBufferPointer { mine in other.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
+    }
 }

@@ -6,12 +6,30 @@ extension SQLiteDriver {
     /// The most keys bound in one `IN (…)` list (fault fulfilment and to-many loads go in chunks).
     static let chunkSize = 500
 
+    /// Rows handed over at a time by ``fetch(_:inParts:)``.
+    static let fetchPart = 256
+
     public func fetch(_ request: StoreFetch) throws -> StoreFetchResult {
+        var answer: StoreFetchResult?
+        try fetch(request, partSize: .max) { answer = $0 }
+        // `fetch(_:partSize:_:)` hands over at least one part.
+        return answer!
+    }
+
+    public func fetch(_ request: StoreFetch, inParts body: (inout StoreFetchResult) throws -> Void) throws {
+        try fetch(request, partSize: Self.fetchPart, body)
+    }
+
+    /// Answers a fetch, handing rows to `body` every `partSize` rows and the rest (or the IDs or
+    /// count) in a last part. The statement is reset when `body` throws, so the read connection
+    /// does not stay on an old snapshot.
+    private func fetch(_ request: StoreFetch, partSize: Int, _ body: (inout StoreFetchResult) throws -> Void) throws {
         guard let entityLayout = layout.entity(request.entity.entityNumber),
             let table = layout.tables[request.entity.rootEntityName]
         else {
             // The entity is not stored here (another configuration): nothing matches.
-            return StoreFetchResult(rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            var nothing = StoreFetchResult(rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            return try body(&nothing)
         }
         var translator = QueryTranslator(layout: layout)
         let numbers = layout.storeNumbers(request.entityNumbers)
@@ -28,7 +46,8 @@ extension SQLiteDriver {
         let bindings = translator.bindings
         let page = order == nil ? "" : " LIMIT \(request.limit ?? -1) OFFSET \(request.offset)"
         let orderSQL = order.map { " ORDER BY " + $0.joined(separator: ", ") } ?? ""
-        return try read("fetching \(request.entity.name)") { connection in
+        try read("fetching \(request.entity.name)") { connection in
+            var answer: StoreFetchResult
             switch request.resultKind {
             case .count where exact && (order != nil || (request.offset == 0 && request.limit == nil)):
                 let sql = order == nil || (request.offset == 0 && request.limit == nil)
@@ -39,7 +58,7 @@ extension SQLiteDriver {
                 let count = try statement.step() ? Int(statement.int64(at: 0)) : 0
                 // Reset now: a statement left mid-result would pin the reader to an old snapshot.
                 try statement.reset()
-                return StoreFetchResult(count: count, appliedPredicate: true, appliedSort: true, appliedPage: true)
+                answer = StoreFetchResult(count: count, appliedPredicate: true, appliedSort: true, appliedPage: true)
             case .ids where order != nil:
                 let statement = try connection.cached("SELECT t0.Z_PK, t0.Z_ENT\(from)\(whereSQL)\(orderSQL)\(page)")
                 try statement.bind(bindings)
@@ -48,17 +67,27 @@ extension SQLiteDriver {
                     guard let number = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: 1))] else { continue }
                     ids.append(RowID(entity: number, primaryKey: statement.int64(at: 0)))
                 }
-                return StoreFetchResult(ids: ids, appliedPredicate: true, appliedSort: true, appliedPage: true)
+                answer = StoreFetchResult(ids: ids, appliedPredicate: true, appliedSort: true, appliedPage: true)
             default:
                 let statement = try connection.cached("SELECT \(table.selectList("t0"))\(from)\(whereSQL)\(orderSQL)\(page)")
                 try statement.bind(bindings)
-                var rows: [RowSnapshot] = []
-                while try statement.step() {
-                    if let row = decode(statement, cached: request.cachedRows) { rows.append(row) }
+                var part = StoreFetchResult(appliedPredicate: exact, appliedSort: order != nil, appliedPage: order != nil)
+                do {
+                    while try statement.step() {
+                        guard let row = decode(statement, cached: request.cachedRows) else { continue }
+                        part.rows.append(row)
+                        if part.rows.count >= partSize {
+                            try body(&part)
+                            part.rows.removeAll(keepingCapacity: true)
+                        }
+                    }
+                } catch {
+                    try? statement.reset()
+                    throw error
                 }
-                return StoreFetchResult(
-                    rows: rows, appliedPredicate: exact, appliedSort: order != nil, appliedPage: order != nil)
+                answer = part
             }
+            try body(&answer)
         }
     }
 

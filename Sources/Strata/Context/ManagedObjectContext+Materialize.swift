@@ -1,0 +1,122 @@
+import Foundation
+
+// Turning fetched rows into registered objects. A fetch's rows are touched once each, while
+// warm: the driver hands them over in parts (StoreDriver.fetch(_:inParts:)), and each part is
+// registered, cached and let go before the next is read. A hundred thousand rows and their
+// objects do not fit in the processor's caches; passes over all of them, one after another,
+// each paid a cache miss per row.
+
+extension ManagedObjectContext {
+    /// Objects made from one fetch's rows so far, and what is left to do once all rows are in.
+    struct Materializing {
+        var objects: [ManagedObject] = []
+        /// Objects of subclasses whose values were loaded: their `awakeFromFetch()` runs after
+        /// the fetch, when the driver no longer holds its read connection.
+        var awakening: [ManagedObject] = []
+    }
+
+    /// Rows registered and cached at a time: small enough that a part's rows, values and
+    /// objects are still in the processor's caches when it is cached and let go.
+    static let materializePart = 256
+
+    /// Registers the objects of fetched rows and caches the rows, pinning those the new objects
+    /// hold, in parts of ``materializePart`` rows; then drops `rows`' own reference to each
+    /// row's values (the objects and the row cache keep theirs). `rows` keeps IDs and versions.
+    ///
+    /// - Parameter reserving: Whether `rows` is the whole answer, so the context's and the row
+    ///   cache's tables make room for it at once (parts of an answer still being read let the
+    ///   tables grow by doubling instead).
+    func materialize(
+        _ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest,
+        into state: inout Materializing, reserving: Bool
+    ) {
+        let asFault = request.returnsObjectsAsFaults
+        let cache = coordinator.rowCache
+        let storeKey = ObjectIdentifier(store)
+        // Only with the first part: reserving exactly for each part would copy the array each time.
+        if reserving { state.objects.reserveCapacity(rows.count) }
+        if reserving, let span = RowTable<ManagedObject>.span(of: rows) {
+            registered.reservePermanent(store: store, entity: span.entity, keys: span.keys, count: rows.count)
+            cache.reserve(for: rows, in: storeKey)
+        }
+        var pins = [Bool](repeating: false, count: rows.count)
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let end = min(start + Self.materializePart, rows.endIndex)
+            for index in start..<end {
+                let known = registered.count
+                let object = register(rows[index], in: store, asFault: asFault, pinLater: true, awakening: &state.awakening)
+                state.objects.append(object)
+                let isNew = registered.count > known
+                if !isNew && object.pinnedKey == nil {
+                    object.pinnedKey = RowCache.Key(store: storeKey, row: rows[index].id)
+                    pins[index] = true
+                } else {
+                    pins[index] = isNew
+                }
+            }
+            // One lock per part: store every row, pinning those of newly registered objects.
+            cache.store(rows[start..<end], in: storeKey, pins: pins[start..<end])
+            for index in start..<end { rows[index].values = [] }
+            start = end
+        }
+    }
+
+    /// Finishes a fetch's objects once every row is in: pins queued rows, runs subclasses'
+    /// `awakeFromFetch()` and prefetches the request's relationship key paths.
+    func finish(_ state: Materializing, _ request: FetchRequest) -> [ManagedObject] {
+        flushPins()
+        for object in state.awakening { object.awakeFromFetch() }
+        if !request.relationshipKeyPathsForPrefetching.isEmpty {
+            prefetch(request.relationshipKeyPathsForPrefetching, of: state.objects)
+        }
+        return state.objects
+    }
+
+    /// Registers the objects of a whole answer's rows (``materialize(_:_:_:into:reserving:)`` and
+    /// ``finish(_:_:)`` in one).
+    func materialize(_ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest) -> [ManagedObject] {
+        var state = Materializing()
+        materialize(&rows, store, request, into: &state, reserving: true)
+        return finish(state, request)
+    }
+
+    /// Loads the destinations of relationship key paths for many objects with one driver call per
+    /// relationship and store.
+    func prefetch(_ keyPaths: [String], of objects: [ManagedObject]) {
+        for keyPath in keyPaths {
+            var level = objects
+            for key in keyPath.split(separator: ".").map(String.init) {
+                var next: [ManagedObject] = []
+                var bySlot: [Int: [ManagedObject]] = [:]
+                for object in level where !object.values.isEmpty || object.hasSnapshot {
+                    object.fireFault()
+                    guard let slot = object.entity.index(ofProperty: key), object.entity.properties[slot].relationship != nil else { continue }
+                    bySlot[slot, default: []].append(object)
+                }
+                for (slot, owners) in bySlot {
+                    let unfetched = owners.filter { if case .unfetched = $0.values[slot] { return true } else { return false } }
+                    if let first = unfetched.first, let store = first.objectID.persistentStore {
+                        let request = RelatedRowsRequest(entity: first.entity, slot: slot, sources: unfetched.map(\.objectID.rowID))
+                        if let members = try? coordinator.relatedRows(request, in: store) {
+                            for owner in unfetched {
+                                owner.values[slot] = .references(members[owner.objectID.rowID] ?? [])
+                                owner.snapshot?.values[slot] = owner.values[slot]
+                            }
+                        }
+                    }
+                    var targets: [ManagedObject] = []
+                    for owner in owners { targets += relatedObjects(owner, slot) }
+                    let faults = targets.filter { $0.faulted && !$0.hasSnapshot }
+                    if let store = faults.first?.objectID.persistentStore,
+                        let rows = try? coordinator.rows(for: faults.map(\.objectID.rowID), in: store)
+                    {
+                        for fault in faults { if let row = rows[fault.objectID.rowID] { fault.fulfill(from: row) } }
+                    }
+                    next += targets
+                }
+                level = next
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Strata
+import StrataSQLite
+import StrataTesting
+import Testing
+
+final class Writer: ManagedObject {
+    @ManagedAttribute("name") var name: String
+}
+
+/// Reads its writer (a fault the driver must fulfil) when fetched.
+final class Volume: ManagedObject {
+    @ManagedAttribute("number") var number: Int64
+    @ManagedToOne("writer") var writer: Writer?
+    var writerOnAwake: String? = nil
+
+    override func awakeFromFetch() { writerOnAwake = writer?.name }
+}
+
+/// The SQLite driver hands a fetch's rows over in parts; the context turns each part into objects.
+@Suite("SQLite driver: fetches in parts")
+struct SQLiteFetchPartsTests {
+    static let rowCount = 600
+
+    static func itemStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL) {
+        let url = directory.file("parts.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        for index in 1...rowCount {
+            let item = try context.insertNewObject(forEntityName: "Item")
+            item["int64"] = index
+            item["string"] = "s\(index % 7)-\(index)"
+        }
+        try context.save()
+        return (coordinator, store, url)
+    }
+
+    static func parts(_ driver: any StoreDriver, _ fetch: StoreFetch) throws -> [StoreFetchResult] {
+        var parts: [StoreFetchResult] = []
+        try driver.fetch(fetch) { parts.append($0) }
+        return parts
+    }
+
+    @Test("parts of 256 rows, in order, are the rows of the whole fetch with the same flags")
+    func partsMatchWholeFetch() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-parts")
+        let (coordinator, store, _) = try Self.itemStore(directory)
+        let item = try #require(coordinator.managedObjectModel.entity(named: "Item"))
+        var sorted = StoreFetch(entity: item)
+        sorted.predicate = try FetchPredicate(format: "int64 > 40")
+        sorted.sort = [SortKey("string", ascending: false)]
+        var unexact = StoreFetch(entity: item)
+        unexact.predicate = try FetchPredicate(format: "int64 * 2 > 80")
+        #expect(try store.driver.fetch(unexact).appliedPredicate == false, "one fetch the core finishes")
+        for fetch in [StoreFetch(entity: item), sorted, unexact] {
+            let whole = try store.driver.fetch(fetch)
+            let parts = try Self.parts(store.driver, fetch)
+            #expect(whole.rows.count > 256)
+            #expect(parts.dropLast().allSatisfy { $0.rows.count == 256 })
+            #expect(parts.flatMap(\.rows) == whole.rows)
+            for part in parts {
+                #expect(part.appliedPredicate == whole.appliedPredicate)
+                #expect(part.appliedSort == whole.appliedSort)
+                #expect(part.appliedPage == whole.appliedPage)
+            }
+        }
+        #expect(try Self.parts(store.driver, StoreFetch(entity: item)).map(\.rows.count) == [256, 256, 88])
+
+        var count = StoreFetch(entity: item)
+        count.resultKind = .count
+        let counted = try Self.parts(store.driver, count)
+        #expect(counted.count == 1)
+        #expect(counted.first?.count == Self.rowCount)
+        var none = StoreFetch(entity: item)
+        none.predicate = try FetchPredicate(format: "int64 < 0")
+        let empty = try Self.parts(store.driver, none)
+        #expect(empty.count == 1, "an empty answer is still one part")
+        #expect(empty.first?.rows.isEmpty == true)
+    }
+
+    @Test("an error thrown by the receiver of a part ends the fetch and leaves the reader on current data")
+    func errorMidway() throws {
+        struct Stop: Error {}
+        let directory = try TemporaryDirectory(prefix: "sqlite-parts")
+        let (coordinator, store, url) = try Self.itemStore(directory)
+        let item = try #require(coordinator.managedObjectModel.entity(named: "Item"))
+        var received = 0
+        #expect(throws: Stop.self) {
+            try store.driver.fetch(StoreFetch(entity: item)) { part in
+                received += 1
+                if received == 2 { throw Stop() }
+            }
+        }
+        #expect(received == 2)
+
+        let other = try SQLiteConnection(path: url.path, mode: .readWrite)
+        try other.execute("UPDATE ZITEM SET ZSTRING = 'changed', Z_OPT = Z_OPT + 1 WHERE ZINT64 = 600")
+        other.close()
+        let rows = try store.driver.fetch(StoreFetch(entity: item)).rows
+        let slot = try #require(item.index(ofProperty: "string"))
+        #expect(rows.count == Self.rowCount)
+        #expect(rows.contains { $0.values[slot] == .string("changed") }, "the reader is not held on the old snapshot")
+    }
+
+    @Test("awakeFromFetch runs once the rows are in, so it may fire faults", .timeLimit(.minutes(1)))
+    func awakeMayFireFaults() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "Writer", properties: [.attribute("name", .string), .toMany("volumes", "Volume", inverse: "writer")],
+                managedObjectClass: Writer.self),
+            EntityDescription(
+                "Volume", properties: [.attribute("number", .integer64), .toOne("writer", "Writer", inverse: "volumes")],
+                managedObjectClass: Volume.self),
+        ])
+        let directory = try TemporaryDirectory(prefix: "sqlite-parts")
+        let url = directory.file("volumes.sqlite")
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: .sqlite, at: url)
+            let context = ManagedObjectContext(coordinator: coordinator)
+            let writers = (0..<3).map { index -> Writer in
+                let writer = Writer(context: context)
+                writer.name = "writer \(index)"
+                return writer
+            }
+            for number in 1...Int64(Self.rowCount) {
+                let volume = Volume(context: context)
+                volume.number = number
+                volume.writer = writers[Int(number % 3)]
+            }
+            try context.save()
+        }
+        // A new coordinator: nothing cached, so each writer comes from the driver during awakeFromFetch.
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest(entityName: "Volume", sortKeys: [SortKey("number")])
+        request.returnsObjectsAsFaults = false
+        let volumes = try context.fetch(request, as: Volume.self)
+        #expect(volumes.count == Self.rowCount)
+        #expect(volumes.allSatisfy { $0.writerOnAwake == "writer \($0.number % 3)" })
+    }
+}
