@@ -255,20 +255,23 @@ public final class ManagedObjectContext: @unchecked Sendable {
         // Rows come from stores of this coordinator's model.
         let entity = coordinator.managedObjectModel.entity(number: row.id.entity)!
         let id = ManagedObjectID(entity: entity, rowID: row.id, store: store)
-        if let existing = registered[id] {
-            if existing.faulted {
-                existing.snapshot = row
-                if !asFault {
-                    existing.fulfill(from: row, awaken: false)
-                    if type(of: existing) != ManagedObject.self { awakening.append(existing) }
-                }
+        let object: ManagedObject
+        if entity.managedObjectClass == ManagedObject.self && !id.isTemporaryID {
+            // The base class, whose initializer runs no user code: look up and register at once.
+            let found = registered.permanentObject(id) { ManagedObject(entity: entity, insertInto: nil) }
+            object = found.object
+            if !found.isNew {
+                refill(object, from: row, asFault: asFault, awakening: &awakening)
+                return object
             }
-            return existing
+        } else {
+            if let existing = registered[id] {
+                refill(existing, from: row, asFault: asFault, awakening: &awakening)
+                return existing
+            }
+            object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+            registered[id] = object
         }
-        // The base class by name: a direct call the optimizer can see through, instead of a
-        // required initializer called on a class value.
-        let object = entity.managedObjectClass == ManagedObject.self
-            ? ManagedObject(entity: entity, insertInto: nil) : entity.managedObjectClass.init(entity: entity, insertInto: nil)
         object.objectID = id
         object.managedObjectContext = self
         object.snapshot = row
@@ -279,13 +282,23 @@ public final class ManagedObjectContext: @unchecked Sendable {
             object.values = row.values
             if type(of: object) != ManagedObject.self { awakening.append(object) }
         }
-        registered[id] = object
         if pinLater {
             object.pinnedKey = RowCache.Key(store: ObjectIdentifier(store), row: row.id)
         } else {
             notePin(object)
         }
         return object
+    }
+
+    /// A registered object meets a fetched row of itself: a fault keeps the row as its snapshot
+    /// and, unless `asFault`, takes its values; a loaded object keeps its values (as in Core Data).
+    private func refill(_ object: ManagedObject, from row: RowSnapshot, asFault: Bool, awakening: inout [ManagedObject]) {
+        guard object.faulted else { return }
+        object.snapshot = row
+        if !asFault {
+            object.fulfill(from: row, awaken: false)
+            if type(of: object) != ManagedObject.self { awakening.append(object) }
+        }
     }
 
     /// Queues an object's row to be pinned in the row cache (in bulk by ``flushPins()``).

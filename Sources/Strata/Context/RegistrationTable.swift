@@ -62,6 +62,21 @@ struct RegistrationTable {
         }
     }
 
+    /// The object registered under the saved object ID `id`, or else `make()`'s object, now
+    /// registered under it; one lookup for both. `make` runs while the table is being changed,
+    /// so it must not touch the table (it runs no user code: the caller uses this for objects of
+    /// the base class only).
+    mutating func permanentObject(
+        _ id: ManagedObjectID, orMake make: () -> ManagedObject
+    ) -> (object: ManagedObject, isNew: Bool) {
+        let (object, isNew) = permanent.withValue(forKey: Self.permanentKey(id), default: make()) { ($0, $1) }
+        if isNew {
+            if !hasSubclassObjects, type(of: object) != ManagedObject.self { hasSubclassObjects = true }
+            permanentLinked += Self.linked(object)
+        }
+        return (object, isNew)
+    }
+
     private static func linked(_ object: ManagedObject?) -> Int {
         object.map { $0.entity.relationshipSlots.isEmpty ? 0 : 1 } ?? 0
     }

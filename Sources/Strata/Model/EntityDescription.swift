@@ -72,6 +72,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// ``nameHint(_:)`` of each property name, in slot order: most names differ in it, so a
     /// lookup compares strings only for the slot whose hint matches.
     @exclusivity(unchecked) var propertyNameHints: [UInt64] = []
+    /// ``nameBits(_:)`` of each property name, in slot order.
+    @exclusivity(unchecked) var propertyNameBits: [NameBits] = []
     var lowercasedIndex: [String: Int] = [:]
 
     /// Creates an entity for a model under construction.
@@ -124,6 +126,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     @usableFromInline func _propertyIndex(_ name: String) -> Int? {
         // A few names are found faster by comparing them than by hashing the key.
         if !propertyNames.isEmpty, propertyNames.count <= 12 {
+            let bits = Self.nameBits(name)
+            for slot in propertyNameBits.indices where propertyNameBits[slot] == bits { return slot }
             let hint = Self.nameHint(name)
             for slot in propertyNameHints.indices where propertyNameHints[slot] == hint && propertyNames[slot] == name {
                 return slot
@@ -138,6 +142,23 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     @inlinable static func nameHint(_ name: String) -> UInt64 {
         let utf8 = name.utf8
         return UInt64(utf8.count) << 8 | UInt64(utf8.first ?? 0)
+    }
+
+    /// The two words a `String` is made of. Equal words are the same string: the same storage,
+    /// or the same short string held in the words themselves (15 UTF-8 bytes or fewer, which
+    /// property names written in a program almost always are, and whose form is canonical). So a
+    /// match needs no string comparison and reads no memory; a mismatch proves nothing and the
+    /// lookup goes on comparing names.
+    struct NameBits: Equatable {
+        var low: UInt64
+        var high: UInt64
+    }
+
+    static func nameBits(_ name: String) -> NameBits {
+        // A String is two words on every platform Strata builds for (checked by the size test in
+        // EntityDescription's tests); the words are only compared, never turned back into a string.
+        let words = unsafeBitCast(name, to: (UInt64, UInt64).self)
+        return NameBits(low: words.0, high: words.1)
     }
 
     /// The slot of the property whose name matches `name` ignoring case (XML stores lower-case names).

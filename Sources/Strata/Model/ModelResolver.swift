@@ -66,6 +66,7 @@ struct ModelResolver {
             entity.propertyIndex = index
             entity.propertyNames = properties.map(\.name)
             entity.propertyNameHints = properties.map { EntityDescription.nameHint($0.name) }
+            entity.propertyNameBits = properties.map { EntityDescription.nameBits($0.name) }
             entity.defaultValues = properties.map { property in
                 switch property {
                 case .attribute(let a): a.defaultValue
