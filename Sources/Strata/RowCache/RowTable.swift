@@ -72,12 +72,13 @@ struct RowTable<Value> {
     /// Sets the value of `key` and returns the value it replaced.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        var old: Value?
         withValue(forKey: key, default: value) { slot, isNew in
-            if !isNew { old = slot }
-            slot = value
+            // A new key already holds `value`; an old one trades places with it (no copies).
+            guard !isNew else { return nil }
+            var replaced = value
+            swap(&slot, &replaced)
+            return replaced
         }
-        return old
     }
 
     /// Calls `body` with the value of `key` in place, adding `make()` first when the key is
