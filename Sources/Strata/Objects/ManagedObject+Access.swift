@@ -60,6 +60,56 @@ extension ManagedObject {
         set { setValue(newValue, forKey: key) }
     }
 
+    /// The value of `key` as a Swift type the caller names: `person["age"] = 42`,
+    /// `let age: Int? = person["age"]`.
+    ///
+    /// Swift picks this subscript whenever the value's type converts to a store value (every
+    /// attribute type's Swift type, and optionals of them). It reads and writes what the `Any?`
+    /// subscript does, with the same conversions and the same stop on misuse, without boxing the
+    /// value in `Any` and casting it back. Transformable attributes take the general path.
+    @inlinable public subscript<Value: AttributeValueConvertible>(key: String) -> Value? {
+        get {
+            guard let stored = _attributeValue(forKey: key) else { return value(forKey: key) as? Value }
+            return Value(storeValue: stored)
+        }
+        set {
+            do {
+                try _setAttributeValue(newValue?.storeValue ?? .null, forKey: key, general: newValue.map { $0 as Any })
+            } catch {
+                // Misuse no valid program commits: wrong key or type passed to the non-throwing setter.
+                preconditionFailure("\(error)")
+            }
+        }
+    }
+
+    /// Sets an attribute from a typed Swift value, converting it as ``setConvertedValue(_:forKey:)``
+    /// does an `Any?`; throws for an unknown key or a value that does not fit.
+    @inlinable public func setConvertedValue<Value: AttributeValueConvertible>(_ value: Value?, forKey key: String) throws {
+        try _setAttributeValue(value?.storeValue ?? .null, forKey: key, general: value.map { $0 as Any })
+    }
+
+    /// The stored value of the attribute `key` (`.null` while it has none), or `nil` when `key`
+    /// is not a plain attribute (a transformable attribute or a relationship). Stops on an
+    /// unknown key, as ``value(forKey:)`` does. For the typed subscript, inlined into callers.
+    @usableFromInline func _attributeValue(forKey key: String) -> StoreValue? {
+        let slot = requireSlot(key)
+        guard case .attribute = entity.slotKinds[slot] else { return nil }
+        fireFault()
+        return values.isEmpty ? .null : values[slot]
+    }
+
+    /// Sets the attribute `key` from `stored`, converted for the attribute as
+    /// ``setConvertedValue(_:forKey:)`` converts; a transformable attribute or a relationship
+    /// takes `general()` down the `Any?` path instead.
+    @usableFromInline func _setAttributeValue(_ stored: StoreValue, forKey key: String, general: @autoclosure () -> Any?) throws {
+        guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        guard case .attribute(let type) = entity.slotKinds[slot] else { return try setConvertedValue(general(), forKey: key) }
+        if let exact = StoreValueCoercion.exactMatch(stored, type) { return try setStoreValue(exact, slot: slot) }
+        // Attribute slots have attribute descriptions.
+        let converted = try StoreValueCoercion.coerce(stored, to: entity.properties[slot].attribute!, entity: entity.name)
+        try setStoreValue(converted, slot: slot)
+    }
+
     /// The value of an attribute as a typed Swift value, or `nil` when it is `nil` or does not fit.
     public func value<T: AttributeValueConvertible>(forKey key: String, as type: T.Type) -> T? {
         guard let slot = entity.index(ofProperty: key) else { return nil }

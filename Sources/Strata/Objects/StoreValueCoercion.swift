@@ -74,6 +74,21 @@ public enum StoreValueCoercion {
         }
     }
 
+    /// The value when it already is the case an attribute of `type` stores (and, for integers,
+    /// fits its width); `nil` to take ``coerce(_:to:entity:)``, which converts or explains. Reads no
+    /// attribute description, so the common typed write copies none.
+    @inline(__always)
+    static func exactMatch(_ value: StoreValue, _ type: AttributeType) -> StoreValue? {
+        switch (value, type) {
+        case (.null, _): value
+        case (.string, .string), (.double, .double), (.date, .date), (.bool, .boolean), (.binary, .binaryData),
+            (.uuid, .uuid), (.uri, .uri), (.decimal, .decimal), (.integer, .integer64):
+            value
+        case (.integer(let n), .integer32), (.integer(let n), .integer16): type.fits(n) ? value : nil
+        default: nil
+        }
+    }
+
     /// Converts a store value to the case `attribute` stores (an integer for a Double attribute
     /// becomes `.double`, a Float is rounded to `Float` precision, integers are range-checked).
     ///
