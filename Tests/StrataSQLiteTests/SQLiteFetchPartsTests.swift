@@ -79,6 +79,22 @@ struct SQLiteFetchPartsTests {
         #expect(empty.first?.rows.isEmpty == true)
     }
 
+    @Test("a row whose Z_ENT the model lacks is in no fetch, count or page of the table")
+    func foreignEntityRows() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-parts")
+        let (coordinator, _, url) = try Self.itemStore(directory)
+        let other = try SQLiteConnection(path: url.path, mode: .readWrite)
+        try other.execute("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZINT64) VALUES (100000, 999, 1, -1)")
+        other.close()
+        let context = ManagedObjectContext(coordinator: coordinator)
+        #expect(try context.fetch(FetchRequest(entityName: "Item")).count == Self.rowCount)
+        #expect(try context.count(for: FetchRequest(entityName: "Item")) == Self.rowCount)
+        #expect(try context.fetchObjectIDs(FetchRequest(entityName: "Item")).count == Self.rowCount)
+        var page = FetchRequest(entityName: "Item", sortKeys: [SortKey("int64")])
+        page.fetchLimit = 5
+        #expect(try context.fetch(page).compactMap { $0["int64"] as? Int } == [1, 2, 3, 4, 5])
+    }
+
     @Test("an error thrown by the receiver of a part ends the fetch and leaves the reader on current data")
     func errorMidway() throws {
         struct Stop: Error {}

@@ -33,6 +33,9 @@ extension SQLiteDriver {
         }
         var translator = QueryTranslator(layout: layout)
         let numbers = layout.storeNumbers(request.entityNumbers)
+        // The Z_ENT test stays even when the fetch covers every entity of the table: rows of an
+        // entity the model lacks take no place in counts and pages, and SQLite answers a full
+        // fetch faster with it than with a bare table scan (W2: 96 against 138 ms).
         var clauses = ["t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"]
         var exact = true
         if let predicate = request.predicate {
@@ -177,12 +180,13 @@ extension SQLiteDriver {
     /// `Z_ENT` the model does not know. When `cached` holds the row at the same `Z_OPT`, its
     /// values are taken instead of decoded (``CachedRows``).
     func decode(_ statement: SQLiteStatement, cached: CachedRows? = nil) -> RowSnapshot? {
-        guard let number = plans.modelNumber(storeNumber: statement.int64(at: 1)), let plan = plans.entity(number) else { return nil }
+        guard let number = plans.modelNumber(storeNumber: statement.int64(at: 1)) else { return nil }
         let id = RowID(entity: number, primaryKey: statement.int64(at: 0))
         let version = statement.int64(at: 2)
         if let cached, let values = cached.values(of: id, version: version) {
             return RowSnapshot(id: id, version: version, values: values)
         }
+        guard let plan = plans.entity(number) else { return nil }
         var values: [StoreValue] = []
         values.reserveCapacity(plan.decode.count)
         for slot in plan.decode {
