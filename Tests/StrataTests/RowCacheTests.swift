@@ -77,6 +77,30 @@ struct RowCacheTests {
         #expect(cache.snapshot(for: key(2)) == nil)
     }
 
+    @Test("pinned rows over the limit are not scanned again on every store, and unpinning evicts at once")
+    func pinnedOverLimit() {
+        let cache = RowCache(limit: 10_000)
+        let rows = (1...40_000).map { row($0) }
+        let pins = [Bool](repeating: true, count: rows.count)
+        for start in stride(from: 0, to: rows.count, by: 256) {
+            let end = min(start + 256, rows.count)
+            cache.store(rows[start..<end], in: store, pins: pins[start..<end])
+        }
+        var stats = cache.statistics
+        #expect(stats.count == 40_000 && stats.pinned == 40_000 && stats.evictions == 0)
+        // A pass each time the cache grew by the slack (1,250 rows) past what the last one left,
+        // not one per part of 256 (about 120 parts were over the limit).
+        #expect(stats.evictionPasses <= 25, "\(stats.evictionPasses) passes")
+        // Unpinned rows stored meanwhile stay bounded: a pass drops them once a slack accumulates.
+        cache.store((40_001...42_000).map { row($0) }, in: store)
+        stats = cache.statistics
+        #expect(stats.count - stats.pinned <= 1_250 + 16)
+        cache.unpin((1...40_000).map { key($0) })
+        stats = cache.statistics
+        #expect(stats.pinned == 0)
+        #expect(stats.count <= 10_000, "unpinning lets the next pass run at once")
+    }
+
     @Test("a byte bound evicts large rows to stay near the limit")
     func byteBound() {
         let cache = RowCache(limit: 1_000, byteLimit: 50_000)

@@ -48,6 +48,8 @@ public final class RowCache: Sendable {
         public var misses = 0
         /// Rows dropped to stay within the limit.
         public var evictions = 0
+        /// Eviction passes run (each scans every row); amortized over many stored rows.
+        public var evictionPasses = 0
         /// Rows resident now.
         public var count = 0
         /// Rows pinned now.
@@ -94,6 +96,11 @@ public final class RowCache: Sendable {
         var limit: Int
         var byteLimit: Int?
         var bytes = 0
+        /// What the last eviction pass left (rows and bytes), when pinned rows kept it above the
+        /// bounds: the next pass waits until the cache grows a slack beyond it, so a cache full of
+        /// pinned rows is not scanned again on every store. Cleared when pins are released.
+        var countFloor = 0
+        var bytesFloor = 0
     }
 
     private let state: Mutex<State>
@@ -107,7 +114,13 @@ public final class RowCache: Sendable {
     /// The most rows kept (pinned rows may exceed it).
     public var limit: Int {
         get { state.withLock { $0.limit } }
-        set { state.withLock { $0.limit = max(newValue, 0); Self.evictIfNeeded(&$0) } }
+        set {
+            state.withLock { s in
+                s.limit = max(newValue, 0)
+                s.countFloor = 0
+                Self.evictIfNeeded(&s)
+            }
+        }
     }
 
     /// Current counters.
@@ -235,6 +248,9 @@ public final class RowCache: Sendable {
             for key in keys {
                 s.entries.withExistingValue(forKey: key) { entry in if entry.pins > 0 { entry.pins -= 1 } }
             }
+            // Rows may have become evictable: the next check looks at the bounds themselves.
+            s.countFloor = 0
+            s.bytesFloor = 0
             Self.evictIfNeeded(&s)
         }
     }
@@ -245,6 +261,8 @@ public final class RowCache: Sendable {
             for key in keys {
                 if let entry = s.entries.removeValue(forKey: key) { s.bytes -= entry.bytes }
             }
+            s.countFloor = 0
+            s.bytesFloor = 0
         }
     }
 
@@ -255,15 +273,23 @@ public final class RowCache: Sendable {
             var bytes = 0
             s.entries.forEachValue { bytes += $0.bytes }
             s.bytes = bytes
+            s.countFloor = 0
+            s.bytesFloor = 0
         }
     }
 
     private static func evictIfNeeded(_ s: inout State) {
-        // Evict in bulk once 1/8 over a bound, so each pass is amortized over many inserts.
+        // Evict in bulk once 1/8 over a bound (or over what pinned rows left last time), so each
+        // pass, a scan of every row, is amortized over many inserts.
         let slack = max(s.limit / 8, 16)
-        let overCount = s.entries.count > s.limit + slack
-        let overBytes = s.byteLimit.map { s.bytes > $0 + $0 / 8 } ?? false
+        let overCount = s.entries.count > max(s.limit, s.countFloor) + slack
+        let overBytes = s.byteLimit.map { s.bytes > max($0, s.bytesFloor) + $0 / 8 } ?? false
         guard overCount || overBytes else { return }
+        s.statistics.evictionPasses += 1
+        defer {
+            s.countFloor = s.entries.count > s.limit ? s.entries.count : 0
+            s.bytesFloor = s.byteLimit.map { s.bytes > $0 ? s.bytes : 0 } ?? 0
+        }
         var victims: [(key: Key, lastUse: UInt64, bytes: Int)] = []
         victims.reserveCapacity(s.entries.count)
         s.entries.forEach { key, entry in if entry.pins == 0 { victims.append((key, entry.lastUse, entry.bytes)) } }
