@@ -96,10 +96,12 @@ public final class RowCache: Sendable {
         var limit: Int
         var byteLimit: Int?
         var bytes = 0
-        /// What the last eviction pass left (rows and bytes), when pinned rows kept it above the
-        /// bounds: the next pass waits until the cache grows a slack beyond it, so a cache full of
-        /// pinned rows is not scanned again on every store. Cleared when pins are released.
-        var countFloor = 0
+        /// Rows with at least one pin (kept exactly), so eviction runs only when there are rows
+        /// it may drop.
+        var pinnedRows = 0
+        /// What the last eviction pass left in bytes when pinned rows kept it above the byte
+        /// bound: the next pass waits until the cache grows a slack beyond it, instead of
+        /// scanning every row on every store. Cleared when pins are released or rows removed.
         var bytesFloor = 0
     }
 
@@ -117,7 +119,7 @@ public final class RowCache: Sendable {
         set {
             state.withLock { s in
                 s.limit = max(newValue, 0)
-                s.countFloor = 0
+                s.bytesFloor = 0
                 Self.evictIfNeeded(&s)
             }
         }
@@ -129,7 +131,7 @@ public final class RowCache: Sendable {
             var stats = s.statistics
             stats.count = s.entries.count
             stats.bytes = s.bytes
-            s.entries.forEachValue { if $0.pins > 0 { stats.pinned += 1 } }
+            stats.pinned = s.pinnedRows
             return stats
         }
     }
@@ -211,15 +213,20 @@ public final class RowCache: Sendable {
         s.clock &+= 1
         let clock = s.clock
         var bytes = 0
+        var newlyPinned = 0
         for index in snapshots.indices {
             let snapshot = snapshots[index]
             let pin = pins?[index] ?? false
             // One lookup per row: a new row is added in place of the empty entry.
             bytes += s.entries.withValue(
                 forKey: Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
-            ) { entry, _ in entry.merge(snapshot, pin: pin, clock: clock) }
+            ) { entry, _ in
+                if pin && entry.pins == 0 { newlyPinned += 1 }
+                return entry.merge(snapshot, pin: pin, clock: clock)
+            }
         }
         s.bytes += bytes
+        s.pinnedRows += newlyPinned
         evictIfNeeded(&s)
         #if STRATA_CHECKS
         if s.clock % 64 == 0 { assert(checkInvariants(s), "row cache invariants C1-C4 broken") }
@@ -231,7 +238,16 @@ public final class RowCache: Sendable {
     /// - Complexity: O(n) for n keys, one lock.
     public func pinResident(_ keys: [Key]) -> [Bool] {
         state.withLock { s in
-            keys.map { key in s.entries.withExistingValue(forKey: key) { $0.pins += 1 } != nil }
+            var newlyPinned = 0
+            let pinned = keys.map { key -> Bool in
+                let found: Void? = s.entries.withExistingValue(forKey: key) { entry in
+                    if entry.pins == 0 { newlyPinned += 1 }
+                    entry.pins += 1
+                }
+                return found != nil
+            }
+            s.pinnedRows += newlyPinned
+            return pinned
         }
     }
 
@@ -246,10 +262,14 @@ public final class RowCache: Sendable {
     public func unpin(_ keys: [Key]) {
         state.withLock { s in
             for key in keys {
-                s.entries.withExistingValue(forKey: key) { entry in if entry.pins > 0 { entry.pins -= 1 } }
+                let released: Bool? = s.entries.withExistingValue(forKey: key) { entry in
+                    guard entry.pins > 0 else { return false }
+                    entry.pins -= 1
+                    return entry.pins == 0
+                }
+                if released == true { s.pinnedRows -= 1 }
             }
-            // Rows may have become evictable: the next check looks at the bounds themselves.
-            s.countFloor = 0
+            // Rows may have become evictable: the next check looks at the byte bound itself.
             s.bytesFloor = 0
             Self.evictIfNeeded(&s)
         }
@@ -259,9 +279,10 @@ public final class RowCache: Sendable {
     public func remove(_ keys: [Key]) {
         state.withLock { s in
             for key in keys {
-                if let entry = s.entries.removeValue(forKey: key) { s.bytes -= entry.bytes }
+                guard let entry = s.entries.removeValue(forKey: key) else { continue }
+                s.bytes -= entry.bytes
+                if entry.pins > 0 { s.pinnedRows -= 1 }
             }
-            s.countFloor = 0
             s.bytesFloor = 0
         }
     }
@@ -271,27 +292,30 @@ public final class RowCache: Sendable {
         state.withLock { s in
             s.entries.removeAll(in: store)
             var bytes = 0
-            s.entries.forEachValue { bytes += $0.bytes }
+            var pinned = 0
+            s.entries.forEachValue { entry in
+                bytes += entry.bytes
+                if entry.pins > 0 { pinned += 1 }
+            }
             s.bytes = bytes
-            s.countFloor = 0
+            s.pinnedRows = pinned
             s.bytesFloor = 0
         }
     }
 
     private static func evictIfNeeded(_ s: inout State) {
-        // Evict in bulk once 1/8 over a bound (or over what pinned rows left last time), so each
-        // pass, a scan of every row, is amortized over many inserts.
+        // Evict in bulk once 1/8 over a bound and a slack of rows may go, so each pass, a scan of
+        // every row, is amortized over many inserts. Rows over the limit that are all pinned
+        // (a context holding a large fetch) start no pass.
         let slack = max(s.limit / 8, 16)
-        let overCount = s.entries.count > max(s.limit, s.countFloor) + slack
-        let overBytes = s.byteLimit.map { s.bytes > max($0, s.bytesFloor) + $0 / 8 } ?? false
+        let unpinned = s.entries.count - s.pinnedRows
+        let overCount = s.entries.count > s.limit + slack && unpinned > slack
+        let overBytes = unpinned > 0 && (s.byteLimit.map { s.bytes > max($0, s.bytesFloor) + $0 / 8 } ?? false)
         guard overCount || overBytes else { return }
         s.statistics.evictionPasses += 1
-        defer {
-            s.countFloor = s.entries.count > s.limit ? s.entries.count : 0
-            s.bytesFloor = s.byteLimit.map { s.bytes > $0 ? s.bytes : 0 } ?? 0
-        }
+        defer { s.bytesFloor = s.byteLimit.map { s.bytes > $0 ? s.bytes : 0 } ?? 0 }
         var victims: [(key: Key, lastUse: UInt64, bytes: Int)] = []
-        victims.reserveCapacity(s.entries.count)
+        victims.reserveCapacity(unpinned)
         s.entries.forEach { key, entry in if entry.pins == 0 { victims.append((key, entry.lastUse, entry.bytes)) } }
         victims.sort { $0.lastUse < $1.lastUse }
         for (key, _, bytes) in victims {
@@ -330,7 +354,8 @@ public final class RowCache: Sendable {
             if entry.pins < 0 { pinsValid = false }
             bytes += entry.bytes
         }
-        return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes
+        let pinnedCounted = s.entries.count - unpinned == s.pinnedRows
+        return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes && pinnedCounted
     }
     #endif
 }
