@@ -211,8 +211,13 @@ extension ManagedObject {
         StoreError(.invalidRequest, "entity '\(entity.name)' has no property named '\(key)'")
     }
 
-    func fireFault() {
-        guard faulted else { return }
+    /// Loads the values of a fault; nothing for a loaded object (the common case, checked inline
+    /// by every property read).
+    @inline(__always) func fireFault() {
+        if faulted { fulfillFault() }
+    }
+
+    private func fulfillFault() {
         if let context = managedObjectContext {
             context.fulfillFault(self)
         } else if let snapshot {
