@@ -23,9 +23,9 @@ extension ManagedObjectContext {
     /// hold, in parts of ``materializePart`` rows; then drops `rows`' own reference to each
     /// row's values (the objects and the row cache keep theirs). `rows` keeps IDs and versions.
     ///
-    /// - Parameter reserving: Whether `rows` is the whole answer, so the context's and the row
-    ///   cache's tables make room for it at once (parts of an answer still being read let the
-    ///   tables grow by doubling instead).
+    /// - Parameter reserving: Whether the context's and the row cache's tables make room for
+    ///   `rows` at once: for a whole answer, or the first part of one. Later parts let the tables
+    ///   grow by doubling, since reserving exactly for each part would copy them each time.
     func materialize(
         _ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest,
         into state: inout Materializing, reserving: Bool
@@ -33,7 +33,6 @@ extension ManagedObjectContext {
         let asFault = request.returnsObjectsAsFaults
         let cache = coordinator.rowCache
         let storeKey = ObjectIdentifier(store)
-        // Only with the first part: reserving exactly for each part would copy the array each time.
         if reserving { state.objects.reserveCapacity(rows.count) }
         if reserving, let span = RowTable<ManagedObject>.span(of: rows) {
             registered.reservePermanent(store: store, entity: span.entity, keys: span.keys, count: rows.count)
