@@ -132,12 +132,13 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
             for slot in propertyNameHints.indices where propertyNameHints[slot] == hint && propertyNames[slot] == name {
                 return slot
             }
-            return nil
+            // Swift strings that are equal may differ in bytes (a name spelled in another Unicode
+            // normalization), and then in their hint: the table, which hashes canonically, decides.
         }
         return propertyIndex[name]
     }
 
-    /// A cheap summary of a name: its UTF-8 length and first byte (equal names have equal hints;
+    /// A cheap summary of a name: its UTF-8 length and first byte (equal bytes have equal hints;
     /// a short string's length and bytes are read without touching memory elsewhere).
     @inlinable static func nameHint(_ name: String) -> UInt64 {
         let utf8 = name.utf8
