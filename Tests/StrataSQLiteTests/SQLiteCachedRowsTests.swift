@@ -10,19 +10,9 @@ import Testing
 struct SQLiteCachedRowsTests {
     static let rowCount = 600
 
-    /// A store with `rowCount` items (`int64` = key, `string` = "v<key>"), saved through a context.
+    /// A store with `rowCount` items (`int64` = key, `string` = "v<key>").
     static func makeStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL) {
-        let url = directory.file("cached.sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
-        let context = ManagedObjectContext(coordinator: coordinator)
-        for index in 1...rowCount {
-            let item = try context.insertNewObject(forEntityName: "Item")
-            item["int64"] = index
-            item["string"] = "v\(index)"
-        }
-        try context.save()
-        return (coordinator, store, url)
+        try makeItemStore(in: directory, named: "cached.sqlite", count: rowCount) { "v\($0)" }
     }
 
     static func strings(_ coordinator: PersistentStoreCoordinator) throws -> [Int: String] {

@@ -23,17 +23,7 @@ struct SQLiteFetchPartsTests {
     static let rowCount = 600
 
     static func itemStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL) {
-        let url = directory.file("parts.sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
-        let context = ManagedObjectContext(coordinator: coordinator)
-        for index in 1...rowCount {
-            let item = try context.insertNewObject(forEntityName: "Item")
-            item["int64"] = index
-            item["string"] = "s\(index % 7)-\(index)"
-        }
-        try context.save()
-        return (coordinator, store, url)
+        try makeItemStore(in: directory, named: "parts.sqlite", count: rowCount) { "s\($0 % 7)-\($0)" }
     }
 
     static func parts(_ driver: any StoreDriver, _ fetch: StoreFetch) throws -> [StoreFetchResult] {
