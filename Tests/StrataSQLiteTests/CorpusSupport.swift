@@ -14,12 +14,20 @@ enum Corpus {
         "test_data_ios_kik.sqlite", "test_data_macos_knowledgec-10.13.db",
     ]
 
+    /// Where this test process puts its copies: one directory, removed when the process exits
+    /// (each copy has its own subdirectory, so tests running at once never share a file).
+    private static let copies: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-sqlite-tests-\(UUID().uuidString)")
+        atexit { try? FileManager.default.removeItem(at: Corpus.copies) }
+        return url
+    }()
+
     /// Copies a corpus store into a fresh temporary directory (the corpus is read-only and SQLite
-    /// may want to create side files) and returns the copy's path.
+    /// may want to create side files) and returns the copy's path. Copies are removed when the
+    /// test process exits.
     static func copyOfStore(_ name: String) throws -> String {
         guard let root else { throw CorpusMissing() }
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-sqlite-tests-\(UUID().uuidString)")
+        let directory = copies.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let target = directory.appendingPathComponent(name)
         try FileManager.default.copyItem(
