@@ -21,8 +21,9 @@ let package = Package(
     ],
     targets: [
         // The core: model, predicates, objects, contexts, coordinator, row cache, driver protocol.
-        // It imports no driver and no C library.
-        .target(name: "Strata", path: "Sources/Strata", swiftSettings: checks),
+        // It imports no driver and no C library; its one C target is a prefetch hint.
+        .target(name: "CStrataPrefetch", path: "Sources/CStrataPrefetch"),
+        .target(name: "Strata", dependencies: ["CStrataPrefetch"], path: "Sources/Strata", swiftSettings: checks),
         .target(name: "StrataInMemory", dependencies: ["Strata"], path: "Drivers/InMemory", swiftSettings: checks),
         .systemLibrary(
             name: "CSQLite", path: "Drivers/SQLite/CSQLite", pkgConfig: "sqlite3",

@@ -143,6 +143,30 @@ struct RowTableTests {
         #expect(table.isEmpty && table[key(0, 1, 5)] == nil)
     }
 
+    @Test("drainPrefetching hands over every object once, skipping empty slots, and releases each as it goes")
+    func drainPrefetching() {
+        final class Box {
+            let value: Int
+            init(_ value: Int) { self.value = value }
+        }
+        var table = RowTable<Box>()
+        // Gaps in the lane (empty slots near the end too, where the look-ahead runs off the lane).
+        for pk in Int64(1)...500 where pk % 7 != 0 && pk != 499 { table.updateValue(Box(Int(pk)), forKey: key(0, 1, pk)) }
+        table.updateValue(Box(-1), forKey: key(1, 2, Int64.max))
+        weak var first: Box?
+        first = table[key(0, 1, 1)]
+        var seen: [Int] = []
+        var firstGoneBeforeEnd = false
+        table.drainPrefetching { box in
+            seen.append(box.value)
+            // The table's reference is dropped right after its object's turn, not at the end.
+            if seen.count == 10 { firstGoneBeforeEnd = first == nil }
+        }
+        #expect(seen.sorted() == [-1] + (1...500).filter { $0 % 7 != 0 && $0 != 499 })
+        #expect(firstGoneBeforeEnd)
+        #expect(table.isEmpty && table[key(0, 1, 5)] == nil)
+    }
+
     @Test("mutateAll changes every value once, in lanes and the overflow table")
     func mutateAll() {
         var table = RowTable<Int>()

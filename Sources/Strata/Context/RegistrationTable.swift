@@ -108,7 +108,7 @@ struct RegistrationTable {
     /// right after `body`, while it is still in the processor's caches). Unsaved objects stay
     /// alive through `body` by R1.
     mutating func drain(_ body: (ManagedObject) -> Void) {
-        permanent.drain(body)
+        permanent.drainPrefetching(body)
         temporary.drain { body($0.object) }
         removeAll()
     }

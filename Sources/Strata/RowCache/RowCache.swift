@@ -1,3 +1,4 @@
+internal import CStrataPrefetch
 import Synchronization
 
 // ROW CACHE INVARIANTS
@@ -167,9 +168,16 @@ public final class RowCache: Sendable {
             let found = s.entries.withExistingValue(forKey: key) { entry in
                 entry.snapshot.version == version ? entry.snapshot.values : nil
             }
+            // Fetches ask in key order: start loading the values a few keys on, whose reference
+            // count the object made for that row will change (a cache miss per row otherwise).
+            let ahead = Key(store: key.store, row: RowID(entity: key.row.entity, primaryKey: key.row.primaryKey &+ Self.prefetchDistance))
+            s.entries.withExistingValue(forKey: ahead) { strata_prefetch_for_write($0.snapshot.values.storageAddress) }
             return found ?? nil
         }
     }
+
+    /// How many keys ahead ``values(for:version:)`` prefetches.
+    static let prefetchDistance: Int64 = 2
 
     /// Stores snapshots of one store, keeping the newer version where one is resident (C2), and
     /// optionally pins them.
@@ -365,5 +373,11 @@ extension Array {
     /// reads no element and no reference count.
     func sharesStorage(with other: [Element]) -> Bool {
         withUnsafeBufferPointer { mine in other.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
+    }
+
+    /// The address of the array's storage object, to prefetch; reads nothing from it.
+    var storageAddress: UnsafeRawPointer {
+        // An array is one reference to its storage; the bits are only handed to a prefetch hint.
+        unsafeBitCast(self, to: UnsafeRawPointer.self)
     }
 }
