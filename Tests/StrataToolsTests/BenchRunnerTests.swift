@@ -27,7 +27,9 @@ struct BenchRunnerTests {
         #expect(rows(.graphPrefetch) == 10_000)
         #expect(rows(.saveFew) == 10)
         #expect(rows(.saveFewSmall) == 10)
+        #expect(rows(.fetchAllAny) == Self.rows)
         #expect(result.measurement(.fetchAll)?.checksum == dataset.expectedFetchAll.checksum)
+        #expect(result.measurement(.fetchAllAny)?.checksum == dataset.expectedFetchAll.checksum)
         #expect(result.measurement(.filtered)?.checksum == dataset.expectedFiltered.checksum)
         for m in result.measurements { #expect(m.samplesMs.count == 2) }
     }

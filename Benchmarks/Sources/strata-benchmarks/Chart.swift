@@ -73,6 +73,7 @@ enum Chart {
         switch w {
         case .insert: "insert + save"
         case .fetchAll: "fetch all"
+        case .fetchAllAny: "fetch all, as? reads"
         case .lookupCold: "lookups, driver"
         case .lookupWarm: "lookups, cached"
         case .filtered: "filter + sort"

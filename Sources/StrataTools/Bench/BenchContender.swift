@@ -3,7 +3,7 @@ import Foundation
 /// Something the benchmarks time: Strata on one driver, or a peer (raw SQLite, raw LMDB, GRDB).
 ///
 /// The runner (``BenchRunner``) calls these in a fixed order on one thread: per round it opens a
-/// fresh store, runs W1, W2, W3, W4, W8, W5 and W6 on it and closes it; opens a store of 1,000
+/// fresh store, runs W1, W2, W2-any (Strata only), W3, W4, W8, W5 and W6 on it and closes it; opens a store of 1,000
 /// rows for W8-1k; and opens a third store holding the W7 graph. Only the workload calls are
 /// timed; `open`, `close`, ``prepareColdLookups()``, ``insertGraph(_:)``, ``loadForChange(_:)``
 /// and the small store's fill are not.
@@ -28,6 +28,9 @@ public protocol BenchContender: AnyObject {
     func insert(_ rows: ArraySlice<BenchRow>) throws -> BenchOutcome
     /// W2: reads every row with every attribute.
     func fetchAll() throws -> BenchOutcome
+    /// W2-any: W2 with every value read through the `Any?` subscript and a cast, or `nil` for a
+    /// contender without key-value reads (only Strata's objects have them).
+    func fetchAllReadingAny() throws -> BenchOutcome?
     /// Untimed, before the first pass of W3: drops what a contender caches above its engine
     /// (Strata's row cache), so the cold pass goes to the engine.
     func prepareColdLookups() throws
@@ -56,4 +59,7 @@ public protocol BenchContender: AnyObject {
 extension BenchContender {
     /// Nothing to drop: the raw engines and GRDB cache nothing above their engine.
     public func prepareColdLookups() throws {}
+
+    /// Only Strata's objects read values by key.
+    public func fetchAllReadingAny() throws -> BenchOutcome? { nil }
 }

@@ -47,6 +47,11 @@ public struct BenchRunner {
             try timed(.insert) { try contender.insert(dataset.rows[...]) }
             bytesOnDisk = Self.size(of: main)
             try timed(.fetchAll) { try contender.fetchAll() }
+            let (anyOutcome, anyMs) = try BenchClock.measure { try contender.fetchAllReadingAny() }
+            if let anyOutcome {
+                samples[.fetchAllAny, default: []].append(anyMs)
+                outcomes[.fetchAllAny] = anyOutcome
+            }
             try contender.prepareColdLookups()
             try timed(.lookupCold) { try contender.lookUp(dataset.lookupIDs, warm: false) }
             try timed(.lookupWarm) { try contender.lookUp(dataset.lookupIDs, warm: true) }
@@ -100,7 +105,7 @@ public struct BenchRunner {
     private func verify(_ contender: any BenchContender, _ outcomes: [BenchWorkload: BenchOutcome]) throws {
         let n = dataset.rows.count
         let expected: [BenchWorkload: BenchOutcome] = [
-            .insert: BenchOutcome(rows: n), .fetchAll: dataset.expectedFetchAll,
+            .insert: BenchOutcome(rows: n), .fetchAll: dataset.expectedFetchAll, .fetchAllAny: dataset.expectedFetchAll,
             .lookupCold: dataset.expectedLookups, .lookupWarm: dataset.expectedLookups,
             .filtered: dataset.expectedFiltered, .update: BenchOutcome(rows: n), .delete: BenchOutcome(rows: n),
             .saveFew: BenchOutcome(rows: 10), .saveFewSmall: BenchOutcome(rows: 10),

@@ -7,6 +7,9 @@ public enum BenchWorkload: String, CaseIterable, Codable, Sendable, Comparable {
     case insert = "W1"
     /// W2: fetch all N rows with every attribute.
     case fetchAll = "W2"
+    /// W2 read the `Any?` way, `item["age"] as? Int`: for Strata only, to show what the runtime's
+    /// casts add to the typed reads W2 uses. Not a target of any issue.
+    case fetchAllAny = "W2-any"
     /// W3 cold: 10,000 random lookups by ID through the driver (Strata: row cache emptied first).
     case lookupCold = "W3-cold"
     /// W3 warm: the same 10,000 lookups again (Strata: row cache hits).
@@ -31,6 +34,7 @@ public enum BenchWorkload: String, CaseIterable, Codable, Sendable, Comparable {
         switch self {
         case .insert: "insert N rows, save in one transaction"
         case .fetchAll: "fetch all N rows, every attribute"
+        case .fetchAllAny: "W2, each value read as `item[key] as? T` (Strata)"
         case .lookupCold: "10,000 random lookups by ID through the driver"
         case .lookupWarm: "the same 10,000 lookups, warm (row cache hits)"
         case .filtered: "age between 30 and 40 (~10%), sorted by name"

@@ -78,12 +78,15 @@ public final class StrataBenchContender: BenchContender {
         return BenchOutcome(rows: objects.count)
     }
 
+    /// Reads every attribute with the typed subscript (`let id: Int64? = item["id"]`), as W1
+    /// writes them and as the accessors `strata generate` writes read them. The `Any?` spelling,
+    /// `item["id"] as? Int`, costs a runtime cast per value (docs/benchmarks.md measures both).
     private static func checksum(_ item: ManagedObject) -> Int64 {
-        let created = item["created"] as? Date
+        let id: Int64? = item["id"], name: String? = item["name"], email: String? = item["email"]
+        let age: Int32? = item["age"], score: Double? = item["score"], created: Date? = item["created"]
         return BenchChecksum.row(
-            id: Int64(item["id"] as? Int ?? 0), nameBytes: (item["name"] as? String)?.utf8.count ?? 0,
-            emailBytes: (item["email"] as? String)?.utf8.count ?? 0, age: Int64(item["age"] as? Int ?? 0),
-            score: item["score"] as? Double ?? 0, created: created?.timeIntervalSinceReferenceDate ?? 0)
+            id: id ?? 0, nameBytes: name?.utf8.count ?? 0, emailBytes: email?.utf8.count ?? 0, age: Int64(age ?? 0),
+            score: score ?? 0, created: created?.timeIntervalSinceReferenceDate ?? 0)
     }
 
     /// Objects hold their context weakly, so callers keep the returned context while reading.
@@ -101,6 +104,20 @@ public final class StrataBenchContender: BenchContender {
         defer { withExtendedLifetime(context) {} }
         var sum: Int64 = 0
         for item in items { sum = sum &+ Self.checksum(item) }
+        return BenchOutcome(rows: items.count, checksum: sum)
+    }
+
+    public func fetchAllReadingAny() throws -> BenchOutcome? {
+        let (context, items) = try fetchItems()
+        defer { withExtendedLifetime(context) {} }
+        var sum: Int64 = 0
+        for item in items {
+            let created = item["created"] as? Date
+            sum = sum &+ BenchChecksum.row(
+                id: Int64(item["id"] as? Int ?? 0), nameBytes: (item["name"] as? String)?.utf8.count ?? 0,
+                emailBytes: (item["email"] as? String)?.utf8.count ?? 0, age: Int64(item["age"] as? Int ?? 0),
+                score: item["score"] as? Double ?? 0, created: created?.timeIntervalSinceReferenceDate ?? 0)
+        }
         return BenchOutcome(rows: items.count, checksum: sum)
     }
 
@@ -123,7 +140,7 @@ public final class StrataBenchContender: BenchContender {
         defer { withExtendedLifetime(context) {} }
         var sum: Int64 = 0
         for (i, item) in items.enumerated() {
-            sum = sum &+ Self.checksum(item) &+ BenchChecksum.ordered(position: i, id: Int64(item["id"] as? Int ?? 0))
+            sum = sum &+ Self.checksum(item) &+ BenchChecksum.ordered(position: i, id: item["id"] ?? 0)
         }
         return BenchOutcome(rows: items.count, checksum: sum)
     }
@@ -133,7 +150,7 @@ public final class StrataBenchContender: BenchContender {
         var request = FetchRequest(entityName: "Item")
         request.returnsObjectsAsFaults = false
         let items = try context.fetch(request)
-        for item in items { item["score"] = (item["score"] as? Double ?? 0) + 1 }
+        for item in items { item["score"] = (item["score"] ?? 0.0) + 1 }
         try context.save()
         return BenchOutcome(rows: items.count)
     }
@@ -154,7 +171,7 @@ public final class StrataBenchContender: BenchContender {
 
     public func saveChanged() throws -> BenchOutcome {
         guard let context = changeContext else { throw BenchError("\(id): W8 ran without loadForChange") }
-        for item in changeObjects { item["age"] = (item["age"] as? Int ?? 0) + 1 }
+        for item in changeObjects { item["age"] = (item["age"] ?? Int32(0)) + 1 }
         try context.save()
         return BenchOutcome(rows: changeObjects.count)
     }
@@ -188,9 +205,9 @@ public final class StrataBenchContender: BenchContender {
         var sum: Int64 = 0
         var count = 0
         for parent in parents {
-            let number = Int64(parent["number"] as? Int ?? 0)
+            let number: Int64 = parent["number"] ?? 0
             for child in parent.objects(forKey: "children") {
-                sum = sum &+ BenchChecksum.child(parent: number, value: Int64(child["value"] as? Int ?? 0))
+                sum = sum &+ BenchChecksum.child(parent: number, value: child["value"] ?? 0)
                 count += 1
             }
         }
