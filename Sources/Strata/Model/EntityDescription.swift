@@ -58,6 +58,8 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     public internal(set) var versionHash: Data = Data()
     /// The values a new object starts with (defaults; empty to-many relationships), one per slot.
     @exclusivity(unchecked) public internal(set) var defaultValues: [StoreValue] = []
+    /// Whether every default value is `.null` (no attribute defaults, no to-many relationships).
+    @exclusivity(unchecked) var defaultValuesAreNull = true
     /// The slots a save must validate (stored properties with a rule, required ones, integer widths).
     @exclusivity(unchecked) var validatedSlots: [ValidatedSlot] = []
     /// What each slot holds, without the full description (hot paths switch on it).

@@ -73,6 +73,7 @@ struct ModelResolver {
                 case .relationship(let r): r.isToMany ? .references([]) : .null
                 }
             }
+            entity.defaultValuesAreNull = entity.defaultValues.allSatisfy { if case .null = $0 { true } else { false } }
             entity.relationshipSlots = properties.indices.filter { properties[$0].relationship != nil }
             entity.transientSlots = properties.indices.filter { properties[$0].isTransient }
             entity.slotKinds = properties.map { property in

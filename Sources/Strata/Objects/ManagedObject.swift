@@ -88,7 +88,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         self.entity = entity
         self.objectID = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: 0), store: nil)
-        self.values = entity.defaultValues
+        if context != nil && entity.defaultValuesAreNull {
+            // An inserted object's values change right away: an array of its own from the start
+            // (a plain fill), where the first change copied the shared defaults one by one.
+            // Appending to a reserved array: `Array(repeating:count:)` looked up the storage
+            // type's generic metadata in the runtime's table on every call.
+            var nulls: [StoreValue] = []
+            nulls.reserveCapacity(entity.defaultValues.count)
+            for _ in entity.defaultValues.indices { nulls.append(.null) }
+            self.values = nulls
+        } else {
+            self.values = entity.defaultValues
+        }
         if let context { context.insert(self) }
     }
 
