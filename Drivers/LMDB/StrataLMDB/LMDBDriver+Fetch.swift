@@ -21,7 +21,8 @@ extension LMDBDriver {
                 rows = streamed
             } else {
                 rows = try candidates(
-                    plan, entities: entities, reader: reader, predicate: request.predicate, entity: request.entity)
+                    plan, entities: entities, reader: reader, predicate: request.predicate, entity: request.entity,
+                    cached: request.cachedRows)
                 if !request.sort.isEmpty {
                     rows = try RowSorter.sort(rows, by: request.sort, model: model, lookup: reader.lookup)
                 }
@@ -66,8 +67,12 @@ extension LMDBDriver {
     }
 
     /// The rows the plan names that satisfy `predicate`, in row-ID order.
+    ///
+    /// A scan takes a row's values from `cached` when the row cache holds that row at its stored
+    /// version (read from the row's header, before any field), as the SQLite driver does.
     private func candidates(
-        _ plan: QueryPlan, entities: Set<Int32>, reader: RowReader, predicate: FetchPredicate?, entity: EntityDescription
+        _ plan: QueryPlan, entities: Set<Int32>, reader: RowReader, predicate: FetchPredicate?, entity: EntityDescription,
+        cached: CachedRows?
     ) throws -> [RowSnapshot] {
         var rows: [RowSnapshot] = []
         // Predicates over the row's own attributes read value slots directly (same answers).
@@ -100,7 +105,7 @@ extension LMDBDriver {
                     while let current = entry, current.key.hasPrefix(prefix) {
                         if let integerTest, let value = plan.integer(at: integerTest.slot, in: current.value) {
                             // One integer comparison: answered from the stored bytes.
-                            if integerTest.matches(value) { rows.append(try decode(current.value, id: try rowID(current.key), plan: plan)) }
+                            if integerTest.matches(value) { rows.append(try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached)) }
                         } else if let compiled {
                             if !plan.probe(current.value, wanted: fields.wanted, last: fields.lastWanted, into: &fields.values) {
                                 do { try RowCodec.read(current.value, layout: slots, into: &fields, complete: false) } catch let error as FormatError {
@@ -110,10 +115,10 @@ extension LMDBDriver {
                                 }
                             }
                             if try compiled.matches(fields.values) {
-                                rows.append(try decode(current.value, id: try rowID(current.key), plan: plan))
+                                rows.append(try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached))
                             }
                         } else {
-                            try consider(try decode(current.value, id: try rowID(current.key), plan: plan), into: &rows)
+                            try consider(try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached), into: &rows)
                         }
                         entry = try cursor.move(MDB_NEXT)
                     }

@@ -172,6 +172,16 @@ public final class LMDBDriver: StoreDriver {
         return try decode(raw, id: id, plan: plan)
     }
 
+    /// Decodes a row like ``decode(_:id:plan:)``, or takes its values from `cached` when the row
+    /// cache holds the row at the version in its header (a malformed header is decoded, and so
+    /// reported, as usual).
+    func decode(_ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan, cached: CachedRows?) throws -> RowSnapshot {
+        if let cached, let version = try? RowCodec.version(of: raw), let values = cached.values(of: id, version: version) {
+            return RowSnapshot(id: id, version: version, values: values)
+        }
+        return try decode(raw, id: id, plan: plan)
+    }
+
     func decode(_ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan) throws -> RowSnapshot {
         do { return try RowCodec.decode(raw, id: id, plan: plan) } catch let error as FormatError {
             throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)

@@ -1,0 +1,44 @@
+import Foundation
+@testable import StrataLMDB
+import Strata
+import StrataTesting
+import Testing
+
+/// A scan takes the values of rows the row cache holds at the version in the row's header, and
+/// decodes every other row (as the SQLite driver does with `Z_OPT`).
+@Suite("LMDB driver: cached rows")
+struct LMDBCachedRowsTests {
+    @Test("scans take cached values where the version agrees, with and without a predicate, and decode the rest")
+    func scansTakeAgreeingVersions() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-cached")
+        let (coordinator, driver, _) = try LMDBQueryTests.seeded(directory)
+        let person = try #require(coordinator.managedObjectModel.entity(named: "Person"))
+        let plain = try driver.fetch(StoreFetch(entity: person)).rows.sorted { $0.id < $1.id }
+        #expect(plain.count == 300)
+
+        // A separate cache holding marked values for two rows: one at the stored version, one not.
+        let cache = RowCache()
+        let key = ObjectIdentifier(coordinator.persistentStores[0])
+        let score = try #require(person.index(ofProperty: "score"))
+        var marked = plain[0].values
+        marked[score] = .double(1_000)
+        cache.store([
+            RowSnapshot(id: plain[0].id, version: plain[0].version, values: marked),
+            RowSnapshot(id: plain[1].id, version: plain[1].version + 5, values: marked),
+        ], in: key)
+        var fetch = StoreFetch(entity: person)
+        fetch.cachedRows = CachedRows(cache, store: key)
+        let rows = try driver.fetch(fetch).rows.sorted { $0.id < $1.id }
+        #expect(rows.count == 300)
+        #expect(rows[0].values == marked, "same version: the cached values, not decoded")
+        #expect(rows[1] == plain[1], "another version: decoded from the file")
+        #expect(Array(rows[2...]) == Array(plain[2...]))
+
+        // A predicate no index answers (case-insensitive) scans and is tested on the stored fields;
+        // the matching row's values still come from the cache when its version agrees.
+        fetch.predicate = try FetchPredicate(format: "code ==[c] %@", "C0")
+        let matched = try driver.fetch(fetch).rows
+        #expect(matched.count == 1)
+        #expect(matched.first?.id == plain[0].id && matched.first?.values == marked)
+    }
+}
