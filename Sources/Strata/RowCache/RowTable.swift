@@ -222,6 +222,7 @@ struct RowTable<Value> {
                     for index in slots.indices {
                         if index + distance < slots.count {
                             // An optional reference is one word, zero for nil; its bits only go to a hint.
+                            // The buffer has a base address: the loop runs only over a non-empty lane.
                             let bits = UnsafeRawPointer(slots.baseAddress! + index + distance).load(as: UInt.self)
                             if let address = UnsafeRawPointer(bitPattern: bits) { strata_prefetch_range_for_write(address, Self.prefetchBytes) }
                         }
