@@ -10,7 +10,8 @@ extension ManagedObjectContext {
     /// - Throws: ``StoreError`` for an unknown entity or a store failure; ``FetchPredicateError`` for a
     ///   predicate or sort key that does not fit the entity.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
-        try run(request, kind: .rows).objects
+        checkConfinement("fetch(_:) of \(request.entityName)")
+        return try run(request, kind: .rows).objects
     }
 
     /// Fetches objects of a registered subclass: `try context.fetch(request, as: Person.self)`.
@@ -20,12 +21,14 @@ extension ManagedObjectContext {
 
     /// Fetches the IDs of matching objects without loading them.
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
-        try run(request, kind: .ids).objects.map(\.objectID)
+        checkConfinement("fetchObjectIDs(_:) of \(request.entityName)")
+        return try run(request, kind: .ids).objects.map(\.objectID)
     }
 
     /// Fetches dictionaries of property values (Core Data's dictionary result type): attribute
     /// names to Swift values, to-one relationships to ``ManagedObjectID``.
     public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: Any]] {
+        checkConfinement("fetchDictionaries(_:) of \(request.entityName)")
         let objects = try run(request, kind: .rows).objects
         let entity = try entity(named: request.entityName)
         let names = request.propertiesToFetch ?? entity.attributes.filter { !$0.isTransient }.map(\.name)
@@ -59,7 +62,8 @@ extension ManagedObjectContext {
 
     /// Counts matching objects, without loading them where the stores can count.
     public func count(for request: FetchRequest) throws -> Int {
-        try run(request, kind: .count).count
+        checkConfinement("count(for:) of \(request.entityName)")
+        return try run(request, kind: .count).count
     }
 
     // MARK: Internals
@@ -81,6 +85,9 @@ extension ManagedObjectContext {
         let pending = request.includesPendingChanges && hasPendingChanges(matching: matchesEntity)
         let limit = request.fetchLimit > 0 ? request.fetchLimit : nil
         let pushPage = stores.count == 1 && !pending
+        // Rows this fetch reads are cached only if no delete removed them meanwhile (RowCache C5).
+        let read = coordinator.rowCache.beginRead()
+        defer { coordinator.rowCache.endRead(read) }
 
         // The common case: one store, nothing pending, the driver does everything.
         var firstResult: StoreFetchResult?
@@ -94,10 +101,10 @@ extension ManagedObjectContext {
                 var state = Materializing()
                 var unpaged: StoreFetchResult?
                 do {
-                    try coordinator.fetch(fetch, in: store) { part in
+                    try coordinator.fetch(fetch, in: store) { part, _ in
                         if part.appliedPage {
                             // The first part makes room in the tables; later ones grow them by doubling.
-                            materialize(&part.rows, store, request, into: &state, reserving: state.objects.isEmpty)
+                            materialize(&part.rows, store, request, into: &state, reserving: state.objects.isEmpty, read: read)
                         } else if unpaged == nil {
                             unpaged = part
                         } else {
@@ -110,7 +117,7 @@ extension ManagedObjectContext {
                     throw error
                 }
                 guard let unpaged else {
-                    let objects = finish(state, request)
+                    let objects = try finish(state, request)
                     return Outcome(objects: objects, count: objects.count)
                 }
                 // The driver did not page: finish its rows below instead of asking again.
@@ -123,7 +130,7 @@ extension ManagedObjectContext {
                         return Outcome(objects: faults(for: ids, in: store, size: request.fetchBatchSize), count: ids.count)
                     }
                     if kind == .ids, let ids = result.ids {
-                        let objects = ids.map { object(with: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // IDs come from this model
+                        let objects = ids.map { fault(for: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // the coordinator checked the IDs
                         return Outcome(objects: objects, count: objects.count)
                     }
                 }
@@ -140,7 +147,7 @@ extension ManagedObjectContext {
                     try predicate.evaluate(with: RowView(row, model: model, lookup: rowLookup(store), related: relatedLookup(store)))
                 }
             }
-            candidates += materialize(&result.rows, store, request)
+            candidates += try materialize(&result.rows, store, request, read: read)
         }
         if pending {
             candidates = candidates.filter { !$0.deleted }
@@ -174,7 +181,7 @@ extension ManagedObjectContext {
         let objectIDs = ids.map { ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store) }
         let batch = FaultBatch(ids: objectIDs, size: size)
         return objectIDs.map { id in
-            let object = self.object(with: id)
+            let object = fault(for: id)
             if object.faulted && !object.hasSnapshot { faultBatches[ObjectIdentifier(object)] = batch }
             return object
         }

@@ -28,7 +28,7 @@ extension ManagedObjectContext {
     ///   grow by doubling, since reserving exactly for each part would copy them each time.
     func materialize(
         _ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest,
-        into state: inout Materializing, reserving: Bool
+        into state: inout Materializing, reserving: Bool, read: RowCache.Read
     ) {
         let asFault = request.returnsObjectsAsFaults
         let cache = coordinator.rowCache
@@ -55,7 +55,7 @@ extension ManagedObjectContext {
                 }
             }
             // One lock per part: store every row, pinning those of newly registered objects.
-            cache.store(rows[start..<end], in: storeKey, pins: pins[start..<end])
+            cache.store(rows[start..<end], in: storeKey, pins: pins[start..<end], since: read)
             for index in start..<end { rows[index].values = [] }
             start = end
         }
@@ -63,54 +63,77 @@ extension ManagedObjectContext {
 
     /// Finishes a fetch's objects once every row is in: pins queued rows, runs subclasses'
     /// `awakeFromFetch()` and prefetches the request's relationship key paths.
-    func finish(_ state: Materializing, _ request: FetchRequest) -> [ManagedObject] {
+    ///
+    /// - Throws: The store's error when prefetching fails; the fetched objects stay registered
+    ///   (and awake), and the relationships not prefetched load when first used.
+    func finish(_ state: Materializing, _ request: FetchRequest) throws -> [ManagedObject] {
         flushPins()
         for object in state.awakening { object.awakeFromFetch() }
         if !request.relationshipKeyPathsForPrefetching.isEmpty {
-            prefetch(request.relationshipKeyPathsForPrefetching, of: state.objects)
+            try prefetch(request.relationshipKeyPathsForPrefetching, of: state.objects)
         }
         return state.objects
     }
 
-    /// Registers the objects of a whole answer's rows (``materialize(_:_:_:into:reserving:)`` and
-    /// ``finish(_:_:)`` in one).
-    func materialize(_ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest) -> [ManagedObject] {
+    /// Registers the objects of a whole answer's rows (``materialize(_:_:_:into:reserving:read:)``
+    /// and ``finish(_:_:)`` in one).
+    func materialize(
+        _ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest, read: RowCache.Read
+    ) throws -> [ManagedObject] {
         var state = Materializing()
-        materialize(&rows, store, request, into: &state, reserving: true)
-        return finish(state, request)
+        materialize(&rows, store, request, into: &state, reserving: true, read: read)
+        return try finish(state, request)
     }
 
     /// Loads the destinations of relationship key paths for many objects with one driver call per
     /// relationship and store.
-    func prefetch(_ keyPaths: [String], of objects: [ManagedObject]) {
+    ///
+    /// - Throws: The store's error; what was loaded before it stays loaded.
+    func prefetch(_ keyPaths: [String], of objects: [ManagedObject]) throws {
         for keyPath in keyPaths {
             var level = objects
             for key in keyPath.split(separator: ".").map(String.init) {
                 var next: [ManagedObject] = []
                 var bySlot: [Int: [ManagedObject]] = [:]
                 for object in level where !object.values.isEmpty || object.hasSnapshot {
-                    object.fireFault()
+                    try object.fireFaultThrowing()
+                    guard object.isAccessible else { continue }
                     guard let slot = object.entity.index(ofProperty: key), object.entity.properties[slot].relationship != nil else { continue }
                     bySlot[slot, default: []].append(object)
                 }
                 for (slot, owners) in bySlot {
-                    let unfetched = owners.filter { if case .unfetched = $0.values[slot] { return true } else { return false } }
-                    if let first = unfetched.first, let store = first.objectID.persistentStore {
-                        let request = RelatedRowsRequest(entity: first.entity, slot: slot, sources: unfetched.map(\.objectID.rowID))
-                        if let members = try? coordinator.relatedRows(request, in: store) {
-                            for owner in unfetched {
-                                owner.values[slot] = .references(members[owner.objectID.rowID] ?? [])
-                                owner.snapshot?.values[slot] = owner.values[slot]
-                            }
+                    var unfetched = owners.filter {
+                        guard $0.objectID.persistentStore != nil, case .unfetched = $0.values[slot] else { return false }
+                        return true
+                    }
+                    // One call per store the owners live in.
+                    while let first = unfetched.first, let store = first.objectID.persistentStore {
+                        let here = unfetched.filter { $0.objectID.persistentStore === store }
+                        unfetched.removeAll { $0.objectID.persistentStore === store }
+                        let request = RelatedRowsRequest(entity: first.entity, slot: slot, sources: here.map(\.objectID.rowID))
+                        let members = try coordinator.relatedRows(request, in: store)
+                        for owner in here {
+                            owner.values[slot] = .references(members[owner.objectID.rowID] ?? [])
+                            owner.snapshot?.values[slot] = owner.values[slot]
                         }
                     }
                     var targets: [ManagedObject] = []
                     for owner in owners { targets += relatedObjects(owner, slot) }
-                    let faults = targets.filter { $0.faulted && !$0.hasSnapshot }
-                    if let store = faults.first?.objectID.persistentStore,
-                        let rows = try? coordinator.rows(for: faults.map(\.objectID.rowID), in: store)
-                    {
-                        for fault in faults { if let row = rows[fault.objectID.rowID] { fault.fulfill(from: row) } }
+                    var faults = targets.filter { $0.faulted && !$0.hasSnapshot && $0.objectID.persistentStore != nil }
+                    // One call per store the faults live in.
+                    while let store = faults.first?.objectID.persistentStore {
+                        let here = faults.filter { $0.objectID.persistentStore === store }
+                        faults.removeAll { $0.objectID.persistentStore === store }
+                        let rows = try coordinator.rows(for: here.map(\.objectID.rowID), in: store)
+                        for fault in here where fault.faulted {
+                            if let row = rows[fault.objectID.rowID] {
+                                fault.fulfill(from: row)
+                                notePin(fault)
+                            } else {
+                                markInaccessible(fault)
+                            }
+                        }
+                        flushPins()
                     }
                     next += targets
                 }

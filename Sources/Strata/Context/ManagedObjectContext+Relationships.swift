@@ -5,7 +5,8 @@ import Foundation
 extension ManagedObjectContext {
     /// The ID of a row referenced from `owner`'s relationship slot.
     func objectID(for row: RowID, relatedTo owner: ManagedObject) -> ManagedObjectID {
-        // Row IDs in slots come from this model.
+        // Row IDs in slots come from this model: the coordinator checks every reference a store
+        // returns, and the context makes the rest.
         let entity = coordinator.managedObjectModel.entity(number: row.entity)!
         if row.isTemporary { return ManagedObjectID(entity: entity, rowID: row, store: nil) }
         if let store = owner.objectID.persistentStore {
@@ -22,20 +23,29 @@ extension ManagedObjectContext {
     /// The object for a row referenced from `owner`, registered (as a fault if new).
     func object(for row: RowID, relatedTo owner: ManagedObject) -> ManagedObject? {
         let id = objectID(for: row, relatedTo: owner)
-        if let existing = registered[id] { return existing }
-        guard id.persistentStore != nil else { return nil }
-        return object(with: id)
+        if let existing = registered[id] { return existing.entity === id.entity ? existing : nil }
+        guard id.persistentStore != nil, !id.isTemporaryID else { return nil }
+        return fault(for: id)
     }
 
     /// Fires a fault: from the object's stashed snapshot, the row cache, or the driver, loading the
     /// other faults of the same fetch in one call. A row that no longer exists leaves the object
-    /// empty (Core Data's `shouldDeleteInaccessibleFaults`).
-    func fulfillFault(_ object: ManagedObject) {
+    /// inaccessible: its values read as `nil` and changes are refused (Core Data's
+    /// `shouldDeleteInaccessibleFaults`).
+    ///
+    /// - Throws: The store's error; every object of the batch then stays a fault, and the next
+    ///   access tries again.
+    func fulfillFaultThrowing(_ object: ManagedObject) throws {
+        guard object.faulted else { return }
         if let row = object.snapshot {
             object.fulfill(from: row)
             return
         }
-        guard let store = object.objectID.persistentStore else { return }
+        guard let store = object.objectID.persistentStore else {
+            // A temporary ID this context never inserted: nothing can fill it.
+            markInaccessible(object)
+            return
+        }
         var batch = [object.objectID]
         if let faults = faultBatches[ObjectIdentifier(object)], let position = faults.index[object.objectID] {
             let size = faults.size
@@ -45,7 +55,7 @@ extension ManagedObjectContext {
         let wanted = batch.filter { id in
             id.persistentStore === store && (registered[id]?.faulted ?? false) && !(registered[id]?.hasSnapshot ?? false)
         }
-        let rows = (try? coordinator.rows(for: wanted.map(\.rowID), in: store)) ?? [:]
+        let rows = try coordinator.rows(for: wanted.map(\.rowID), in: store)
         for id in wanted {
             guard let target = registered[id] else { continue }
             faultBatches[ObjectIdentifier(target)] = nil
@@ -53,17 +63,26 @@ extension ManagedObjectContext {
                 target.fulfill(from: row)
                 notePin(target)
             } else {
-                target.values = target.entity.properties.map { $0.relationship?.isToMany == true ? .references([]) : .null }
-                target.faulted = false
+                markInaccessible(target)
             }
         }
         flushPins()
     }
 
+    /// Marks an object whose row no store holds: loaded, every value `nil` (to-many empty).
+    func markInaccessible(_ object: ManagedObject) {
+        object.values = object.entity.properties.map { $0.relationship?.isToMany == true ? .references([]) : .null }
+        object.snapshot = nil
+        object.faulted = false
+        object.inaccessible = true
+    }
+
     /// Loads the members of an unfetched to-many slot (and records them in the snapshot too, so
     /// change tracking compares against them).
+    ///
+    /// - Throws: The store's error; the slot stays unfetched.
     func loadToMany(_ object: ManagedObject, slot: Int) throws {
-        guard case .unfetched = object.values[slot] else { return }
+        guard !object.values.isEmpty, case .unfetched = object.values[slot] else { return }
         guard let store = object.objectID.persistentStore else {
             object.values[slot] = .references([])
             return
@@ -74,9 +93,19 @@ extension ManagedObjectContext {
         object.snapshot?.values[slot] = .references(members)
     }
 
-    private func prepare(_ object: ManagedObject, _ slot: Int) {
-        object.fireFault()
-        try? loadToMany(object, slot: slot)
+    /// Makes the object whose relationship changes ready: loaded, accessible, the slot's members
+    /// loaded. Throws before anything changed.
+    private func prepare(_ object: ManagedObject, _ slot: Int) throws {
+        try object.checkChangeable(object.entity.properties[slot].name)
+        try loadToMany(object, slot: slot)
+    }
+
+    /// Makes an object on the other side of a change ready, as ``prepare(_:_:)``; one whose row is
+    /// gone is left alone (there is nothing of it left to change).
+    private func prepareOther(_ object: ManagedObject, _ slot: Int) throws {
+        try fulfillFaultThrowing(object)
+        guard object.isAccessible, !object.faulted else { return }
+        try loadToMany(object, slot: slot)
     }
 
     private func inverseSlot(of object: ManagedObject, _ slot: Int, target: ManagedObject) -> Int? {
@@ -84,11 +113,10 @@ extension ManagedObjectContext {
         return target.entity.index(ofProperty: inverse)
     }
 
-    // MARK: One-side primitives
+    // MARK: One-side primitives (on prepared objects; objects whose row is gone are skipped)
 
     private func primitiveAdd(_ object: ManagedObject, _ slot: Int, _ row: RowID) {
-        prepare(object, slot)
-        guard case .references(var ids) = object.values[slot] else { return }
+        guard object.isAccessible, !object.values.isEmpty, case .references(var ids) = object.values[slot] else { return }
         guard !ids.contains(row) else { return }
         ids.append(row)
         object.values[slot] = .references(ids)
@@ -96,7 +124,7 @@ extension ManagedObjectContext {
     }
 
     private func primitiveRemove(_ object: ManagedObject, _ slot: Int, _ row: RowID) {
-        prepare(object, slot)
+        guard object.isAccessible, !object.values.isEmpty else { return }
         switch object.values[slot] {
         case .references(var ids):
             guard let index = ids.firstIndex(of: row) else { return }
@@ -112,7 +140,7 @@ extension ManagedObjectContext {
     }
 
     private func primitiveSet(_ object: ManagedObject, _ slot: Int, _ row: RowID?) {
-        prepare(object, slot)
+        guard object.isAccessible, !object.values.isEmpty else { return }
         object.values[slot] = row.map(StoreValue.reference) ?? .null
         object.markChanged(slot)
     }
@@ -126,10 +154,33 @@ extension ManagedObjectContext {
 
     // MARK: Both sides
 
+    /// Loads everything ``link(_:slot:to:)`` changes, so that the link itself cannot fail half way.
+    private func prepareLink(_ object: ManagedObject, slot: Int, to target: ManagedObject) throws {
+        try prepare(object, slot)
+        // Only relationship slots reach here.
+        let relationship = object.entity.properties[slot].relationship!
+        if !relationship.isToMany, case .reference(let old) = object.values[slot], old != target.objectID.rowID,
+            let previous = self.object(for: old, relatedTo: object), let slotOfPrevious = inverseSlot(of: object, slot, target: previous)
+        {
+            try prepareOther(previous, slotOfPrevious)
+        }
+        guard let inverse = inverseSlot(of: object, slot, target: target) else { return }
+        try prepareOther(target, inverse)
+        if target.isAccessible, !target.values.isEmpty, !(target.entity.properties[inverse].relationship?.isToMany ?? true),
+            case .reference(let oldOwner) = target.values[inverse], oldOwner != object.objectID.rowID,
+            let previous = self.object(for: oldOwner, relatedTo: target), let previousSlot = previous.entity.index(ofProperty: relationship.name)
+        {
+            try prepareOther(previous, previousSlot)
+        }
+    }
+
     /// Adds `target` to `object`'s relationship at `slot` (replacing a to-one), and `object` to
     /// the inverse, detaching `target` from a previous owner when the inverse is to-one.
-    func link(_ object: ManagedObject, slot: Int, to target: ManagedObject) {
+    ///
+    /// - Throws: The store's error when an object involved cannot be loaded; nothing changed then.
+    func link(_ object: ManagedObject, slot: Int, to target: ManagedObject) throws {
         checkSameContext(object, target)
+        try prepareLink(object, slot: slot, to: target)
         if let a = object.objectID.persistentStore ?? assignedStores[ObjectIdentifier(object)],
             let b = target.objectID.persistentStore ?? assignedStores[ObjectIdentifier(target)], a !== b
         {
@@ -140,11 +191,10 @@ extension ManagedObjectContext {
         if relationship.isToMany {
             primitiveAdd(object, slot, target.objectID.rowID)
         } else {
-            prepare(object, slot)
             if case .reference(let old) = object.values[slot], old != target.objectID.rowID,
                 let previous = self.object(for: old, relatedTo: object)
             {
-                unlink(object, slot: slot, from: previous)
+                unlinkPrepared(object, slot: slot, from: previous)
             }
             primitiveSet(object, slot, target.objectID.rowID)
         }
@@ -154,9 +204,8 @@ extension ManagedObjectContext {
         if inverseRelationship.isToMany {
             primitiveAdd(target, inverse, object.objectID.rowID)
         } else {
-            prepare(target, inverse)
-            if case .reference(let oldOwner) = target.values[inverse], oldOwner != object.objectID.rowID,
-                let previous = self.object(for: oldOwner, relatedTo: target)
+            if target.isAccessible, !target.values.isEmpty, case .reference(let oldOwner) = target.values[inverse],
+                oldOwner != object.objectID.rowID, let previous = self.object(for: oldOwner, relatedTo: target)
             {
                 if let previousSlot = previous.entity.index(ofProperty: relationship.name) {
                     primitiveRemove(previous, previousSlot, target.objectID.rowID)
@@ -167,7 +216,15 @@ extension ManagedObjectContext {
     }
 
     /// Removes `target` from `object`'s relationship at `slot`, and `object` from the inverse.
-    func unlink(_ object: ManagedObject, slot: Int, from target: ManagedObject) {
+    ///
+    /// - Throws: The store's error when an object involved cannot be loaded; nothing changed then.
+    func unlink(_ object: ManagedObject, slot: Int, from target: ManagedObject) throws {
+        try prepare(object, slot)
+        if let inverse = inverseSlot(of: object, slot, target: target) { try prepareOther(target, inverse) }
+        unlinkPrepared(object, slot: slot, from: target)
+    }
+
+    private func unlinkPrepared(_ object: ManagedObject, slot: Int, from target: ManagedObject) {
         primitiveRemove(object, slot, target.objectID.rowID)
         if let inverse = inverseSlot(of: object, slot, target: target) {
             primitiveRemove(target, inverse, object.objectID.rowID)
@@ -175,25 +232,34 @@ extension ManagedObjectContext {
     }
 
     /// Sets a to-one relationship (both sides).
-    func setToOne(_ object: ManagedObject, slot: Int, to target: ManagedObject?) {
-        prepare(object, slot)
+    func setToOne(_ object: ManagedObject, slot: Int, to target: ManagedObject?) throws {
+        try prepare(object, slot)
         if let target {
-            link(object, slot: slot, to: target)
+            try link(object, slot: slot, to: target)
         } else if case .reference(let old) = object.values[slot], let previous = self.object(for: old, relatedTo: object) {
-            unlink(object, slot: slot, from: previous)
+            try unlink(object, slot: slot, from: previous)
         }
     }
 
     /// Replaces a to-many relationship's members (both sides); ordered relationships take the
     /// order of `targets`.
+    ///
+    /// - Throws: The store's error when an object involved cannot be loaded; nothing changed then.
     func replaceToMany(_ object: ManagedObject, slot: Int, with targets: [ManagedObject]) throws {
-        prepare(object, slot)
+        try prepare(object, slot)
         guard case .references(let current) = object.values[slot] else { return }
         let wanted = Set(targets.map(\.objectID.rowID))
-        for old in current where !wanted.contains(old) {
-            if let previous = self.object(for: old, relatedTo: object) { unlink(object, slot: slot, from: previous) }
+        let leaving = current.filter { !wanted.contains($0) }.compactMap { self.object(for: $0, relatedTo: object) }
+        // Everything first, so the replacement cannot stop half way.
+        for previous in leaving {
+            if let inverse = inverseSlot(of: object, slot, target: previous) { try prepareOther(previous, inverse) }
         }
-        for target in targets { link(object, slot: slot, to: target) }
+        for target in targets {
+            checkSameContext(object, target)
+            try prepareLink(object, slot: slot, to: target)
+        }
+        for previous in leaving { unlinkPrepared(object, slot: slot, from: previous) }
+        for target in targets { try link(object, slot: slot, to: target) }
         let ordered = targets.map(\.objectID.rowID)
         if object.values[slot] != .references(ordered) {
             object.values[slot] = .references(ordered)

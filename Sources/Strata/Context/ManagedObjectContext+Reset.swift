@@ -2,10 +2,12 @@ import Foundation
 
 extension ManagedObjectContext {
     /// Discards every unsaved change: inserted objects leave the context, deleted ones come back,
-    /// changed ones return to their saved values.
+    /// changed ones return to their saved values. Forgets store errors kept from property access
+    /// (``accessFailure``).
     public func rollback() {
+        checkConfinement("rollback()")
         for object in insertedObjects_.values {
-            registered[object.objectID] = nil
+            unregister(object)
             object.inserted = false
             object.deleted = false
             object.managedObjectContext = nil
@@ -25,16 +27,20 @@ extension ManagedObjectContext {
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
+        accessFailures = nil
     }
 
     /// Forgets every registered object (they must not be used afterwards) and releases their rows
-    /// in the row cache.
+    /// in the row cache; forgets store errors kept from property access.
     public func reset() {
+        checkConfinement("reset()")
         let pins = registeredPins()
         for object in registered.values {
             object.managedObjectContext = nil
             object.pinnedKey = nil
         }
+        for object in orphans.values { object.managedObjectContext = nil }
+        orphans = [:]
         registered.removeAll()
         insertedObjects_.removeAll()
         updatedObjects_.removeAll()
@@ -43,39 +49,66 @@ extension ManagedObjectContext {
         assignedStores = [:]
         crossStoreLinks = []
         faultBatches = [:]
+        accessFailures = nil
         coordinator.rowCache.unpin(pins)
         pendingPins = []
     }
 
     /// Brings an object up to date with its store (Core Data's `refresh(_:mergeChanges:)`).
     ///
+    /// The object's row is read from the store past the row cache, and the cache takes it. A row
+    /// the store no longer has leaves the cache, and the object becomes inaccessible
+    /// (``ManagedObject/isAccessible``; its unsaved changes are dropped). When the row cannot be
+    /// read, the object becomes a fault without a saved row (its next access reads the store) and
+    /// the error is kept in ``accessFailure``.
+    ///
     /// - Parameter mergeChanges: When `false`, unsaved changes are dropped and the object becomes a
     ///   fault that reloads on next access. When `true`, the latest saved values are loaded and the
     ///   object's own unsaved changes are applied on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
-        guard object.managedObjectContext === self, !object.inserted,
+        checkConfinement("refresh(_:mergeChanges:)", of: object)
+        guard object.managedObjectContext === self, !object.inserted, object.isAccessible,
             let store = object.objectID.persistentStore
         else { return }
-        let fresh = try? store.read { try store.driver.rows(for: [object.objectID.rowID]) }.first
-        if let fresh { coordinator.rowCache.store([fresh], in: ObjectIdentifier(store)) }
+        let fresh: RowSnapshot?
+        do {
+            fresh = try coordinator.freshRows(for: [object.objectID.rowID], in: store)[object.objectID.rowID]
+        } catch {
+            noteAccessFailure(error)
+            if !mergeChanges || object.faulted {
+                turnIntoFault(object, snapshot: nil)
+            }
+            return
+        }
+        guard let fresh else {
+            // Deleted elsewhere: nothing of it is left to merge with.
+            updatedObjects_.remove(object)
+            object.changedSlots.removeAll()
+            faultBatches[ObjectIdentifier(object)] = nil
+            markInaccessible(object)
+            return
+        }
         if mergeChanges, !object.faulted {
             let mine = object.changedSlots.map { ($0, object.values[$0]) }
-            if let fresh {
-                object.values = fresh.values
-                object.snapshot = fresh
-            }
+            object.values = fresh.values
+            object.snapshot = fresh
             for (slot, value) in mine { object.values[slot] = value }
             return
         }
+        turnIntoFault(object, snapshot: fresh)
+    }
+
+    private func turnIntoFault(_ object: ManagedObject, snapshot: RowSnapshot?) {
         object.changedSlots.removeAll()
         updatedObjects_.remove(object)
-        object.snapshot = fresh
+        object.snapshot = snapshot
         object.values = []
         object.faulted = true
     }
 
     /// Refreshes every registered object without merging (drops unsaved changes of saved objects).
     public func refreshAllObjects() {
+        checkConfinement("refreshAllObjects()")
         for object in registered.values where !object.inserted { refresh(object, mergeChanges: false) }
     }
 }

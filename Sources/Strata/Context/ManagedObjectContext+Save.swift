@@ -5,12 +5,21 @@ extension ManagedObjectContext {
     /// together in a ``ValidationError``), gives inserted objects permanent IDs, and applies one
     /// change set per store.
     ///
-    /// A failed save changes nothing in any store and leaves the context's changes in place (fix
-    /// them and save again, or ``rollback()``). When several stores are involved and a later one
-    /// fails after an earlier one committed, the error is ``StoreError/Code/partialCommit``.
+    /// Nothing is reported saved unless its row reached the store in this commit. A failed save
+    /// changes nothing in any store and leaves the context's changes in place (fix them and save
+    /// again, or ``rollback()``); objects that received permanent IDs keep them and are saved by
+    /// the retry. When several stores are involved and a later one fails after an earlier one
+    /// committed, the error is ``StoreError/Code/partialCommit``: the committed changes count as
+    /// saved, the rest stay pending for a retry.
+    ///
+    /// - Throws: The first store error met by an earlier property access that could not report
+    ///   it (see ``accessFailure``), before anything is written; ``ValidationError``;
+    ///   ``StoreError`` from the stores.
     public func save() throws {
+        checkConfinement("save()")
         defaultStores = [:]
-        processPendingChanges()
+        try throwAccessFailure()
+        try applyDeleteRules()
         guard hasChanges else { return }
         // Only subclasses can override the hooks (ManagedObject's own do nothing). The lists are
         // taken as they are now, since hooks may change them (a copy of each list, not of its objects).
@@ -20,7 +29,8 @@ extension ManagedObjectContext {
             for object in updated where object.isUpdated { object.willSave() }
             for object in deleted { object.willSave() }
         }
-        processPendingChanges()
+        try applyDeleteRules()
+        try throwAccessFailure()
         try validateChanges()
 
         // Usually every listed insert is saved as it is: then the list itself serves.
@@ -31,8 +41,11 @@ extension ManagedObjectContext {
             try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
         }
         // Inserted rows are collected while their objects get keys (one pass over them instead of
-        // two), unless references must be rewritten to the new keys first.
+        // two), unless references must be rewritten to the new keys first. Inserts that already
+        // have their keys (from obtainPermanentIDs, or from an earlier save that failed) get none
+        // now, so their rows are added with the updates and deletes below.
         let collects = !registered.hasObjectsWithRelationships
+        let keyed = collects ? inserts.filter { !$0.objectID.isTemporaryID } : []
         var rows: InsertRows? = collects ? InsertRows() : nil
         let storeOrder = try obtainPermanentIDs(for: inserts, checked: true, collecting: &rows)
         // Batches in the order the inserts first use their stores, as when built from the list.
@@ -43,20 +56,44 @@ extension ManagedObjectContext {
         // Drivers write rows in key order fastest (B-tree locality), so updates and deletes go sorted.
         let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted { $0.objectID.rowID < $1.objectID.rowID }
         let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted { $0.objectID.rowID < $1.objectID.rowID }
-        batches = try makeBatches(inserts: collects ? [] : inserts, updates: updates, deletes: deletes, startingWith: batches)
-        let results = try coordinator.commit(batches.map { ($0.store, $0.batch) }, pinInserts: true)
-        finishSave(inserts: inserts, updates: updates, deletes: deletes, results: results)
+        batches = try makeBatches(inserts: collects ? keyed : inserts, updates: updates, deletes: deletes, startingWith: batches)
+        let outcome = try coordinator.commit(batches.map { ($0.store, $0.batch) }, pinInserts: true)
+        finishSave(inserts: inserts, updates: updates, deletes: deletes, outcome: outcome)
+        if let failure = outcome.partialFailure { throw failure }
     }
 
     /// Applies delete rules (cascade, nullify) to objects deleted since the last call; Core Data
     /// does this at the end of each event, Strata at save and when asked.
+    ///
+    /// An object whose related objects cannot be loaded (a store error) is left unprocessed, so
+    /// the next call or save tries it again; the error is kept in ``accessFailure`` and thrown by
+    /// the next ``save()``.
     public func processPendingChanges() {
+        checkConfinement("processPendingChanges()")
+        do {
+            try applyDeleteRules()
+        } catch {
+            noteAccessFailure(error)
+        }
+    }
+
+    /// Applies delete rules to deleted objects not yet processed. An object is marked processed
+    /// only once every rule of it ran; when loading its relationships fails, the error is thrown
+    /// and the object stays unprocessed (rules already run for it are idempotent: a cascaded
+    /// object is deleted once, a nullified inverse removed once).
+    func applyDeleteRules() throws {
         var queue = deletedObjects_.values.filter { !deleteRulesApplied.contains(ObjectIdentifier($0)) }
         while let object = queue.popLast() {
-            guard deleteRulesApplied.insert(ObjectIdentifier(object)).inserted else { continue }
+            guard !deleteRulesApplied.contains(ObjectIdentifier(object)) else { continue }
+            // A deleted object whose row is gone elsewhere has nothing left to relate.
+            try fulfillFaultThrowing(object)
+            if !object.isAccessible {
+                deleteRulesApplied.insert(ObjectIdentifier(object))
+                continue
+            }
             for (slot, property) in object.entity.properties.enumerated() {
                 guard let relationship = property.relationship else { continue }
-                try? loadToMany(object, slot: slot)
+                try loadToMany(object, slot: slot)
                 let targets = relatedObjects(object, slot)
                 switch relationship.deleteRule {
                 case .cascade:
@@ -68,18 +105,20 @@ extension ManagedObjectContext {
                     guard let inverse = relationship.inverseName else { continue }
                     for target in targets where !target.deleted {
                         if let inverseSlot = target.entity.index(ofProperty: inverse) {
-                            removeInverse(target, inverseSlot, object.objectID.rowID)
+                            try removeInverse(target, inverseSlot, object.objectID.rowID)
                         }
                     }
                 case .deny, .noAction:
                     continue
                 }
             }
+            deleteRulesApplied.insert(ObjectIdentifier(object))
         }
     }
 
     /// Gives `objects` permanent IDs now (Core Data's `obtainPermanentIDs(for:)`).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        checkConfinement("obtainPermanentIDs(for:)")
         var none: InsertRows?
         try obtainPermanentIDs(for: objects, checked: false, collecting: &none)
     }
@@ -171,7 +210,7 @@ extension ManagedObjectContext {
                     let entity = object.entity
                     let new = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: key), store: group.store)
                     converted.append(old.primaryKey)
-                    registered[new] = object
+                    register(object, as: new)
                     object.objectID = new
                     if rewrites { mapping[old] = new.rowID }
                     if rows != nil { rows!.add(object, values: storedValues(object), to: group.store) }
@@ -201,9 +240,10 @@ extension ManagedObjectContext {
         }
     }
 
-    private func removeInverse(_ target: ManagedObject, _ slot: Int, _ row: RowID) {
-        target.fireFault()
-        try? loadToMany(target, slot: slot)
+    private func removeInverse(_ target: ManagedObject, _ slot: Int, _ row: RowID) throws {
+        try fulfillFaultThrowing(target)
+        guard target.isAccessible else { return }
+        try loadToMany(target, slot: slot)
         switch target.values[slot] {
         case .reference(let id) where id == row:
             target.values[slot] = .null
@@ -264,14 +304,27 @@ extension ManagedObjectContext {
         for object in updates {
             let transient = object.entity.transientSlots
             let slots = transient.isEmpty ? object.changedSlots.ascending : object.changedSlots.ascending.filter { !transient.contains($0) }
-            guard !slots.isEmpty, let snapshot = object.snapshot else { continue }
+            guard !slots.isEmpty else { continue }
+            guard let snapshot = object.snapshot else {
+                // Setters refuse objects without a saved row (a fault that did not load, a row
+                // gone from the store), so this is never reached; never report such a change saved.
+                throw StoreError(
+                    .notFound, "\(object.entity.name) \(object.objectID) has changes but no saved row to apply them to; refresh it and make the changes again",
+                    store: object.objectID.persistentStore?.displayName, objectIDs: [object.objectID])
+            }
             try add(object) {
                 $0.updates.append(
                     RowUpdate(id: object.objectID.rowID, expectedVersion: snapshot.version, values: storedValues(object), changedSlots: slots))
             }
         }
         for object in deletes {
-            guard let snapshot = object.snapshot else { continue }
+            // A row already gone from the store has nothing left to delete.
+            guard object.isAccessible else { continue }
+            guard let snapshot = object.snapshot else {
+                throw StoreError(
+                    .io, "deleted \(object.entity.name) \(object.objectID) was never loaded, so its row version is unknown; save again",
+                    store: object.objectID.persistentStore?.displayName, objectIDs: [object.objectID])
+            }
             try add(object) { $0.deletes.append(RowDelete(id: object.objectID.rowID, expectedVersion: snapshot.version)) }
         }
         return batches
@@ -310,10 +363,18 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Marks what the commit wrote as saved: every change when every store committed; after a
+    /// partial commit, only the changes of the stores that committed (the rest stay pending).
     private func finishSave(
         inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject],
-        results: [ObjectIdentifier: CommitResult]
+        outcome: PersistentStoreCoordinator.CommitOutcome
     ) {
+        let whole = outcome.partialFailure == nil
+        let results = outcome.results
+        func done(_ object: ManagedObject) -> Bool {
+            whole || (object.objectID.persistentStore.map(outcome.committed) ?? false)
+        }
+        let (inserts, updates, deletes) = whole ? (inserts, updates, deletes) : (inserts.filter(done), updates.filter(done), deletes.filter(done))
         for object in [inserts, updates].joined() {
             guard let store = object.objectID.persistentStore else { continue }
             let version: RowVersion
@@ -332,9 +393,11 @@ extension ManagedObjectContext {
                 notePin(object)
             }
         }
+        // Inserted objects deleted before this save never reached a store: they leave with it.
+        let dropped = whole ? insertedObjects_.values.filter({ $0.deleted }) : []
         var unpinned: [RowCache.Key] = []
-        for object in deletes + insertedObjects_.values.filter({ $0.deleted }) {
-            registered[object.objectID] = nil
+        for object in deletes + dropped {
+            unregister(object)
             if let key = object.pinnedKey { unpinned.append(key) }
             object.pinnedKey = nil
             object.deleted = false
@@ -349,12 +412,21 @@ extension ManagedObjectContext {
             : ContextDidSave(
                 insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),
                 deletedObjectIDs: deletes.map(\.objectID))
-        insertedObjects_.removeAll()
-        updatedObjects_.removeAll()
-        deletedObjects_.removeAll()
-        deleteRulesApplied = []
-        assignedStores = [:]
-        crossStoreLinks = []
+        if whole {
+            insertedObjects_.removeAll()
+            updatedObjects_.removeAll()
+            deletedObjects_.removeAll()
+            deleteRulesApplied = []
+            assignedStores = [:]
+            crossStoreLinks = []
+        } else {
+            for object in inserts { insertedObjects_.remove(object) }
+            for object in updates { updatedObjects_.remove(object) }
+            for object in deletes {
+                deletedObjects_.remove(object)
+                deleteRulesApplied.remove(ObjectIdentifier(object))
+            }
+        }
         if registered.hasSubclassObjects { for object in [inserts, updates].joined() { object.didSave() } }
         if let saved { for observer in saveObservers { observer(saved) } }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A unit of work: the objects registered in it, their changes, and the fetches and saves that
 /// move them to and from the coordinator's stores.
@@ -8,11 +9,15 @@ import Foundation
 /// failed save changes nothing in any store.
 ///
 /// Thread safety: `Sendable`, but its state is confined to its executor. Run work with
-/// ``perform(_:)`` (async) or ``performAndWait(_:)``, or call it from one thread at a time (Core
-/// Data's confinement contract). A `.mainQueue` context runs its work on the main queue.
+/// ``perform(_:)`` (async) or ``performAndWait(_:)``; a `.privateQueue` context may also be used
+/// directly from the thread that created it (Core Data's confinement contract), and a `.mainQueue`
+/// context from the main thread. Debug builds check every call (see <doc:Concurrency> and
+/// docs/concurrency.md); release builds do when `STRATA_CONCURRENCY_DEBUG=1`.
 public final class ManagedObjectContext: @unchecked Sendable {
     // @unchecked Sendable: every mutable field below is touched only on the context's serial queue
-    // (perform/performAndWait) or by the single thread that owns the context, as documented above.
+    // (perform/performAndWait), by the thread that created it, or (main-queue contexts) on the main
+    // thread, as documented above; `checkConfinement` verifies this at every public entry point in
+    // debug builds and under STRATA_CONCURRENCY_DEBUG=1.
 
     /// Where a context runs its work.
     public enum ConcurrencyType: Sendable {
@@ -30,7 +35,18 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var name: String?
 
     let queue: DispatchQueue
-    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    /// The thread that created the context (allowed to use a private-queue context directly).
+    let creatingThread = ThreadIdentity.current
+    /// Blocks of this context's work running or waiting on its queue (perform, performAndWait).
+    let queuedWork = Atomic<Int>(0)
+    /// The first store error a property access could not throw, and how many there were since
+    /// (see ``accessFailure``).
+    var accessFailures: (first: any Error, count: Int)?
+    /// Objects for IDs that no store of this context holds and that this context did not insert
+    /// (another context's temporary ID): kept here, inaccessible, so the same object answers for
+    /// the same ID and nothing refers to it unretained.
+    var orphans: [ManagedObjectID: ManagedObject] = [:]
     // `@exclusivity(unchecked)` on the tables below, as on ManagedObject's stored state: each is
     // read or changed in place on the context's thread, and no access overlaps another to the
     // same table (iterations work on copies or, for `registered.forEachObject`, change the
@@ -78,6 +94,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             if let key = object.pinnedKey { keys.append(key) }
             object.context = nil
         }
+        for object in orphans.values { object.context = nil }
         if !keys.isEmpty { coordinator.rowCache.unpin(keys) }
     }
 
@@ -87,40 +104,64 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
         if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return try body() }
         if concurrencyType == .mainQueue, Thread.isMainThread { return try body() }
+        queuedWork.add(1, ordering: .acquiringAndReleasing)
+        defer { queuedWork.subtract(1, ordering: .acquiringAndReleasing) }
         return try queue.sync(execute: body)
     }
 
     /// Runs `body` on the context's queue and returns its result.
     public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
+            queuedWork.add(1, ordering: .acquiringAndReleasing)
+            queue.async {
+                defer { self.queuedWork.subtract(1, ordering: .acquiringAndReleasing) }
+                continuation.resume(with: Result { try body() })
+            }
         }
     }
 
     /// Schedules `body` on the context's queue and returns at once.
     public func perform(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
+        queuedWork.add(1, ordering: .acquiringAndReleasing)
+        queue.async {
+            defer { self.queuedWork.subtract(1, ordering: .acquiringAndReleasing) }
+            body()
+        }
     }
 
     // MARK: Registered objects
 
     /// Whether any object has unsaved changes.
     public var hasChanges: Bool {
-        !insertedObjects_.isEmpty || !deletedObjects_.isEmpty || updatedObjects_.values.contains { $0.isUpdated }
+        checkConfinement("hasChanges")
+        return !insertedObjects_.isEmpty || !deletedObjects_.isEmpty || updatedObjects_.values.contains { $0.isUpdated }
     }
 
     /// Objects inserted and not yet saved.
-    public var insertedObjects: Set<ManagedObject> { Set(insertedObjects_.values.filter { !$0.deleted }) }
+    public var insertedObjects: Set<ManagedObject> {
+        checkConfinement("insertedObjects")
+        return Set(insertedObjects_.values.filter { !$0.deleted })
+    }
     /// Objects changed and not yet saved (not inserted, not deleted).
-    public var updatedObjects: Set<ManagedObject> { Set(updatedObjects_.values.filter { $0.isUpdated }) }
+    public var updatedObjects: Set<ManagedObject> {
+        checkConfinement("updatedObjects")
+        return Set(updatedObjects_.values.filter { $0.isUpdated })
+    }
     /// Objects deleted and not yet saved.
-    public var deletedObjects: Set<ManagedObject> { Set(deletedObjects_.values.filter { !$0.inserted }) }
+    public var deletedObjects: Set<ManagedObject> {
+        checkConfinement("deletedObjects")
+        return Set(deletedObjects_.values.filter { !$0.inserted })
+    }
     /// Every object registered in the context.
-    public var registeredObjects: Set<ManagedObject> { Set(registered.values) }
+    public var registeredObjects: Set<ManagedObject> {
+        checkConfinement("registeredObjects")
+        return Set(registered.values)
+    }
 
     /// Inserts a new object (Core Data's `insert(_:)`); usually done by
     /// ``ManagedObject/init(entity:insertInto:)``.
     public func insert(_ object: ManagedObject) {
+        checkConfinement("insert(_:)", of: object)
         if let owner = object.managedObjectContext, owner !== self {
             // Misuse no valid program commits: an object belongs to one context.
             preconditionFailure("\(object.entity.name) is already registered in another context")
@@ -150,6 +191,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// - Throws: ``StoreError/Code/invalidRequest`` when the entity does not exist or is abstract.
     @discardableResult
     public func insertNewObject(forEntityName entityName: String) throws -> ManagedObject {
+        checkConfinement("insertNewObject(forEntityName: \"\(entityName)\")")
         let entity = try entity(named: entityName)
         if entity.isAbstract {
             throw StoreError(.invalidRequest, "entity '\(entityName)' is abstract; insert one of its subentities")
@@ -168,6 +210,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Marks an object deleted; delete rules run at the next ``processPendingChanges()`` or save.
     public func delete(_ object: ManagedObject) {
+        checkConfinement("delete(_:)", of: object)
         guard object.managedObjectContext === self, !object.deleted else { return }
         object.fireFault()
         object.prepareForDeletion()
@@ -179,6 +222,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     ///
     /// - Throws: ``StoreError/Code/invalidRequest`` when the store does not hold the object's entity.
     public func assign(_ object: ManagedObject, to store: PersistentStore) throws {
+        checkConfinement("assign(_:to:)", of: object)
         guard store.entityNumbers.contains(object.entity.entityNumber) else {
             throw StoreError(
                 .invalidRequest, "store \(store.displayName) does not hold entity '\(object.entity.name)'",
@@ -188,22 +232,52 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     /// The object for `id`: the registered one, or a new fault (Core Data's `object(with:)`).
+    ///
+    /// An ID no store of this coordinator can hold (another context's temporary ID, or an ID of
+    /// a store not attached here) gives an inaccessible object: it reads as `nil`, refuses
+    /// changes, and ``existingObject(with:)`` throws ``StoreError/Code/notFound`` for it.
     public func object(with id: ManagedObjectID) -> ManagedObject {
+        checkConfinement("object(with:)")
+        if let existing = registered[id], existing.entity === id.entity { return existing }
+        if let orphan = orphans[id] { return orphan }
+        guard let store = id.persistentStore, !id.isTemporaryID, coordinator.persistentStores.contains(where: { $0 === store }) else {
+            // Nothing can fill it: not registered in the temporary table, which holds only this
+            // context's inserts (R1), but here, retained.
+            let object = id.entity.managedObjectClass.init(entity: id.entity, insertInto: nil)
+            object.objectID = id
+            object.managedObjectContext = self
+            markInaccessible(object)
+            orphans[id] = object
+            return object
+        }
+        return fault(for: id)
+    }
+
+    /// The registered object for a saved object's ID that a store of this context gave, or a
+    /// new fault for it (``object(with:)`` without its checks, for IDs the core made itself).
+    func fault(for id: ManagedObjectID) -> ManagedObject {
         if let existing = registered[id] { return existing }
         let object = id.entity.managedObjectClass.init(entity: id.entity, insertInto: nil)
         object.objectID = id
         object.managedObjectContext = self
         object.faulted = true
         object.values = []
-        registered[id] = object
+        register(object, as: id)
         return object
     }
 
     /// The object for `id`, loaded; throws when no store holds it (Core Data's `existingObject(with:)`).
+    ///
+    /// - Throws: ``StoreError/Code/notFound`` when no store holds the object; the store's error
+    ///   when it cannot be read.
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
-        if let existing = registered[id], !existing.faulted { return existing }
-        guard let store = id.persistentStore, !id.isTemporaryID else {
-            throw StoreError(.notFound, "no object with ID \(id) is registered or saved")
+        checkConfinement("existingObject(with:)")
+        if let existing = registered[id], existing.entity === id.entity, !existing.faulted {
+            if existing.isAccessible { return existing }
+            throw StoreError(.notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: id.persistentStore?.displayName, objectIDs: [id])
+        }
+        guard let store = id.persistentStore, !id.isTemporaryID, coordinator.persistentStores.contains(where: { $0 === store }) else {
+            throw StoreError(.notFound, "no object with ID \(id) is registered in this context or saved in its stores", objectIDs: [id])
         }
         let rows = try coordinator.rows(for: [id.rowID], in: store)
         guard let row = rows[id.rowID] else {
@@ -213,11 +287,40 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     /// The registered object for `id`, or `nil` (Core Data's `registeredObject(for:)`).
-    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? { registered[id] }
+    public func registeredObject(for id: ManagedObjectID) -> ManagedObject? {
+        checkConfinement("registeredObject(for:)")
+        if let object = registered[id], object.entity === id.entity { return object }
+        return orphans[id]
+    }
 
     /// Calls `observer` after every successful save of this context.
     public func addDidSaveObserver(_ observer: @escaping (ContextDidSave) -> Void) {
+        checkConfinement("addDidSaveObserver(_:)")
         saveObservers.append(observer)
+    }
+
+    /// Registers `object` under the saved-object ID `id`; an object registered under it before
+    /// (a fault made for a key before that key was saved) leaves the context (``detach(_:)``).
+    func register(_ object: ManagedObject, as id: ManagedObjectID) {
+        if let displaced = registered.replace(id, with: object), displaced !== object { detach(displaced) }
+    }
+
+    /// Removes `object` from the registration tables.
+    func unregister(_ object: ManagedObject) {
+        if let current = registered[object.objectID], current === object { registered[object.objectID] = nil }
+        if let orphan = orphans[object.objectID], orphan === object { orphans[object.objectID] = nil }
+    }
+
+    /// An object leaving the context: unregistered elsewhere, its pin released, its context
+    /// reference cleared, so nothing of it points at the context once it is gone.
+    func detach(_ object: ManagedObject) {
+        if let key = object.pinnedKey { coordinator.rowCache.unpin([key]) }
+        object.pinnedKey = nil
+        faultBatches[ObjectIdentifier(object)] = nil
+        insertedObjects_.remove(object)
+        updatedObjects_.remove(object)
+        deletedObjects_.remove(object)
+        object.managedObjectContext = nil
     }
 
     func entity(named name: String) throws -> EntityDescription {

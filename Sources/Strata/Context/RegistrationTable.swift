@@ -62,6 +62,16 @@ struct RegistrationTable {
         }
     }
 
+    /// Registers `object` under the saved object ID `id` and returns the object registered under
+    /// it before, if any (the caller detaches it).
+    mutating func replace(_ id: ManagedObjectID, with object: ManagedObject) -> ManagedObject? {
+        precondition(!id.isTemporaryID, "replace(_:with:) registers saved objects only")  // callers pass permanent IDs
+        if !hasSubclassObjects, type(of: object) != ManagedObject.self { hasSubclassObjects = true }
+        let old = permanent.updateValue(object, forKey: Self.permanentKey(id))
+        permanentLinked += Self.linked(object) - Self.linked(old)
+        return old
+    }
+
     /// The object registered under the saved object ID `id`, or else `make()`'s object, now
     /// registered under it; one lookup for both. `make` runs while the table is being changed,
     /// so it must not touch the table (it runs no user code: the caller uses this for objects of

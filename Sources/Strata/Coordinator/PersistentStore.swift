@@ -19,6 +19,8 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
     public let driver: any StoreDriver
     /// The numbers of the entities the store holds.
     public let entityNumbers: Set<Int32>
+    /// `entityNumbers` as flags indexed by entity number, for checks on every fetched row.
+    private let holdsEntity: [Bool]
     private let metadataState: Mutex<StoreMetadata>
     private let writeLock = Mutex<Void>(())
     private let readLock = Mutex<Void>(())
@@ -35,6 +37,14 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
         self.driver = driver
         self.metadataState = Mutex(metadata)
         self.entityNumbers = entityNumbers
+        var flags = [Bool](repeating: false, count: Int(entityNumbers.max() ?? 0) + 1)
+        for number in entityNumbers where number >= 0 { flags[Int(number)] = true }
+        self.holdsEntity = flags
+    }
+
+    /// Whether the store holds rows of the entity numbered `number`.
+    func holds(entityNumber number: Int32) -> Bool {
+        number >= 0 && Int(number) < holdsEntity.count && holdsEntity[Int(number)]
     }
 
     /// The store's UUID, as used in object URIs.

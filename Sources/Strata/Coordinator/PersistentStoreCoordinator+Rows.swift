@@ -6,18 +6,30 @@ extension PersistentStoreCoordinator {
     func fetch(_ request: StoreFetch, in store: PersistentStore, cacheRows: Bool = true) throws -> StoreFetchResult {
         var request = request
         if request.cachedRows == nil { request.cachedRows = CachedRows(rowCache, store: ObjectIdentifier(store)) }
+        let read = rowCache.beginRead()
+        defer { rowCache.endRead(read) }
         let result = try store.read { try store.driver.fetch(request) }
-        if cacheRows && !result.rows.isEmpty { rowCache.store(result.rows, in: ObjectIdentifier(store)) }
+        try checkResult(result, from: store)
+        if cacheRows && !result.rows.isEmpty { rowCache.store(result.rows, in: ObjectIdentifier(store), since: read) }
         return result
     }
 
     /// Runs a fetch on one store, handing its answer to `body` in parts
-    /// (``StoreDriver/fetch(_:inParts:)``); the caller caches the rows. `body` must not call
-    /// into `store`.
-    func fetch(_ request: StoreFetch, in store: PersistentStore, inParts body: (inout StoreFetchResult) throws -> Void) throws {
+    /// (``StoreDriver/fetch(_:inParts:)``) with the read it belongs to; the caller caches the rows
+    /// (``RowCache/store(_:in:pins:since:)``). `body` must not call into `store`.
+    func fetch(
+        _ request: StoreFetch, in store: PersistentStore, inParts body: (inout StoreFetchResult, RowCache.Read) throws -> Void
+    ) throws {
         var request = request
         if request.cachedRows == nil { request.cachedRows = CachedRows(rowCache, store: ObjectIdentifier(store)) }
-        try store.read { try store.driver.fetch(request, inParts: body) }
+        let read = rowCache.beginRead()
+        defer { rowCache.endRead(read) }
+        try store.read {
+            try store.driver.fetch(request) { part in
+                try checkResult(part, from: store)
+                try body(&part, read)
+            }
+        }
     }
 
     /// The rows of `ids` in `store`: from the row cache where resident, the rest from the driver
@@ -34,16 +46,98 @@ extension PersistentStoreCoordinator {
             }
         }
         if !missing.isEmpty {
+            let read = rowCache.beginRead()
+            defer { rowCache.endRead(read) }
             let loaded = try store.read { try store.driver.rows(for: missing) }
-            rowCache.store(loaded, in: storeKey)
+            try checkRows(loaded[...], from: store)
+            rowCache.store(loaded, in: storeKey, since: read)
             for row in loaded { found[row.id] = row }
         }
         return found
     }
 
+    /// The current rows of `ids` in `store`, read from the driver past the row cache (for
+    /// ``ManagedObjectContext/refresh(_:mergeChanges:)``), and cached; a row the store no longer
+    /// holds leaves the cache.
+    func freshRows(for ids: [RowID], in store: PersistentStore) throws -> [RowID: RowSnapshot] {
+        let read = rowCache.beginRead()
+        defer { rowCache.endRead(read) }
+        let loaded = try store.read { try store.driver.rows(for: ids) }
+        try checkRows(loaded[...], from: store)
+        let storeKey = ObjectIdentifier(store)
+        rowCache.store(loaded, in: storeKey, since: read)
+        var found: [RowID: RowSnapshot] = [:]
+        for row in loaded { found[row.id] = row }
+        let gone = ids.filter { found[$0] == nil }
+        if !gone.isEmpty { rowCache.remove(gone.map { RowCache.Key(store: storeKey, row: $0) }) }
+        return found
+    }
+
     /// The members of a to-many relationship for several rows of one store.
     func relatedRows(_ request: RelatedRowsRequest, in store: PersistentStore) throws -> [RowID: [RowID]] {
-        try store.read { try store.driver.relatedRows(request) }
+        let members = try store.read { try store.driver.relatedRows(request) }
+        for (source, targets) in members {
+            try checkID(source, from: store)
+            for target in targets { try checkID(target, from: store) }
+        }
+        return members
+    }
+
+    // MARK: Checking what drivers return
+
+    /// Checks a driver's answer (rows and IDs) with ``checkRows(_:from:)``.
+    private func checkResult(_ result: StoreFetchResult, from store: PersistentStore) throws {
+        try checkRows(result.rows[...], from: store)
+        if let ids = result.ids { for id in ids { try checkID(id, from: store) } }
+    }
+
+    /// Checks rows a driver returned before the core relies on them (StoreDriver rule 4, and the
+    /// guard against damaged files): positive keys (negative keys are the core's temporary IDs),
+    /// entities of the model that the store holds, one value per property, versions that can
+    /// still grow, and references to rows of the model's entities with positive keys.
+    ///
+    /// - Throws: ``StoreError/Code/corrupt`` naming the store, the entity and the key.
+    /// - Complexity: O(n) for n rows, plus O(r) for r references.
+    func checkRows(_ rows: ArraySlice<RowSnapshot>, from store: PersistentStore) throws {
+        let model = managedObjectModel
+        for row in rows {
+            try checkID(row.id, from: store)
+            // checkID found the entity.
+            let entity = model.entity(number: row.id.entity)!
+            guard row.values.count == entity.properties.count else {
+                throw corruptRow(row.id, store, "has \(row.values.count) values where entity '\(entity.name)' has \(entity.properties.count) properties")
+            }
+            guard row.version >= 0 && row.version < RowVersion.max else {
+                throw corruptRow(row.id, store, "has row version \(row.version), outside 0..<\(RowVersion.max)")
+            }
+            for slot in entity.relationshipSlots {
+                switch row.values[slot] {
+                case .reference(let target): try checkReference(target, of: row.id, store)
+                case .references(let targets): for target in targets { try checkReference(target, of: row.id, store) }
+                default: break
+                }
+            }
+        }
+    }
+
+    private func checkID(_ id: RowID, from store: PersistentStore) throws {
+        guard id.primaryKey > 0 else { throw corruptRow(id, store, "has primary key \(id.primaryKey); keys read from a store are positive") }
+        guard managedObjectModel.entity(number: id.entity) != nil, store.holds(entityNumber: id.entity) else {
+            throw corruptRow(id, store, "names entity number \(id.entity), which the store's model does not give it")
+        }
+    }
+
+    private func checkReference(_ target: RowID, of source: RowID, _ store: PersistentStore) throws {
+        guard target.primaryKey > 0, managedObjectModel.entity(number: target.entity) != nil else {
+            throw corruptRow(source, store, "refers to row \(target.primaryKey) of entity number \(target.entity), which cannot exist")
+        }
+    }
+
+    private func corruptRow(_ id: RowID, _ store: PersistentStore, _ problem: String) -> StoreError {
+        let entity = managedObjectModel.entity(number: id.entity).map { "\($0.name) " } ?? ""
+        return StoreError(
+            .corrupt, "store \(store.displayName) is damaged: row \(entity)\(id.primaryKey) \(problem); restore the store from a backup or recover what remains with `strata export`",
+            store: store.displayName)
     }
 
     /// Reserves permanent keys in `store` for the hierarchy of `entity`.
@@ -54,14 +148,29 @@ extension PersistentStoreCoordinator {
         return try store.write { try store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: count) }
     }
 
-    /// Applies one change set per store. Each store commits atomically; when a later store fails
-    /// after an earlier one committed, the error is ``StoreError/Code/partialCommit`` and says which.
+    /// What ``commit(_:pinInserts:)`` did: the results of the stores that committed and, when a
+    /// later store failed after an earlier one committed, that failure.
+    struct CommitOutcome {
+        /// Results by store, for every store that committed.
+        var results: [ObjectIdentifier: CommitResult] = [:]
+        /// The ``StoreError/Code/partialCommit`` error, when some stores committed and one failed.
+        var partialFailure: StoreError?
+
+        /// Whether `store`'s change set reached it.
+        func committed(_ store: PersistentStore) -> Bool { results[ObjectIdentifier(store)] != nil }
+    }
+
+    /// Applies one change set per store. Each store commits atomically. When the first store
+    /// fails, nothing was written and the error is thrown; when a later store fails after an
+    /// earlier one committed, the outcome lists what committed and carries a
+    /// ``StoreError/Code/partialCommit`` error saying which store failed, for the caller to finish
+    /// the committed part and then throw.
     ///
     /// - Parameter pinInserts: Pin inserted rows in the row cache as they are stored (the saving
     ///   context's new objects hold them); the caller owns those pins.
     func commit(
         _ batches: [(store: PersistentStore, batch: ChangeBatch)], pinInserts: Bool = false
-    ) throws -> [ObjectIdentifier: CommitResult] {
+    ) throws -> CommitOutcome {
         for (store, batch) in batches where !batch.isEmpty {
             if store.isReadOnly {
                 throw StoreError(.readOnly, "cannot save to a store opened read-only", store: store.displayName)
@@ -70,24 +179,25 @@ extension PersistentStoreCoordinator {
                 throw StoreError(.closed, "the store was removed from its coordinator", store: store.displayName)
             }
         }
-        var results: [ObjectIdentifier: CommitResult] = [:]
+        var outcome = CommitOutcome()
         var committed: [PersistentStore] = []
         for (store, batch) in batches where !batch.isEmpty {
             do {
                 let result = try store.write { try store.driver.apply(batch) }
-                results[ObjectIdentifier(store)] = result
+                outcome.results[ObjectIdentifier(store)] = result
                 committed.append(store)
                 updateCache(after: batch, result: result, in: store, pinInserts: pinInserts)
                 if let metadata = batch.metadata { store.updateCachedMetadata(metadata) }
             } catch where !committed.isEmpty {
                 let storeError = error as? StoreError
-                throw StoreError(
+                outcome.partialFailure = StoreError(
                     .partialCommit,
-                    "saving to \(store.displayName) failed after \(committed.map(\.displayName).joined(separator: ", ")) committed: \(storeError?.message ?? "\(error)")",
+                    "saving to \(store.displayName) failed after \(committed.map(\.displayName).joined(separator: ", ")) committed: \(storeError?.message ?? "\(error)"). The committed changes are saved; the rest are still pending in the context: save again to retry them, or roll them back",
                     store: store.displayName, objectIDs: storeError?.objectIDs ?? [], underlying: storeError ?? StoreError(.io, "\(error)"))
+                return outcome
             }
         }
-        return results
+        return outcome
     }
 
     private func updateCache(after batch: ChangeBatch, result: CommitResult, in store: PersistentStore, pinInserts: Bool) {

@@ -10,10 +10,13 @@ extension ManagedObject {
     /// ``storeValue(forKey:)`` for a throwing variant.
     public func value(forKey key: String) -> Any? {
         let slot = requireSlot(key)
+        context?.checkConfinement("value(forKey: \"\(key)\")", of: self)
         fireFault()
         guard !values.isEmpty else { return nil }
         switch entity.slotKinds[slot] {
         case .attribute(let type): return Self.plainValue(values[slot], type)
+        // A value its transformer cannot read back is a bad value, not a store error: it reads as
+        // nil here, and storeValue(forKey:) gives the stored bytes.
         case .transformed: return try? convertOut(values[slot], slot: slot)
         case .toOne, .toMany:
             // Relationship slots have relationship descriptions.
@@ -29,8 +32,7 @@ extension ManagedObject {
         do {
             try setConvertedValue(value, forKey: key)
         } catch {
-            // Misuse no valid program commits: wrong key or type passed to the non-throwing setter.
-            preconditionFailure("\(error)")
+            _setterFailed(error)
         }
     }
 
@@ -38,6 +40,7 @@ extension ManagedObject {
     /// does not fit the attribute.
     public func setConvertedValue(_ value: Any?, forKey key: String) throws {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        context?.checkConfinement("setValue(_:forKey: \"\(key)\")", of: self)
         switch entity.slotKinds[slot] {
         case .attribute(let type):
             if let exact = StoreValueCoercion.exactMatch(value, type) {
@@ -76,8 +79,7 @@ extension ManagedObject {
             do {
                 try _setAttributeValue(newValue?.storeValue ?? .null, forKey: key, general: newValue.map { $0 as Any })
             } catch {
-                // Misuse no valid program commits: wrong key or type passed to the non-throwing setter.
-                preconditionFailure("\(error)")
+                _setterFailed(error)
             }
         }
     }
@@ -94,6 +96,7 @@ extension ManagedObject {
     @usableFromInline func _attributeValue(forKey key: String) -> StoreValue? {
         let slot = requireSlot(key)
         guard case .attribute = entity.slotKinds[slot] else { return nil }
+        context?.checkConfinement("value(forKey: \"\(key)\")", of: self)
         fireFault()
         return values.isEmpty ? .null : values[slot]
     }
@@ -104,6 +107,7 @@ extension ManagedObject {
     @usableFromInline func _setAttributeValue(_ stored: StoreValue, forKey key: String, general: @autoclosure () -> Any?) throws {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
         guard case .attribute(let type) = entity.slotKinds[slot] else { return try setConvertedValue(general(), forKey: key) }
+        context?.checkConfinement("setValue(_:forKey: \"\(key)\")", of: self)
         if let exact = StoreValueCoercion.exactMatch(stored, type) { return try setStoreValue(exact, slot: slot) }
         // Attribute slots have attribute descriptions.
         let converted = try StoreValueCoercion.coerce(stored, to: entity.properties[slot].attribute!, entity: entity.name)
@@ -113,16 +117,21 @@ extension ManagedObject {
     /// The value of an attribute as a typed Swift value, or `nil` when it is `nil` or does not fit.
     public func value<T: AttributeValueConvertible>(forKey key: String, as type: T.Type) -> T? {
         guard let slot = entity.index(ofProperty: key) else { return nil }
+        context?.checkConfinement("value(forKey: \"\(key)\", as:)", of: self)
         fireFault()
+        guard !values.isEmpty else { return nil }
         return T(storeValue: values[slot])
     }
 
     /// The stored form of a property (relationships as row references). Fires the fault.
     ///
-    /// - Throws: ``StoreError/Code/invalidRequest`` for an unknown key.
+    /// - Throws: ``StoreError/Code/invalidRequest`` for an unknown key; the store's error when the
+    ///   fault or the relationship cannot be loaded.
     public func storeValue(forKey key: String) throws -> StoreValue {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
-        fireFault()
+        context?.checkConfinement("storeValue(forKey: \"\(key)\")", of: self)
+        try fireFaultThrowing()
+        guard !values.isEmpty else { return .null }
         if entity.properties[slot].relationship?.isToMany == true { try loadToMany(slot) }
         return values[slot]
     }
@@ -133,6 +142,7 @@ extension ManagedObject {
     ///   value of the wrong kind.
     public func setStoreValue(_ value: StoreValue, forKey key: String) throws {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        context?.checkConfinement("setStoreValue(_:forKey: \"\(key)\")", of: self)
         guard let attribute = entity.properties[slot].attribute else {
             throw StoreError(.invalidRequest, "'\(entity.name).\(key)' is a relationship; set it with an object")
         }
@@ -146,9 +156,10 @@ extension ManagedObject {
     /// object ID otherwise.
     public func objects(forKey key: String) -> [ManagedObject] {
         let slot = requireSlot(key)
+        context?.checkConfinement("objects(forKey: \"\(key)\")", of: self)
         fireFault()
-        guard let context = managedObjectContext else { return [] }
-        try? loadToMany(slot)
+        guard let context = managedObjectContext, !values.isEmpty else { return [] }
+        loadToManyRecording(slot)
         guard case .references(let ids) = values[slot] else { return [] }
         return ids.compactMap { context.object(for: $0, relatedTo: self) }
     }
@@ -156,9 +167,10 @@ extension ManagedObject {
     /// The object IDs of a relationship's destinations, without firing their faults.
     public func objectIDs(forRelationshipNamed key: String) -> [ManagedObjectID] {
         let slot = requireSlot(key)
+        context?.checkConfinement("objectIDs(forRelationshipNamed: \"\(key)\")", of: self)
         fireFault()
-        try? loadToMany(slot)
-        guard let context = managedObjectContext else { return [] }
+        guard let context = managedObjectContext, !values.isEmpty else { return [] }
+        loadToManyRecording(slot)
         switch values[slot] {
         case .reference(let id): return [context.objectID(for: id, relatedTo: self)]
         case .references(let ids): return ids.map { context.objectID(for: $0, relatedTo: self) }
@@ -170,14 +182,24 @@ extension ManagedObject {
     public func addObject(_ object: ManagedObject, toRelationship key: String) {
         let slot = requireRelationship(key, toMany: true)
         guard let context = context(for: key) else { return }
-        context.link(self, slot: slot, to: object)
+        context.checkConfinement("addObject(_:toRelationship: \"\(key)\")", of: self)
+        do {
+            try context.link(self, slot: slot, to: object)
+        } catch {
+            _setterFailed(error)
+        }
     }
 
     /// Removes `object` from a to-many relationship, updating the inverse.
     public func removeObject(_ object: ManagedObject, fromRelationship key: String) {
         let slot = requireRelationship(key, toMany: true)
         guard let context = context(for: key) else { return }
-        context.unlink(self, slot: slot, from: object)
+        context.checkConfinement("removeObject(_:fromRelationship: \"\(key)\")", of: self)
+        do {
+            try context.unlink(self, slot: slot, from: object)
+        } catch {
+            _setterFailed(error)
+        }
     }
 
     // MARK: Internals
@@ -207,19 +229,60 @@ extension ManagedObject {
         return context
     }
 
+    /// What a setter that cannot throw does with an error: misuse (an unknown key, a value of the
+    /// wrong type, a deleted object) stops the program with the message, as Core Data raises; a
+    /// store error (a fault that did not load, a row gone from the store) leaves the change
+    /// unmade and is kept by the context, whose next save throws it.
+    @usableFromInline func _setterFailed(_ error: any Error) {
+        if let storeError = error as? StoreError, storeError.code != .invalidRequest, let context = managedObjectContext {
+            context.noteAccessFailure(storeError)
+            return
+        }
+        // Misuse no valid program commits: wrong key, type or state passed to a non-throwing setter.
+        preconditionFailure("\(error)")
+    }
+
     func unknownKey(_ key: String) -> StoreError {
         StoreError(.invalidRequest, "entity '\(entity.name)' has no property named '\(key)'")
     }
 
-    /// Loads the values of a fault; nothing for a loaded object (the common case, checked inline
-    /// by every property read).
-    @inline(__always) func fireFault() {
-        if faulted { fulfillFault() }
+    /// Loads the values of a fault, throwing the store's error when they cannot be loaded; does
+    /// nothing for a loaded object.
+    ///
+    /// Property reads fire faults themselves but cannot throw: when a store error stops them, they
+    /// return `nil` and the context keeps the error for its next save
+    /// (``ManagedObjectContext/accessFailure``). Call this first where you want the error at once.
+    /// After it returns, the object is loaded, or ``isAccessible`` is `false` because its row is
+    /// gone from the store.
+    ///
+    /// - Throws: ``StoreError`` from the store; the object stays a fault, and a later call tries again.
+    public func fulfillFault() throws {
+        managedObjectContext?.checkConfinement("fulfillFault()", of: self)
+        try fireFaultThrowing()
     }
 
-    private func fulfillFault() {
+    /// Loads the values of a fault; nothing for a loaded object (the common case, checked inline
+    /// by every property read). A store error leaves the object a fault and is kept by the context.
+    @inline(__always) func fireFault() {
+        if faulted { fulfillFaultRecording() }
+    }
+
+    /// ``fireFault()`` that throws the store's error instead of leaving it with the context.
+    @inline(__always) func fireFaultThrowing() throws {
+        if faulted { try fulfillFaultNow() }
+    }
+
+    private func fulfillFaultRecording() {
+        do {
+            try fulfillFaultNow()
+        } catch {
+            managedObjectContext?.noteAccessFailure(error)
+        }
+    }
+
+    private func fulfillFaultNow() throws {
         if let context = managedObjectContext {
-            context.fulfillFault(self)
+            try context.fulfillFaultThrowing(self)
         } else if let snapshot {
             fulfill(from: snapshot)
         }
@@ -231,11 +294,38 @@ extension ManagedObject {
         }
     }
 
-    func setStoreValue(_ value: StoreValue, slot: Int) throws {
-        fireFault()
-        if deleted {
-            throw StoreError(.invalidRequest, "cannot change '\(entity.properties[slot].name)' of a deleted \(entity.name)")
+    /// Loads an unfetched to-many slot; a store error leaves it unfetched and is kept by the context.
+    func loadToManyRecording(_ slot: Int) {
+        do {
+            try loadToMany(slot)
+        } catch {
+            managedObjectContext?.noteAccessFailure(error)
         }
+    }
+
+    /// Refuses changes to an object that cannot hold them: one whose values could not be loaded,
+    /// whose row is gone, or which is deleted.
+    func checkChangeable(_ key: @autoclosure () -> String) throws {
+        try fireFaultThrowing()
+        if faulted {
+            throw StoreError(
+                .invalidRequest,
+                "cannot change '\(key())' of \(entity.name) \(objectID): it is a fault whose context is gone; change objects only while their context lives",
+                objectIDs: [objectID])
+        }
+        if inaccessible {
+            throw StoreError(
+                .notFound,
+                "cannot change '\(key())' of \(entity.name) \(objectID): its row no longer exists in the store (deleted elsewhere); refetch or drop the object",
+                store: objectID.persistentStore?.displayName, objectIDs: [objectID])
+        }
+        if deleted {
+            throw StoreError(.invalidRequest, "cannot change '\(key())' of a deleted \(entity.name)", objectIDs: [objectID])
+        }
+    }
+
+    func setStoreValue(_ value: StoreValue, slot: Int) throws {
+        try checkChangeable(entity.properties[slot].name)
         values[slot] = value
         markChanged(slot)
     }
@@ -248,7 +338,7 @@ extension ManagedObject {
     private func relationshipValue(slot: Int, _ relationship: RelationshipDescription) -> Any? {
         guard let context = managedObjectContext else { return nil }
         if relationship.isToMany {
-            try? loadToMany(slot)
+            loadToManyRecording(slot)
             guard case .references(let ids) = values[slot] else { return relationship.isOrdered ? [ManagedObject]() : Set<ManagedObject>() }
             let objects = ids.compactMap { context.object(for: $0, relatedTo: self) }
             return relationship.isOrdered ? objects as Any : Set(objects) as Any
@@ -273,8 +363,8 @@ extension ManagedObject {
             try context.replaceToMany(self, slot: slot, with: targets)
         } else {
             switch value {
-            case nil, is NSNull: context.setToOne(self, slot: slot, to: nil)
-            case let object as ManagedObject: context.setToOne(self, slot: slot, to: object)
+            case nil, is NSNull: try context.setToOne(self, slot: slot, to: nil)
+            case let object as ManagedObject: try context.setToOne(self, slot: slot, to: object)
             default:
                 throw StoreError(.invalidRequest, "'\(entity.name).\(relationship.name)' takes a ManagedObject, got \(type(of: value!))")  // value is non-nil here
             }

@@ -45,6 +45,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var faulted: Bool = false
     @exclusivity(unchecked) var inserted: Bool = false
     @exclusivity(unchecked) var deleted: Bool = false
+    /// Set when the object's row was found gone from its store (a fault fired after another
+    /// context deleted it, an ID no store holds): its values read as `nil` and setters refuse it.
+    @exclusivity(unchecked) var inaccessible: Bool = false
     /// Which of its context's change lists hold the object (``ObjectList`` bits).
     @exclusivity(unchecked) var listMembership: UInt8 = 0
     /// Whether the object holds a pin on its row in the row cache (owned by its context).
@@ -126,6 +129,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public var isUpdated: Bool { !inserted && !deleted && !changedSlots.isEmpty }
     /// Whether the object has any unsaved change.
     public var hasChanges: Bool { inserted || deleted || !changedSlots.isEmpty }
+    /// Whether the object's row exists as far as its context knows: `false` once a fault fired
+    /// and found its row gone from the store (deleted elsewhere), or for an ID no store holds.
+    /// Such an object reads as `nil` and refuses changes (Core Data's inaccessible faults).
+    public var isAccessible: Bool { !inaccessible }
 
     /// The changed properties and their new values (Core Data's `changedValues()`).
     public func changedValues() -> [String: Any] {

@@ -7,6 +7,10 @@ import Synchronization
 // C3. A snapshot pinned by a live context (pin count > 0) is never evicted.
 // C4. `count` never exceeds `limit`, and `bytes` never exceeds `byteLimit`, except by pinned entries
 //     (eviction runs in bulk once 1/8 over, so either may briefly exceed by that slack).
+// C5. A row removed by a committed delete is never stored again by a read that began before the
+//     removal: reads hold a ``Read`` ticket, and while any read is in flight each removed key
+//     keeps a tombstone with the removal's sequence number; a read stores no row whose tombstone
+//     is newer than its ticket. Tombstones older than every read in flight are dropped.
 // States: absent -> resident [store] -> pinned [pin] -> resident [unpin] -> absent [evict/remove]
 
 /// The coordinator's row cache: the last known snapshot of each row, with its version, shared by
@@ -104,6 +108,18 @@ public final class RowCache: Sendable {
         /// bound: the next pass waits until the cache grows a slack beyond it, instead of
         /// scanning every row on every store. Cleared when pins are released or rows removed.
         var bytesFloor = 0
+        /// Removals counted up (C5).
+        var removals: UInt64 = 0
+        /// Keys removed while reads were in flight, with the removal's number (C5).
+        var tombstones: [Key: UInt64] = [:]
+        /// Reads in flight, by the removal number at their start (C5).
+        var reads: [UInt64: Int] = [:]
+    }
+
+    /// A read of a store in progress (C5): rows it returns are stored with
+    /// ``store(_:in:since:)`` and its relatives, which leave out rows removed after it began.
+    struct Read: Sendable {
+        let removals: UInt64
     }
 
     private let state: Mutex<State>
@@ -195,8 +211,55 @@ public final class RowCache: Sendable {
             if let span = RowTable<Entry>.span(of: snapshots) {
                 s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
             }
-            Self.store(snapshots[...], in: store, pins: pins?[...], &s)
+            Self.store(snapshots[...], in: store, pins: pins?[...], since: nil, &s)
         }
+    }
+
+    /// Starts a read (C5): call before asking a driver for rows, and ``endRead(_:)`` after
+    /// storing them.
+    ///
+    /// - Complexity: O(1).
+    func beginRead() -> Read {
+        state.withLock { s in
+            s.reads[s.removals, default: 0] += 1
+            return Read(removals: s.removals)
+        }
+    }
+
+    /// Ends a read begun with ``beginRead()``, dropping tombstones no read in flight needs.
+    ///
+    /// - Complexity: O(r) for r distinct reads in flight, plus O(t) for t tombstones when some go.
+    func endRead(_ read: Read) {
+        state.withLock { s in
+            if let count = s.reads[read.removals], count > 1 {
+                s.reads[read.removals] = count - 1
+            } else {
+                s.reads[read.removals] = nil
+            }
+            guard !s.tombstones.isEmpty else { return }
+            if let oldest = s.reads.keys.min() {
+                s.tombstones = s.tombstones.filter { $0.value > oldest }
+            } else {
+                s.tombstones.removeAll()
+            }
+        }
+    }
+
+    /// Stores rows returned by `read` like ``store(_:in:pin:)``, leaving out rows removed since
+    /// the read began (C5).
+    func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, since read: Read) {
+        state.withLock { s in
+            if let span = RowTable<Entry>.span(of: snapshots) {
+                s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
+            }
+            Self.store(snapshots[...], in: store, pins: nil, since: read, &s)
+        }
+    }
+
+    /// Stores part of the rows returned by `read` like ``store(_:in:pins:)-(ArraySlice<RowSnapshot>,_,_)``,
+    /// leaving out rows removed since the read began (C5): those are neither stored nor pinned.
+    func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?, since read: Read) {
+        state.withLock { s in Self.store(snapshots, in: store, pins: pins, since: read, &s) }
     }
 
     /// Makes room for `snapshots` of one store at once, for a caller that then stores them in
@@ -214,16 +277,23 @@ public final class RowCache: Sendable {
     /// whose size is not known yet cost amortized O(1) per row; call
     /// ``reserve(for:in:)`` first when the whole batch is at hand.
     public func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?) {
-        state.withLock { s in Self.store(snapshots, in: store, pins: pins, &s) }
+        state.withLock { s in Self.store(snapshots, in: store, pins: pins, since: nil, &s) }
     }
 
-    private static func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?, _ s: inout State) {
+    private static func store(
+        _ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?, since read: Read? = nil,
+        _ s: inout State
+    ) {
         s.clock &+= 1
         let clock = s.clock
         var bytes = 0
         var newlyPinned = 0
+        let checksRemovals = !s.tombstones.isEmpty && read != nil
         for index in snapshots.indices {
             let snapshot = snapshots[index]
+            if checksRemovals, let removal = s.tombstones[Key(store: store, row: snapshot.id)], removal > read!.removals {  // checksRemovals implies read
+                continue
+            }
             let pin = pins?[index] ?? false
             // One lookup per row: a new row is added in place of the empty entry.
             bytes += s.entries.withValue(
@@ -283,10 +353,14 @@ public final class RowCache: Sendable {
         }
     }
 
-    /// Drops rows (deleted by a save), pinned or not.
+    /// Drops rows (deleted by a save), pinned or not; reads in flight will not store them again (C5).
     public func remove(_ keys: [Key]) {
         state.withLock { s in
+            s.removals &+= 1
+            let removal = s.removals
+            let inFlight = !s.reads.isEmpty
             for key in keys {
+                if inFlight { s.tombstones[key] = removal }
                 guard let entry = s.entries.removeValue(forKey: key) else { continue }
                 s.bytes -= entry.bytes
                 if entry.pins > 0 { s.pinnedRows -= 1 }
