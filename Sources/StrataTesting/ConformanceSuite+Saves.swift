@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import Synchronization
 
 // Every save path, with and without relationships, and every kind of failed save followed by a
 // retry. The rule each case checks: nothing is reported saved unless its row reached the store in
@@ -177,6 +178,41 @@ extension ConformanceSuite {
                     try fault.setConvertedValue("changed after delete", forKey: "title")
                 }
                 try requireEqual(try fetch(fixture.context(), "Track", "title BEGINSWITH 'changed'").count, 0, "rows named by the refused changes")
+            },
+        ]
+    }
+
+    static var raceCases: [ConformanceCase] {
+        [
+            ConformanceCase("a row deleted while a fetch was reading it does not come back through the row cache") { harness in
+                let fixture = try Fixture(harness.recording)
+                let driver = try recordingDriver(fixture.store)
+                let victim = try fetch(fixture.context(), "Track", "title == 'Track 2'")[0].objectID
+                let reader = fixture.context()
+                let readDone = DispatchSemaphore(value: 0)
+                let proceed = DispatchSemaphore(value: 0)
+                driver.afterNext(.fetch) {
+                    readDone.signal()
+                    proceed.wait()
+                }
+                let finished = DispatchSemaphore(value: 0)
+                let outcome = Mutex<Result<Int, any Error>?>(nil)
+                Thread {
+                    let result = Result { try reader.performAndWait { try fetch(reader, "Track").count } }
+                    outcome.withLock { $0 = result }
+                    finished.signal()
+                }.start()
+                readDone.wait()
+                let deleter = fixture.context()
+                deleter.delete(try deleter.existingObject(with: victim))
+                try deleter.save()
+                proceed.signal()
+                finished.wait()
+                try requireEqual(try outcome.withLock { $0 }?.get(), 6, "tracks the racing fetch read before the delete")
+                try requireThrows("existingObject for the deleted row in a new context", matches: { ($0 as? StoreError)?.code == .notFound }) {
+                    _ = try fixture.context().existingObject(with: victim)
+                }
+                try requireEqual(try fetch(fixture.context(), "Track", "title == 'Track 2'").count, 0, "fetching the deleted row")
             },
         ]
     }

@@ -34,7 +34,8 @@ public final class RecordingDriver: StoreDriver {
 
     /// The wrapped driver.
     public let wrapped: any StoreDriver
-    private let state = Mutex<(calls: [Call], failures: [Operation: [any Error]])>(([], [:]))
+    private let state = Mutex<(calls: [Call], failures: [Operation: [any Error]], hooks: [Operation: [@Sendable () -> Void]])>(
+        ([], [:], [:]))
 
     /// Wraps `driver`.
     public init(wrapping driver: any StoreDriver) { self.wrapped = driver }
@@ -58,6 +59,23 @@ public final class RecordingDriver: StoreDriver {
     /// Several queued failures are thrown by successive calls.
     public func failNext(_ operation: Operation, with error: any Error) {
         state.withLock { $0.failures[operation, default: []].append(error) }
+    }
+
+    /// Runs `hook` once, after the wrapped driver answers the next call of `operation` and before
+    /// that answer returns (for a fetch in parts: before the first part is handed over). Use it to
+    /// make another thread act between a read and its use, deterministically.
+    public func afterNext(_ operation: Operation, run hook: @escaping @Sendable () -> Void) {
+        state.withLock { $0.hooks[operation, default: []].append(hook) }
+    }
+
+    private func runHook(_ operation: Operation) {
+        let hook = state.withLock { s -> (@Sendable () -> Void)? in
+            guard var queued = s.hooks[operation], !queued.isEmpty else { return nil }
+            let first = queued.removeFirst()
+            s.hooks[operation] = queued
+            return first
+        }
+        hook?()
     }
 
     private func record(_ operation: Operation, size: Int) throws {
@@ -94,6 +112,7 @@ public final class RecordingDriver: StoreDriver {
         try record(.fetch, size: request.limit ?? -1)
         let result = try wrapped.fetch(request)
         noteApplied(result)
+        runHook(.fetch)
         return result
     }
 
@@ -104,6 +123,7 @@ public final class RecordingDriver: StoreDriver {
             if !noted {
                 noteApplied(part)
                 noted = true
+                runHook(.fetch)
             }
             try body(&part)
         }
@@ -111,12 +131,16 @@ public final class RecordingDriver: StoreDriver {
 
     public func rows(for ids: [RowID]) throws -> [RowSnapshot] {
         try record(.rows, size: ids.count)
-        return try wrapped.rows(for: ids)
+        let rows = try wrapped.rows(for: ids)
+        runHook(.rows)
+        return rows
     }
 
     public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
         try record(.relatedRows, size: request.sources.count)
-        return try wrapped.relatedRows(request)
+        let members = try wrapped.relatedRows(request)
+        runHook(.relatedRows)
+        return members
     }
 
     public func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {

@@ -17,4 +17,13 @@ struct LMDBConformanceTests {
     func conformance(_ check: ConformanceCase) throws {
         try check.run(.lmdb)
     }
+
+    @Test("contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store")
+    func concurrencyStress() throws {
+        let seed: UInt64 = 0x5EED_0016
+        print("concurrency stress on lmdb: seed \(seed), 4 workers x 150 operations")
+        let report = try ConcurrencyStress.run(.lmdb, seed: seed)
+        print("concurrency stress on lmdb: \(report)")
+        #expect(report.inserts > 0 && report.updates > 0 && report.deletes > 0)
+    }
 }

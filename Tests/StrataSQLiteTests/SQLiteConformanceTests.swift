@@ -17,4 +17,13 @@ struct SQLiteConformanceTests {
     func conformance(_ check: ConformanceCase) throws {
         try check.run(.sqlite)
     }
+
+    @Test("contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store")
+    func concurrencyStress() throws {
+        let seed: UInt64 = 0x5EED_0016
+        print("concurrency stress on sqlite: seed \(seed), 4 workers x 150 operations")
+        let report = try ConcurrencyStress.run(.sqlite, seed: seed)
+        print("concurrency stress on sqlite: \(report)")
+        #expect(report.inserts > 0 && report.updates > 0 && report.deletes > 0)
+    }
 }

@@ -75,7 +75,7 @@ public final class PersistentStoreCoordinator: Sendable {
         } else if metadata.values[StoreMetadata.modelVersionHashKey] != nil {
             let differing = managedObjectModel.differingEntities(configuration, from: metadata.entityVersionHashes)
             if !differing.isEmpty {
-                try? driver.close()
+                try? driver.close()  // ignored on purpose: the mismatch is the error to report, and nothing was written
                 throw StoreError(
                     .modelMismatch,
                     "the store was written with a different model; entities that differ: \(differing.joined(separator: ", ")). Open it with the model that wrote it, or migrate it",

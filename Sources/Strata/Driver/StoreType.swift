@@ -75,6 +75,7 @@ public struct StoreOpenRequest: Sendable {
 
     /// The entities the store holds.
     public var entities: [EntityDescription] {
+        // The coordinator refused unknown configurations before making a request (safe to ignore here).
         (try? model.entities(forConfiguration: configuration)) ?? model.entities
     }
 

@@ -116,12 +116,14 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// Whether a store whose metadata records `hashes` (entity name → version hash) can be opened
     /// with this model's configuration `configuration` without migration.
     public func isConfiguration(_ configuration: String?, compatibleWith hashes: [String: Data]) -> Bool {
+        // An unknown configuration is simply not compatible (the error cannot matter to the answer).
         guard let members = try? entities(forConfiguration: configuration) else { return false }
         return differingEntities(configuration, from: hashes).isEmpty && members.count == hashes.count
     }
 
     /// The names of entities whose hashes differ from `hashes`, or that only one side has.
     public func differingEntities(_ configuration: String?, from hashes: [String: Data]) -> [String] {
+        // An unknown configuration compares every entity (safe: a wider comparison only finds more differences).
         let members = (try? entities(forConfiguration: configuration)) ?? entities
         var differing = Set<String>()
         for entity in members where hashes[entity.name] != entity.versionHash { differing.insert(entity.name) }

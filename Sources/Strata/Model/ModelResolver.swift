@@ -182,6 +182,7 @@ struct ModelResolver {
                     .invalidValue, "attribute '\(entity.name).\(attribute.name)' has type Undefined but is not transient",
                     element: element)
             }
+            // The failure itself is what is reported here (safe: the error is replaced by a ModelError below).
             if let pattern = attribute.validation.regularExpression, (try? NSRegularExpression(pattern: pattern)) == nil {
                 throw ModelError(
                     .invalidValue,

@@ -17,7 +17,7 @@ extension ManagedObject {
         case .attribute(let type): return Self.plainValue(values[slot], type)
         // A value its transformer cannot read back is a bad value, not a store error: it reads as
         // nil here, and storeValue(forKey:) gives the stored bytes.
-        case .transformed: return try? convertOut(values[slot], slot: slot)
+        case .transformed: return try? convertOut(values[slot], slot: slot)  // safe: transformer errors only, see above
         case .toOne, .toMany:
             // Relationship slots have relationship descriptions.
             return relationshipValue(slot: slot, entity.properties[slot].relationship!)

@@ -139,6 +139,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var result: [String: Any] = [:]
         for slot in changedSlots.ascending {
             let name = entity.properties[slot].name
+            // A value its transformer cannot read back is shown as NSNull, as value(forKey:) shows nil: no store error can reach here (ignored on purpose).
             result[name] = (try? convertOut(values[slot], slot: slot)) ?? NSNull()
         }
         return result
@@ -150,6 +151,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var result: [String: Any] = [:]
         for (slot, property) in entity.properties.enumerated() where keys?.contains(property.name) ?? true {
             if property.isTransient { continue }
+            // As in changedValues(): only a transformer error can reach here (ignored on purpose).
             result[property.name] = (try? convertOut(snapshot.values[slot], slot: slot)) ?? NSNull()
         }
         return result

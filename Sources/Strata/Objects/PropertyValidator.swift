@@ -85,6 +85,7 @@ enum PropertyValidator {
         if let maximum = rules.maximumLength, length > maximum {
             fail(name, .stringTooLong, "'\(name)' has \(length) characters, allows at most \(maximum)")
         }
+        // The model refused patterns that do not compile when it was built (ModelResolver), so the error cannot matter here.
         if let pattern = rules.regularExpression, let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$") {
             let range = NSRange(text.startIndex..., in: text)
             if regex.firstMatch(in: text, range: range) == nil {

@@ -55,6 +55,7 @@ struct PredicateSubstitution {
         case .member(let base, let path):
             let newBase = try apply(base)
             if newBase == base { return expression }
+            // A path that does not parse stays a member access, which evaluation reports (the error is safe to drop here).
             return (try? KeyPathSyntax.expression(parsing: path, base: newBase)) ?? .member(newBase, path)
         case .collection(let op, let collection, let path):
             return .collection(op, of: try apply(collection), keyPath: path)

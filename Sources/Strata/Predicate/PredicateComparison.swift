@@ -75,6 +75,7 @@ enum PredicateComparison {
             }
         default:
             throw FetchPredicateError(
+                // The kind is only for the message (safe to drop the error: it names "an object" instead).
                 .typeMismatch,
                 "\(op) needs a collection or a string, found \((try? container.scalar().kindName.withArticle) ?? "an object")")
         }

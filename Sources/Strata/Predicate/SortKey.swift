@@ -33,6 +33,7 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
         self.keyPath = keyPath
         self.ascending = ascending
         self.comparison = comparison
+        // Safe: a malformed key path is kept as nil and reported by compare(_:_:by:) and fetch validation.
         self.expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)
     }
 

@@ -13,11 +13,18 @@ struct TestStack {
     /// Contexts made by `newContext()`, alive as long as the stack (objects hold contexts weakly).
     private final class Kept { var contexts: [ManagedObjectContext] = [] }
 
-    init(model: ManagedObjectModel = ConformanceModel.model, seeded: Bool = false) throws {
+    init(model: ManagedObjectModel = ConformanceModel.model, seeded: Bool = false, type: StoreType = .inMemory) throws {
         coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        store = try coordinator.addPersistentStore(type: .inMemory)
+        store = try coordinator.addPersistentStore(type: type)
         context = ManagedObjectContext(coordinator: coordinator)
         if seeded { try ConformanceModel.seed(context) }
+    }
+
+    /// A stack whose store's driver is a ``RecordingDriver`` around the in-memory driver.
+    static func recording(seeded: Bool = true) throws -> (TestStack, RecordingDriver) {
+        let stack = try TestStack(seeded: seeded, type: RecordingDriver.storeType(wrapping: .inMemory))
+        // The store was opened through RecordingDriver.storeType(wrapping:).
+        return (stack, stack.store.driver as! RecordingDriver)
     }
 
     func newContext() -> ManagedObjectContext {
