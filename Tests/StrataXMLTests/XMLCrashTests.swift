@@ -85,4 +85,75 @@ struct XMLCrashTests {
         }
         #expect(known > 50, "the helper made progress between kills")
     }
+
+    /// Runs the helper in `mode` on `url` under `/bin/sh` with `umask`, until it exits or is
+    /// killed after `killAfter` microseconds; returns its output, errors and whether it was killed.
+    static func run(
+        _ mode: String, on url: URL, umask mask: String = "022", killAfter delay: UInt32? = nil
+    ) throws -> (output: String, errors: String, killed: Bool) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "umask \(mask) && exec \"$0\" \"$1\" \"$2\"", try helper().path, url.path, mode]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        if let delay {
+            usleep(delay)
+            kill(process.processIdentifier, SIGKILL)
+        }
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        let failure = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (
+            String(decoding: printed, as: UTF8.self), String(decoding: failure, as: UTF8.self),
+            process.terminationReason == .uncaughtSignal
+        )
+    }
+
+    @Test("keys handed out before a kill, saved or not, are never handed out again after reopening")
+    func keysSurviveKills() throws {
+        let seed: UInt64 = 0x5EED_0016
+        var generator = SeededGenerator(seed: seed)
+        let directory = try TemporaryDirectory(prefix: "xml-kill-keys")
+        let url = directory.file("keys.xml")
+        var seen: [Int64: Int] = [:]  // key → the run that printed it
+        var repeated: [String] = []
+        var kills = 0
+        for run in 0..<20 {
+            let delay = UInt32.random(in: 60_000...400_000, using: &generator)
+            let result = try Self.run("allocate", on: url, killAfter: delay)
+            try #require(result.errors.isEmpty, "seed \(seed), run \(run): helper failed: \(result.errors)")
+            if result.killed { kills += 1 }
+            // Only complete lines: the last one may have been cut by the kill.
+            let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            for line in lines where line.hasPrefix("keys ") {
+                for key in line.dropFirst(5).split(separator: " ").compactMap({ Int64($0) }) {
+                    if let earlier = seen[key] { repeated.append("\(key) (runs \(earlier) and \(run))") }
+                    seen[key] = run
+                }
+            }
+        }
+        #expect(repeated.isEmpty, "seed \(seed): \(repeated.count) keys handed out twice: \(repeated.prefix(5).joined(separator: ", "))")
+        #expect(kills > 10, "seed \(seed): the helper was killed while allocating")
+        #expect(seen.count > 100, "seed \(seed): the helper handed out keys before it was killed")
+    }
+
+    @Test("a store created by a process follows its umask")
+    func createdFileFollowsUmask() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-umask")
+        let url = directory.file("private.xml")
+        let result = try Self.run("save-once", on: url, umask: "027")
+        try #require(result.errors.isEmpty, "helper failed: \(result.errors)")
+        var status = stat()
+        try #require(stat(url.path, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o640, "mode \(String(status.st_mode & 0o777, radix: 8))")
+        try #require(stat(url.path + ".lock", &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o640, "lock file mode \(String(status.st_mode & 0o777, radix: 8))")
+        let shared = directory.file("shared.xml")
+        _ = try Self.run("save-once", on: shared, umask: "002")
+        try #require(stat(shared.path, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o664, "mode \(String(status.st_mode & 0o777, radix: 8))")
+    }
 }

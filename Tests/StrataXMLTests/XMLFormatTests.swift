@@ -115,7 +115,7 @@ struct XMLFormatTests {
         #expect(read.values == values)
     }
 
-    @Test("primary keys come from one counter for the whole file and survive reopen")
+    @Test("primary keys come from one counter for the whole file and are not handed out again after reopen")
     func oneKeyCounter() throws {
         let directory = try TemporaryDirectory(prefix: "xml-keys")
         let url = directory.file("keys.xml")
@@ -127,11 +127,13 @@ struct XMLFormatTests {
             let driver = try XMLTestSupport.driver(at: url)
             handedOut.append(try driver.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 3))
             handedOut.append(try driver.allocatePrimaryKeys(forEntity: track.entityNumber, count: 2))
-            try driver.close()  // nothing saved: close still records the counter
+            try driver.close()  // nothing saved: the file already records a reservation past the keys
         }
         let driver = try XMLTestSupport.driver(at: url)
         handedOut.append(try driver.allocatePrimaryKeys(forEntity: track.entityNumber, count: 1))
-        #expect(handedOut == [1...3, 4...5, 6...6])
+        #expect(Array(handedOut.prefix(2)) == [1...3, 4...5])
+        #expect(handedOut[2].lowerBound > 5, "keys after reopening start past every key handed out before")
+        #expect(handedOut[2].lowerBound <= 5 + XMLDriver.keyReservation + 1, "reopening skips at most one reservation")
         try driver.close()
     }
 

@@ -3,16 +3,20 @@ import Strata
 import Synchronization
 
 // XML DRIVER INVARIANTS
-// X1. The engine holds exactly the graph of the last complete save (or of the file as opened);
-//     the file is rewritten whole, through XMLStoreFile.replace, inside the engine's persist hook,
-//     so a save that fails to write changes neither the file nor the engine.
+// X1. The engine holds exactly the graph of the file: the file is rewritten whole, through
+//     XMLStoreFile.replace, inside the engine's persist hook. A save that fails before the rename
+//     changes neither the file nor the engine; one whose rename happened but whose directory fsync
+//     failed (XMLStoreFile F5) leaves both holding the new graph and then throws.
 // X2. Primary key N is object id "zN". Keys this driver hands out come from one counter for the
-//     whole file (`nextObjectID`), so ids stay unique across entities; the counter only grows, and
-//     is written with every save and at close. Rows inserted with keys from elsewhere (a
-//     conversion keeps another driver's per-hierarchy keys) may share N with another hierarchy's
-//     row: the encoder then gives the second a fresh id past every key and writes its key as
-//     `pk="N"`, which the loader reads back.
-// X3. A writer holds the store's lock from open to close (XMLStoreFile F3); a read-only driver
+//     whole file (`KeyCounter.next`), so ids stay unique across entities; the counter only grows.
+//     Rows inserted with keys from elsewhere (a conversion keeps another driver's per-hierarchy
+//     keys) may share N with another hierarchy's row: the encoder then gives the second a fresh id
+//     past every key and writes its key as `pk="N"`, which the loader reads back.
+// X3. Every key handed out is below the `<nextObjectID>` of the file on disk before it is handed
+//     out (`KeyCounter.reserved`): when an allocation would pass it, the file is first written with
+//     a reservation `keyReservation` (or the allocation's size) beyond, so a crash or a reopen never
+//     hands a key out twice, and only one allocation in many pays for a write.
+// X4. A writer holds the store's lock from open to close (XMLStoreFile F3); a read-only driver
 //     never writes and never locks.
 
 /// The XML store: Core Data's XML store layout (docs/formats/xml.md), an atomic store.
@@ -50,11 +54,14 @@ public final class XMLDriver: StoreDriver {
     var lastSaveCopiedBytes: Int { reuse.withLock { $0.copied } }
 
     private struct KeyCounter {
-        /// The next free object number.
+        /// The next key to hand out.
         var next: Int64
-        /// The number last written to the file.
-        var written: Int64
+        /// The `<nextObjectID>` of the file on disk: every key handed out is below it (X3).
+        var reserved: Int64
     }
+
+    /// How many keys past an allocation the file reserves when it must be written for one (X3).
+    static let keyReservation: Int64 = 1_024
 
     init(engine: AtomicStoreEngine, file: XMLStoreFile, nextObjectID: Int64, isReadOnly: Bool, layout: XMLChunkLayout? = nil) {
         self.engine = engine
@@ -62,7 +69,7 @@ public final class XMLDriver: StoreDriver {
         self.file = file
         self.isReadOnly = isReadOnly
         self.encoder = XMLStoreEncoder(model: engine.model)
-        self.keys = Mutex(KeyCounter(next: nextObjectID, written: nextObjectID))
+        self.keys = Mutex(KeyCounter(next: nextObjectID, reserved: nextObjectID))
     }
 
     /// Where the store lives.
@@ -76,22 +83,41 @@ public final class XMLDriver: StoreDriver {
 
     public func saveMetadata(_ metadata: StoreMetadata) throws {
         try ensureWritable()
-        try engine.setMetadata(metadata, persist: persist)
+        try persisting { hook in try engine.setMetadata(metadata, persist: { try hook($0, nil) }) }
     }
 
     public func fetch(_ request: StoreFetch) throws -> StoreFetchResult { try engine.fetch(request) }
 
     public func rows(for ids: [RowID]) throws -> [RowSnapshot] { engine.rows(for: ids) }
 
-    /// Hands out keys from the file's single `nextObjectID` counter (X2), whatever the entity.
+    /// Hands out keys from the file's single `nextObjectID` counter (X2), whatever the entity, after
+    /// the file records a reservation past them (X3).
+    ///
+    /// - Throws: ``StoreError/Code/corrupt`` when the counter cannot go further (the file's ids
+    ///   reach `Int64.max`); whatever writing the reservation throws (no keys are handed out then).
     public func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {
         try ensureWritable()
         guard engine.model.entity(number: entity) != nil else {
             throw StoreError(.invalidRequest, "no entity numbered \(entity) in the model", store: file.path)
         }
+        let wanted = Int64(max(count, 1))
+        let counter = keys.withLock { $0 }
+        let (end, overflow) = counter.next.addingReportingOverflow(wanted)
+        guard !overflow else {
+            throw StoreError(
+                .corrupt,
+                "the store's object ids are used up: the next is \(counter.next) and \(wanted) more would pass \(Int64.max). The file's <nextObjectID> or an object id is damaged; restore the store from a backup",
+                store: file.path)
+        }
+        if end > counter.reserved {
+            // Reserve past the allocation before handing it out (X3). The coordinator serializes
+            // allocations with saves, so the engine does not change under this write.
+            let (reservation, beyond) = end.addingReportingOverflow(max(Self.keyReservation, wanted))
+            try persisting { hook in try hook(engine.snapshot, beyond ? .max : reservation) }
+        }
         return keys.withLock { counter in
             let first = counter.next
-            counter.next += Int64(max(count, 1))
+            counter.next = first + wanted
             return first...(counter.next - 1)
         }
     }
@@ -106,35 +132,60 @@ public final class XMLDriver: StoreDriver {
             for row in batch.updates { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
             for row in batch.deletes { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
         }
-        return try engine.apply(batch, persist: persist)
+        return try persisting { hook in try engine.apply(batch, persist: { try hook($0, nil) }) }
     }
 
-    /// Writes the file once more if keys were handed out since the last save (so a reopened store
-    /// never hands them out again), then releases the lock. Idempotent.
+    /// Releases the lock. Every key handed out is already below the file's `<nextObjectID>` (X3),
+    /// so nothing is written. Idempotent.
     public func close() throws {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        defer { file.unlock() }
-        guard !isReadOnly else { return }
-        let pending = keys.withLock { $0.next != $0.written }
-        if pending { try persist(engine.snapshot) }
+        file.unlock()
     }
 
-    /// Writes `state` as the new file (the engine's persist hook).
-    private func persist(_ state: AtomicStoreEngine.State) throws {
+    /// Runs `operation` with a hook that writes a state to the file (with an optional key
+    /// reservation). When the file was replaced but its directory not fsynced, the hook returns
+    /// normally, so the engine takes the state the file now holds (X1), and the error is thrown
+    /// once `operation` is done.
+    private func persisting<T>(_ operation: (@escaping (AtomicStoreEngine.State, Int64?) throws -> Void) throws -> T) throws -> T {
+        var late: StoreError?
+        let result = try operation { state, reservation in
+            do {
+                try self.persist(state, reserving: reservation)
+            } catch let replaced as XMLStoreFile.Replaced {
+                late = replaced.error
+            }
+        }
+        if let late { throw late }
+        return result
+    }
+
+    /// Writes `state` as the new file, with `<nextObjectID>` at least `reservation`.
+    ///
+    /// - Throws: ``XMLStoreFile/Replaced`` when the file was replaced but not made durable; the
+    ///   driver's record of the file (chunk layout, key reservation) then describes the new file.
+    private func persist(_ state: AtomicStoreEngine.State, reserving reservation: Int64?) throws {
         let largest = state.maxKeys.values.max() ?? 0  // the engine raises these with every insert
-        let next = keys.withLock { max($0.next, largest + 1) }
+        let counter = keys.withLock { $0 }
+        let next = max(counter.reserved, reservation ?? 0, largest == .max ? .max : largest + 1)
         let known = reuse.withLock { $0 }
         var ranges: [Int64: Range<Int>]?
         var copied = 0
-        let identity = try file.replace { writer in
-            // The old file, when it is still the one the layout describes (R2) and its positions
-            // check out (R4); otherwise every object is encoded.
-            let mapped = known.layout.flatMap { XMLMappedFile(path: file.path, expected: $0.file) }
-            defer { mapped?.unmap() }
-            let source = mapped.flatMap { mapped in
-                known.layout?.ranges(in: mapped.bytes).map { XMLReuseSource(bytes: mapped.bytes, ranges: $0, dirty: known.dirty) }
+        var identity: FileIdentity?
+        var replaced: XMLStoreFile.Replaced?
+        do {
+            identity = try file.replace { writer in
+                // The old file, when it is still the one the layout describes (R2) and its positions
+                // check out (R4); otherwise every object is encoded.
+                let mapped = known.layout.flatMap { XMLMappedFile(path: file.target, expected: $0.file) }
+                defer { mapped?.unmap() }
+                let source = mapped.flatMap { mapped in
+                    known.layout?.ranges(in: mapped.bytes).map { XMLReuseSource(bytes: mapped.bytes, ranges: $0, dirty: known.dirty) }
+                }
+                (ranges, copied) = try encoder.write(state, nextObjectID: next, store: file.path, reuse: source, to: &writer)
             }
-            (ranges, copied) = try encoder.write(state, nextObjectID: next, store: file.path, reuse: source, to: &writer)
+        } catch let error as XMLStoreFile.Replaced {
+            identity = error.identity
+            replaced = error
         }
         reuse.withLock { reuse in
             reuse.dirty = []
@@ -146,9 +197,10 @@ public final class XMLDriver: StoreDriver {
             }
         }
         keys.withLock { counter in
-            counter.next = max(counter.next, next)
-            counter.written = next
+            counter.next = max(counter.next, largest == .max ? .max : largest + 1)
+            counter.reserved = next
         }
+        if let replaced { throw replaced }
     }
 
     private func ensureWritable() throws {

@@ -110,10 +110,18 @@ struct XMLStoreEncoder: Sendable {
         // Object ids are one number space; keys are per hierarchy. The first row with key N is zN;
         // another hierarchy's row with key N gets a fresh number past every key and keeps N in `pk`.
         var remapped: [RowID: Int64] = [:]
-        var nextFree = max(nextObjectID, (order.last.map { keys[$0] } ?? 0) + 1)
+        // Saturating: a key of Int64.max leaves no id past it, which matters only for a remap.
+        let largest = order.last.map { keys[$0] } ?? 0
+        var nextFree = max(nextObjectID, largest == .max ? .max : largest + 1)
         var previous: Int64?
         for position in order {
             if let previous, previous == keys[position] {
+                guard nextFree < .max else {
+                    throw StoreError(
+                        .full,
+                        "row \(rows.id(position)) shares its key with another hierarchy's row and needs an object id of its own, but the ids run up to \(Int64.max); convert the store to SQLite or LMDB, whose keys are per hierarchy",
+                        store: store)
+                }
                 remapped[rows.id(position)] = nextFree
                 nextFree += 1
             }

@@ -236,7 +236,8 @@ struct XMLStoreLoader {
         for entity in model.entities where entity.superentityName == nil {
             state.maxKeys[entity.entityNumber] = largest
         }
-        let next = max(info.nextObjectID ?? 1, largest + 1)
+        // Saturating: a file whose ids reach Int64.max opens, and its counter is used up.
+        let next = max(info.nextObjectID ?? 1, largest == .max ? .max : largest + 1)
         return Loaded(state: state, nextObjectID: next, chunkStarts: info.followsObject ? nil : chunkStarts)
     }
 
