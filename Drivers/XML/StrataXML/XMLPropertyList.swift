@@ -10,6 +10,10 @@ import Strata
 enum XMLPropertyList {
     // MARK: Reading
 
+    /// How deep arrays and dictionaries may nest in a property list: deeper is refused as corrupt
+    /// (the reading recursion is bounded here, not by the stack).
+    static let maximumDepth = 64
+
     /// Reads the value of the `<plist>` element the reader is on and leaves it on `</plist>`.
     static func read(_ reader: XMLStreamReader) throws -> MetadataValue? {
         guard !reader.isEmptyElement else { return nil }
@@ -18,7 +22,7 @@ enum XMLPropertyList {
             switch reader.node {
             case .element:
                 guard result == nil else { throw reader.corrupt("expected one value in <plist>, found a second <\(reader.name)>") }
-                result = try readValue(reader)
+                result = try readValue(reader, depth: 0)
             case .endElement: return result
             case .text, .cdata: throw reader.corruptText("expected a property-list value in <plist>, found text")
             default: continue
@@ -27,15 +31,20 @@ enum XMLPropertyList {
         throw reader.corrupt("the file ends inside <plist>", element: "plist")
     }
 
-    /// Reads the value element the reader is on, leaving it on the element's end.
-    static func readValue(_ reader: XMLStreamReader) throws -> MetadataValue {
-        if reader.isNamed("dict") { return .dictionary(try readDictionary(reader)) }
+    /// Reads the value element the reader is on, `depth` arrays and dictionaries deep, leaving it
+    /// on the element's end.
+    static func readValue(_ reader: XMLStreamReader, depth: Int) throws -> MetadataValue {
+        let nests = reader.isNamed("dict") || reader.isNamed("array")
+        if nests, depth >= maximumDepth {
+            throw reader.corrupt("expected property-list arrays and dictionaries nested at most \(maximumDepth) deep, found deeper nesting")
+        }
+        if reader.isNamed("dict") { return .dictionary(try readDictionary(reader, depth: depth + 1)) }
         if reader.isNamed("array") {
             var items: [MetadataValue] = []
             guard !reader.isEmptyElement else { return .array(items) }
             while try reader.read() {
                 switch reader.node {
-                case .element: items.append(try readValue(reader))
+                case .element: items.append(try readValue(reader, depth: depth + 1))
                 case .endElement: return .array(items)
                 case .text, .cdata: throw reader.corruptText("expected a value in <array>, found text")
                 default: continue
@@ -74,7 +83,7 @@ enum XMLPropertyList {
         }
     }
 
-    private static func readDictionary(_ reader: XMLStreamReader) throws -> [String: MetadataValue] {
+    private static func readDictionary(_ reader: XMLStreamReader, depth: Int) throws -> [String: MetadataValue] {
         var result: [String: MetadataValue] = [:]
         guard !reader.isEmptyElement else { return result }
         var key: String?
@@ -86,7 +95,7 @@ enum XMLPropertyList {
                     key = try XMLDocumentScanner.elementText(reader)
                 } else {
                     guard let name = key else { throw reader.corrupt("expected <key> in <dict>, found <\(reader.name)>") }
-                    result[name] = try readValue(reader)
+                    result[name] = try readValue(reader, depth: depth)
                     key = nil
                 }
             case .endElement:

@@ -48,14 +48,23 @@ final class XMLStreamReader {
 
     deinit { xmlFreeTextReader(reader) }
 
+    /// How deep elements may nest. The store layout needs 4 levels plus its metadata property
+    /// list (``XMLPropertyList/maximumDepth``); `XML_PARSE_HUGE`, needed for large values, also
+    /// lifts libxml2's own depth limit, so this one stops hostile nesting early.
+    static let maximumDepth: Int32 = 256
+
     /// Moves to the next node; `false` at the end of the document.
     ///
-    /// - Throws: ``StoreError/Code/corrupt`` for XML that is not well-formed (truncation included).
+    /// - Throws: ``StoreError/Code/corrupt`` for XML that is not well-formed (truncation included)
+    ///   or nested deeper than ``maximumDepth``.
     func read() throws -> Bool {
         let result = xmlTextReaderRead(reader)
         if let error = errors.first { throw corrupt(error.message, line: error.line, column: error.column) }
         if result < 0 {
             throw corrupt("the XML is not well-formed", line: Int(xmlTextReaderGetParserLineNumber(reader)), column: Int(xmlTextReaderGetParserColumnNumber(reader)))
+        }
+        if result == 1, xmlTextReaderDepth(reader) > Self.maximumDepth {
+            throw corrupt("expected elements nested at most \(Self.maximumDepth) deep, found deeper nesting")
         }
         return result == 1
     }
