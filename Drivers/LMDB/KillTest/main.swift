@@ -1,6 +1,8 @@
 // strata-lmdb-killtest: saves in a loop until killed, for the LMDB kill test.
 //
-// Usage: strata-lmdb-killtest <store path>
+// Usage: strata-lmdb-killtest <store path> [once]
+//
+// With `once`, it saves one round and exits 0 (a new store is created with the process's umask).
 //
 // Each round reads the Counter object (creating it), sets its value to n + 1 and inserts three
 // Entry rows with round n + 1, all in one save; after the save returns it prints "n+1" on its own
@@ -22,10 +24,11 @@ enum KillTestModel {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: strata-lmdb-killtest <store path>\n".utf8))
+guard arguments.count == 2 || (arguments.count == 3 && arguments[2] == "once") else {
+    FileHandle.standardError.write(Data("usage: strata-lmdb-killtest <store path> [once]\n".utf8))
     exit(64)
 }
+let once = arguments.count == 3
 do {
     let coordinator = PersistentStoreCoordinator(managedObjectModel: try KillTestModel.make())
     try coordinator.addPersistentStore(type: .lmdb, at: URL(fileURLWithPath: arguments[1]))
@@ -48,6 +51,7 @@ do {
         }
         try context.save()
         FileHandle.standardOutput.write(Data("\(next)\n".utf8))
+        if once { exit(0) }
     }
 } catch {
     FileHandle.standardError.write(Data("strata-lmdb-killtest: \(error)\n".utf8))

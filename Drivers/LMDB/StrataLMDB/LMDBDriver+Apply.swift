@@ -76,7 +76,7 @@ extension LMDBDriver {
                 }
                 var new = old
                 for slot in update.changedSlots { new.values[slot] = update.values[slot] }
-                new.version = old.version + 1
+                new.version = try nextVersion(old.version, of: old.id)
                 try txn.put(try rowsDatabase(update.id.entity), Keys.row(new.id), try encode(new, slots))
                 try link(new, slots: update.changedSlots, old: old, txn)
                 versions[new.id] = new.version
@@ -217,9 +217,11 @@ extension LMDBDriver {
             var result: [RowID] = []
             guard var entry = try cursor.move(MDB_SET_KEY, to: key) else { return result }
             while true {
-                do { result.append(try Keys.rowID(entry.value)) } catch {
+                let id: RowID
+                do { id = try Keys.rowID(entry.value) } catch {
                     throw StoreError(.corrupt, "a relationship entry is malformed (\(error)); restore the store from a backup", store: storeName)
                 }
+                result.append(try checkKey(id))
                 guard let next = try cursor.move(MDB_NEXT_DUP) else { break }
                 entry = next
             }

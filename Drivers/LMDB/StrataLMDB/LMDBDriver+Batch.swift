@@ -126,10 +126,11 @@ private struct BatchPass {
         scratch.key.append(contentsOf: current)
         let key = scratch.key
         if patchable, !values.contains(where: \.isNull), plan.changedSlots.allSatisfy({ fields.offsets[$0] >= 0 }) {
+            let version = try driver.nextVersion(fields.version, of: id)
             scratch.row.removeAll(keepingCapacity: true)
             scratch.row.append(contentsOf: raw)
             let patched = scratch.row.withUnsafeMutableBytes { buffer in
-                RowCodec.patchVersion(buffer, fields.version + 1)
+                RowCodec.patchVersion(buffer, version)
                 for (slot, value) in zip(plan.changedSlots, values)
                 where !RowCodec.patch(buffer, slot: slots[slot], at: fields.offsets[slot], with: value) {
                     return false
@@ -147,7 +148,7 @@ private struct BatchPass {
         }
         var new = old
         for (slot, value) in zip(plan.changedSlots, values) { new.values[slot] = value }
-        new.version = old.version + 1
+        new.version = try driver.nextVersion(old.version, of: id)
         let encoded = try driver.encode(new, slots)
         try key.withUnsafeBytes { k in try encoded.withUnsafeBytes { try cursor.replaceCurrent(key: k, value: $0) } }
         try driver.link(new, slots: plan.changedSlots, old: old, txn)

@@ -193,10 +193,13 @@ extension LMDBDriver {
         return Array(result.dropFirst(request.offset).prefix(request.limit ?? Int.max))
     }
 
+    /// A row ID read from a key or value of the file, checked (``checkKey(_:)``).
     func rowID(_ raw: UnsafeRawBufferPointer) throws -> RowID {
-        do { return try Keys.rowID(raw) } catch {
+        let id: RowID
+        do { id = try Keys.rowID(raw) } catch {
             throw StoreError(.corrupt, "a key is malformed (\(error)); restore the store from a backup", store: storeName)
         }
+        return try checkKey(id)
     }
 }
 

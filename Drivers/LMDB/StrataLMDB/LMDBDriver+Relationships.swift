@@ -23,9 +23,11 @@ extension LMDBDriver {
         switch slots[slot] {
         case .reverse(let inverse, let order):
             let members = try duplicates(databases.refs, Keys.relationship(inverse, source), txn)
+            try checkMembers(members, of: source, slot: slot)
             return try ordered(members, order, source, txn)
         case .links(let rel, _, let order):
             let members = try duplicates(databases.links, Keys.relationship(rel, source), txn)
+            try checkMembers(members, of: source, slot: slot)
             return try ordered(members, order, source, txn)
         case .toOne, .attribute, .transient:
             if case .reference(let id) = try row(source, txn)?.values[slot] { return [id] }

@@ -43,15 +43,19 @@ public final class LMDBDriver: StoreDriver {
         var rows: [Int32: MDB_dbi]
     }
 
+    /// Which entities each relationship may name (checked on every ID read from the file).
+    let targets: ReferenceTargets
+
     /// Each entity's row plan and rows database, by entity number (model entity numbers are
     /// small and dense): a point lookup reads them without hashing.
     private let access: [(plan: RowCodec.Plan, rows: MDB_dbi)?]
 
-    init(environment: LMDBEnvironment, layout: StoreLayout, databases: Databases) {
+    init(environment: LMDBEnvironment, layout: StoreLayout, databases: Databases, storeName: String? = nil) {
         self.environment = environment
         self.layout = layout
         self.databases = databases
-        self.storeName = environment.path
+        self.storeName = storeName ?? environment.path
+        self.targets = ReferenceTargets(model: layout.model)
         var access = [(plan: RowCodec.Plan, rows: MDB_dbi)?](repeating: nil, count: Int(layout.plans.keys.max() ?? 0) + 1)
         for (entity, plan) in layout.plans where entity >= 0 {
             if let root = layout.rootOf[entity], let rows = databases.rows[root] { access[Int(entity)] = (plan, rows) }
@@ -117,10 +121,16 @@ public final class LMDBDriver: StoreDriver {
             throw StoreError(.invalidRequest, "no entity numbered \(entity) in the model", store: storeName)
         }
         return try environment.write { txn in
-            let first = try maximumKey(root, txn) + 1
-            let last = first + Int64(max(count, 1)) - 1
+            let current = try maximumKey(root, txn)
+            let (last, overflow) = current.addingReportingOverflow(Int64(max(count, 1)))
+            guard !overflow else {
+                throw StoreError(
+                    .corrupt,
+                    "the primary-key counter of \(model.entity(number: root)?.name ?? "entity \(root)") is \(current); \(max(count, 1)) more keys would pass \(Int64.max). The counter is damaged or the keys are used up; restore the store from a backup",
+                    store: storeName)
+            }
             try setMaximumKey(root, last, txn)
-            return first...last
+            return (current + 1)...last
         }
     }
 
@@ -134,9 +144,15 @@ public final class LMDBDriver: StoreDriver {
     func maximumKey(_ root: Int32, _ txn: LMDBTransaction) throws -> Int64 {
         guard let raw = try txn.get(databases.meta, Self.primaryKeyKey(root)) else { return 0 }
         var reader = ByteReader(raw)
-        do { return try reader.littleEndian(Int64.self) } catch {
+        let value: Int64
+        do { value = try reader.littleEndian(Int64.self) } catch {
             throw StoreError(.corrupt, "the primary-key counter is malformed; restore the store from a backup", store: storeName)
         }
+        guard value >= 0 else {
+            throw StoreError(
+                .corrupt, "the primary-key counter is \(value), below zero; restore the store from a backup", store: storeName)
+        }
+        return value
     }
 
     func setMaximumKey(_ root: Int32, _ key: Int64, _ txn: LMDBTransaction) throws {
@@ -182,10 +198,14 @@ public final class LMDBDriver: StoreDriver {
         return try decode(raw, id: id, plan: plan)
     }
 
+    /// Decodes a row body and checks its references (``checkReferences(_:)``).
     func decode(_ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan) throws -> RowSnapshot {
-        do { return try RowCodec.decode(raw, id: id, plan: plan) } catch let error as FormatError {
+        let row: RowSnapshot
+        do { row = try RowCodec.decode(raw, id: id, plan: plan) } catch let error as FormatError {
             throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
         }
+        try checkReferences(row)
+        return row
     }
 
     public func rows(for ids: [RowID]) throws -> [RowSnapshot] {

@@ -46,7 +46,7 @@ public struct LMDBDriverFactory: StoreDriverFactory {
         do {
             let layout = StoreLayout(model: model)
             let databases = try Self.prepare(environment, layout: layout, readOnly: options.isReadOnly)
-            let driver = LMDBDriver(environment: environment, layout: layout, databases: databases)
+            let driver = LMDBDriver(environment: environment, layout: layout, databases: databases, storeName: url.standardizedFileURL.path)
             try driver.checkLayout(readOnly: options.isReadOnly)
             return driver
         } catch {
@@ -56,48 +56,31 @@ public struct LMDBDriverFactory: StoreDriverFactory {
     }
 
     static func environment(url: URL, options: StoreOptions) throws -> LMDBEnvironment {
-        let path = url.standardizedFileURL.path
-        let lmdb = try LMDBOptions(options, store: path)
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-        if !exists {
+        let given = url.standardizedFileURL.path
+        let lmdb = try LMDBOptions(options, store: given)
+        let location = try LMDBLocation.resolve(given)
+        if !location.exists {
             if !options.createIfMissing || options.isReadOnly {
-                throw StoreError(.notFound, "no LMDB store exists here; check the path, or open with createIfMissing", store: path)
+                throw StoreError(.notFound, "no LMDB store exists here; check the path, or open with createIfMissing", store: given)
             }
-            let parent = url.standardizedFileURL.deletingLastPathComponent().path
+            let parent = (location.path as NSString).deletingLastPathComponent
             if !FileManager.default.isWritableFile(atPath: parent) {
                 throw StoreError(
                     .io, "permission denied: cannot create the store in \(parent); choose a writable directory or fix its permissions",
-                    store: path)
+                    store: given)
             }
-        } else if !isDirectory.boolValue {
-            if !FileManager.default.isReadableFile(atPath: path) {
-                throw StoreError(.io, "permission denied: the store file is not readable; fix its owner or mode", store: path)
+        } else if !location.isDirectory {
+            if !FileManager.default.isReadableFile(atPath: location.path) {
+                throw StoreError(.io, "permission denied: the store file is not readable; fix its owner or mode", store: given)
             }
-            if !options.isReadOnly && !FileManager.default.isWritableFile(atPath: path) {
+            if !options.isReadOnly && !FileManager.default.isWritableFile(atPath: location.path) {
                 throw StoreError(
                     .io, "permission denied: the store file is not writable; fix its owner or mode, or open it read-only",
-                    store: path)
+                    store: given)
             }
-            try checkHeader(path)
         }
-        return try EnvironmentRegistry.acquire(
-            path: path, isDirectory: exists && isDirectory.boolValue, options: lmdb, readOnly: options.isReadOnly)
-    }
-
-    /// Refuses a non-empty file whose first page is not an LMDB meta page before LMDB maps it.
-    private static func checkHeader(_ path: String) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 24)) ?? Data()
-        if head.isEmpty { return }
-        // LMDB's meta page: page header (16 bytes on 64-bit), then mm_magic (u32) 0xBEEFC0DE.
-        let magic: [UInt8] = [0xDE, 0xC0, 0xEF, 0xBE]
-        guard head.count >= 20, Array(head[16..<20]) == magic else {
-            throw StoreError(
-                .corrupt, "the file is not an LMDB environment; check the path (it may be a store of another type)",
-                store: path)
-        }
+        try location.checkDataFile()
+        return try EnvironmentRegistry.acquire(location, options: lmdb, readOnly: options.isReadOnly)
     }
 
     /// Opens (creating when writable) every named database and, for a new store, writes the format

@@ -4,8 +4,10 @@ import Strata
 import Synchronization
 
 // LMDB ENVIRONMENT INVARIANTS
-// E1. One MDB_env per file per process (LMDB forbids opening a file twice in one process): the
-//     registry hands out a shared environment and closes it when the last driver releases it.
+// E1. One MDB_env per data file per process (LMDB forbids opening a file twice in one process):
+//     the registry, keyed by the file's device and inode (not its path), hands out a shared
+//     environment and closes it when the last driver releases it. LMDB gets the path with
+//     symbolic links followed, so the lock file sits beside the real file.
 // E2. Every transaction runs inside `gate` held shared; the map is resized only with `gate` held
 //     exclusively, so no transaction of this process is live during mdb_env_set_mapsize.
 // E3. At most one write transaction per process (`writer`); LMDB's own lock serializes writers
@@ -54,7 +56,8 @@ final class LMDBEnvironment: @unchecked Sendable {
             var flags = UInt32(MDB_NOTLS) | options.syncFlags
             if !isDirectory { flags |= UInt32(MDB_NOSUBDIR) }
             if readOnly { flags |= UInt32(MDB_RDONLY) }
-            try Self.check(mdb_env_open(handle, path, flags, 0o644), path: path, "opening")
+            // 0666 less the umask, for the data file and the lock file alike (docs/formats/lmdb.md).
+            try Self.check(mdb_env_open(handle, path, flags, 0o666), path: path, "opening")
             var dead: Int32 = 0
             mdb_reader_check(handle, &dead)
         } catch {
