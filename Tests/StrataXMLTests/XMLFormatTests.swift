@@ -54,6 +54,8 @@ struct XMLFormatTests {
                 "string": .string("   "), "words": .binary(Data("[\"a\"]".utf8)), "bool": .bool(false),
             ],
             ["date": .date(Date(timeIntervalSinceReferenceDate: 445_103_622.25)), "string": .string("\t")],
+            ["date": .date(Date(timeIntervalSinceReferenceDate: .infinity))],
+            ["date": .date(Date(timeIntervalSinceReferenceDate: -1e300))],
         ]
         var written: [RowID: [StoreValue]] = [:]
         do {

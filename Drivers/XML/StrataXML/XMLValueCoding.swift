@@ -10,7 +10,7 @@ import Strata
 /// | Double, Float | `double` `float` | shortest round-trip form (`0.1`, `1e-300`, `inf`, `-inf`, `nan`) |
 /// | String | `string` | the text, escaped; base64 UTF-8 with `encoding="base64"` when XML cannot carry it |
 /// | Boolean | `bool` | `1` / `0` |
-/// | Date | `date` | seconds since 2001-01-01 in positional decimal, shortest round-trip digits |
+/// | Date | `date` | seconds since 2001-01-01 in positional decimal, shortest round-trip digits (`inf`, `-inf`, `nan`) |
 /// | Binary | `binary` | base64 |
 /// | UUID | `uuid` | `E621E1F8-C36C-495A-93FC-0C247A3E6E5F` |
 /// | URI | `uri` | the absolute string |
@@ -80,8 +80,9 @@ enum XMLValueCoding {
             default: return nil
             }
         case .date:
-            guard let seconds = Double(trimmed(text)), seconds.isFinite else { return nil }
-            return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            // `nan`, `inf` and `-inf` included: the writer spells non-finite dates so.
+            if let seconds = Double(trimmed(text)) { return .date(Date(timeIntervalSinceReferenceDate: seconds)) }
+            return XMLPropertyList.parseReal(text).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
         case .binaryData, .transformable:
             return decodeBase64(text).map(StoreValue.binary)
         case .uuid:
