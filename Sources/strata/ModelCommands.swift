@@ -26,24 +26,8 @@ struct ExportCommand: ParsableCommand {
                 }
                 return
             }
-            let url = URL(fileURLWithPath: output)
-            let partial = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
-            guard FileManager.default.createFile(atPath: partial.path, contents: nil) else {
-                throw ToolError.usage("cannot create '\(output)'")
-            }
-            do {
-                let handle = try FileHandle(forWritingTo: partial)
-                defer { try? handle.close() }
-                let summary = try InterchangeExporter.export(from: location, entities: entity, modelPath: model.model) { text in
-                    try handle.write(contentsOf: Data(text.utf8))
-                }
-                if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
-                try FileManager.default.moveItem(at: partial, to: url)
-                print("Exported \(summary.total) objects to \(output).")
-            } catch {
-                try? FileManager.default.removeItem(at: partial)
-                throw error
-            }
+            let summary = try InterchangeExporter.export(from: location, entities: entity, modelPath: model.model, toFile: output)
+            print("Exported \(summary.total) objects to \(output).")
         }
     }
 }

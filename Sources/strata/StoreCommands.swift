@@ -8,8 +8,9 @@ struct ConvertCommand: ParsableCommand {
         abstract: "Copy every object of a store to another driver, keeping primary keys, then verify the copy.",
         discussion: """
             Rows stream in batches straight through the drivers; the destination is written beside its final \
-            name and renamed into place only when complete. Each entity is then verified (object counts and a \
-            content digest); any difference exits 2.
+            name and renamed into place only when complete, so a failure or a kill leaves the old destination \
+            or the new one. Each entity is then verified (object counts and a content digest); any difference \
+            exits 2.
 
             Example:
               strata convert app.sqlite lmdb:app.lmdb

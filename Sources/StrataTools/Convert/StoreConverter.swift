@@ -32,9 +32,13 @@ public struct ConversionOptions {
 ///
 /// The copy goes straight through the driver protocol: rows are read in batches
 /// (``RowStream``) and written as ``ChangeBatch`` inserts with their own IDs, so memory stays
-/// bounded by one entity's IDs and one batch of rows. A file-backed destination is written under
-/// a temporary name beside it and renamed into place only when every row is in; a failure removes
-/// the temporary store, leaving nothing behind.
+/// bounded by one entity's IDs and one batch of rows.
+///
+/// A file-backed destination is never removed or truncated first: the copy is written under a
+/// temporary name beside the destination's file (symbolic links followed), closed and verified,
+/// and only then put in its place in one `rename(2)` (``FileReplacement``: fsynced, with the old
+/// file's mode and owner, the directory fsynced). A failure or a kill at any moment leaves the
+/// old destination or the complete new one; a failure removes the temporary store.
 public enum StoreConverter {
     /// Converts `source` into `destination` and verifies the result.
     ///
@@ -63,6 +67,8 @@ public enum StoreConverter {
         if destination.exists && !options.overwrite {
             throw ToolError.usage("'\(destination.displayName)' already exists; pass --overwrite to replace it")
         }
+        let target = try destination.url.flatMap { destination.isFileBacked ? try FileReplacement.target(of: $0.path) : nil }
+        if let target { try checkReplaceable(target, store: destination.displayName) }
         let reader = try StoreOpener.openDriver(source, model: model, configuration: options.configuration, readOnly: true)
         defer { try? reader.close() }
         let sourceStream = RowStream(driver: reader, batchSize: options.batchSize)
@@ -77,7 +83,7 @@ public enum StoreConverter {
         }
         let total = totals.values.reduce(0, +)
 
-        let working = destination.isFileBacked ? temporaryLocation(beside: destination) : destination
+        let working = target.map { temporaryLocation(beside: $0, scheme: destination.scheme) } ?? destination
         var sourceDigests: [String: ContentDigest] = [:]
         do {
             let writer = try StoreOpener.openDriver(
@@ -124,7 +130,9 @@ public enum StoreConverter {
             // even open is removed, never left in place.
             let report = try verify(
                 working, model: model, configuration: options.configuration, entities: entities, against: sourceDigests)
-            if working != destination { try moveIntoPlace(working, destination, overwrite: options.overwrite) }
+            // A complete copy takes the destination's place even when verification found a
+            // difference (a value the destination cannot hold): the report says which.
+            if let target, let file = working.url { try install(file.path, over: target, overwrite: options.overwrite) }
             return report
         } catch {
             if working != destination { removeStoreFiles(working) }
@@ -177,34 +185,60 @@ public enum StoreConverter {
         do { return try body() } catch { throw ToolError.wrapping(error, store: store.displayName) }
     }
 
-    /// A fresh hidden name in the destination's folder, with the same extension.
-    static func temporaryLocation(beside destination: StoreLocation) -> StoreLocation {
-        guard let url = destination.url else { return destination }
-        let folder = url.deletingLastPathComponent()
-        let ext = url.pathExtension
-        let name = ".\(url.deletingPathExtension().lastPathComponent).converting-\(UUID().uuidString.prefix(8))"
-        let temporary = folder.appendingPathComponent(ext.isEmpty ? name : "\(name).\(ext)")
-        return StoreLocation(scheme: destination.scheme, url: temporary)
+    /// A fresh hidden name beside the destination's file `target`, with the same extension.
+    static func temporaryLocation(beside target: String, scheme: StoreLocation.Scheme) -> StoreLocation {
+        StoreLocation(
+            scheme: scheme, url: URL(fileURLWithPath: FileReplacement.temporaryPath(beside: target, tag: "converting", keepingExtension: true)))
     }
 
     /// Files a store at `url` may consist of: SQLite's journal files, the XML driver's `.lock`
     /// file and LMDB's `-lock` file beside the main file.
     static func storeFiles(_ url: URL) -> [URL] {
-        [url] + ["-wal", "-shm", "-journal", ".lock", "-lock"].map { URL(fileURLWithPath: url.path + $0) }
+        [url] + companionSuffixes.map { URL(fileURLWithPath: url.path + $0) }
     }
+
+    static let companionSuffixes = ["-wal", "-shm", "-journal", ".lock", "-lock"]
+
+    /// Journals that may hold committed data of the store beside them (SQLite's write-ahead log
+    /// and rollback journal): a store with a non-empty one is not whole without it.
+    static let journalSuffixes = ["-wal", "-journal"]
 
     private static func removeStoreFiles(_ location: StoreLocation) {
         guard let url = location.url else { return }
+        // Best effort on a path of our own making: a file left behind is hidden and harmless.
         for file in storeFiles(url) { try? FileManager.default.removeItem(at: file) }
     }
 
-    private static func moveIntoPlace(_ working: StoreLocation, _ destination: StoreLocation, overwrite: Bool) throws {
-        guard let from = working.url, let to = destination.url else { return }
-        let manager = FileManager.default
-        if overwrite { for file in storeFiles(to) where manager.fileExists(atPath: file.path) { try manager.removeItem(at: file) } }
-        for (source, target) in zip(storeFiles(from), storeFiles(to)) where manager.fileExists(atPath: source.path) {
-            try manager.moveItem(at: source, to: target)
+    /// Whether a file exists at `path` with at least one byte.
+    private static func hasContent(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_size > 0
+    }
+
+    /// Refuses to replace a destination whose journal beside it is not empty: the new file would
+    /// meet the old store's journal (SQLite would apply it to the new file), and removing the
+    /// journal first would drop the old store's last commits.
+    private static func checkReplaceable(_ target: String, store: String) throws {
+        for suffix in journalSuffixes where hasContent(target + suffix) {
+            throw ToolError.usage(
+                "'\(store)' has a non-empty \(suffix) file: it is open in another process or was not closed cleanly. Close it (opening and closing it once, e.g. with strata inspect, recovers it) and convert again")
         }
+    }
+
+    /// Puts the verified working store at `file` in place of `target` (``FileReplacement``), then
+    /// removes the working store's lock files. The old store's `-shm` (and an empty `-wal`) stay:
+    /// SQLite checks and rebuilds them, while removing them could pull them from under a
+    /// connection that opened the new store in the meantime.
+    private static func install(_ file: String, over target: String, overwrite: Bool) throws {
+        // Closed by its writer and verifier, the working store is one file; a journal still holding
+        // data would be left behind by the rename.
+        for suffix in journalSuffixes where hasContent(file + suffix) {
+            throw ToolError.failure("the converted store still has a non-empty \(suffix) file after closing; the destination was left as it was")
+        }
+        try checkReplaceable(target, store: target)
+        try FileReplacement.install(file, over: target, overwrite: overwrite)
+        // The working store's lock and journal files are its own (the journals checked empty above).
+        for suffix in companionSuffixes { unlink(file + suffix) }
     }
 }
 

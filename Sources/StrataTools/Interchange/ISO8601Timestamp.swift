@@ -5,10 +5,24 @@ import Foundation
 public enum ISO8601Timestamp {
     private static let referenceEpoch: Int64 = 978_307_200  // 2001-01-01T00:00:00Z in Unix seconds
 
-    /// `2024-05-01T12:30:00.250Z`.
+    /// 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z in seconds since 2001-01-01: the dates with
+    /// four-digit years.
+    private static let firstFourDigitYear: Double = -63_145_526_400
+    private static let pastFourDigitYears: Double = 252_423_993_600
+
+    /// `2024-05-01T12:30:00.250Z`; a date without a four-digit year (or not finite) is clamped to
+    /// `0001-01-01T00:00:00.000Z` or `9999-12-31T23:59:59.999Z` (``exactString(from:)`` says when).
     public static func string(from date: Date) -> String {
+        if let exact = exactString(from: date) { return exact }
+        return date.timeIntervalSinceReferenceDate > 0 ? "9999-12-31T23:59:59.999Z" : "0001-01-01T00:00:00.000Z"
+    }
+
+    /// `2024-05-01T12:30:00.250Z`, which ``date(from:)`` reads back to the same `Date` bit for bit;
+    /// `nil` for a date this form cannot carry (not finite, or a year outside 0000–9999).
+    public static func exactString(from date: Date) -> String? {
         let r = date.timeIntervalSinceReferenceDate
-        guard r.isFinite else { return r > 0 ? "9999-12-31T23:59:59.999Z" : "0001-01-01T00:00:00.000Z" }
+        // Checked before any conversion to an integer: whole seconds of this range fit Int64.
+        guard r.isFinite, r >= firstFourDigitYear, r < pastFourDigitYears else { return nil }
         let whole = r.rounded(.down)
         let fraction = r - whole
         var unix = Int64(whole) + referenceEpoch
@@ -33,6 +47,7 @@ public enum ISO8601Timestamp {
         let days = floorDiv(unix, 86_400)
         let seconds = unix - days * 86_400
         let (year, month, day) = civil(fromDays: days)
+        guard (0...9999).contains(year) else { return nil }  // a fraction carried into year 10000
         return String(
             format: "%04d-%02d-%02dT%02d:%02d:%02d.%@Z", year, month, day, Int(seconds / 3600), Int(seconds / 60 % 60),
             Int(seconds % 60), text)

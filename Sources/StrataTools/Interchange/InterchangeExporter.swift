@@ -75,6 +75,26 @@ public enum InterchangeExporter {
         return summary
     }
 
+    /// Exports `location` to the file at `path`: written beside it and put in its place only when
+    /// complete (``FileReplacement``), so a failure or a kill leaves the old file or the new one.
+    ///
+    /// - Throws: What ``export(from:entities:modelPath:write:)`` throws; ``ToolError`` (failure)
+    ///   when the file cannot be written. The file at `path` is then as it was.
+    @discardableResult
+    public static func export(
+        from location: StoreLocation, entities names: [String] = [], modelPath: String? = nil, toFile path: String
+    ) throws -> Summary {
+        let file = try ReplacingFileWriter(path: path)
+        do {
+            let summary = try export(from: location, entities: names, modelPath: modelPath) { try file.write($0) }
+            try file.commit()
+            return summary
+        } catch {
+            file.discard()
+            throw error
+        }
+    }
+
     /// One object of the interchange format.
     static func object(
         _ row: RowSnapshot, entity: EntityDescription, model: ManagedObjectModel, selected: Set<Int32>,

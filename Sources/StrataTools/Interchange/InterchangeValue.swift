@@ -3,26 +3,34 @@ import Strata
 
 /// Attribute values in the JSON interchange format (docs/formats/json.md): integers as numbers,
 /// doubles as numbers (`"NaN"`, `"Infinity"`, `"-Infinity"` as strings), decimals as strings,
-/// dates as ISO 8601 with fractional seconds, binary and transformable values as base64, UUIDs
-/// and URIs as strings.
+/// dates as ISO 8601 with fractional seconds (dates without a four-digit year as a number of
+/// seconds since 2001-01-01, and non-finite ones as the double strings), binary and transformable
+/// values as base64, UUIDs and URIs as strings. Every stored value is written, none traps, and
+/// each reads back to the same value.
 public enum InterchangeValue {
     /// The JSON form of an attribute's stored value.
     public static func json(_ value: StoreValue) -> JSONValue {
         switch value {
         case .null, .unfetched, .reference, .references: return .null
         case .integer(let i): return .int(i)
-        case .double(let d):
-            if d.isNaN { return .string("NaN") }
-            if d.isInfinite { return .string(d > 0 ? "Infinity" : "-Infinity") }
-            return .number(d.description)
+        case .double(let d): return number(d)
         case .decimal(let d): return .string(d.description)
         case .string(let s): return .string(s)
         case .bool(let b): return .bool(b)
-        case .date(let d): return .string(ISO8601Timestamp.string(from: d))
+        case .date(let d):
+            if let text = ISO8601Timestamp.exactString(from: d) { return .string(text) }
+            return number(d.timeIntervalSinceReferenceDate)
         case .binary(let data): return .string(data.base64EncodedString())
         case .uuid(let u): return .string(u.uuidString)
         case .uri(let u): return .string(u.absoluteString)
         }
+    }
+
+    /// A double as JSON: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`.
+    private static func number(_ d: Double) -> JSONValue {
+        if d.isNaN { return .string("NaN") }
+        if d.isInfinite { return .string(d > 0 ? "Infinity" : "-Infinity") }
+        return .number(d.description)
     }
 
     /// The stored value of `json` for `attribute`, or a message saying what is wrong.
@@ -56,6 +64,7 @@ public enum InterchangeValue {
             case .number(let n): text = n
             default: return wrong("a decimal string")
             }
+            if text == "NaN" { return .success(.decimal(.nan)) }  // how export writes a NaN decimal
             guard isDecimalText(text), let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 return .failure(Problem("'\(text)' is not a decimal number (attribute '\(attribute.name)')"))
             }
@@ -67,6 +76,15 @@ public enum InterchangeValue {
             guard case .bool(let b) = json else { return wrong("true or false") }
             return .success(.bool(b))
         case .date:
+            switch json {
+            case .number(let text):
+                guard let seconds = Double(text), seconds.isFinite else { return wrong("an ISO 8601 date string or seconds since 2001") }
+                return .success(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+            case .string("NaN"): return .success(.date(Date(timeIntervalSinceReferenceDate: .nan)))
+            case .string("Infinity"): return .success(.date(Date(timeIntervalSinceReferenceDate: .infinity)))
+            case .string("-Infinity"): return .success(.date(Date(timeIntervalSinceReferenceDate: -.infinity)))
+            default: break
+            }
             guard case .string(let s) = json else { return wrong("an ISO 8601 date string") }
             guard let date = ISO8601Timestamp.date(from: s) else {
                 return .failure(Problem("'\(s)' is not an ISO 8601 date like 2024-05-01T12:30:00.000Z (attribute '\(attribute.name)')"))
