@@ -131,6 +131,25 @@ struct OutputFileTests {
         #expect(hidden.isEmpty, "\(hidden)")
     }
 
+    @Test("a destination that is the source under another name is refused as the same store")
+    func sameFileRefused() throws {
+        let directory = try TemporaryDirectory(prefix: "convert-same")
+        let source = fileLocation(.xml, "source", in: directory)
+        try seededMemoryStore(source)
+        let url = try #require(source.url)
+        let before = try Data(contentsOf: url)
+        let link = directory.file("alias.xml")
+        try #require(symlink(url.lastPathComponent, link.path) == 0)
+        do {
+            _ = try StoreConverter.convert(from: source, to: StoreLocation(scheme: .xml, url: link), options: ConversionOptions(overwrite: true))
+            Issue.record("converted a store onto itself")
+        } catch let error as ToolError {
+            #expect(error.kind == .usage)
+            #expect(error.message.contains("same store"), "\(error.message)")
+        }
+        #expect(try Data(contentsOf: url) == before)
+    }
+
     @Test("a SQLite destination with a non-empty write-ahead log is refused before anything is written")
     func liveJournalRefused() throws {
         let directory = try TemporaryDirectory(prefix: "convert-wal")

@@ -68,7 +68,12 @@ public enum StoreConverter {
             throw ToolError.usage("'\(destination.displayName)' already exists; pass --overwrite to replace it")
         }
         let target = try destination.url.flatMap { destination.isFileBacked ? try FileReplacement.target(of: $0.path) : nil }
-        if let target { try checkReplaceable(target, store: destination.displayName) }
+        if let target {
+            if source.isFileBacked, let path = source.url?.path, isSameFile(path, target) {
+                throw ToolError.usage("the source and the destination are the same store ('\(source)' and '\(destination)' name one file)")
+            }
+            try checkReplaceable(target, store: destination.displayName)
+        }
         let reader = try StoreOpener.openDriver(source, model: model, configuration: options.configuration, readOnly: true)
         defer { try? reader.close() }
         let sourceStream = RowStream(driver: reader, batchSize: options.batchSize)
@@ -207,6 +212,13 @@ public enum StoreConverter {
         guard let url = location.url else { return }
         // Best effort on a path of our own making: a file left behind is hidden and harmless.
         for file in storeFiles(url) { try? FileManager.default.removeItem(at: file) }
+    }
+
+    /// Whether `a` and `b` name one existing file (device and inode), whatever links lead there.
+    private static func isSameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// Whether a file exists at `path` with at least one byte.
