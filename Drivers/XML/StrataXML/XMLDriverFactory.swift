@@ -3,9 +3,11 @@ import Strata
 
 /// Opens XML stores (``StoreType/xml``).
 ///
-/// - A writer takes the store's lock (`<store>.lock`, advisory) before reading the file, waiting
-///   up to ``StoreOptions/timeout`` for another writer; then it reads the file whole. A missing
-///   file is created at the first save unless ``StoreOptions/createIfMissing`` is false.
+/// - A writer takes the store's lock (`<store file>.lock`, advisory, beside the file the path
+///   names with symbolic links followed) before reading the file, waiting up to
+///   ``StoreOptions/timeout`` for another writer; then it reads the file whole. A missing file is
+///   created at the first save (or the first key allocation) unless
+///   ``StoreOptions/createIfMissing`` is false.
 /// - A read-only open (``StoreOptions/isReadOnly``) takes no lock and reads the last complete save.
 public struct XMLDriverFactory: StoreDriverFactory {
     /// Creates the factory.
