@@ -103,6 +103,35 @@ struct ModelBuilderTests {
         #expect(error.code == .duplicateName && error.element == "entity A")
     }
 
+    @Test("names that are not identifiers are refused by the builder, naming the element")
+    func invalidNames() throws {
+        let hostile = "Foo(x); ATTACH DATABASE '/tmp/strata-\(UUID().uuidString)' AS p; --"
+        let entity = try buildError([EntityDescription(hostile)])
+        #expect(entity.code == .invalidName && entity.element?.hasPrefix("entity \"Foo(x); ATTACH") == true)
+        let attribute = try buildError([EntityDescription("A", properties: [.attribute("x\ny", .string)])])
+        #expect(attribute.code == .invalidName && attribute.element == "attribute A.\"x\\u{A}y\"")
+        #expect(!attribute.description.contains("\n"))
+        let relationship = try buildError([EntityDescription("A", properties: [.toOne("b\"", "A")])])
+        #expect(relationship.code == .invalidName && relationship.message.contains("relationship name"))
+        let fetched = try buildError([
+            EntityDescription("A", fetchedProperties: [FetchedPropertyDescription("all A", entityName: "A", predicateFormat: "")])
+        ])
+        #expect(fetched.code == .invalidName)
+        for (configurations, templates) in [
+            (["a;b": ["A"]], [String: FetchRequestTemplate]()),
+            ([:], ["all\tA": FetchRequestTemplate(entityName: "A", predicateFormat: "")]),
+        ] {
+            #expect(throws: ModelError.self) {
+                try ManagedObjectModel(
+                    entities: [EntityDescription("A")], configurations: configurations, fetchRequestTemplates: templates)
+            }
+        }
+        #expect(ManagedObjectModel.isValidName("_a1") && ManagedObjectModel.isValidName("default"))
+        #expect(ManagedObjectModel.isValidName("größe") && ManagedObjectModel.isValidName("cre\u{301}e\u{301}"))
+        #expect(!ManagedObjectModel.isValidName("a\u{200B}b") && !ManagedObjectModel.isValidName("a\u{202E}b"))
+        #expect(!ManagedObjectModel.isValidName("") && !ManagedObjectModel.isValidName("1a") && !ManagedObjectModel.isValidName("a-b"))
+    }
+
     @Test("a property repeating an inherited name is a duplicate-name error")
     func duplicateInheritedProperty() throws {
         let error = try buildError([

@@ -366,4 +366,50 @@ struct ModelLoaderTests {
         #expect(a["name"]?.isIndexed == true && a["name"]?.versionHashModifier == "m")
         #expect(model.userInfo == ["owner": "me"])
     }
+
+    // MARK: Names
+
+    @Test("an entity name carrying SQL is refused with the file, the line and the way out")
+    func sqlInEntityName() throws {
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("strata-attach-\(UUID().uuidString)").path
+        let error = try loadError(
+            """
+            <entity name="Foo(x); ATTACH DATABASE '\(target)' AS p; --">
+                <attribute name="title" attributeType="String"/>
+            </entity>
+            """)
+        #expect(error.code == .invalidName)
+        #expect(error.file == "Test.xcdatamodel/contents" && error.line == 3)
+        #expect(error.element?.hasPrefix("entity \"Foo(x); ATTACH") == true)
+        #expect(error.message.contains("rename the entity"))
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test("property, fetched property, configuration and template names must be identifiers, at their line")
+    func invalidNamesAtTheirLines() throws {
+        let cases: [(body: String, line: Int, element: String)] = [
+            ("<entity name=\"A\">\n<attribute name=\"two words\" attributeType=\"String\"/>\n</entity>", 4, "attribute A.\"two words\""),
+            ("<entity name=\"A\">\n<relationship name=\"b&#10;c\" destinationEntity=\"A\"/>\n</entity>", 4, "relationship A.\"b\\u{A}c\""),
+            ("<entity name=\"A\">\n<fetchedProperty name=\"q&quot;\"><fetchRequest entity=\"A\"/></fetchedProperty>\n</entity>", 4, "fetched property A.\"q\\\"\""),
+            ("<entity name=\"A\"/>\n<configuration name=\"My Store\"/>", 4, "configuration \"My Store\""),
+            ("<entity name=\"A\"/>\n<fetchRequest name=\"1st\" entity=\"A\"/>", 4, "fetch request template \"1st\""),
+            ("<entity name=\"Caf\u{202E}e\"/>", 3, "entity \"Caf\\u{202E}e\""),
+        ]
+        for (body, line, element) in cases {
+            let error = try loadError(body)
+            #expect(error.code == .invalidName, "\(body)")
+            #expect(error.line == line && error.element == element, "\(error)")
+            #expect(!error.description.contains("\n"), "\(error)")
+        }
+    }
+
+    @Test("identifiers with underscores, digits, Unicode letters and Swift keywords load")
+    func validNames() throws {
+        let model = try load(
+            """
+            <entity name="_Entity2"><attribute name="class" attributeType="String"/><attribute name="default_1" attributeType="String"/><attribute name="größe" attributeType="String"/></entity>
+            <configuration name="Cloud_1"><memberEntity name="_Entity2"/></configuration>
+            """)
+        #expect(model.entity(named: "_Entity2")?.attributesByName.keys.sorted() == ["class", "default_1", "größe"])
+    }
 }

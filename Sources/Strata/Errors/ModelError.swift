@@ -38,6 +38,7 @@ extension ModelError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: Hashable, Sendable {
             case malformed, unknownEntity, unknownProperty, duplicateName, invalidInverse, invalidValue, unreadable
+            case invalidName
         }
         private let kind: Kind
         /// The model file does not parse or lacks a required part.
@@ -54,6 +55,8 @@ extension ModelError {
         public static var invalidValue: Self { Self(kind: .invalidValue) }
         /// The model file could not be read.
         public static var unreadable: Self { Self(kind: .unreadable) }
+        /// A name that is not an identifier (see ``ManagedObjectModel/isValidName(_:)``).
+        public static var invalidName: Self { Self(kind: .invalidName) }
 
         /// Lets `catch ModelError.Code.malformed` match.
         public static func ~= (code: Self, error: any Error) -> Bool { (error as? ModelError)?.code == code }

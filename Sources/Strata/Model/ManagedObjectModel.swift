@@ -35,7 +35,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     ///   - entities: The entities, in any order; parents are named by ``EntityDescription/superentityName``.
     ///   - configurations: Configuration name → entity names.
     ///   - fetchRequestTemplates: Template name → template.
-    /// - Throws: ``ModelError`` naming the entity and property at fault.
+    /// - Throws: ``ModelError`` naming the entity and property at fault; `.invalidName` for a name
+    ///   that is not an identifier (``isValidName(_:)``).
     public init(
         entities: [EntityDescription], configurations: [String: [String]] = [:],
         fetchRequestTemplates: [String: FetchRequestTemplate] = [:], versionIdentifiers: [String] = [],
@@ -45,6 +46,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         self.entities = resolved
         self.entitiesByName = Dictionary(uniqueKeysWithValues: resolved.map { ($0.name, $0) })
         self.entitiesByLowercasedName = Dictionary(resolved.map { ($0.name.lowercased(), $0) }) { a, _ in a }
+        for name in configurations.keys.sorted() { try ModelNameRule.check(name, kind: "configuration") }
+        for name in fetchRequestTemplates.keys.sorted() { try ModelNameRule.check(name, kind: "fetch request template") }
         for (configuration, members) in configurations {
             for member in members where entitiesByName[member] == nil {
                 throw ModelError(

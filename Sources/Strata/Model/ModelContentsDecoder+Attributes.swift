@@ -18,6 +18,7 @@ extension ModelContentsDecoder {
     /// change the model's shape behind the caller's back.
     mutating func attribute(_ element: ModelXMLElement, entity: String) throws -> AttributeDescription {
         let name = try required("name", of: element, label: "attribute", what: "an <attribute> of entity '\(entity)'")
+        try checkName(name, kind: "attribute", owner: entity, element)
         let label = "attribute \(entity).\(name)"
         contents.lines[label] = element.line
         let typeName = try required("attributeType", of: element, label: label, what: "attribute '\(entity).\(name)'")

@@ -50,6 +50,7 @@ struct ModelContentsDecoder {
 
     private mutating func entity(_ element: ModelXMLElement) throws -> EntityDescription {
         let name = try required("name", of: element, label: "entity", what: "an <entity>")
+        try checkName(name, kind: "entity", element)
         let label = "entity \(name)"
         contents.lines[label] = element.line
         var properties: [PropertyDescription] = []
@@ -80,6 +81,7 @@ struct ModelContentsDecoder {
 
     private mutating func relationship(_ element: ModelXMLElement, entity: String) throws -> RelationshipDescription {
         let name = try required("name", of: element, label: "relationship", what: "a <relationship> of entity '\(entity)'")
+        try checkName(name, kind: "relationship", owner: entity, element)
         let label = "relationship \(entity).\(name)"
         contents.lines[label] = element.line
         let destination = try required(
@@ -123,6 +125,7 @@ struct ModelContentsDecoder {
 
     private mutating func fetchedProperty(_ element: ModelXMLElement, entity: String) throws -> FetchedPropertyDescription {
         let name = try required("name", of: element, label: "fetchedProperty", what: "a <fetchedProperty> of entity '\(entity)'")
+        try checkName(name, kind: "fetched property", owner: entity, element)
         let label = "fetchedProperty \(entity).\(name)"
         contents.lines[label] = element.line
         guard let request = element.children(named: "fetchRequest").first else {
@@ -173,6 +176,7 @@ struct ModelContentsDecoder {
 
     private mutating func fetchRequestTemplate(_ element: ModelXMLElement) throws {
         let name = try required("name", of: element, label: "fetchRequest", what: "a model-level <fetchRequest>")
+        try checkName(name, kind: "fetch request template", element)
         let label = "fetchRequest \(name)"
         guard contents.fetchRequestTemplates[name] == nil else {
             throw error(.duplicateName, "two fetch request templates are named '\(name)'", element, label)
@@ -194,6 +198,7 @@ struct ModelContentsDecoder {
 
     private mutating func configuration(_ element: ModelXMLElement) throws {
         let name = try required("name", of: element, label: "configuration", what: "a <configuration>")
+        try checkName(name, kind: "configuration", element)
         let label = "configuration \(name)"
         guard contents.configurations[name] == nil else {
             throw error(.duplicateName, "two configurations are named '\(name)'", element, label)
@@ -237,6 +242,16 @@ struct ModelContentsDecoder {
     func nonEmpty(_ value: String?) -> String? {
         guard let value, !value.isEmpty else { return nil }
         return value
+    }
+
+    /// Throws ``ModelError`` `.invalidName` at `element`'s line unless `name` is an identifier
+    /// (``ManagedObjectModel/isValidName(_:)``).
+    func checkName(_ name: String, kind: String, owner: String? = nil, _ element: ModelXMLElement) throws {
+        guard !ModelNameRule.isIdentifier(name) else { return }
+        var error = ModelNameRule.invalidName(name, kind: kind, owner: owner)
+        error.file = fileName
+        error.line = element.line
+        throw error
     }
 
     /// An error at `element`'s line.

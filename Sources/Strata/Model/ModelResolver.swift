@@ -9,6 +9,7 @@ struct ModelResolver {
         var byName: [String: EntityDescription] = [:]
         for entity in entities {
             guard !entity.name.isEmpty else { throw ModelError(.malformed, "an entity has an empty name") }
+            try checkNames(entity)
             guard byName[entity.name] == nil else {
                 throw ModelError(.duplicateName, "two entities are named '\(entity.name)'", element: "entity \(entity.name)")
             }
@@ -113,6 +114,18 @@ struct ModelResolver {
         }
         VersionHasher.assignHashes(ordered, byName)
         return ordered
+    }
+
+    /// Checks the names of an entity and of the properties it declares (``ManagedObjectModel/isValidName(_:)``).
+    private func checkNames(_ entity: EntityDescription) throws {
+        try ModelNameRule.check(entity.name, kind: "entity")
+        for property in entity.ownProperties where !property.name.isEmpty {
+            try ModelNameRule.check(
+                property.name, kind: property.relationship == nil ? "attribute" : "relationship", owner: entity.name)
+        }
+        for fetched in entity.fetchedProperties where !fetched.name.isEmpty {
+            try ModelNameRule.check(fetched.name, kind: "fetched property", owner: entity.name)
+        }
     }
 
     private func checkNoCycle(_ entity: EntityDescription, _ byName: [String: EntityDescription]) throws {
