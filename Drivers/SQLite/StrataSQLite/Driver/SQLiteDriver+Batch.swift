@@ -28,7 +28,7 @@ extension SQLiteDriver {
         let bindings = translator.bindings
         guard case .update = request.action else {
             return try write("deleting \(request.entity.name) rows") { connection in
-                let statement = try connection.cached("DELETE FROM \(table.name) AS t0\(whereSQL) RETURNING Z_PK, Z_ENT")
+                let statement = try connection.cached("DELETE FROM \(table.name.sqlName) AS t0\(whereSQL) RETURNING Z_PK, Z_ENT")
                 try statement.bind(bindings)
                 return StoreBatchResult(ids: try collectIDs(statement).sorted())
             }
@@ -45,8 +45,8 @@ extension SQLiteDriver {
             guard case .attribute(let column, _, _) = entityLayout.slots[slot] else { return try executeThroughRows(request) }
             setColumns.append(column)
         }
-        let select = "SELECT t0.Z_PK, t0.Z_ENT" + readColumns.map { ", t0.\($0.column)" }.joined() + " FROM \(table.name) t0\(whereSQL)"
-        let update = "UPDATE \(table.name) SET Z_OPT = Z_OPT + 1" + setColumns.map { ", \($0) = ?" }.joined() + " WHERE Z_PK = ?"
+        let select = "SELECT t0.Z_PK, t0.Z_ENT" + readColumns.map { ", t0.\($0.column.sqlName)" }.joined() + " FROM \(table.name.sqlName) t0\(whereSQL)"
+        let update = "UPDATE \(table.name.sqlName) SET Z_OPT = Z_OPT + 1" + setColumns.map { ", \($0.sqlName) = ?" }.joined() + " WHERE Z_PK = ?"
         let slotCount = request.entity.properties.count
         return try write("updating \(request.entity.name) rows") { connection in
             let reader = try connection.cached(select)

@@ -44,7 +44,7 @@ extension SQLiteDriver {
             exact = isExact
         }
         let order = exact ? translator.orderBy(request.sort, entityLayout.entity, "t0") : nil
-        let from = ([" FROM \(table.name) t0"] + translator.joins).joined(separator: " ")
+        let from = ([" FROM \(table.name.sqlName) t0"] + translator.joins).joined(separator: " ")
         let whereSQL = " WHERE " + clauses.joined(separator: " AND ")
         let bindings = translator.bindings
         let page = order == nil ? "" : " LIMIT \(request.limit ?? -1) OFFSET \(request.offset)"
@@ -116,7 +116,7 @@ extension SQLiteDriver {
             rows.reserveCapacity(ids.count)
             for table in layout.tables.values {
                 guard let keys = byTable[table.name] else { continue }
-                let select = "SELECT \(table.selectList("t0")) FROM \(table.name) t0 WHERE t0.Z_PK"
+                let select = "SELECT \(table.selectList("t0")) FROM \(table.name.sqlName) t0 WHERE t0.Z_PK"
                 if keys.count == 1 {
                     let statement = try connection.cached(select + " = ?")
                     try statement.bind(keys[0], at: 1)
@@ -136,18 +136,24 @@ extension SQLiteDriver {
 
     public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
         guard let entityLayout = layout.entity(request.entity.entityNumber) else { return [:] }
-        let sql: String
+        // The statement is `head` + one `?` per key of a chunk + `tail`.
+        let head: String
+        let tail: String
         switch entityLayout.slots[request.slot] {
         case .toManyForeignKey(let fk):
             var filter = ""
             if !fk.destinationNumbers.isEmpty {
                 filter = " AND m.Z_ENT IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
             }
-            let order = fk.orderColumn.map { "m.\($0), " } ?? ""
-            sql = "SELECT m.\(fk.column), m.Z_PK, m.Z_ENT FROM \(fk.table) m WHERE m.\(fk.column) IN (%@)\(filter) ORDER BY m.\(fk.column), \(order)m.Z_PK"
+            let order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
+            let column = fk.column.sqlName
+            head = "SELECT m.\(column), m.Z_PK, m.Z_ENT FROM \(fk.table.sqlName) m WHERE m.\(column) IN ("
+            tail = ")\(filter) ORDER BY m.\(column), \(order)m.Z_PK"
         case .toManyJoin(let join):
-            let order = join.orderColumn.map { "j.\($0), " } ?? ""
-            sql = "SELECT j.\(join.sourceColumn), m.Z_PK, m.Z_ENT FROM \(join.table) j JOIN \(join.destinationTable) m ON m.Z_PK = j.\(join.memberColumn) WHERE j.\(join.sourceColumn) IN (%@) ORDER BY j.\(join.sourceColumn), \(order)m.Z_PK"
+            let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
+            let source = join.sourceColumn.sqlName
+            head = "SELECT j.\(source), m.Z_PK, m.Z_ENT FROM \(join.table.sqlName) j JOIN \(join.destinationTable.sqlName) m ON m.Z_PK = j.\(join.memberColumn.sqlName) WHERE j.\(source) IN ("
+            tail = ") ORDER BY j.\(source), \(order)m.Z_PK"
         default:
             return Dictionary(uniqueKeysWithValues: request.sources.map { ($0, []) })
         }
@@ -159,7 +165,7 @@ extension SQLiteDriver {
             for source in request.sources { result[source] = [] }
             for start in stride(from: 0, to: keys.count, by: Self.chunkSize) {
                 let chunk = keys[start..<min(start + Self.chunkSize, keys.count)]
-                let statement = try connection.cached(sql.replacingOccurrences(of: "%@", with: Self.placeholders(chunk.count)))
+                let statement = try connection.cached(head + Self.placeholders(chunk.count) + tail)
                 for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
                 while try statement.step() {
                     guard let source = sources[statement.int64(at: 0)],

@@ -36,7 +36,7 @@ extension SQLiteDriver {
                 try statement.step()
                 if connection.changes != 1 { stale.append(delete.id); continue }
                 for case .toManyJoin(let join) in plan.layout.slots {
-                    let unlink = try connection.cached("DELETE FROM \(join.table) WHERE \(join.sourceColumn) = ?")
+                    let unlink = try connection.cached("DELETE FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ?")
                     try unlink.bind(delete.id.primaryKey, at: 1)
                     try unlink.step()
                 }
@@ -180,7 +180,7 @@ extension SQLiteDriver {
         switch slot {
         case .toManyForeignKey(let fk):
             guard let order = fk.orderColumn else { return }
-            let statement = try connection.cached("UPDATE \(fk.table) SET \(order) = ? WHERE Z_PK = ? AND \(fk.column) = ?")
+            let statement = try connection.cached("UPDATE \(fk.table.sqlName) SET \(order.sqlName) = ? WHERE Z_PK = ? AND \(fk.column.sqlName) = ?")
             for (position, member) in members.enumerated() {
                 try statement.reset()
                 try statement.bind([.integer(Int64(position + 1)), .integer(member.primaryKey), .integer(owner.primaryKey)])
@@ -189,19 +189,19 @@ extension SQLiteDriver {
         case .toManyJoin(let join):
             var existing: Set<Int64> = []
             if !isNew {
-                let current = try connection.cached("SELECT \(join.memberColumn) FROM \(join.table) WHERE \(join.sourceColumn) = ?")
+                let current = try connection.cached("SELECT \(join.memberColumn.sqlName) FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ?")
                 try current.bind(owner.primaryKey, at: 1)
                 while try current.step() { existing.insert(current.int64(at: 0)) }
             }
             let wanted = Set(members.map(\.primaryKey))
-            let remove = try connection.cached("DELETE FROM \(join.table) WHERE \(join.sourceColumn) = ? AND \(join.memberColumn) = ?")
+            let remove = try connection.cached("DELETE FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ? AND \(join.memberColumn.sqlName) = ?")
             for key in existing.subtracting(wanted) {
                 try remove.reset()
                 try remove.bind([.integer(owner.primaryKey), .integer(key)])
                 try remove.step()
             }
             let add = try connection.cached(
-                "INSERT OR IGNORE INTO \(join.table) (\(join.sourceColumn), \(join.memberColumn)) VALUES (?, ?)")
+                "INSERT OR IGNORE INTO \(join.table.sqlName) (\(join.sourceColumn.sqlName), \(join.memberColumn.sqlName)) VALUES (?, ?)")
             for key in wanted.subtracting(existing) {
                 try add.reset()
                 try add.bind([.integer(owner.primaryKey), .integer(key)])
@@ -209,7 +209,7 @@ extension SQLiteDriver {
             }
             if let order = join.orderColumn {
                 let statement = try connection.cached(
-                    "UPDATE \(join.table) SET \(order) = ? WHERE \(join.sourceColumn) = ? AND \(join.memberColumn) = ?")
+                    "UPDATE \(join.table.sqlName) SET \(order.sqlName) = ? WHERE \(join.sourceColumn.sqlName) = ? AND \(join.memberColumn.sqlName) = ?")
                 for (position, member) in members.enumerated() {
                     try statement.reset()
                     try statement.bind([.integer(Int64(position + 1)), .integer(owner.primaryKey), .integer(member.primaryKey)])

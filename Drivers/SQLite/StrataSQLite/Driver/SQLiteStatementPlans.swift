@@ -97,9 +97,9 @@ final class SQLiteStatementPlans: Sendable {
             guard let table = layout.tables.values.first(where: { $0.name == entity.table }) else { continue }
             entities[Int(number)] = Entity(
                 layout: entity,
-                lookup: slot("SELECT \(table.selectList("t0")) FROM \(table.name) t0 WHERE t0.Z_PK = ?"),
+                lookup: slot("SELECT \(table.selectList("t0")) FROM \(table.name.sqlName) t0 WHERE t0.Z_PK = ?"),
                 insert: slot(entity.insert),
-                delete: slot("DELETE FROM \(entity.table) WHERE Z_PK = ? AND Z_OPT = ?"))
+                delete: slot("DELETE FROM \(entity.table.sqlName) WHERE Z_PK = ? AND Z_OPT = ?"))
         }
         self.entities = entities
         var modelNumbers = [Int32](repeating: -1, count: Int(layout.modelNumbers.keys.filter { $0 < 1 << 16 }.max() ?? 0) + 1)
@@ -131,15 +131,15 @@ final class SQLiteStatementPlans: Sendable {
             for slot in changedSlots where slot < entity.layout.slots.count {
                 switch entity.layout.slots[slot] {
                 case .attribute(let column, _, _):
-                    assignments.append("\(column) = ?")
+                    assignments.append("\(column.sqlName) = ?")
                 case .toOne(let column, _, let entityColumn, _, _):
-                    assignments.append("\(column) = ?")
-                    if let entityColumn { assignments.append("\(entityColumn) = ?") }
+                    assignments.append("\(column.sqlName) = ?")
+                    if let entityColumn { assignments.append("\(entityColumn.sqlName) = ?") }
                 default: continue
                 }
             }
             let statement = (
-                sql: "UPDATE \(entity.layout.table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?",
+                sql: "UPDATE \(entity.layout.table.sqlName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?",
                 slot: updates.nextSlot)
             updates.nextSlot += 1
             updates.statements[shape] = statement

@@ -128,22 +128,58 @@ public final class SQLiteConnection {
 
     /// Compiles one SQL statement.
     ///
-    /// - Throws: ``SQLiteError`` (engine) with SQLite's message and the SQL text.
+    /// `sql` must hold exactly one statement: text after it (a second statement, or anything after
+    /// a NUL character) is refused, so SQL text can never run more than the statement its builder
+    /// wrote. Names in it are quoted by ``SQLIdentifier``; values are bound, never written in.
+    ///
+    /// - Throws: ``SQLiteError`` (engine) with SQLite's message and the SQL text; (misuse) for
+    ///   text holding no statement or more than one.
     public func prepare(_ sql: String) throws -> SQLiteStatement {
         let db = try openHandle()
         var statement: OpaquePointer?
-        let status = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+        var text = sql
+        var trailing = false
+        let status = text.withUTF8 { bytes -> Int32 in
+            guard bytes.count < Int(Int32.max) else { return SQLITE_TOOBIG }
+            return bytes.withMemoryRebound(to: CChar.self) { chars -> Int32 in
+                // A non-null pointer even for empty text; SQLite reads no byte of it then.
+                let start = chars.baseAddress ?? UnsafePointer(bitPattern: 1)!
+                var tail: UnsafePointer<CChar>?
+                let status = sqlite3_prepare_v2(db, start, Int32(chars.count), &statement, &tail)
+                if let tail {
+                    let consumed = min(chars.baseAddress.map { tail - $0 } ?? 0, chars.count)
+                    trailing = chars[consumed...].contains { !Self.isSpace($0) }
+                }
+                return status
+            }
+        }
         guard status == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            if status == SQLITE_OK {
+                throw SQLiteError(.misuse, "cannot prepare '\(sql)': it holds no SQL statement", file: path)
+            }
             throw engineError(status, "cannot prepare '\(sql)'")
+        }
+        guard !trailing else {
+            sqlite3_finalize(statement)
+            throw SQLiteError(
+                .misuse, "cannot prepare '\(sql)': it holds text after its first statement; run one statement at a time",
+                file: path)
         }
         return SQLiteStatement(connection: self, handle: statement, sql: sql)
     }
 
-    /// Runs SQL that returns no rows (may hold several statements separated by `;`).
+    private static func isSpace(_ char: CChar) -> Bool {
+        char == 0x20 || char == 0x09 || char == 0x0A || char == 0x0D || char == 0x0C
+    }
+
+    /// Runs one SQL statement to its end, ignoring any rows it returns.
+    ///
+    /// Like ``prepare(_:)``, refuses text holding more than one statement (the driver never runs
+    /// several statements from one string, so no text built from names can add one).
     public func execute(_ sql: String) throws {
-        let db = try openHandle()
-        let status = sqlite3_exec(db, sql, nil, nil, nil)
-        guard status == SQLITE_OK else { throw engineError(status, "cannot execute '\(sql)'") }
+        let statement = try prepare(sql)
+        while try statement.step() {}
     }
 
     /// Runs a query and returns every row.

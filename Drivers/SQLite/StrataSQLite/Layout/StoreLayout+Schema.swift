@@ -10,29 +10,32 @@ extension StoreLayout {
             "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
         ]
         var indexNames: Set<String> = []
-        func index(_ name: String, unique: Bool = false, on table: String, _ columns: [String]) {
+        /// `columns` are (name, suffix) pairs: the suffix (`COLLATE BINARY ASC`) is the driver's own text.
+        func index(_ name: String, unique: Bool = false, on table: String, _ columns: [(String, String)]) {
             guard indexNames.insert(name).inserted else { return }
+            let list = columns.map { $0.1.isEmpty ? $0.0.sqlName : "\($0.0.sqlName) \($0.1)" }
             sql.append(
-                "CREATE \(unique ? "UNIQUE " : "")INDEX \(Self.quote(name)) ON \(table) (\(columns.joined(separator: ", ")))")
+                "CREATE \(unique ? "UNIQUE " : "")INDEX \(name.sqlName) ON \(table.sqlName) (\(list.joined(separator: ", ")))")
         }
         for table in tables.values.sorted(by: { $0.name < $1.name }) {
+            // Column types are the driver's constants (LayoutBuilder.columnType), never read from a store.
             let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
-                + table.columns.map { "\($0.name) \($0.type)" }
-            sql.append("CREATE TABLE \(table.name) ( \(columns.joined(separator: ", ")) )")
+                + table.columns.map { "\($0.name.sqlName) \($0.type)" }
+            sql.append("CREATE TABLE \(table.name.sqlName) ( \(columns.joined(separator: ", ")) )")
         }
         for layout in entities.values.sorted(by: { $0.storeNumber < $1.storeNumber }) {
             let entity = layout.entity
             let isOwnHierarchyRoot = entity.superentityName == nil
             if isOwnHierarchyRoot, entity.hierarchyNumbers.count > 1 {
-                index("\(layout.table)_Z_ENT_INDEX", on: layout.table, ["Z_ENT"])
+                index("\(layout.table)_Z_ENT_INDEX", on: layout.table, [("Z_ENT", "")])
             }
             let own = Set(entity.ownProperties.map(\.name))
             for (slot, property) in zip(layout.slots, entity.properties) where own.contains(property.name) {
                 switch slot {
                 case .toOne(let column, _, _, _, _):
-                    index("\(layout.table)_\(column)_INDEX", on: layout.table, [column])
+                    index("\(layout.table)_\(column)_INDEX", on: layout.table, [(column, "")])
                 case .attribute(let column, _, _) where property.attribute?.isIndexed == true:
-                    index("\(layout.table)_\(column)_INDEX", on: layout.table, [column])
+                    index("\(layout.table)_\(column)_INDEX", on: layout.table, [(column, "")])
                 default: break
                 }
             }
@@ -41,23 +44,24 @@ extension StoreLayout {
                 guard columns.count == constraint.count, !columns.isEmpty else { continue }
                 index(
                     "Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_"))", unique: true, on: layout.table,
-                    columns.map { "\($0) COLLATE BINARY ASC" })
+                    columns.map { ($0, "COLLATE BINARY ASC") })
             }
             for fetchIndex in entity.indexes {
                 let columns = fetchIndex.elements.compactMap { element in
-                    column(of: element.property, in: layout).map { "\($0) COLLATE BINARY \(element.ascending ? "ASC" : "DESC")" }
+                    column(of: element.property, in: layout).map { ($0, "COLLATE BINARY \(element.ascending ? "ASC" : "DESC")") }
                 }
                 guard columns.count == fetchIndex.elements.count, !columns.isEmpty else { continue }
                 index("Z_\(entity.name)_\(fetchIndex.name)", on: layout.table, columns)
             }
         }
         for join in joinTables.values.sorted(by: { $0.name < $1.name }) {
-            var columns = ["\(join.firstColumn) INTEGER", "\(join.secondColumn) INTEGER"]
-            if let order = join.firstOrderColumn { columns.append("\(order) INTEGER") }
-            if let order = join.secondOrderColumn { columns.append("\(order) INTEGER") }
-            columns.append("PRIMARY KEY (\(join.firstColumn), \(join.secondColumn))")
-            sql.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
-            index("\(join.name)_\(join.secondColumn)_INDEX", on: join.name, [join.secondColumn, join.firstColumn])
+            var columns = ["\(join.firstColumn.sqlName) INTEGER", "\(join.secondColumn.sqlName) INTEGER"]
+            if let order = join.firstOrderColumn { columns.append("\(order.sqlName) INTEGER") }
+            if let order = join.secondOrderColumn { columns.append("\(order.sqlName) INTEGER") }
+            columns.append("PRIMARY KEY (\(join.firstColumn.sqlName), \(join.secondColumn.sqlName))")
+            sql.append("CREATE TABLE \(join.name.sqlName) ( \(columns.joined(separator: ", ")) )")
+            index(
+                "\(join.name)_\(join.secondColumn)_INDEX", on: join.name, [(join.secondColumn, ""), (join.firstColumn, "")])
         }
         return sql
     }
@@ -69,12 +73,6 @@ extension StoreLayout {
         case .attribute(let column, _, _), .toOne(let column, _, _, _, _): return column
         default: return nil
         }
-    }
-
-    /// `name` quoted as an SQL identifier when it needs quoting.
-    static func quote(_ name: String) -> String {
-        name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } ? name
-            : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// The names of the entities whose storage the store does not match, for an existing store

@@ -79,9 +79,10 @@ struct TableLayout: Sendable {
         columns.firstIndex { $0.name == column }.map { Int32($0 + 3) }
     }
 
-    /// `Z_PK, Z_ENT, Z_OPT, …` with `prefix.` before each name.
+    /// `Z_PK, Z_ENT, Z_OPT, …` with `alias.` before each (quoted) name; `alias` is the driver's
+    /// own (`t0`), never a name from a model or a store.
     func selectList(_ alias: String) -> String {
-        (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.name)).map { "\(alias).\($0)" }.joined(separator: ", ")
+        (["Z_PK", "Z_ENT", "Z_OPT"] + columns.map(\.name)).map { "\(alias).\($0.sqlName)" }.joined(separator: ", ")
     }
 }
 
@@ -183,6 +184,6 @@ struct EntityLayout: Sendable {
             }
         }
         let placeholders = String(repeating: "?, ", count: columns.count - 1) + "?"
-        return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))"
+        return "INSERT INTO \(table.sqlName) (\(columns.map(\.sqlName).joined(separator: ", "))) VALUES (\(placeholders))"
     }
 }

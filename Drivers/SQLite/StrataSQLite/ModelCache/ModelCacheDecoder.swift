@@ -54,7 +54,10 @@ public enum ModelCacheDecoder {
                 entities: entities, configurations: configurations, versionIdentifiers: versionIdentifiers,
                 userInfo: stringDictionary(root["NSUserInfo"]))
         } catch let error as ModelError {
-            throw SQLiteError(.corrupt, "model archive describes a model Strata rejects", underlying: error)
+            throw SQLiteError(
+                .corrupt,
+                "the model archive describes a model Strata rejects (\(error.message)); open the store with the model that wrote it",
+                underlying: error)
         }
     }
 

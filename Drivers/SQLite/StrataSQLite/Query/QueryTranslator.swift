@@ -131,7 +131,8 @@ struct QueryTranslator {
         guard let (from, link) = toManySource(slot, owner: owner, memberAlias: memberAlias),
             let kind = Self.kind(of: type)
         else { return nil }
-        guard let condition = compare(columnSQL("\(memberAlias).\(column)", kind), kind, c.op, constant, c.options) else { return nil }
+        guard let condition = compare(columnSQL("\(memberAlias).\(column.sqlName)", kind), kind, c.op, constant, c.options)
+        else { return nil }
         if c.modifier == .any { return "EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND (\(condition)))" }
         return "NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND NOT IFNULL((\(condition)), 0))"
     }
@@ -140,15 +141,15 @@ struct QueryTranslator {
     private mutating func toManySource(_ slot: SlotLayout, owner: String, memberAlias m: String) -> (String, String)? {
         switch slot {
         case .toManyForeignKey(let fk):
-            var link = "\(m).\(fk.column) = \(owner).Z_PK"
+            var link = "\(m).\(fk.column.sqlName) = \(owner).Z_PK"
             if !fk.destinationNumbers.isEmpty {
                 link += " AND \(m).Z_ENT IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
             }
-            return ("\(fk.table) \(m)", link)
+            return ("\(fk.table.sqlName) \(m)", link)
         case .toManyJoin(let join):
             let j = nextAlias("j")
-            return ("\(join.table) \(j) JOIN \(join.destinationTable) \(m) ON \(m).Z_PK = \(j).\(join.memberColumn)",
-                "\(j).\(join.sourceColumn) = \(owner).Z_PK")
+            return ("\(join.table.sqlName) \(j) JOIN \(join.destinationTable.sqlName) \(m) ON \(m).Z_PK = \(j).\(join.memberColumn.sqlName)",
+                "\(j).\(join.sourceColumn.sqlName) = \(owner).Z_PK")
         default: return nil
         }
     }
@@ -185,21 +186,21 @@ struct QueryTranslator {
             switch layoutEntity.slots[slot] {
             case .attribute(let column, _, let type):
                 guard isLast, let kind = Self.kind(of: type) else { return nil }
-                return .value(sql: columnSQL("\(currentAlias).\(column)", kind), kind: kind)
+                return .value(sql: columnSQL("\(currentAlias).\(column.sqlName)", kind), kind: kind)
             case .toOne(let column, _, let entityColumn, _, let destinationNumber):
                 guard let destination = layout.model.entity(number: destinationNumber) else { return nil }
                 if isLast {
                     return .toOne(
-                        sql: "\(currentAlias).\(column)", entitySQL: entityColumn.map { "\(currentAlias).\($0)" },
+                        sql: "\(currentAlias).\(column.sqlName)", entitySQL: entityColumn.map { "\(currentAlias).\($0.sqlName)" },
                         destination: destination)
                 }
                 guard let table = layout.entity(destination.entityNumber)?.table else { return nil }
-                let key = "\(currentAlias).\(column)"
+                let key = "\(currentAlias).\(column.sqlName)"
                 if let existing = joinAliases[key] {
                     currentAlias = existing
                 } else {
                     let joined = nextAlias("r")
-                    joins.append("LEFT JOIN \(table) \(joined) ON \(joined).Z_PK = \(currentAlias).\(column)")
+                    joins.append("LEFT JOIN \(table.sqlName) \(joined) ON \(joined).Z_PK = \(currentAlias).\(column.sqlName)")
                     joinAliases[key] = joined
                     currentAlias = joined
                 }

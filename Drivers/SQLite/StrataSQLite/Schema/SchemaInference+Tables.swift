@@ -29,6 +29,12 @@ extension SchemaInference {
         for column in columns where !bookkeepingColumns.contains(column.name) && !column.name.hasPrefix("Z_") {
             if let (_, target) = numberedColumn(column.name, separator: "_"), columnNames.contains(target) { continue }
             let name = column.name.hasPrefix("Z") && column.name.count > 1 ? String(column.name.dropFirst()) : column.name
+            guard ManagedObjectModel.isValidName(name) else {
+                throw SQLiteError(
+                    .corrupt,
+                    "table \(SQLIdentifier.display(table)) has a column \(SQLIdentifier.display(column.name)) whose name is not an identifier, so it is not a column Core Data wrote; open the store with the model that wrote it (the column is then ignored)",
+                    file: connection.path)
+            }
             let type = attributeType(forColumnType: column.type)
             if type == .integer64 {
                 var destination = destinationNumbers[column.name].flatMap { byNumber[$0]?.name }
@@ -111,7 +117,9 @@ extension SchemaInference {
             guard columns.count == 2, let first = numberedColumn(columns[0], separator: ""),
                 let second = numberedColumn(columns[1], separator: ""),
                 let firstEntity = byNumber[first.0]?.name, let secondEntity = byNumber[second.0]?.name,
-                first.1 != second.1 || first.0 != second.0
+                first.1 != second.1 || first.0 != second.0,
+                // Core Data names join columns after relationships; other names make this no join table of its.
+                ManagedObjectModel.isValidName(first.1), ManagedObjectModel.isValidName(second.1)
             else { continue }
             // Column Z_<n1><NAME1> holds keys of entity n1: NAME1 is the relationship of entity n2
             // that points at n1, and NAME2 the relationship of n1 that points at n2.

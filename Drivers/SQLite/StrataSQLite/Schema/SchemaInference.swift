@@ -37,6 +37,12 @@ public enum SchemaInference {
         guard !entries.isEmpty else {
             throw SQLiteError(.notFound, "Z_PRIMARYKEY lists no entities", file: connection.path)
         }
+        for entry in entries where !ManagedObjectModel.isValidName(entry.name) {
+            throw SQLiteError(
+                .corrupt,
+                "Z_PRIMARYKEY row \(entry.entityNumber) names entity \(SQLIdentifier.display(entry.name)), which is not an identifier, so Core Data did not write it; open the store with the model that wrote it",
+                file: connection.path)
+        }
         let byNumber = Dictionary(entries.map { ($0.entityNumber, $0) }) { first, _ in first }
         var parents: [String: String] = [:]
         for entry in entries where entry.superNumber != 0 {
@@ -62,8 +68,9 @@ public enum SchemaInference {
             return try ManagedObjectModel(entities: entities)
         } catch let error as ModelError {
             throw SQLiteError(
-                .corrupt, "the store's tables describe a model Strata rejects", file: connection.path,
-                underlying: error)
+                .corrupt,
+                "the store's tables describe a model Strata rejects (\(error.message)); open the store with the model that wrote it",
+                file: connection.path, underlying: error)
         }
     }
 
