@@ -1,8 +1,69 @@
 import Foundation
 import Strata
 import StrataTesting
-import StrataTools
 import Testing
+
+@testable import StrataTools
+
+/// A model whose names the name rule allows but Swift, Foundation, Strata or the generated code
+/// already use: its generated code must compile.
+func awkwardNamesModel() throws -> ManagedObjectModel {
+    try ManagedObjectModel(entities: [
+        EntityDescription(
+            "Date",
+            properties: [
+                .attribute("class", .string), .attribute("default", .boolean), .attribute("description", .string),
+                .attribute("descriptionValue", .string), .attribute("self", .string), .attribute("Type", .string),
+                .attribute("init", .string), .attribute("Strata", .string), .attribute("Swift", .string),
+                .attribute("Any", .string), .attribute("await", .string), .attribute("async", .string),
+                .attribute("some", .string), .attribute("_", .string), .attribute("true", .boolean),
+                .attribute("String", .string), .attribute("Date", .date), .attribute("Note", .string),
+                .attribute("größe", .double), .attribute("when", .date), .attribute("blob", .binaryData),
+                .attribute("selfValue", .string), .attribute("objectID", .string), .attribute("hashValue", .integer64),
+                .toMany("tracks", "String", inverse: "owner"), .toMany("Tracks", "String", inverse: "other"),
+            ],
+            representedClassName: "X\n*/ evil"),
+        EntityDescription(
+            "String",
+            properties: [.toOne("owner", "Date", inverse: "tracks"), .toOne("other", "Date", inverse: "Tracks")]),
+        EntityDescription("protocol", properties: [.attribute("FetchRequest", .string)]),
+        EntityDescription("Note", properties: [.toMany("notes", "Note"), .attribute("entity", .string)]),
+        EntityDescription("note", parent: "Note", properties: [.attribute("addToNotes", .string)]),
+        EntityDescription("Strata"),
+        EntityDescription("FetchRequest"),
+        EntityDescription("ManagedObject"),
+    ])
+}
+
+/// Reads back a Swift string literal written by ``CodeGenerator/literal(_:)`` (the escapes it uses).
+private func decodeLiteral(_ literal: String) -> String? {
+    guard literal.count >= 2, literal.first == "\"", literal.last == "\"" else { return nil }
+    var scalars = Array(literal.unicodeScalars.dropFirst().dropLast())[...]
+    var out = String.UnicodeScalarView()
+    while let scalar = scalars.popFirst() {
+        guard scalar == "\\" else {
+            if scalar == "\"" { return nil }
+            out.append(scalar)
+            continue
+        }
+        switch scalars.popFirst() {
+        case "n": out.append("\n")
+        case "r": out.append("\r")
+        case "t": out.append("\t")
+        case "0": out.append("\0")
+        case "\"": out.append("\"")
+        case "\\": out.append("\\")
+        case "u":
+            guard scalars.popFirst() == "{", let close = scalars.firstIndex(of: "}") else { return nil }
+            let hex = String(String.UnicodeScalarView(scalars[scalars.startIndex..<close]))
+            scalars = scalars[(close + 1)...]
+            guard let value = UInt32(hex, radix: 16), let decoded = Unicode.Scalar(value) else { return nil }
+            out.append(decoded)
+        default: return nil
+        }
+    }
+    return String(out)
+}
 
 @Suite("strata codegen")
 struct CodegenTests {
@@ -43,6 +104,47 @@ struct CodegenTests {
         #expect(source.contains("public var entityValue: String?"))
     }
 
+    @Test("a name never leaves its string literal or comment: newlines, quotes, backslashes, */ and invisible characters are escaped")
+    func escaping() throws {
+        let hostile = [
+            "a\nb", "*/ x /* y", "q\"uote", "back\\slash", "\\(interpolated)", "tab\tnul\0cr\r", "rtl\u{202E}x",
+            "ls\u{2028}ps\u{2029}", "nel\u{85}", "größe\u{301}", "\"\"\"",
+        ]
+        for text in hostile {
+            let literal = CodeGenerator.literal(text)
+            #expect(decodeLiteral(literal) == text, "\(literal)")
+            #expect(!literal.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format || $0 == "\u{2028}" || $0 == "\u{2029}" }, "\(literal)")
+            let comment = CodeGenerator.commentText(text)
+            #expect(!comment.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\u{85}" || $0 == "\u{2028}" || $0 == "\u{2029}" || $0 == "\u{202E}" }, "\(comment)")
+        }
+        #expect(CodeGenerator.literal("a\nb\"\\") == #""a\nb\"\\""#)
+        #expect(CodeGenerator.sanitized("9lives") == "_9lives" && CodeGenerator.sanitized("a b*/") == "a_b__")
+    }
+
+    @Test("names Swift, Foundation, Strata or the generated code use are renamed, never redeclared or shadowed")
+    func awkwardNames() throws {
+        let model = try awkwardNamesModel()
+        let files = Dictionary(uniqueKeysWithValues: CodeGenerator.generate(model).map { ($0.name, $0.contents) })
+        #expect(files.keys.sorted() == [
+            "DateObject.swift", "FetchRequestObject.swift", "ManagedObjectObject.swift", "ModelClasses.swift", "Note.swift",
+            "StrataObject.swift", "StringObject.swift", "noteObject.swift", "protocolObject.swift",
+        ])
+        let date = try #require(files["DateObject.swift"])
+        #expect(date.contains("@ManagedAttribute(\"class\") public var `class`: String?"))
+        #expect(date.contains("@ManagedAttribute(\"description\") public var descriptionValue: String?"))
+        #expect(date.contains("@ManagedAttribute(\"descriptionValue\") public var descriptionValue_: String?"))
+        #expect(date.contains("@ManagedAttribute(\"self\") public var selfValue_: String?"))
+        #expect(date.contains("@ManagedAttribute(\"String\") public var StringValue: String?"))
+        #expect(date.contains("@ManagedAttribute(\"Date\") public var DateValue: Date?"))
+        #expect(date.contains("@ManagedAttribute(\"Note\") public var NoteValue: String?"))
+        #expect(date.contains("public func addToTracks(_ object: StringObject)"))
+        #expect(date.contains("public func addToTracks_(_ object: StringObject)"))
+        #expect(!date.contains("evil"))
+        let child = try #require(files["noteObject.swift"])
+        #expect(child.contains("public final class noteObject: Note {"))
+        #expect(child.contains("@ManagedAttribute(\"addToNotes\") public var addToNotes_: String?"))
+    }
+
     @Test("the binary writes the files; a missing model exits 64")
     func binary() throws {
         let directory = try TemporaryDirectory()
@@ -56,13 +158,15 @@ struct CodegenTests {
         #expect(missing.status == 64)
     }
 
-    @Test("generated code for every corpus model compiles against the library", .needsCorpus, .timeLimit(.minutes(20)))
+    @Test(
+        "generated code for every corpus model, and for names Swift already uses, compiles against the library",
+        .needsCorpus, .timeLimit(.minutes(20)))
     func corpusBuild() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let directory = try TemporaryDirectory(prefix: "strata-codegen")
         var targets: [String] = []
-        for (index, file) in try corpusModelFiles().enumerated() {
-            let model = try ManagedObjectModel(contentsOf: file)
+        let models = try corpusModelFiles().map { try ManagedObjectModel(contentsOf: $0) } + [try awkwardNamesModel()]
+        for (index, model) in models.enumerated() {
             let name = "Model\(index)"
             let folder = directory.url.appendingPathComponent("Sources/\(name)")
             let files = try CodeGenerator.write(model, to: folder)
