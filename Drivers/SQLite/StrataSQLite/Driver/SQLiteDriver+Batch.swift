@@ -16,7 +16,7 @@ extension SQLiteDriver {
         guard let entityLayout = layout.entity(request.entity.entityNumber),
             let table = layout.tables[request.entity.rootEntityName]
         else { return StoreBatchResult(ids: []) }
-        var translator = QueryTranslator(layout: layout)
+        var translator = QueryTranslator(layout: layout, maximumBindings: parameterLimit)
         let numbers = layout.storeNumbers(request.entityNumbers)
         var clauses = ["t0.Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"]
         if let predicate = request.predicate {
@@ -45,7 +45,7 @@ extension SQLiteDriver {
             guard case .attribute(let column, _, _) = entityLayout.slots[slot] else { return try executeThroughRows(request) }
             setColumns.append(column)
         }
-        let select = "SELECT t0.Z_PK, t0.Z_ENT" + readColumns.map { ", t0.\($0.column.sqlName)" }.joined() + " FROM \(table.name.sqlName) t0\(whereSQL)"
+        let select = "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT" + readColumns.map { ", t0.\($0.column.sqlName)" }.joined() + " FROM \(table.name.sqlName) t0\(whereSQL)"
         let update = "UPDATE \(table.name.sqlName) SET Z_OPT = Z_OPT + 1" + setColumns.map { ", \($0.sqlName) = ?" }.joined() + " WHERE Z_PK = ?"
         let slotCount = request.entity.properties.count
         return try write("updating \(request.entity.name) rows") { connection in
@@ -53,15 +53,16 @@ extension SQLiteDriver {
             try reader.bind(bindings)
             var values = [StoreValue](repeating: .unfetched, count: slotCount)
             var changes: [(id: RowID, values: [StoreValue])] = []
-            while try reader.step() {
-                guard let number = layout.modelNumbers[Int32(truncatingIfNeeded: reader.int64(at: 1))] else { continue }
+            try stepping(reader) {
+                guard let number = plans.modelNumber(storeNumber: reader.int64(at: 1)) else { return }
+                let id = RowID(entity: number, primaryKey: try checkedKey(reader.int64(at: 0), of: number))
+                // `Z_OPT = Z_OPT + 1` must not leave Int64 (SQLite would store a REAL).
+                guard reader.int64(at: 2) < Int64.max else { throw versionAtMaximum(id) }
                 for (offset, column) in readColumns.enumerated() {
-                    values[column.slot] = ValueCoding.attribute(reader, Int32(offset + 2), column.type)
+                    values[column.slot] = ValueCoding.attribute(reader, Int32(offset + 3), column.type)
                 }
-                let id = RowID(entity: number, primaryKey: reader.int64(at: 0))
                 changes.append((id, try plan.newValues(for: values) { nil }))
             }
-            try reader.reset()
             let writer = try connection.cached(update)
             for change in changes {
                 for (offset, value) in change.values.enumerated() {
@@ -77,9 +78,9 @@ extension SQLiteDriver {
 
     private func collectIDs(_ statement: SQLiteStatement) throws -> [RowID] {
         var ids: [RowID] = []
-        while try statement.step() {
-            guard let number = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: 1))] else { continue }
-            ids.append(RowID(entity: number, primaryKey: statement.int64(at: 0)))
+        try stepping(statement) {
+            guard let number = plans.modelNumber(storeNumber: statement.int64(at: 1)) else { return }
+            ids.append(RowID(entity: number, primaryKey: try checkedKey(statement.int64(at: 0), of: number)))
         }
         return ids
     }

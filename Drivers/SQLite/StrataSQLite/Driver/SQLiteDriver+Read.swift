@@ -31,7 +31,7 @@ extension SQLiteDriver {
             var nothing = StoreFetchResult(rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
             return try body(&nothing)
         }
-        var translator = QueryTranslator(layout: layout)
+        var translator = QueryTranslator(layout: layout, maximumBindings: parameterLimit)
         let numbers = layout.storeNumbers(request.entityNumbers)
         // The Z_ENT test stays even when the fetch covers every entity of the table: rows of an
         // entity the model lacks take no place in counts and pages, and SQLite answers a full
@@ -66,9 +66,9 @@ extension SQLiteDriver {
                 let statement = try connection.cached("SELECT t0.Z_PK, t0.Z_ENT\(from)\(whereSQL)\(orderSQL)\(page)")
                 try statement.bind(bindings)
                 var ids: [RowID] = []
-                while try statement.step() {
-                    guard let number = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: 1))] else { continue }
-                    ids.append(RowID(entity: number, primaryKey: statement.int64(at: 0)))
+                try stepping(statement) {
+                    guard let number = plans.modelNumber(storeNumber: statement.int64(at: 1)) else { return }
+                    ids.append(RowID(entity: number, primaryKey: try checkedKey(statement.int64(at: 0), of: number)))
                 }
                 answer = StoreFetchResult(ids: ids, appliedPredicate: true, appliedSort: true, appliedPage: true)
             default:
@@ -77,7 +77,7 @@ extension SQLiteDriver {
                 var part = StoreFetchResult(appliedPredicate: exact, appliedSort: order != nil, appliedPage: order != nil)
                 do {
                     while try statement.step() {
-                        guard let row = decode(statement, cached: request.cachedRows) else { continue }
+                        guard let row = try decode(statement, cached: request.cachedRows) else { continue }
                         part.rows.append(row)
                         if part.rows.count >= partSize {
                             try body(&part)
@@ -101,7 +101,7 @@ extension SQLiteDriver {
                 let statement = try connection.cached(plan.lookup.sql, slot: plan.lookup.slot)
                 try statement.bind(ids[0].primaryKey, at: 1)
                 var rows: [RowSnapshot] = []
-                while try statement.step() { if let row = decode(statement) { rows.append(row) } }
+                try stepping(statement) { if let row = try decode(statement) { rows.append(row) } }
                 return rows
             }
         }
@@ -120,14 +120,14 @@ extension SQLiteDriver {
                 if keys.count == 1 {
                     let statement = try connection.cached(select + " = ?")
                     try statement.bind(keys[0], at: 1)
-                    while try statement.step() { if let row = decode(statement) { rows.append(row) } }
+                    try stepping(statement) { if let row = try decode(statement) { rows.append(row) } }
                     continue
                 }
                 for start in stride(from: 0, to: keys.count, by: Self.chunkSize) {
                     let chunk = keys[start..<min(start + Self.chunkSize, keys.count)]
                     let statement = try connection.cached(select + " IN (" + Self.placeholders(chunk.count) + ")")
                     for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
-                    while try statement.step() { if let row = decode(statement) { rows.append(row) } }
+                    try stepping(statement) { if let row = try decode(statement) { rows.append(row) } }
                 }
             }
             return rows
@@ -167,11 +167,12 @@ extension SQLiteDriver {
                 let chunk = keys[start..<min(start + Self.chunkSize, keys.count)]
                 let statement = try connection.cached(head + Self.placeholders(chunk.count) + tail)
                 for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
-                while try statement.step() {
+                try stepping(statement) {
                     guard let source = sources[statement.int64(at: 0)],
-                        let number = layout.modelNumbers[Int32(truncatingIfNeeded: statement.int64(at: 2))]
-                    else { continue }
-                    result[source, default: []].append(RowID(entity: number, primaryKey: statement.int64(at: 1)))
+                        let number = plans.modelNumber(storeNumber: statement.int64(at: 2))
+                    else { return }
+                    let key = try checkedKey(statement.int64(at: 1), of: number)
+                    result[source, default: []].append(RowID(entity: number, primaryKey: key))
                 }
             }
             return result
@@ -182,12 +183,46 @@ extension SQLiteDriver {
         String(repeating: "?, ", count: max(count - 1, 0)) + "?"
     }
 
+    /// Steps `statement` to its end, calling `body` for each row; when either throws, resets the
+    /// statement first, so it neither pins the reader to an old snapshot nor keeps a write open
+    /// under the rollback that follows.
+    func stepping(_ statement: SQLiteStatement, _ body: () throws -> Void) throws {
+        do {
+            while try statement.step() { try body() }
+        } catch {
+            try? statement.reset()  // releases the statement only; the error being thrown is the one that counts
+            throw error
+        }
+    }
+
+    /// A primary key read from the file, checked: Core Data and Strata number rows from 1, and a
+    /// key below 1 would collide with the core's temporary IDs.
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` naming the store, the entity and the key.
+    @inline(__always)
+    func checkedKey(_ key: Int64, of entity: Int32, relationship: String? = nil) throws -> Int64 {
+        guard key > 0 else { throw damagedKey(key, of: entity, relationship: relationship) }
+        return key
+    }
+
+    func damagedKey(_ key: Int64, of entity: Int32, relationship: String?) -> StoreError {
+        let name = model.entity(number: entity)?.name ?? "number \(entity)"
+        let table = layout.entity(entity)?.table ?? "?"
+        let what = relationship.map { "to-one relationship '\($0)' holds key" } ?? "has primary key (Z_PK)"
+        return StoreError(
+            .corrupt,
+            "a row of entity '\(name)' (table \(SQLIdentifier.display(table))) \(what) \(key); keys start at 1, so the file is damaged. Restore it from a backup, or fix or delete that row with a SQLite tool",
+            store: path)
+    }
+
     /// The row at the statement's cursor (`Z_PK, Z_ENT, Z_OPT, <table columns>`), or `nil` for a
     /// `Z_ENT` the model does not know. When `cached` holds the row at the same `Z_OPT`, its
     /// values are taken instead of decoded (``CachedRows``).
-    func decode(_ statement: SQLiteStatement, cached: CachedRows? = nil) -> RowSnapshot? {
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` for a primary or to-one key below 1.
+    func decode(_ statement: SQLiteStatement, cached: CachedRows? = nil) throws -> RowSnapshot? {
         guard let number = plans.modelNumber(storeNumber: statement.int64(at: 1)) else { return nil }
-        let id = RowID(entity: number, primaryKey: statement.int64(at: 0))
+        let id = RowID(entity: number, primaryKey: try checkedKey(statement.int64(at: 0), of: number))
         let version = statement.int64(at: 2)
         if let cached, let values = cached.values(of: id, version: version) {
             return RowSnapshot(id: id, version: version, values: values)
@@ -211,7 +246,11 @@ extension SQLiteDriver {
                     {
                         target = stored
                     }
-                    values.append(.reference(RowID(entity: target, primaryKey: statement.int64(at: index))))
+                    let key = statement.int64(at: index)
+                    guard key > 0 else {
+                        throw damagedKey(key, of: number, relationship: plan.layout.entity.properties[values.count].name)
+                    }
+                    values.append(.reference(RowID(entity: target, primaryKey: key)))
                 }
             case .unfetched:
                 values.append(.unfetched)

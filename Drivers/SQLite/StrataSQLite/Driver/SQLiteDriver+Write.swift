@@ -11,14 +11,36 @@ extension SQLiteDriver {
         }
         let amount = Int64(max(count, 1))
         return try write("allocating primary keys for \(description.name)") { connection in
-            let statement = try connection.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? RETURNING Z_MAX")
-            try statement.bind([.integer(amount), .integer(Int64(rootNumber))])
+            // Only an integer Z_MAX from 0 to Int64.max - amount advances: keys stay in 1...Int64.max
+            // and SQLite never turns the sum into a REAL.
+            let statement = try connection.cached(
+                "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? AND typeof(Z_MAX) = 'integer' AND Z_MAX BETWEEN 0 AND ? RETURNING Z_MAX")
+            try statement.bind([.integer(amount), .integer(Int64(rootNumber)), .integer(Int64.max - amount)])
             guard try statement.step() else {
-                throw SQLiteError(.corrupt, "Z_PRIMARYKEY has no row for entity \(root.name)", file: path)
+                try statement.reset()
+                guard let stored = try connection.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(rootNumber))]).first?.first
+                else {
+                    throw SQLiteError(.corrupt, "Z_PRIMARYKEY has no row for entity \(root.name)", file: path)
+                }
+                throw StoreError(
+                    .corrupt,
+                    "Z_PRIMARYKEY.Z_MAX of entity '\(root.name)' is \(Self.describe(stored)), from which \(amount) more keys cannot be allocated (keys run from 1 to \(Int64.max)); the file is damaged. Restore it from a backup, or copy its objects into a new store with `strata convert`",
+                    store: path)
             }
             let last = statement.int64(at: 0)
             try statement.reset()
             return (last - amount + 1)...last
+        }
+    }
+
+    /// A stored value as an error message shows it.
+    static func describe(_ value: SQLiteValue) -> String {
+        switch value {
+        case .null: "NULL"
+        case .integer(let number): "\(number)"
+        case .real(let number): "\(number) (a REAL)"
+        case .text(let text): "the text '\(text.prefix(40))'"
+        case .blob(let bytes): "a \(bytes.count)-byte BLOB"
         }
     }
 
@@ -66,6 +88,8 @@ extension SQLiteDriver {
             endRun()
             for update in batch.updates {
                 let plan = try entityPlan(update.id)
+                // The version the row was read at comes from the file: `Z_OPT + 1` must stay an Int64.
+                guard update.expectedVersion < Int64.max else { throw versionAtMaximum(update.id) }
                 if try updateRow(update, plan, connection) {
                     versions[update.id] = update.expectedVersion + 1
                 } else {
@@ -116,6 +140,15 @@ extension SQLiteDriver {
             throw StoreError(.invalidRequest, "row \(id) belongs to an entity this store does not hold", store: path)
         }
         return entity
+    }
+
+    /// The error for a row whose stored version (`Z_OPT`) is Int64.max and cannot grow.
+    func versionAtMaximum(_ id: RowID) -> StoreError {
+        let name = model.entity(number: id.entity)?.name ?? "number \(id.entity)"
+        return StoreError(
+            .corrupt,
+            "row \(id.primaryKey) of entity '\(name)' has version (Z_OPT) \(Int64.max), which cannot grow; the file is damaged. Restore it from a backup, or copy its objects into a new store with `strata convert`",
+            store: path)
     }
 
     private func conflict(_ stale: [RowID]) -> StoreError {

@@ -41,6 +41,8 @@ public final class SQLiteDriver: StoreDriver {
     let reader: GuardedConnection
     /// The statements run for every row, built once (``SQLiteStatementPlans``).
     let plans: SQLiteStatementPlans
+    /// The most values a translated predicate may bind (the engine's parameter limit).
+    let parameterLimit: Int
 
     /// Pragmas the driver accepts from ``StoreOptions/values``, with their defaults.
     static let pragmaDefaults: [String: String?] = [
@@ -59,6 +61,7 @@ public final class SQLiteDriver: StoreDriver {
         self.writer = GuardedConnection(writer)
         self.reader = GuardedConnection(reader)
         self.plans = SQLiteStatementPlans(layout: layout)
+        self.parameterLimit = reader.parameterLimit
     }
 
     public var capabilities: DriverCapabilities { [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads] }

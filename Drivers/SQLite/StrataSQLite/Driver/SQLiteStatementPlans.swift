@@ -114,9 +114,10 @@ final class SQLiteStatementPlans: Sendable {
         number >= 0 && Int(number) < entities.count ? entities[Int(number)] : nil
     }
 
-    /// The model entity number of the store's `Z_ENT` value `number`, or `nil`.
+    /// The model entity number of the store's `Z_ENT` value `number`, or `nil` when the model has
+    /// no entity of that number (any value outside Int32 included: it is never truncated onto one).
     @inline(__always) func modelNumber(storeNumber number: Int64) -> Int32? {
-        guard number >= 0, number < modelNumbers.count else { return allModelNumbers[Int32(truncatingIfNeeded: number)] }
+        guard number >= 0, number < modelNumbers.count else { return Int32(exactly: number).flatMap { allModelNumbers[$0] } }
         let model = modelNumbers[Int(number)]
         return model >= 0 ? model : nil
     }

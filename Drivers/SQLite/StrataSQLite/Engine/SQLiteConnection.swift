@@ -120,6 +120,11 @@ public final class SQLiteConnection {
     /// The number of rows the last INSERT, UPDATE or DELETE changed.
     public var changes: Int { handle.map { Int(sqlite3_changes64($0)) } ?? 0 }
 
+    /// The most `?` parameters one statement may have (`SQLITE_LIMIT_VARIABLE_NUMBER`; 0 when closed).
+    public var parameterLimit: Int {
+        handle.map { Int(sqlite3_limit($0, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) } ?? 0
+    }
+
     /// Makes the connection wait up to `seconds` for a lock another connection holds.
     public func setBusyTimeout(_ seconds: Double) {
         guard let handle else { return }

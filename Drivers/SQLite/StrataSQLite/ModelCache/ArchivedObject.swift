@@ -53,13 +53,24 @@ public struct ArchivedObject: Sendable {
         return archive.resolve(stored)
     }
 
+    /// The most objects ``string`` and ``data`` follow through `NS.string`/`NS.data` (one in
+    /// archives Foundation writes): an archive whose objects refer to themselves, or to each
+    /// other in a long chain, reads as `nil` instead of recursing without end.
+    static let maximumIndirection = 8
+
     /// The text of a string: a plain string, or an `NSString`/`NSMutableString` object (`NS.string`).
     public var string: String? {
-        switch value {
-        case .string(let text): return text == "$null" && index == 0 ? nil : text
-        case .dictionary: return self["NS.string"]?.string
-        default: return nil
+        var current = self
+        for _ in 0...Self.maximumIndirection {
+            switch current.value {
+            case .string(let text): return text == "$null" && current.index == 0 ? nil : text
+            case .dictionary:
+                guard let next = current["NS.string"] else { return nil }
+                current = next
+            default: return nil
+            }
         }
+        return nil
     }
 
     /// An integer: inline, or an `NSNumber` stored as an object. Integral reals and Booleans convert.
@@ -90,13 +101,20 @@ public struct ArchivedObject: Sendable {
         }
     }
 
-    /// Bytes: plain data, or an `NSData`/`NSMutableData` object (`NS.data`).
+    /// Bytes: plain data, or an `NSData`/`NSMutableData` object (`NS.data`); `nil` past
+    /// ``maximumIndirection`` objects.
     public var data: Data? {
-        switch value {
-        case .data(let bytes): return bytes
-        case .dictionary: return self["NS.data"]?.data
-        default: return nil
+        var current = self
+        for _ in 0...Self.maximumIndirection {
+            switch current.value {
+            case .data(let bytes): return bytes
+            case .dictionary:
+                guard let next = current["NS.data"] else { return nil }
+                current = next
+            default: return nil
+            }
         }
+        return nil
     }
 
     /// A date: a plist date, or an `NSDate` object (`NS.time`, seconds since 2001-01-01).

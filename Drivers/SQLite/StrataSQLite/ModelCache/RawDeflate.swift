@@ -21,6 +21,10 @@ public enum RawDeflate {
     /// - Complexity: O(n) in the output size.
     public static func inflate(_ data: Data, maximumOutputSize: Int = defaultMaximumOutputSize) throws -> Data {
         guard !data.isEmpty else { throw SQLiteError(.corrupt, "raw DEFLATE data is empty") }
+        // zlib counts input in 32-bit units.
+        guard data.count <= Int(UInt32.max) else {
+            throw SQLiteError(.corrupt, "raw DEFLATE data of \(data.count) bytes is larger than any model cache; refusing it")
+        }
         var stream = z_stream()
         // windowBits -15: raw DEFLATE with a 32 KiB window and no header or checksum.
         var status = inflateInit2_(&stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size))

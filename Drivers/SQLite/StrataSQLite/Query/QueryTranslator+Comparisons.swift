@@ -55,12 +55,17 @@ extension QueryTranslator {
         switch op {
         case .in:
             if list.isEmpty { return "0" }
+            guard nesting + Self.listLevelNesting * Self.levels(list.count) <= Self.maximumNesting,
+                list.count <= maximumBindings
+            else {
+                return nil
+            }
             var parts: [String] = []
             for member in list {
                 guard let part = compare(sql, kind, .equal, member, options) else { return nil }
                 parts.append(part)
             }
-            return parts.map { "(\($0))" }.joined(separator: " OR ")
+            return Self.balanced(parts, "OR")
         case .between:
             guard list.count == 2, kind == .number || kind == .double || kind == .date || kind == .string else { return nil }
             if list.contains(where: \.isNull) { return "0" }
@@ -103,7 +108,7 @@ extension QueryTranslator {
             } else {
                 matches = "\(sql) = \(bind(.integer(id.primaryKey)))"
             }
-            return op == .equal ? matches : "NOT IFNULL((\(matches)), 0)"
+            return op == .equal ? matches : Self.negated(matches)
         default:
             return nil
         }

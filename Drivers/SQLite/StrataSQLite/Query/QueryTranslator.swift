@@ -8,20 +8,44 @@ import Strata
 /// constants, `IN`, `BETWEEN`, string operators with `[c]`/`[d]` (through the `STRATA` collation
 /// and the `strata_fold`/`strata_match` functions, which call the core's own folding and matching),
 /// object and `nil` comparisons of to-one relationships and `SELF`, `ANY`/`ALL`/`NONE` over one
-/// to-many step as `EXISTS`, `@count` as a subquery, `AND`/`OR`/`NOT`. SQL's three-valued logic is
-/// closed under `NOT` with `IFNULL(…, 0)`, so `nil` behaves as the evaluator's `false`. Anything
+/// to-many step as `EXISTS`, `@count` as a subquery, `AND`/`OR`/`NOT`. Every translated condition
+/// is 0, 1 or NULL, and `NOT p` is `(p) IS NOT 1`, so `nil` behaves as the evaluator's `false`. Anything
 /// else (arithmetic, subqueries, other aggregates, Decimal attributes, transformable values)
 /// returns `nil`; a top-level `AND` keeps the parts that translate and reports itself inexact.
+///
+/// Bounded: a comparison of two constants is answered here by the evaluator (`1` or `0`), never
+/// rewritten into another comparison; `AND`/`OR` lists and `IN` lists become balanced trees, so
+/// their SQL nests with the logarithm of their length; a predicate whose SQL would nest deeper
+/// than ``maximumNesting`` or bind more values than the engine takes is left to the core, which
+/// answers it the same way.
 struct QueryTranslator {
     let layout: StoreLayout
+    /// The most `?` parameters one statement may have (the engine's `SQLITE_LIMIT_VARIABLE_NUMBER`).
+    let maximumBindings: Int
+    /// The most nesting the translation's SQL may have, in an upper estimate of the entries it
+    /// takes on SQLite's parser stack. That stack holds 100 entries (`YYSTACKDEPTH`; more gives
+    /// "parser stack overflow") and the statement around the `WHERE` clause takes some; SQLite's
+    /// expression-depth limit (1000, `SQLITE_MAX_EXPR_DEPTH`) is never reached first.
+    ///
+    /// The estimates are about twice what SQLite 3.40 takes (measured by the nesting sweep in
+    /// SQLiteDamagedDataTests); what does not fit is answered by the core, never refused.
+    static let maximumNesting = 64
+    /// Nesting estimates: each `NOT`, each level of a balanced list, each comparison (the
+    /// deepest, an `EXISTS` subquery around a double column's `CASE`, stays below this).
+    static let notNesting = 1, listLevelNesting = 2, comparisonNesting = 16
     /// `LEFT JOIN` clauses for to-one key paths, in order.
     private(set) var joins: [String] = []
     /// Values for the `?` placeholders of the `WHERE` clause, in order.
     private(set) var bindings: [SQLiteValue] = []
     private var joinAliases: [String: String] = [:]
     private var counter = 0
+    /// The nesting of the SQL being built around the current translation step (``maximumNesting``).
+    private(set) var nesting = 0
 
-    init(layout: StoreLayout) { self.layout = layout }
+    init(layout: StoreLayout, maximumBindings: Int = 999) {
+        self.layout = layout
+        self.maximumBindings = maximumBindings
+    }
 
     /// What a value compares as.
     enum Kind: Equatable {
@@ -45,43 +69,84 @@ struct QueryTranslator {
         if case .and(let list) = predicate { parts = list } else { parts = [predicate] }
         var clauses: [String] = []
         var exact = true
+        // The fetch joins this clause to its `Z_ENT` test with one more AND.
+        let base = Self.listLevelNesting * (1 + Self.levels(parts.count))
+        nesting += base
         for part in parts {
             let saved = self
-            if let sql = translate(part, entity, alias) {
+            if let sql = translate(part, entity, alias), bindings.count <= maximumBindings {
                 clauses.append(sql)
             } else {
                 self = saved
                 exact = false
             }
         }
-        return (clauses.isEmpty ? nil : clauses.map { "(\($0))" }.joined(separator: " AND "), exact)
+        nesting -= base
+        return (clauses.isEmpty ? nil : Self.balanced(clauses, "AND"), exact)
     }
 
     mutating func translate(_ predicate: FetchPredicate, _ entity: EntityDescription, _ alias: String) -> String? {
+        let cost: Int
+        switch predicate {
+        case .constant: cost = 0
+        case .not: cost = Self.notNesting
+        case .and(let parts), .or(let parts): cost = Self.listLevelNesting * Self.levels(parts.count)
+        case .comparison: cost = Self.comparisonNesting
+        }
+        guard nesting + cost <= Self.maximumNesting else { return nil }
+        nesting += cost
+        defer { nesting -= cost }
         switch predicate {
         case .constant(let value): return value ? "1" : "0"
-        case .not(let inner): return translate(inner, entity, alias).map { "NOT IFNULL((\($0)), 0)" }
+        case .not(let inner): return translate(inner, entity, alias).map { Self.negated($0) }
         case .and(let parts):
             if parts.isEmpty { return "1" }
             var sql: [String] = []
             for part in parts {
                 guard let clause = translate(part, entity, alias) else { return nil }
-                sql.append("(\(clause))")
+                sql.append(clause)
             }
-            return sql.joined(separator: " AND ")
+            return Self.balanced(sql, "AND")
         case .or(let parts):
             if parts.isEmpty { return "0" }
             var sql: [String] = []
             for part in parts {
                 guard let clause = translate(part, entity, alias) else { return nil }
-                sql.append("(\(clause))")
+                sql.append(clause)
             }
-            return sql.joined(separator: " OR ")
+            return Self.balanced(sql, "OR")
         case .comparison(let comparison): return translate(comparison, entity, alias)
         }
     }
 
+    /// `parts` joined with `op` as a balanced tree of parenthesized pairs (`((a) OR (b)) OR (c)`):
+    /// SQLite nests a chain `a OR b OR c …` one level per term, a balanced tree log2 of them.
+    static func balanced(_ parts: [String], _ op: String) -> String {
+        func join(_ slice: ArraySlice<String>) -> String {
+            if slice.count <= 1 { return "(\(slice.first ?? ""))" }
+            let middle = slice.startIndex + slice.count / 2
+            return "(\(join(slice[..<middle])) \(op) \(join(slice[middle...])))"
+        }
+        return join(parts[...])
+    }
+
+    /// `NOT sql` for a condition that is 0, 1 or NULL, with NULL read as false: `(sql) IS NOT 1`
+    /// (one level of nesting, where `NOT IFNULL((sql), 0)` takes several).
+    static func negated(_ sql: String) -> String { "(\(sql)) IS NOT 1" }
+
+    /// The levels of a balanced tree of `count` leaves: ⌈log2(count)⌉.
+    static func levels(_ count: Int) -> Int {
+        count <= 1 ? 0 : Int.bitWidth - (count - 1).leadingZeroBitCount
+    }
+
     private mutating func translate(_ c: ComparisonPredicate, _ entity: EntityDescription, _ alias: String) -> String? {
+        if Self.isConstant(c.lhs), Self.isConstant(c.rhs) {
+            // Two constants: the evaluator answers once, for every row. When it throws (a type
+            // mismatch), nothing is translated and the core's evaluation throws the same error to
+            // the caller, so the `try?` loses nothing.
+            guard let answer = try? FetchPredicate.comparison(c).evaluate(with: [String: StoreValue]()) else { return nil }
+            return answer ? "1" : "0"
+        }
         if c.modifier != .direct {
             guard case .keyPath(let path) = c.lhs, case .constant(let constant) = c.rhs else { return nil }
             return quantified(c, path: path, constant: constant, entity, alias)
@@ -134,7 +199,7 @@ struct QueryTranslator {
         guard let condition = compare(columnSQL("\(memberAlias).\(column.sqlName)", kind), kind, c.op, constant, c.options)
         else { return nil }
         if c.modifier == .any { return "EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND (\(condition)))" }
-        return "NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND NOT IFNULL((\(condition)), 0))"
+        return "NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND \(Self.negated(condition)))"
     }
 
     /// The `FROM` and link condition that list the members of a to-many slot of row `owner`.
@@ -217,6 +282,15 @@ struct QueryTranslator {
             }
         }
         return nil
+    }
+
+    /// Whether an expression is a constant or an array of constants (reads nothing of the row).
+    static func isConstant(_ expression: FetchExpression) -> Bool {
+        switch expression {
+        case .constant: true
+        case .aggregate(let items): items.allSatisfy { if case .constant = $0 { true } else { false } }
+        default: false
+        }
     }
 
     private mutating func nextAlias(_ prefix: String) -> String {
