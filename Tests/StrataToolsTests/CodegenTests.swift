@@ -20,6 +20,7 @@ func awkwardNamesModel() throws -> ManagedObjectModel {
                 .attribute("String", .string), .attribute("Date", .date), .attribute("Note", .string),
                 .attribute("größe", .double), .attribute("when", .date), .attribute("blob", .binaryData),
                 .attribute("selfValue", .string), .attribute("objectID", .string), .attribute("hashValue", .integer64),
+                .attribute("isAccessible", .boolean), .attribute("fulfillFault", .string),
                 .toMany("tracks", "String", inverse: "owner"), .toMany("Tracks", "String", inverse: "other"),
             ],
             representedClassName: "X\n*/ evil"),

@@ -31,7 +31,7 @@ extension CodeGenerator {
         "changedValues", "committedValues", "awakeFromInsert", "awakeFromFetch", "willSave", "didSave",
         "prepareForDeletion", "validateForInsert", "validateForUpdate", "validateForDelete", "init", "deinit",
         "subscript", "self", "Self", "super", "Type", "Protocol", "Any", "_", "true", "false", "nil", "selfValue",
-        "keyValue", "predicateArgument", "setConvertedValue",
+        "keyValue", "predicateArgument", "setConvertedValue", "fulfillFault", "isAccessible",
     ]
 
     /// Swift keywords, escaped with backticks when a property takes one as its name.
