@@ -194,17 +194,31 @@ struct SQLiteDamagedDataTests {
     @Test("saving a row whose version is Int64.max is a corrupt-store error, and the row stays as it was")
     func versionAtMaximum() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-damaged")
-        let (coordinator, _, url) = try Self.itemStore(directory)
+        let (coordinator, store, url) = try Self.itemStore(directory)
         try Self.edit(url, "UPDATE ZITEM SET Z_OPT = 9223372036854775807 WHERE ZINT64 = 1")
-        let context = ManagedObjectContext(coordinator: coordinator)
-        let one = try #require(try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 1"))).first)
-        one["string"] = "changed"
-        let error = try #require(throws: StoreError.self) { try context.save() }
-        #expect(error.code == .corrupt && error.message.contains("Item") && error.message.contains("version"), "\(error)")
-        let batch = BatchUpdateRequest(entityName: "Item", propertiesToUpdate: ["string": .constant(.string("batch"))])
-        let batchError = try #require(throws: StoreError.self) { try ManagedObjectContext(coordinator: coordinator).execute(batch) }
-        #expect(batchError.code == .corrupt, "\(batchError)")
+        // The driver itself: a change set naming that version.
+        let item = try #require(coordinator.managedObjectModel.entity(named: "Item"))
         let raw = try SQLiteConnection(path: url.path)
+        let key = try #require(try raw.scalar("SELECT Z_PK FROM ZITEM WHERE ZINT64 = 1")?.integer)
+        var values = [StoreValue](repeating: .unfetched, count: item.properties.count)
+        let slot = try #require(item.index(ofProperty: "string"))
+        values[slot] = .string("changed")
+        var batch = ChangeBatch()
+        batch.updates = [RowUpdate(id: RowID(entity: item.entityNumber, primaryKey: key), expectedVersion: .max, values: values, changedSlots: [slot])]
+        let error = try #require(throws: StoreError.self) { try store.driver.apply(batch) }
+        #expect(error.code == .corrupt && error.message.contains("Item") && error.message.contains("version"), "\(error)")
+        // A batch update through a context (the core may refuse the row first; either way, typed).
+        let update = BatchUpdateRequest(entityName: "Item", propertiesToUpdate: ["string": .constant(.string("batch"))])
+        let batchError = try #require(throws: StoreError.self) { try ManagedObjectContext(coordinator: coordinator).execute(update) }
+        #expect(batchError.code == .corrupt, "\(batchError)")
+        // And a save of the fetched object, when the core lets the row through at all (it may
+        // refuse the fetch as corrupt; that refusal is not what this part checks, hence `try?`).
+        let context = ManagedObjectContext(coordinator: coordinator)
+        if let one = try? context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 1"))).first {
+            one["string"] = "changed"
+            let saveError = try #require(throws: StoreError.self) { try context.save() }
+            #expect(saveError.code == .corrupt, "\(saveError)")
+        }
         #expect(try raw.rows("SELECT Z_OPT, ZSTRING FROM ZITEM WHERE ZINT64 = 1") == [[.integer(.max), .text("s1")]])
         #expect(try raw.scalar("SELECT count(*) FROM ZITEM WHERE ZSTRING = 'batch'") == .integer(0), "the batch rolled back")
     }
