@@ -74,6 +74,8 @@ extension ManagedObjectContext {
     }
 
     private func run(_ request: FetchRequest, kind: StoreFetch.ResultKind) throws -> Outcome {
+        drainMerges()
+        sweepIfGrown()
         let entity = try entity(named: request.entityName)
         let model = coordinator.managedObjectModel
         try request.predicate?.validate(for: entity, in: model)
@@ -82,7 +84,13 @@ extension ManagedObjectContext {
         let matchesEntity: (ManagedObject) -> Bool = {
             request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity
         }
-        let pending = request.includesPendingChanges && hasPendingChanges(matching: matchesEntity)
+        // A child sees its ancestors' unsaved changes as its own pending ones.
+        var inherited: (changed: [ManagedObject], deleted: Set<ManagedObjectID>) = ([], [])
+        if parent != nil, request.includesPendingChanges {
+            inherited = try ancestorChanges(for: request.includesSubentities ? entity.hierarchyNumbers : [entity.entityNumber])
+        }
+        let pending = request.includesPendingChanges
+            && (hasPendingChanges(matching: matchesEntity) || !inherited.changed.isEmpty || !inherited.deleted.isEmpty)
         let limit = request.fetchLimit > 0 ? request.fetchLimit : nil
         let pushPage = stores.count == 1 && !pending
         // Rows this fetch reads are cached only if no delete removed them meanwhile (RowCache C5).
@@ -150,9 +158,10 @@ extension ManagedObjectContext {
             candidates += try materialize(&result.rows, store, request, read: read)
         }
         if pending {
-            candidates = candidates.filter { !$0.deleted }
+            candidates = candidates.filter { !$0.deleted && !inherited.deleted.contains($0.objectID) }
             var present = Set(candidates.map(ObjectIdentifier.init))
             let changed = updatedObjects_.values.filter { $0.isUpdated && !$0.deleted && matchesEntity($0) }
+                + inherited.changed.filter { !$0.deleted && $0.isAccessible && matchesEntity($0) && !inherited.deleted.contains($0.objectID) }
             if let predicate = request.predicate {
                 let stale = try Set(changed.filter { try !predicate.evaluate(with: $0) }.map(ObjectIdentifier.init))
                 candidates.removeAll { stale.contains(ObjectIdentifier($0)) }

@@ -37,7 +37,7 @@ extension ManagedObjectContext {
     ///   access tries again.
     func fulfillFaultThrowing(_ object: ManagedObject) throws {
         guard object.faulted else { return }
-        if let row = object.snapshot {
+        if let row = object.snapshot, stalenessInterval < 0 || parent != nil {
             object.fulfill(from: row)
             return
         }
@@ -53,9 +53,20 @@ extension ManagedObjectContext {
             batch = Array(faults.ids[start..<min(start + size, faults.ids.count)])
         }
         let wanted = batch.filter { id in
-            id.persistentStore === store && (registered[id]?.faulted ?? false) && !(registered[id]?.hasSnapshot ?? false)
+            id.persistentStore === store && (registered[id]?.faulted ?? false)
+                && (stalenessInterval >= 0 || !(registered[id]?.hasSnapshot ?? false))
         }
-        let rows = try coordinator.rows(for: wanted.map(\.rowID), in: store)
+        if parent != nil {
+            // A child's faults fire from its parent's objects (unsaved changes included).
+            let objects = wanted.compactMap { registered[$0] }
+            let states = try currentValues(for: objects)
+            for target in objects {
+                faultBatches[ObjectIdentifier(target)] = nil
+                if let state = states[ObjectIdentifier(target)] { target.fulfill(from: state.row) } else { markInaccessible(target) }
+            }
+            return
+        }
+        let rows = try coordinator.rows(for: wanted.map(\.rowID), in: store, maxAge: stalenessInterval)
         for id in wanted {
             guard let target = registered[id] else { continue }
             faultBatches[ObjectIdentifier(target)] = nil
@@ -83,12 +94,17 @@ extension ManagedObjectContext {
     /// - Throws: The store's error; the slot stays unfetched.
     func loadToMany(_ object: ManagedObject, slot: Int) throws {
         guard !object.values.isEmpty, case .unfetched = object.values[slot] else { return }
-        guard let store = object.objectID.persistentStore else {
-            object.values[slot] = .references([])
-            return
+        let members: [RowID]
+        if let parent {
+            // A child reads the members its parent holds (unsaved changes included).
+            let id = object.objectID
+            members = try parent.performAndWait { try parent.membersForChild(id, slot: slot) } ?? []
+        } else if let store = object.objectID.persistentStore {
+            let request = RelatedRowsRequest(entity: object.entity, slot: slot, sources: [object.objectID.rowID])
+            members = try coordinator.relatedRows(request, in: store)[object.objectID.rowID] ?? []
+        } else {
+            members = []
         }
-        let request = RelatedRowsRequest(entity: object.entity, slot: slot, sources: [object.objectID.rowID])
-        let members = try coordinator.relatedRows(request, in: store)[object.objectID.rowID] ?? []
         object.values[slot] = .references(members)
         object.snapshot?.values[slot] = .references(members)
     }
@@ -267,23 +283,31 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Rewrites relationship slots after temporary IDs became permanent.
-    func rewriteReferences(_ mapping: [RowID: RowID]) {
+    /// Rewrites relationship slots after temporary IDs became permanent; with `inSnapshots`, the
+    /// saved states too (a child's saved states may refer to its parent's unsaved objects).
+    func rewriteReferences(_ mapping: [RowID: RowID], inSnapshots: Bool = false) {
         // Only objects of entities with relationships hold references.
         guard !mapping.isEmpty, registered.hasObjectsWithRelationships else { return }
-        registered.forEachObject { object in
-            guard !object.faulted, !object.entity.relationshipSlots.isEmpty else { return }
-            for slot in object.entity.relationshipSlots {
-                switch object.values[slot] {
+        func rewrite(_ values: inout [StoreValue], _ slots: [Int]) {
+            for slot in slots where slot < values.count {
+                switch values[slot] {
                 case .reference(let id):
-                    if let new = mapping[id] { object.values[slot] = .reference(new) }
+                    if let new = mapping[id] { values[slot] = .reference(new) }
                 case .references(let ids):
                     if ids.contains(where: { mapping[$0] != nil }) {
-                        object.values[slot] = .references(ids.map { mapping[$0] ?? $0 })
+                        values[slot] = .references(ids.map { mapping[$0] ?? $0 })
                     }
                 default:
                     break
                 }
+            }
+        }
+        registered.forEachObject { object in
+            guard !object.faulted, !object.entity.relationshipSlots.isEmpty else { return }
+            rewrite(&object.values, object.entity.relationshipSlots)
+            if inSnapshots, var snapshot = object.snapshot {
+                rewrite(&snapshot.values, object.entity.relationshipSlots)
+                object.snapshot = snapshot
             }
         }
     }

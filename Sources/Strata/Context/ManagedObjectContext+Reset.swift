@@ -11,6 +11,7 @@ extension ManagedObjectContext {
             object.inserted = false
             object.deleted = false
             object.managedObjectContext = nil
+            noteInvalidated(object)
         }
         for object in Array(updatedObjects_.values) + Array(deletedObjects_.values) where object.managedObjectContext === self {
             object.deleted = false
@@ -18,6 +19,7 @@ extension ManagedObjectContext {
             if let snapshot = object.snapshot {
                 object.values = snapshot.values
             }
+            noteRefreshed(object)
         }
         // Objects touched through inverse maintenance are in updatedObjects_, so every changed
         // object is reverted above.
@@ -42,6 +44,8 @@ extension ManagedObjectContext {
         for object in orphans.values { object.managedObjectContext = nil }
         orphans = [:]
         registered.removeAll()
+        countAfterSweep = 0
+        noteInvalidatedAll()
         insertedObjects_.removeAll()
         updatedObjects_.removeAll()
         deletedObjects_.removeAll()
@@ -67,12 +71,20 @@ extension ManagedObjectContext {
     ///   object's own unsaved changes are applied on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkConfinement("refresh(_:mergeChanges:)", of: object)
+        drainMerges()
         guard object.managedObjectContext === self, !object.inserted, object.isAccessible,
-            let store = object.objectID.persistentStore
+            parent != nil || object.objectID.persistentStore != nil
         else { return }
         let fresh: RowSnapshot?
         do {
-            fresh = try coordinator.freshRows(for: [object.objectID.rowID], in: store)[object.objectID.rowID]
+            if parent != nil {
+                // A child refreshes from its parent's object.
+                fresh = try currentValues(for: [object])[ObjectIdentifier(object)]?.row
+            } else {
+                // Checked above: a root context's object here has a store.
+                let store = object.objectID.persistentStore!
+                fresh = try coordinator.freshRows(for: [object.objectID.rowID], in: store)[object.objectID.rowID]
+            }
         } catch {
             noteAccessFailure(error)
             if !mergeChanges || object.faulted {
@@ -86,6 +98,7 @@ extension ManagedObjectContext {
             object.changedSlots.removeAll()
             faultBatches[ObjectIdentifier(object)] = nil
             markInaccessible(object)
+            noteDeleted(object)
             return
         }
         if mergeChanges, !object.faulted {
@@ -93,9 +106,11 @@ extension ManagedObjectContext {
             object.values = fresh.values
             object.snapshot = fresh
             for (slot, value) in mine { object.values[slot] = value }
+            noteRefreshed(object)
             return
         }
         turnIntoFault(object, snapshot: fresh)
+        noteInvalidated(object)
     }
 
     private func turnIntoFault(_ object: ManagedObject, snapshot: RowSnapshot?) {

@@ -1,26 +1,51 @@
 import Foundation
 
 extension ManagedObjectContext {
-    /// Saves every change to the stores: applies delete rules, validates (all failures reported
-    /// together in a ``ValidationError``), gives inserted objects permanent IDs, and applies one
-    /// change set per store.
+    /// Saves every change: applies delete rules, validates (all failures reported together in a
+    /// ``ValidationError``), resolves conflicts with the ``mergePolicy``, and writes the changes:
+    /// for a context on the coordinator, one change set per store, after giving inserted objects
+    /// permanent IDs; for a child context, into its parent, touching no store.
     ///
-    /// Nothing is reported saved unless its row reached the store in this commit. A failed save
+    /// Nothing is reported saved unless it reached the store (or the parent). A failed save
     /// changes nothing in any store and leaves the context's changes in place (fix them and save
     /// again, or ``rollback()``); objects that received permanent IDs keep them and are saved by
     /// the retry. When several stores are involved and a later one fails after an earlier one
     /// committed, the error is ``StoreError/Code/partialCommit``: the committed changes count as
     /// saved, the rest stay pending for a retry.
     ///
+    /// Optimistic-locking conflicts (a row changed in the store, or an object changed in the
+    /// parent, since this context read it) and uniqueness-constraint conflicts go to the merge
+    /// policy: under ``MergePolicy/error`` the save throws ``StoreError/Code/conflict`` carrying
+    /// ``StoreError/mergeConflicts`` (or a ``ValidationError`` carrying
+    /// ``ValidationError/constraintConflicts``); under the others the conflicts are resolved and
+    /// the save goes on.
+    ///
     /// - Throws: The first store error met by an earlier property access that could not report
     ///   it (see ``accessFailure``), before anything is written; ``ValidationError``;
     ///   ``StoreError`` from the stores.
     public func save() throws {
         checkConfinement("save()")
+        drainMerges()
+        // Stores can change again while conflicts are resolved; a few rounds settle any real race.
+        var rounds = 0
+        while true {
+            do {
+                try saveOnce()
+                return
+            } catch let error as StoreError where error.code == .conflict && error.mergeConflicts.isEmpty && parent == nil {
+                rounds += 1
+                try resolveStoreConflicts(error, giveUp: rounds > 4)
+            }
+        }
+    }
+
+    private func saveOnce() throws {
         defaultStores = [:]
         try throwAccessFailure()
         try applyDeleteRules()
+        postObjectsDidChange()
         guard hasChanges else { return }
+        postWillSave()
         // Only subclasses can override the hooks (ManagedObject's own do nothing). The lists are
         // taken as they are now, since hooks may change them (a copy of each list, not of its objects).
         if registered.hasSubclassObjects {
@@ -37,6 +62,12 @@ extension ManagedObjectContext {
         let listed = insertedObjects_.values
         let isSaved = { (object: ManagedObject) in object.inserted && !object.deleted && object.managedObjectContext === self }
         let inserts = listed.allSatisfy(isSaved) ? listed : listed.filter(isSaved)
+        if parent != nil {
+            let updates = updatedObjects_.values.filter { $0.isUpdated || $0.deleted }
+            let deletes = deletedObjects_.values.filter { !$0.inserted }
+            try saveIntoParent(inserts: inserts, updates: updates, deletes: deletes)
+            return
+        }
         if registered.hasObjectsWithRelationships || !crossStoreLinks.isEmpty {
             try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
         }
@@ -59,7 +90,74 @@ extension ManagedObjectContext {
         batches = try makeBatches(inserts: collects ? keyed : inserts, updates: updates, deletes: deletes, startingWith: batches)
         let outcome = try coordinator.commit(batches.map { ($0.store, $0.batch) }, pinInserts: true)
         finishSave(inserts: inserts, updates: updates, deletes: deletes, outcome: outcome)
-        if let failure = outcome.partialFailure { throw failure }
+        if let failure = outcome.partialFailure {
+            // A conflict in a later store is resolved like one in the first: the rest is retried.
+            if let conflict = failure.underlying as? StoreError, conflict.code == .conflict, mergePolicy.kind != .error || type(of: mergePolicy) != MergePolicy.self {
+                throw conflict
+            }
+            throw failure
+        }
+    }
+
+    /// Builds the merge conflicts behind a store's `.conflict` error (every changed or deleted
+    /// object whose row's version moved or whose row is gone), has the merge policy resolve them,
+    /// and makes the objects ready to be saved against the rows as they are now.
+    private func resolveStoreConflicts(_ error: StoreError, giveUp: Bool) throws {
+        let candidates = (updatedObjects_.values.filter { $0.isUpdated } + deletedObjects_.values.filter { !$0.inserted })
+            .filter { $0.isAccessible && $0.objectID.persistentStore != nil && !$0.objectID.isTemporaryID }
+        var current: [ObjectIdentifier: RowSnapshot] = [:]
+        var pending = candidates
+        while let store = pending.first?.objectID.persistentStore {
+            let here = pending.filter { $0.objectID.persistentStore === store }
+            pending.removeAll { $0.objectID.persistentStore === store }
+            let rows = try coordinator.freshRows(for: here.map(\.objectID.rowID), in: store)
+            for object in here { if let row = rows[object.objectID.rowID] { current[ObjectIdentifier(object)] = row } }
+        }
+        var conflicts: [MergeConflict] = []
+        for object in candidates {
+            let now = current[ObjectIdentifier(object)]
+            if let now, now.version == object.snapshot?.version { continue }
+            let base = object.snapshot?.values ?? []
+            conflicts.append(
+                MergeConflict(
+                    sourceObject: object, objectID: object.objectID,
+                    changedKeys: object.changedSlots.ascending.map { object.entity.properties[$0].name },
+                    cachedSnapshot: object.namedValues(base), persistedSnapshot: now.map { object.namedValues($0.values) },
+                    objectSnapshot: object.namedValues(object.values), oldVersionNumber: object.snapshot?.version ?? 0,
+                    newVersionNumber: now?.version ?? 0))
+        }
+        guard !conflicts.isEmpty, !giveUp else { throw error }
+        do {
+            try mergePolicy.resolve(mergeConflicts: conflicts)
+        } catch let refused as StoreError where refused.code == .conflict && !refused.mergeConflicts.isEmpty {
+            // The policy's error, with the store's own detail kept.
+            var combined = refused
+            combined.underlying = error
+            throw combined
+        }
+        for conflict in conflicts {
+            let object = conflict.sourceObject
+            let now = current[ObjectIdentifier(object)]
+            if object.deleted {
+                guard let now else {
+                    // Deleted here and gone there: nothing left to do for it.
+                    deletedObjects_.remove(object)
+                    markInaccessible(object)
+                    continue
+                }
+                if mergePolicy.kind == .rollback {
+                    object.deleted = false
+                    deletedObjects_.remove(object)
+                    object.values = now.values
+                    object.changedSlots.removeAll()
+                    updatedObjects_.remove(object)
+                }
+                object.snapshot = now
+                continue
+            }
+            settle(object, against: now)
+            noteRefreshed(object)
+        }
     }
 
     /// Applies delete rules (cascade, nullify) to objects deleted since the last call; Core Data
@@ -70,11 +168,13 @@ extension ManagedObjectContext {
     /// the next ``save()``.
     public func processPendingChanges() {
         checkConfinement("processPendingChanges()")
+        drainMerges()
         do {
             try applyDeleteRules()
         } catch {
             noteAccessFailure(error)
         }
+        postObjectsDidChange()
     }
 
     /// Applies delete rules to deleted objects not yet processed. An object is marked processed
@@ -178,6 +278,9 @@ extension ManagedObjectContext {
         let rewrites = registered.hasObjectsWithRelationships
         var mapping: [RowID: RowID] = [:]
         if rewrites { mapping.reserveCapacity(pending.count) }
+        // Other contexts of the tree may hold these objects: they get the permanent IDs too.
+        let propagates = parent != nil || !children.isEmpty
+        var permanent: [RowID: ManagedObjectID] = [:]
         // Temporary entries are dropped after the keys are assigned (also when allocation throws
         // part way): all at once when every unsaved object got its key here (a save), else one
         // by one.
@@ -213,6 +316,7 @@ extension ManagedObjectContext {
                     register(object, as: new)
                     object.objectID = new
                     if rewrites { mapping[old] = new.rowID }
+                    if propagates { permanent[old] = new }
                     if rows != nil { rows!.add(object, values: storedValues(object), to: group.store) }
                 }
             }
@@ -224,6 +328,7 @@ extension ManagedObjectContext {
         }
         if let failure { throw failure }
         rewriteReferences(mapping)
+        if propagates { propagatePermanentIDs(permanent) }
         // Groups were made in list order.
         var stores: [PersistentStore] = []
         for group in groups where !stores.contains(where: { $0 === group.store }) { stores.append(group.store) }
@@ -406,12 +511,13 @@ extension ManagedObjectContext {
         }
         flushPins()
         coordinator.rowCache.unpin(unpinned)
-        // Only observers read the IDs: without them, a large save builds no lists of them.
-        let saved = saveObservers.isEmpty
-            ? nil
-            : ContextDidSave(
+        // Only observers and merging contexts read the IDs: without them, a large save builds no
+        // lists of them.
+        let saved = wantsDidSave
+            ? ContextDidSave(
                 insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),
                 deletedObjectIDs: deletes.map(\.objectID))
+            : nil
         if whole {
             insertedObjects_.removeAll()
             updatedObjects_.removeAll()
@@ -428,7 +534,11 @@ extension ManagedObjectContext {
             }
         }
         if registered.hasSubclassObjects { for object in [inserts, updates].joined() { object.didSave() } }
-        if let saved { for observer in saveObservers { observer(saved) } }
+        if let saved {
+            postDidSave(saved)
+            coordinator.broadcast(saved, from: self)
+            for child in children.contexts where child.automaticallyMergesChangesFromParent { child.receive(saved) }
+        }
     }
 }
 

@@ -18,8 +18,23 @@ extension ManagedObjectContext {
             failures += denyFailures(object)
             runCustom(object, &failures) { try $0.validateForDelete() }
         }
-        failures += try uniquenessFailures(live)
-        if !failures.isEmpty { throw ValidationError(failures: failures) }
+        // Uniqueness is the stores' concern: a child checks it when its changes reach a root save.
+        guard parent == nil, collectsLive else {
+            if !failures.isEmpty { throw ValidationError(failures: failures) }
+            return
+        }
+        let conflicts = try constraintConflicts(live)
+        if !failures.isEmpty {
+            throw ValidationError(failures: failures + uniquenessFailures(conflicts), constraintConflicts: conflicts)
+        }
+        guard !conflicts.isEmpty else { return }
+        try mergePolicy.resolve(constraintConflicts: conflicts)
+        // What the policy left (a changed object clashing with a stored row cannot be merged).
+        let remaining = try constraintConflicts(
+            insertedObjects_.values.filter { !$0.deleted } + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
+        if !remaining.isEmpty {
+            throw ValidationError(failures: uniquenessFailures(remaining), constraintConflicts: remaining)
+        }
     }
 
     private func runCustom(
@@ -51,33 +66,7 @@ extension ManagedObjectContext {
         return failures
     }
 
-    /// Unique constraints: among the context's live objects, then against each store's saved rows.
-    private func uniquenessFailures(_ objects: [ManagedObject]) throws -> [ValidationError.Failure] {
-        var failures: [ValidationError.Failure] = []
-        var seen: [String: ManagedObject] = [:]
-        // Objects come in runs of one entity: its constraints are looked up once per run.
-        var last: (entity: EntityDescription, constraints: [[String]])?
-        for object in objects {
-            if last?.entity !== object.entity { last = (object.entity, constraints(of: object.entity)) }
-            // Set just above.
-            for constraint in last!.constraints {
-                let values = constraint.map { name in object.entity.index(ofProperty: name).map { object.values[$0] } ?? .null }
-                if values.contains(where: \.isNull) { continue }
-                let key = "\(constraintOwner(object.entity, constraint))|\(constraint)|\(values)"
-                if let other = seen[key], other !== object {
-                    failures.append(uniqueFailure(object, constraint, values, "another unsaved object"))
-                    continue
-                }
-                seen[key] = object
-                if let existing = try savedObject(matching: constraint, values, like: object), existing != object.objectID {
-                    failures.append(uniqueFailure(object, constraint, values, "\(existing)"))
-                }
-            }
-        }
-        return failures
-    }
-
-    private func constraints(of entity: EntityDescription) -> [[String]] {
+    func constraints(of entity: EntityDescription) -> [[String]] {
         var result: [[String]] = []
         var current: EntityDescription? = entity
         while let e = current {
@@ -87,7 +76,7 @@ extension ManagedObjectContext {
         return result
     }
 
-    private func constraintOwner(_ entity: EntityDescription, _ constraint: [String]) -> String {
+    func constraintOwner(_ entity: EntityDescription, _ constraint: [String]) -> String {
         var current: EntityDescription? = entity
         var owner = entity.name
         while let e = current {
@@ -97,7 +86,7 @@ extension ManagedObjectContext {
         return owner
     }
 
-    private func savedObject(matching constraint: [String], _ values: [StoreValue], like object: ManagedObject) throws -> ManagedObjectID? {
+    func savedObject(matching constraint: [String], _ values: [StoreValue], like object: ManagedObject) throws -> ManagedObjectID? {
         let model = coordinator.managedObjectModel
         let owner = model.entity(named: constraintOwner(object.entity, constraint)) ?? object.entity
         let predicate = FetchPredicate.and(
@@ -125,13 +114,6 @@ extension ManagedObjectContext {
             return id
         }
         return nil
-    }
-
-    private func uniqueFailure(_ object: ManagedObject, _ constraint: [String], _ values: [StoreValue], _ other: String) -> ValidationError.Failure {
-        .init(
-            objectID: object.objectID, entity: object.entity.name, property: constraint.joined(separator: ","),
-            code: .uniqueConstraint,
-            message: "unique constraint (\(constraint.joined(separator: ", "))) violated: \(values.map(\.displayText).joined(separator: ", ")) is already used by \(other)")
     }
 }
 

@@ -27,8 +27,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case mainQueue
     }
 
-    /// The coordinator the context fetches from and saves to.
+    /// The coordinator the context fetches from and saves to (a child context's is its root's).
     public let coordinator: PersistentStoreCoordinator
+    /// The parent context of a child context (Core Data's `parent`), whose objects the child reads
+    /// and into which it saves; `nil` for a context that saves to the coordinator's stores.
+    public let parent: ManagedObjectContext?
     /// Where the context runs its work.
     public let concurrencyType: ConcurrencyType
     /// A name for debugging and history.
@@ -63,7 +66,27 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var faultBatches: [ObjectIdentifier: FaultBatch] = [:]
     /// Registered objects whose rows are waiting to be pinned in the row cache (see ``flushPins()``).
     @exclusivity(unchecked) var pendingPins: [ManagedObject] = []
-    var saveObservers: [(ContextDidSave) -> Void] = []
+    /// How a save resolves conflicts (Core Data's `mergePolicy`); ``MergePolicy/error`` by default.
+    public var mergePolicy: MergePolicy = .error
+    /// Keep every registered object alive until ``reset()`` (Core Data's `retainsRegisteredObjects`).
+    /// Off by default: objects without changes that nothing else holds are let go (see
+    /// ``ManagedObjectContext/sweepUnreferencedObjects()``).
+    public var retainsRegisteredObjects = false
+    /// How old a cached row may be before a fault fetches it again from the store, in seconds
+    /// (Core Data's `stalenessInterval`); negative (the default) accepts any cached row, 0 always
+    /// reads the store.
+    public var stalenessInterval: TimeInterval = -1
+    var observers = ContextObservers()
+    let eventStreams = EventStreams()
+    /// Whether changes are collected for objects-did-change (someone observes, or did).
+    var tracksObjectChanges = false
+    var pendingChanges = PendingObjectChanges()
+    /// Saves waiting to be merged in (automaticallyMergesChangesFromParent).
+    let mergeInbox = MergeInbox()
+    /// This context's child contexts, held weakly.
+    let children = ContextList()
+    /// Registered objects when the last sweep of unreferenced objects ran.
+    var countAfterSweep = 0
     /// The entity ``entity(named:)`` found last: inserts come in runs of one entity name.
     @exclusivity(unchecked) private var lastNamedEntity: EntityDescription?
     /// Links made between objects already known to live in different stores (refused at save).
@@ -72,6 +95,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Creates a context on `coordinator`.
     public init(coordinator: PersistentStoreCoordinator, concurrencyType: ConcurrencyType = .privateQueue) {
         self.coordinator = coordinator
+        self.parent = nil
         self.concurrencyType = concurrencyType
         switch concurrencyType {
         case .privateQueue: queue = DispatchQueue(label: "strata.context")
@@ -80,12 +104,30 @@ public final class ManagedObjectContext: @unchecked Sendable {
         queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
     }
 
+    /// Creates a child context of `parent` (Core Data's `parent`): it reads the parent's objects,
+    /// unsaved changes included, and its `save()` pushes its changes into the parent without
+    /// touching a store. Any depth.
+    public init(parent: ManagedObjectContext, concurrencyType: ConcurrencyType = .privateQueue) {
+        self.coordinator = parent.coordinator
+        self.parent = parent
+        self.concurrencyType = concurrencyType
+        switch concurrencyType {
+        case .privateQueue: queue = DispatchQueue(label: "strata.context.child")
+        case .mainQueue: queue = DispatchQueue.main
+        }
+        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        parent.children.add(self)
+    }
+
     /// Creates a main-queue context on `coordinator` (Core Data's `viewContext` kind).
     @MainActor public static func mainQueueContext(coordinator: PersistentStoreCoordinator) -> ManagedObjectContext {
         ManagedObjectContext(coordinator: coordinator, concurrencyType: .mainQueue)
     }
 
     deinit {
+        eventStreams.finishAll()
+        coordinator.mergingContexts.remove(self)
+        parent?.children.remove(self)
         // One pass: the pinned rows to release, and objects (which may outlive their context)
         // see no context from now on.
         var keys: [RowCache.Key] = []
@@ -101,12 +143,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // MARK: Executor
 
     /// Runs `body` on the context's queue and waits for it; runs inline when already there.
+    ///
+    /// Merges waiting saves first and, at the end, applies delete rules and posts objects-did-change
+    /// (``processPendingChanges()``), unless it ran inline inside other work of the context.
     public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
         if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return try body() }
         if concurrencyType == .mainQueue, Thread.isMainThread { return try body() }
         queuedWork.add(1, ordering: .acquiringAndReleasing)
         defer { queuedWork.subtract(1, ordering: .acquiringAndReleasing) }
-        return try queue.sync(execute: body)
+        return try queue.sync {
+            drainMerges()
+            defer { endOfEvent() }
+            return try body()
+        }
     }
 
     /// Runs `body` on the context's queue and returns its result.
@@ -115,7 +164,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
             queuedWork.add(1, ordering: .acquiringAndReleasing)
             queue.async {
                 defer { self.queuedWork.subtract(1, ordering: .acquiringAndReleasing) }
-                continuation.resume(with: Result { try body() })
+                self.drainMerges()
+                let result = Result { try body() }
+                self.endOfEvent()
+                continuation.resume(with: result)
             }
         }
     }
@@ -125,7 +177,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         queuedWork.add(1, ordering: .acquiringAndReleasing)
         queue.async {
             defer { self.queuedWork.subtract(1, ordering: .acquiringAndReleasing) }
+            self.drainMerges()
             body()
+            self.endOfEvent()
         }
     }
 
@@ -134,6 +188,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether any object has unsaved changes.
     public var hasChanges: Bool {
         checkConfinement("hasChanges")
+        drainMerges()
         return !insertedObjects_.isEmpty || !deletedObjects_.isEmpty || updatedObjects_.values.contains { $0.isUpdated }
     }
 
@@ -182,6 +237,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         registered[id] = object
         insertedObjects_.insert(object)
+        noteInserted(object)
         object.awakeFromInsert()
     }
 
@@ -216,6 +272,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.prepareForDeletion()
         object.deleted = true
         deletedObjects_.insert(object)
+        noteDeleted(object)
     }
 
     /// Sends an inserted object to a particular store (Core Data's `assign(_:to:)`).
@@ -238,8 +295,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// changes, and ``existingObject(with:)`` throws ``StoreError/Code/notFound`` for it.
     public func object(with id: ManagedObjectID) -> ManagedObject {
         checkConfinement("object(with:)")
+        drainMerges()
         if let existing = registered[id], existing.entity === id.entity { return existing }
         if let orphan = orphans[id] { return orphan }
+        if id.isTemporaryID, parent != nil {
+            do {
+                if let borrowed = try borrowedObject(for: id) { return borrowed }
+            } catch {
+                noteAccessFailure(error)
+            }
+        }
         guard let store = id.persistentStore, !id.isTemporaryID, coordinator.persistentStores.contains(where: { $0 === store }) else {
             // Nothing can fill it: not registered in the temporary table, which holds only this
             // context's inserts (R1), but here, retained.
@@ -272,9 +337,18 @@ public final class ManagedObjectContext: @unchecked Sendable {
     ///   when it cannot be read.
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
         checkConfinement("existingObject(with:)")
+        drainMerges()
         if let existing = registered[id], existing.entity === id.entity, !existing.faulted {
             if existing.isAccessible { return existing }
             throw StoreError(.notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: id.persistentStore?.displayName, objectIDs: [id])
+        }
+        if parent != nil {
+            let object = id.isTemporaryID ? try borrowedObject(for: id) : fault(for: id)
+            if let object {
+                try object.fireFaultThrowing()
+                if object.isAccessible { return object }
+            }
+            throw StoreError(.notFound, "no \(id.entity.name) with ID \(id) exists in the parent context or the store", objectIDs: [id])
         }
         guard let store = id.persistentStore, !id.isTemporaryID, coordinator.persistentStores.contains(where: { $0 === store }) else {
             throw StoreError(.notFound, "no object with ID \(id) is registered in this context or saved in its stores", objectIDs: [id])
@@ -291,12 +365,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         checkConfinement("registeredObject(for:)")
         if let object = registered[id], object.entity === id.entity { return object }
         return orphans[id]
-    }
-
-    /// Calls `observer` after every successful save of this context.
-    public func addDidSaveObserver(_ observer: @escaping (ContextDidSave) -> Void) {
-        checkConfinement("addDidSaveObserver(_:)")
-        saveObservers.append(observer)
     }
 
     /// Registers `object` under the saved-object ID `id`; an object registered under it before
@@ -334,6 +402,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     func noteUpdated(_ object: ManagedObject) {
         updatedObjects_.insert(object)
+        noteChanged(object)
     }
 
     /// Registers a row as an object (uniquing): fills an existing fault, or creates the object.
@@ -430,16 +499,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         for (object, done) in zip(objects, pinned) where !done { object.pinnedKey = nil }
         pendingPins.removeAll(keepingCapacity: true)
     }
-}
-
-/// What a save changed, given to observers added with ``ManagedObjectContext/addDidSaveObserver(_:)``.
-public struct ContextDidSave: Sendable {
-    /// IDs of inserted objects (permanent).
-    public var insertedObjectIDs: [ManagedObjectID]
-    /// IDs of updated objects.
-    public var updatedObjectIDs: [ManagedObjectID]
-    /// IDs of deleted objects.
-    public var deletedObjectIDs: [ManagedObjectID]
 }
 
 /// Objects created as faults together (by one fetch), fulfilled together in chunks.

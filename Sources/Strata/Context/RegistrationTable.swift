@@ -22,6 +22,10 @@ struct RegistrationTable {
 
     private var permanent = RowTable<ManagedObject>()
     private var temporary = RowTable<Unretained>()
+    /// Objects with temporary IDs that the context did not insert: a child context's copies of its
+    /// parent's unsaved objects (and its own inserts once saved into the parent). Held strongly,
+    /// since no inserted list holds them (R1 covers only ``temporary``).
+    private var borrowed: [Int64: ManagedObject] = [:]
     /// How many objects of each table belong to entities with relationships.
     private var permanentLinked = 0
     private var temporaryLinked = 0
@@ -45,12 +49,18 @@ struct RegistrationTable {
     private(set) var hasSubclassObjects = false
 
     subscript(id: ManagedObjectID) -> ManagedObject? {
-        get { id.isTemporaryID ? temporary[Self.temporaryKey(id.primaryKey)]?.object : permanent[Self.permanentKey(id)] }
+        get {
+            guard id.isTemporaryID else { return permanent[Self.permanentKey(id)] }
+            return temporary[Self.temporaryKey(id.primaryKey)]?.object ?? (borrowed.isEmpty ? nil : borrowed[id.primaryKey])
+        }
         set {
             if let newValue, !hasSubclassObjects, type(of: newValue) != ManagedObject.self { hasSubclassObjects = true }
             let old: ManagedObject?
             if id.isTemporaryID {
                 let key = Self.temporaryKey(id.primaryKey)
+                if newValue == nil, !borrowed.isEmpty, let lent = borrowed.removeValue(forKey: id.primaryKey) {
+                    temporaryLinked -= Self.linked(lent)
+                }
                 old = newValue.map { temporary.updateValue(Unretained(object: $0), forKey: key)?.object }
                     ?? temporary.removeValue(forKey: key)?.object
                 temporaryLinked += Self.linked(newValue) - Self.linked(old)
@@ -60,6 +70,22 @@ struct RegistrationTable {
                 permanentLinked += Self.linked(newValue) - Self.linked(old)
             }
         }
+    }
+
+    /// Registers `object`, whose temporary ID the context did not insert, strongly (see ``borrowed``).
+    mutating func registerBorrowed(_ object: ManagedObject) {
+        precondition(object.objectID.isTemporaryID, "registerBorrowed(_:) takes objects with temporary IDs")  // callers check
+        if !hasSubclassObjects, type(of: object) != ManagedObject.self { hasSubclassObjects = true }
+        let old = borrowed.updateValue(object, forKey: object.objectID.primaryKey)
+        temporaryLinked += Self.linked(object) - Self.linked(old)
+    }
+
+    /// Moves an unsaved object of the context, saved into its parent, from the unretained table to
+    /// the borrowed one (before it leaves the inserted list, R1).
+    mutating func lend(_ object: ManagedObject) {
+        let key = Self.temporaryKey(object.objectID.primaryKey)
+        guard temporary.removeValue(forKey: key) != nil else { return }
+        borrowed[object.objectID.primaryKey] = object
     }
 
     /// Registers `object` under the saved object ID `id` and returns the object registered under
@@ -100,6 +126,37 @@ struct RegistrationTable {
     /// references to other objects).
     var hasObjectsWithRelationships: Bool { permanentLinked + temporaryLinked > 0 }
 
+    /// Lets go of saved (and borrowed) objects nothing but this table holds and that have no
+    /// changes, calling `released` with each first; returns how many went. Unsaved objects (the
+    /// temporary table) always stay.
+    ///
+    /// - Complexity: O(n) for n registered objects.
+    mutating func sweep(_ released: (ManagedObject) -> Void) -> Int {
+        var linkedGone = 0
+        let gone = permanent.removeValues { object in
+            guard isKnownUniquelyReferenced(&object), !object.hasChanges else { return false }
+            released(object)
+            linkedGone += Self.linked(object)
+            return true
+        }
+        permanentLinked -= linkedGone
+        var lentGone = 0
+        for key in Array(borrowed.keys) {
+            guard var object = borrowed.removeValue(forKey: key) else { continue }
+            if isKnownUniquelyReferenced(&object), !object.hasChanges {
+                released(object)
+                temporaryLinked -= Self.linked(object)
+                lentGone += 1
+            } else {
+                borrowed[key] = object
+            }
+        }
+        return gone + lentGone
+    }
+
+    /// Whether any object is registered with a temporary ID this context did not insert.
+    var hasBorrowed: Bool { !borrowed.isEmpty }
+
     /// Every registered object.
     var values: [ManagedObject] {
         var all: [ManagedObject] = []
@@ -112,6 +169,7 @@ struct RegistrationTable {
     func forEachObject(_ body: (ManagedObject) -> Void) {
         permanent.forEachValue(body)
         temporary.forEachValue { body($0.object) }
+        for object in borrowed.values { body(object) }
     }
 
     /// Forgets every object, calling `body` with each as it goes (each saved object is released
@@ -120,11 +178,12 @@ struct RegistrationTable {
     mutating func drain(_ body: (ManagedObject) -> Void) {
         permanent.drainPrefetching(body)
         temporary.drain { body($0.object) }
+        for object in borrowed.values { body(object) }
         removeAll()
     }
 
     /// The number of registered objects.
-    var count: Int { permanent.count + temporary.count }
+    var count: Int { permanent.count + temporary.count + borrowed.count }
 
     /// The number of registered objects with temporary IDs.
     var temporaryCount: Int { temporary.count }
@@ -132,17 +191,22 @@ struct RegistrationTable {
     /// Forgets every object with a temporary ID (after they all received permanent ones).
     mutating func removeAllTemporary() {
         temporary.removeAll()
-        temporaryLinked = 0
+        temporaryLinked = borrowed.values.reduce(0) { $0 + Self.linked($1) }
     }
 
     /// Forgets the object with the temporary key `key`.
     mutating func removeTemporary(_ key: Int64) {
-        temporaryLinked -= Self.linked(temporary.removeValue(forKey: Self.temporaryKey(key))?.object)
+        if let removed = temporary.removeValue(forKey: Self.temporaryKey(key))?.object {
+            temporaryLinked -= Self.linked(removed)
+        } else if !borrowed.isEmpty, let lent = borrowed.removeValue(forKey: key) {
+            temporaryLinked -= Self.linked(lent)
+        }
     }
 
     mutating func removeAll() {
         permanent.removeAll()
         temporary.removeAll()
+        borrowed.removeAll()
         permanentLinked = 0
         temporaryLinked = 0
         hasSubclassObjects = false

@@ -34,12 +34,15 @@ extension PersistentStoreCoordinator {
 
     /// The rows of `ids` in `store`: from the row cache where resident, the rest from the driver
     /// in one call.
-    func rows(for ids: [RowID], in store: PersistentStore) throws -> [RowID: RowSnapshot] {
+    ///
+    /// - Parameter maxAge: When not negative, cached rows stored longer ago than this many seconds
+    ///   are read again from the driver (a context's `stalenessInterval`).
+    func rows(for ids: [RowID], in store: PersistentStore, maxAge: TimeInterval = -1) throws -> [RowID: RowSnapshot] {
         var found: [RowID: RowSnapshot] = [:]
         var missing: [RowID] = []
         let storeKey = ObjectIdentifier(store)
         for id in ids {
-            if let cached = rowCache.snapshot(for: RowCache.Key(store: storeKey, row: id)) {
+            if let cached = rowCache.snapshot(for: RowCache.Key(store: storeKey, row: id), maxAge: maxAge) {
                 found[id] = cached
             } else {
                 missing.append(id)

@@ -24,6 +24,8 @@ public final class PersistentStoreCoordinator: Sendable {
     public let rowCache: RowCache
     private let stores = Mutex<[PersistentStore]>([])
     private let temporaryKeys = Atomic<Int64>(0)
+    /// Root contexts that merge the saves of other contexts automatically.
+    let mergingContexts = ContextList()
 
     /// Creates a coordinator.
     ///

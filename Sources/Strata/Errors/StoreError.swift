@@ -16,17 +16,21 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var objectIDs: [ManagedObjectID]
     /// The engine's own error, kept intact.
     public var underlying: (any Error & Sendable)?
+    /// For ``Code/conflict`` raised by a save under the ``MergePolicy/error`` policy: each
+    /// conflicting object with its changed keys and its cached, persisted and new snapshots.
+    public var mergeConflicts: [MergeConflict]
 
     /// Creates an error.
     public init(
         _ code: Code, _ message: String, store: String? = nil, objectIDs: [ManagedObjectID] = [],
-        underlying: (any Error & Sendable)? = nil
+        underlying: (any Error & Sendable)? = nil, mergeConflicts: [MergeConflict] = []
     ) {
         self.code = code
         self.message = message
         self.store = store
         self.objectIDs = objectIDs
         self.underlying = underlying
+        self.mergeConflicts = mergeConflicts
     }
 
     public var description: String {

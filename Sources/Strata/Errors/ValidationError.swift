@@ -40,9 +40,15 @@ public struct ValidationError: Error, Sendable, CustomStringConvertible {
 
     /// The failures, in the order found.
     public var failures: [Failure]
+    /// The uniqueness-constraint conflicts behind the ``Code/uniqueConstraint`` failures, with the
+    /// objects involved (under the ``MergePolicy/error`` policy).
+    public var constraintConflicts: [ConstraintConflict]
 
     /// Creates an error from failures.
-    public init(failures: [Failure]) { self.failures = failures }
+    public init(failures: [Failure], constraintConflicts: [ConstraintConflict] = []) {
+        self.failures = failures
+        self.constraintConflicts = constraintConflicts
+    }
 
     public var description: String {
         let lines = failures.map { "  - \($0)" }.joined(separator: "\n")

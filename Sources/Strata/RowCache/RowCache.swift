@@ -1,4 +1,5 @@
 internal import CStrataPrefetch
+import Dispatch
 import Synchronization
 
 // ROW CACHE INVARIANTS
@@ -68,6 +69,8 @@ public final class RowCache: Sendable {
         var pins: Int
         var lastUse: UInt64
         var bytes: Int
+        /// When the row was last stored (``RowCache/now``), for staleness.
+        var storedAt: UInt64 = 0
 
         /// Takes `snapshot` unless the entry holds a newer version (C2), or everything when the
         /// entry was just added (zero bytes); returns the change in bytes. A row of the version
@@ -157,12 +160,15 @@ public final class RowCache: Sendable {
     ///
     /// - Returns: The snapshot, or `nil` when the caller must ask the driver.
     /// - Complexity: O(1) on average.
-    public func snapshot(for key: Key, atLeast minimumVersion: RowVersion = 0) -> RowSnapshot? {
-        state.withLock { s in
+    /// - Parameter maxAge: When not negative, a row stored longer ago than this many seconds counts
+    ///   as a miss (Core Data's `stalenessInterval`).
+    public func snapshot(for key: Key, atLeast minimumVersion: RowVersion = 0, maxAge: Double = -1) -> RowSnapshot? {
+        let oldest = maxAge >= 0 ? Self.now() &- UInt64(min(maxAge, 1e9) * 1e9) : 0
+        return state.withLock { s in
             s.clock &+= 1
             let clock = s.clock
             let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
-                guard entry.snapshot.version >= minimumVersion else { return nil }
+                guard entry.snapshot.version >= minimumVersion, maxAge < 0 || entry.storedAt >= oldest else { return nil }
                 entry.lastUse = clock
                 return entry.snapshot
             }
@@ -191,6 +197,9 @@ public final class RowCache: Sendable {
             return found ?? nil
         }
     }
+
+    /// Nanoseconds on the monotonic clock: one reading per batch stored, for staleness.
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// How many keys ahead ``values(for:version:)`` prefetches.
     static let prefetchDistance: Int64 = 2
@@ -286,6 +295,7 @@ public final class RowCache: Sendable {
     ) {
         s.clock &+= 1
         let clock = s.clock
+        let storedAt = now()
         var bytes = 0
         var newlyPinned = 0
         let checksRemovals = !s.tombstones.isEmpty && read != nil
@@ -300,6 +310,7 @@ public final class RowCache: Sendable {
                 forKey: Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
             ) { entry, _ in
                 if pin && entry.pins == 0 { newlyPinned += 1 }
+                entry.storedAt = storedAt
                 return entry.merge(snapshot, pin: pin, clock: clock)
             }
         }

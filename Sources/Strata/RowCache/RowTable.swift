@@ -162,6 +162,34 @@ struct RowTable<Value> {
         for key in Array(overflow.keys) { body(key, &overflow[key]!) }
     }
 
+    /// Removes every value for which `shouldRemove`, given the value in place, returns true;
+    /// returns how many went. Lanes left empty are dropped.
+    ///
+    /// - Complexity: O(n) for n keys.
+    @discardableResult
+    mutating func removeValues(where shouldRemove: (inout Value) -> Bool) -> Int {
+        var removed = 0
+        for entity in lanes.indices {
+            for lane in lanes[entity].indices {
+                for index in lanes[entity][lane].slots.indices where lanes[entity][lane].slots[index] != nil {
+                    guard shouldRemove(&lanes[entity][lane].slots[index]!) else { continue }
+                    lanes[entity][lane].slots[index] = nil
+                    lanes[entity][lane].live -= 1
+                    removed += 1
+                }
+            }
+            lanes[entity].removeAll { $0.live == 0 && $0.overflowed == 0 }
+        }
+        for key in Array(overflow.keys) {
+            guard shouldRemove(&overflow[key]!) else { continue }
+            overflow[key] = nil
+            if let lane = laneIndex(key) { lanes[Int(key.row.entity)][lane].overflowed -= 1 }
+            removed += 1
+        }
+        count -= removed
+        return removed
+    }
+
     /// Calls `body` with every key and value.
     func forEach(_ body: (Key, Value) throws -> Void) rethrows {
         for (entity, row) in lanes.enumerated() {

@@ -1,0 +1,215 @@
+import Foundation
+
+// A child's save pushes its changes into its parent; the parent keeps them as its own unsaved
+// changes until it saves. Permanent IDs travel the other way: when a context obtains permanent IDs
+// (obtainPermanentIDs, or a save to the stores), every context of the tree that holds objects with
+// those temporary IDs takes the permanent ones.
+
+extension ManagedObjectContext {
+    /// Saves a child context into its parent: conflicts with changes the parent made since the
+    /// child read its objects are resolved by the child's merge policy; then the parent takes the
+    /// child's inserts, changes and deletions as its own unsaved changes.
+    func saveIntoParent(inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject]) throws {
+        // Parent is set: only children call this.
+        let parent = parent!
+        try resolveParentConflicts(updates.filter { $0.isUpdated })
+        var save = ChildSave()
+        for object in inserts { save.inserts.append(.init(id: object.objectID, values: object.values)) }
+        let changed = updates.filter { $0.isUpdated && !$0.deleted }
+        for object in changed { save.updates.append(.init(id: object.objectID, values: object.values, changedSlots: object.changedSlots.ascending)) }
+        for object in deletes { save.deletes.append(object.objectID) }
+        let childSave = save
+        try parent.performAndWait { try parent.accept(childSave, from: self) }
+        // The parent holds them now: this context's objects match their parent's again.
+        for object in inserts {
+            registered.lend(object)
+            object.inserted = false
+            object.snapshot = RowSnapshot(id: object.objectID.rowID, version: 0, values: object.values)
+            object.changedSlots.removeAll()
+        }
+        for object in changed {
+            object.snapshot = RowSnapshot(id: object.objectID.rowID, version: object.snapshot?.version ?? 0, values: object.values)
+            object.changedSlots.removeAll()
+        }
+        let dropped = insertedObjects_.values.filter { $0.deleted }
+        for object in deletes + dropped {
+            unregister(object)
+            object.deleted = false
+            object.inserted = false
+            object.managedObjectContext = nil
+        }
+        let saved = ContextDidSave(
+            insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: changed.map(\.objectID), deletedObjectIDs: deletes.map(\.objectID))
+        insertedObjects_.removeAll()
+        updatedObjects_.removeAll()
+        deletedObjects_.removeAll()
+        deleteRulesApplied = []
+        assignedStores = [:]
+        crossStoreLinks = []
+        if registered.hasSubclassObjects { for object in [inserts, changed].joined() { object.didSave() } }
+        postDidSave(saved)
+    }
+
+    /// Finds changes the parent made to `objects` since this child read them and resolves them
+    /// with the merge policy (as a save to the stores does with rows changed in a store).
+    private func resolveParentConflicts(_ objects: [ManagedObject]) throws {
+        guard !objects.isEmpty else { return }
+        let current = try currentValues(for: objects)
+        var conflicts: [MergeConflict] = []
+        for object in objects {
+            let base = object.snapshot?.values ?? []
+            let now = current[ObjectIdentifier(object)]
+            if let now, now.row.values == base { continue }
+            conflicts.append(
+                MergeConflict(
+                    sourceObject: object, objectID: object.objectID,
+                    changedKeys: object.changedSlots.ascending.map { object.entity.properties[$0].name },
+                    cachedSnapshot: object.namedValues(base), persistedSnapshot: now.map { object.namedValues($0.row.values) },
+                    objectSnapshot: object.namedValues(object.values), oldVersionNumber: object.snapshot?.version ?? 0,
+                    newVersionNumber: now?.row.version ?? 0))
+        }
+        guard !conflicts.isEmpty else { return }
+        try mergePolicy.resolve(mergeConflicts: conflicts)
+        for conflict in conflicts { settle(conflict.sourceObject, against: current[ObjectIdentifier(conflict.sourceObject)]?.row) }
+    }
+
+    /// After a policy resolved a conflict: the object's base becomes the state it conflicted with,
+    /// and what differs from it is what will be saved. A state that is gone (deleted there) wins.
+    func settle(_ object: ManagedObject, against current: RowSnapshot?) {
+        guard let current else {
+            dropDeleted(object)
+            return
+        }
+        var changed = SlotSet()
+        for slot in object.entity.properties.indices where slot < current.values.count {
+            if object.entity.properties[slot].isTransient {
+                if object.changedSlots.contains(slot) { changed.insert(slot) }
+                continue
+            }
+            if case .unfetched = current.values[slot] {
+                if object.changedSlots.contains(slot) { changed.insert(slot) }
+                continue
+            }
+            if object.values[slot] != current.values[slot] { changed.insert(slot) }
+        }
+        object.snapshot = current
+        object.changedSlots = changed
+        if changed.isEmpty, !object.deleted { updatedObjects_.remove(object) } else if !object.inserted { updatedObjects_.insert(object) }
+    }
+
+    /// Takes a child's save as this context's own unsaved changes. Runs on this context's executor.
+    func accept(_ save: ChildSave, from child: ManagedObjectContext) throws {
+        drainMerges()
+        // Load everything first, so that a store error leaves this context as it was.
+        var targets: [ManagedObject] = []
+        for update in save.updates {
+            guard let object = try objectForChild(update.id) else {
+                throw StoreError(.notFound, "\(update.id) no longer exists in the parent context; refresh it in the child and save again", objectIDs: [update.id])
+            }
+            try object.fireFaultThrowing()
+            guard object.isAccessible else {
+                throw StoreError(.notFound, "\(update.id) was deleted elsewhere; refresh it in the child and save again", objectIDs: [update.id])
+            }
+            targets.append(object)
+        }
+        var gone: [ManagedObject] = []
+        for id in save.deletes {
+            if let object = try objectForChild(id) {
+                try object.fireFaultThrowing()
+                gone.append(object)
+            }
+        }
+        for insert in save.inserts {
+            if let orphan = orphans.removeValue(forKey: insert.id) { detach(orphan) }
+            let object = insert.id.entity.managedObjectClass.init(entity: insert.id.entity, insertInto: nil)
+            object.objectID = insert.id
+            object.managedObjectContext = self
+            object.values = insert.values
+            object.inserted = true
+            for slot in insert.values.indices {
+                switch insert.values[slot] {
+                case .null, .unfetched: continue
+                case .references(let ids) where ids.isEmpty: continue
+                default: object.changedSlots.insert(slot)
+                }
+            }
+            if insert.id.isTemporaryID { registered[insert.id] = object } else { register(object, as: insert.id) }
+            insertedObjects_.insert(object)
+            noteInserted(object)
+        }
+        for (update, object) in zip(save.updates, targets) {
+            for slot in update.changedSlots where slot < object.values.count {
+                object.values[slot] = update.values[slot]
+                object.markChanged(slot)
+            }
+        }
+        for object in gone where !object.deleted {
+            object.deleted = true
+            deletedObjects_.insert(object)
+            noteDeleted(object)
+        }
+        postObjectsDidChange()
+        let saved = ContextDidSave(
+            insertedObjectIDs: save.inserts.map(\.id), updatedObjectIDs: save.updates.map(\.id), deletedObjectIDs: save.deletes)
+        for sibling in children.contexts where sibling !== child && sibling.automaticallyMergesChangesFromParent { sibling.receive(saved) }
+    }
+
+    /// This context's object for an ID a child saved: registered, borrowed from an ancestor, or a
+    /// fault for a saved row.
+    private func objectForChild(_ id: ManagedObjectID) throws -> ManagedObject? {
+        if let object = registered[id], object.entity === id.entity { return object }
+        if id.isTemporaryID { return try borrowedObject(for: id) }
+        guard id.persistentStore != nil else { return nil }
+        return fault(for: id)
+    }
+
+    // MARK: Permanent IDs across the tree
+
+    /// Gives this context's objects with temporary IDs in `mapping` their permanent IDs, and
+    /// rewrites references to them. Runs on this context's executor.
+    func adoptPermanentIDs(_ mapping: [RowID: ManagedObjectID]) {
+        guard !mapping.isEmpty else { return }
+        var rows: [RowID: RowID] = [:]
+        for (old, new) in mapping {
+            rows[old] = new.rowID
+            let temporary = ManagedObjectID(entity: new.entity, rowID: old, store: nil)
+            guard let object = registered[temporary], object.entity === new.entity else { continue }
+            registered.removeTemporary(old.primaryKey)
+            register(object, as: new)
+            object.objectID = new
+            if var snapshot = object.snapshot {
+                snapshot.id = new.rowID
+                object.snapshot = snapshot
+            }
+        }
+        rewriteReferences(rows, inSnapshots: true)
+    }
+
+    /// Hands permanent IDs this context obtained to the rest of its tree: ancestors at once (they
+    /// may hold the objects as their unsaved ones), descendants on their own executors.
+    func propagatePermanentIDs(_ mapping: [RowID: ManagedObjectID]) {
+        guard !mapping.isEmpty else { return }
+        var ancestor = parent
+        while let current = ancestor {
+            current.performAndWait { current.adoptPermanentIDs(mapping) }
+            ancestor = current.parent
+        }
+        var root: ManagedObjectContext = self
+        while let up = root.parent { root = up }
+        root.sendPermanentIDsDown(mapping, skipping: self)
+    }
+
+    /// Sends permanent IDs to every descendant except `skipped`'s own (it has them): directly when
+    /// the current thread may use the descendant, else through its inbox.
+    private func sendPermanentIDsDown(_ mapping: [RowID: ManagedObjectID], skipping skipped: ManagedObjectContext) {
+        for child in children.contexts where child !== skipped {
+            if child.isOnExecutor {
+                child.adoptPermanentIDs(mapping)
+                child.sendPermanentIDsDown(mapping, skipping: skipped)
+            } else {
+                child.mergeInbox.post(ids: mapping)
+                if child.concurrencyType == .mainQueue { DispatchQueue.main.async { [weak child] in child?.drainMerges() } }
+            }
+        }
+    }
+}
