@@ -31,7 +31,8 @@ extension CodeGenerator {
         "changedValues", "committedValues", "awakeFromInsert", "awakeFromFetch", "willSave", "didSave",
         "prepareForDeletion", "validateForInsert", "validateForUpdate", "validateForDelete", "init", "deinit",
         "subscript", "self", "Self", "super", "Type", "Protocol", "Any", "_", "true", "false", "nil", "selfValue",
-        "keyValue", "predicateArgument", "setConvertedValue", "fulfillFault", "isAccessible",
+        "keyValue", "predicateArgument", "setConvertedValue", "fulfillFault", "isAccessible", "delete", "in", "create",
+        "all", "first", "deleteAll",
     ]
 
     /// Swift keywords, escaped with backticks when a property takes one as its name.
