@@ -25,7 +25,9 @@ if [ "$kind" = address ]; then
   filter='^(StrataTests|StrataInMemoryTests|StrataSQLiteTests|StrataXMLTests|StrataLMDBTests)\.'
 else
   export TSAN_OPTIONS="halt_on_error=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
-  filter='concurrencyStress|conformance|ContextStoreFailureTests|ContextTests|RowCacheTests|ConcurrencyDebuggingTests'
+  filter='concurrencyStress|conformance|ContextStoreFailureTests|ContextTests|RowCacheTests|ChildContextTests|ContextMergeTests|ContainerTests|MergePolicyTests'
+  # Locked (the package's lock) becomes a pthread mutex ThreadSanitizer can see.
+  set -- -Xswiftc -DSTRATA_TSAN "$@"
 fi
 # The kill tests start helper executables built without the sanitizer's runtime in their path; they
 # run in the normal suite.

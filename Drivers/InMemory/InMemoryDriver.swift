@@ -68,7 +68,7 @@ public struct InMemoryDriverFactory: StoreDriverFactory {
 
 /// Engines by URL, so a store opened twice with the same URL in one process sees the same rows.
 private final class NamedEngines: Sendable {
-    private let engines = Mutex<[URL: AtomicStoreEngine]>([:])
+    private let engines = Locked<[URL: AtomicStoreEngine]>([:])
 
     func engine(for url: URL, make: () -> AtomicStoreEngine) -> AtomicStoreEngine {
         engines.withLock { table in

@@ -34,8 +34,8 @@ public enum ConcurrencyStress {
     public static func run(_ harness: DriverHarness, seed: UInt64, workers: Int = 4, operations: Int = 150) throws -> Report {
         let fixture = try ConformanceSuite.Fixture(harness)
         let coordinator = fixture.coordinator
-        let report = Mutex(Report())
-        let failures = Mutex<[String]>([])
+        let report = Locked(Report())
+        let failures = Locked<[String]>([])
         let start = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
         for worker in 0..<workers {

@@ -196,7 +196,7 @@ extension ConformanceSuite {
                     proceed.wait()
                 }
                 let finished = DispatchSemaphore(value: 0)
-                let outcome = Mutex<Result<Int, any Error>?>(nil)
+                let outcome = Locked<Result<Int, any Error>?>(nil)
                 Thread {
                     let result = Result { try reader.performAndWait { try fetch(reader, "Track").count } }
                     outcome.withLock { $0 = result }

@@ -177,7 +177,7 @@ struct LMDBQueryTests {
         }
         // Readers on four threads while the scores keep changing: every read sees a committed
         // score (a whole number) and none fails.
-        let failures = Mutex(0)
+        let failures = Locked(0)
         let done = DispatchGroup()
         for _ in 0..<4 {
             done.enter()

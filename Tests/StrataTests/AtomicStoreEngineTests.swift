@@ -56,3 +56,30 @@ struct AtomicStoreEngineTests {
         #expect(applied.row(RowID(entity: tag.entityNumber, primaryKey: 4)) == nil)
     }
 }
+
+@Suite("Atomic store engine: counters at their ends")
+struct AtomicStoreEngineLimitTests {
+    @Test("a key counter at Int64.max is a full store, not an overflow")
+    func keyCounterAtMax() throws {
+        let model = ConformanceModel.model
+        let tag = try #require(model.entity(named: "Tag"))
+        var state = AtomicStoreEngine.State(metadata: StoreMetadata(storeType: "Test"))
+        state.maxKeys[tag.entityNumber] = .max - 1
+        let engine = AtomicStoreEngine(model: model, storeName: "limits", state: state)
+        #expect(try engine.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 1) == Int64.max...Int64.max)
+        #expect { _ = try engine.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 1) } throws: { ($0 as? StoreError)?.code == .full }
+    }
+
+    @Test("a row at the last version refuses an update instead of overflowing")
+    func versionAtMax() throws {
+        let model = ConformanceModel.model
+        let tag = try #require(model.entity(named: "Tag"))
+        var state = AtomicStoreEngine.State(metadata: StoreMetadata(storeType: "Test"))
+        let id = RowID(entity: tag.entityNumber, primaryKey: 1)
+        state.rows[tag.entityNumber] = [1: RowSnapshot(id: id, version: .max, values: [.string("t"), .references([])])]
+        let engine = AtomicStoreEngine(model: model, storeName: "limits", state: state)
+        var batch = ChangeBatch()
+        batch.updates = [RowUpdate(id: id, expectedVersion: .max, values: [.string("u"), .references([])], changedSlots: [0])]
+        #expect { _ = try engine.apply(batch) } throws: { ($0 as? StoreError)?.code == .corrupt }
+    }
+}

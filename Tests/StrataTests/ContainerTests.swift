@@ -83,9 +83,9 @@ struct ContainerTests {
     func dataAccess() throws {
         let container = try Self.container()
         let data = DataAccess(container: container)
-        let errors = Mutex<[String]>([])
+        let errors = Locked<[String]>([])
         data.errorHandler = { error in errors.withLock { $0.append("\(error)") } }
-        let seen = Mutex<Int>(-1)
+        let seen = Locked<Int>(-1)
         data.writeSync { context in
             for name in ["Le Guin", "Butler", "Jemisin"] {
                 let author = try Author.create(in: context)

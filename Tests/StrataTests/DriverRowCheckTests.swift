@@ -40,7 +40,7 @@ struct DriverRowCheckTests {
     final class DamagingDriver: StoreDriver {
         let wrapped: any StoreDriver
         let model: ManagedObjectModel
-        let damage = Mutex<Damage?>(nil)
+        let damage = Locked<Damage?>(nil)
         init(_ wrapped: any StoreDriver, model: ManagedObjectModel) {
             self.wrapped = wrapped
             self.model = model

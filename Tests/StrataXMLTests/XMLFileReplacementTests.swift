@@ -123,6 +123,34 @@ struct XMLFileReplacementTests {
         #expect(try XMLTestSupport.text(url).contains("never saved"))
     }
 
+    @Test("through a context, a save that is in place but not durable counts as saved and throws notDurable")
+    func contextSaveNotDurable() throws {
+        let directory = try TemporaryDirectory(prefix: "xml-context-dirsync")
+        let url = try XMLTestSupport.seededStore(in: directory)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        try coordinator.addPersistentStore(type: .xml, at: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let tag = try #require(try context.fetch(FetchRequest(entityName: "Tag")).first)
+        tag["name"] = "durable later"
+        let added = try context.insertNewObject(forEntityName: "Tag")
+        added["name"] = "added"
+        // Keys first: a key reservation that is not durable is refused (nothing is handed out).
+        XMLStoreFile.injectedFailures.withLock { $0[url.path] = (.directorySync, EIO) }
+        #expect { try context.obtainPermanentIDs(for: [added]) } throws: { ($0 as? StoreError)?.code == .io }
+        XMLStoreFile.injectedFailures.withLock { _ = $0.removeValue(forKey: url.path) }
+        try context.obtainPermanentIDs(for: [added])
+        XMLStoreFile.injectedFailures.withLock { $0[url.path] = (.directorySync, EIO) }
+        #expect { try context.save() } throws: { ($0 as? StoreError)?.code == .notDurable }
+        XMLStoreFile.injectedFailures.withLock { _ = $0.removeValue(forKey: url.path) }
+        #expect(!context.hasChanges, "the changes reached the store and count as saved")
+        #expect(!added.objectID.isTemporaryID)
+        tag["name"] = "again"
+        try context.save()
+        let check = ManagedObjectContext(coordinator: coordinator)
+        let names = Set(try check.fetch(FetchRequest(entityName: "Tag")).compactMap { $0.value(forKey: "name") as? String })
+        #expect(names.contains("again") && names.contains("added"))
+    }
+
     @Test("a save whose directory fsync fails says the new content is in place, and the open store holds it")
     func directorySyncFailure() throws {
         let directory = try TemporaryDirectory(prefix: "xml-fail-dirsync")
@@ -135,7 +163,7 @@ struct XMLFileReplacementTests {
             _ = try driver.apply(batch)
             Issue.record("the save reported success")
         } catch let error as StoreError {
-            #expect(error.code == .io)
+            #expect(error.code == .notDurable)
             #expect(error.message.contains("the save is in the store file"), "\(error.message)")
             #expect(!error.message.contains("unchanged"), "\(error.message)")
         }

@@ -38,10 +38,10 @@ public final class XMLDriver: StoreDriver {
     public let isReadOnly: Bool
     private let file: XMLStoreFile
     private let encoder: XMLStoreEncoder
-    private let keys: Mutex<KeyCounter>
+    private let keys: Locked<KeyCounter>
     private let isClosed = Atomic<Bool>(false)
     /// Where the file's chunks are and which chunks changed since (XMLChunkLayout.swift).
-    private let reuse: Mutex<Reuse>
+    private let reuse: Locked<Reuse>
 
     private struct Reuse {
         var layout: XMLChunkLayout?
@@ -65,11 +65,11 @@ public final class XMLDriver: StoreDriver {
 
     init(engine: AtomicStoreEngine, file: XMLStoreFile, nextObjectID: Int64, isReadOnly: Bool, layout: XMLChunkLayout? = nil) {
         self.engine = engine
-        self.reuse = Mutex(Reuse(layout: layout))
+        self.reuse = Locked(Reuse(layout: layout))
         self.file = file
         self.isReadOnly = isReadOnly
         self.encoder = XMLStoreEncoder(model: engine.model)
-        self.keys = Mutex(KeyCounter(next: nextObjectID, reserved: nextObjectID))
+        self.keys = Locked(KeyCounter(next: nextObjectID, reserved: nextObjectID))
     }
 
     /// Where the store lives.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Strata
 import Synchronization
 
 // XML OBJECT PIPELINE INVARIANTS
@@ -83,7 +84,7 @@ enum XMLObjectPipeline {
             var cancelled = false
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
         private let available = DispatchSemaphore(value: 0)
         private let space = DispatchSemaphore(value: 0)
 

@@ -37,7 +37,7 @@ extension XMLStoreEncoder {
         }
         let windowSize = 2 * cores
         let writing = DispatchQueue(label: "strata.xml.write")
-        let failure = Mutex<(any Error)?>(nil)
+        let failure = Locked<(any Error)?>(nil)
         for windowStart in stride(from: 0, to: units.count, by: windowSize) {
             let window = Array(units[windowStart..<min(windowStart + windowSize, units.count)])
             let encoded = window.map { _ in EncodedUnit() }

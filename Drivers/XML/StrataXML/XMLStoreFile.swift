@@ -28,7 +28,7 @@ final class XMLStoreFile: Sendable {
     let url: URL
     /// The file the store path names, symbolic links followed (F4); written by saves.
     let target: String
-    private let lockDescriptor: Mutex<Int32>
+    private let lockDescriptor: Locked<Int32>
 
     /// The failure of a save whose new file did take the store's name (F5): readers see the new
     /// content, but it may not survive a system crash.
@@ -46,7 +46,7 @@ final class XMLStoreFile: Sendable {
     init(url: URL, writer: Bool, timeout: Double) throws {
         self.url = url
         self.target = try Self.resolve(url.path)
-        self.lockDescriptor = Mutex(-1)
+        self.lockDescriptor = Locked(-1)
         guard writer else { return }
         let descriptor = try Self.acquireLock(path: target + ".lock", store: url.path, timeout: timeout)
         lockDescriptor.withLock { $0 = descriptor }
@@ -105,7 +105,7 @@ final class XMLStoreFile: Sendable {
             let reason = String(cString: strerror(code))
             throw Replaced(
                 error: StoreError(
-                    .io,
+                    .notDurable,
                     "the save is in the store file (readers see it), but its directory \(directory) could not be fsynced: \(reason); a system crash may still lose this save. Check the file system, then save again to make it durable",
                     store: path),
                 identity: identity)
@@ -122,7 +122,7 @@ final class XMLStoreFile: Sendable {
 
     /// Failures tests inject, by target path: the next saves of that store fail at `step` with
     /// `errno`, as the system call would. Empty outside tests; a save pays one lookup.
-    static let injectedFailures = Mutex<[String: (step: Step, errno: Int32)]>([:])
+    static let injectedFailures = Locked<[String: (step: Step, errno: Int32)]>([:])
 
     private static func injectedFailure(for target: String) -> (step: Step, errno: Int32)? {
         injectedFailures.withLock { $0.isEmpty ? nil : $0[target] }

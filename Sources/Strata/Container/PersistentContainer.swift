@@ -26,7 +26,7 @@ public final class PersistentContainer: Sendable {
     public let managedObjectModel: ManagedObjectModel
     /// The coordinator every context of the container uses.
     public let persistentStoreCoordinator: PersistentStoreCoordinator
-    private let descriptions: Mutex<[PersistentStoreDescription]>
+    private let descriptions: Locked<[PersistentStoreDescription]>
     private let view: ManagedObjectContext
 
     /// Creates a container for `model`, with one SQLite store named after the container in
@@ -36,7 +36,7 @@ public final class PersistentContainer: Sendable {
         self.managedObjectModel = model
         self.persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let url = Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
-        self.descriptions = Mutex([PersistentStoreDescription(url: url)])
+        self.descriptions = Locked([PersistentStoreDescription(url: url)])
         let view = ManagedObjectContext(coordinator: persistentStoreCoordinator, concurrencyType: .mainQueue)
         view.name = "\(name).viewContext"
         // Set before any other thread can see the context, so its confinement does not apply yet.

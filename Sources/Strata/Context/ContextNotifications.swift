@@ -136,7 +136,7 @@ struct ContextObservers {
 
 /// The continuations of a context's event streams; ended streams remove themselves from any thread.
 final class EventStreams: Sendable {
-    private let continuations = Mutex<[UInt64: AsyncStream<ContextEvent>.Continuation]>([:])
+    private let continuations = Locked<[UInt64: AsyncStream<ContextEvent>.Continuation]>([:])
     private let next = Atomic<UInt64>(0)
     /// Whether any stream is open (read on the context's executor before building an event).
     let count = Atomic<Int>(0)

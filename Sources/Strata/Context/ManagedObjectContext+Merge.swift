@@ -18,7 +18,7 @@ final class ContextList: Sendable {
         // thread-safe parts (its inbox, its queue); the Mutex around the list orders access.
         weak var context: ManagedObjectContext?
     }
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Locked<[Entry]>([])
 
     func add(_ context: ManagedObjectContext) {
         entries.withLock { list in
@@ -43,7 +43,7 @@ final class MergeInbox: Sendable {
         case save(ContextDidSave)
         case permanentIDs([RowID: ManagedObjectID])
     }
-    private let items = Mutex<[Item]>([])
+    private let items = Locked<[Item]>([])
     /// Whether items are waiting (checked at entry points without taking the lock).
     let hasPending = Atomic<Bool>(false)
     /// Whether the owning context merges saves automatically (readable from saving threads).

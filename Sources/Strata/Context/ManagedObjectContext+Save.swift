@@ -90,6 +90,7 @@ extension ManagedObjectContext {
         batches = try makeBatches(inserts: collects ? keyed : inserts, updates: updates, deletes: deletes, startingWith: batches)
         let outcome = try coordinator.commit(batches.map { ($0.store, $0.batch) }, pinInserts: true)
         finishSave(inserts: inserts, updates: updates, deletes: deletes, outcome: outcome)
+        if let unsynced = outcome.notDurable, outcome.partialFailure == nil { throw unsynced }
         if let failure = outcome.partialFailure {
             // A conflict in a later store is resolved like one in the first: the rest is retried.
             if let conflict = failure.underlying as? StoreError, conflict.code == .conflict, mergePolicy.kind != .error || type(of: mergePolicy) != MergePolicy.self {

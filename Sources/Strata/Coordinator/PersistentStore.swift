@@ -21,9 +21,9 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
     public let entityNumbers: Set<Int32>
     /// `entityNumbers` as flags indexed by entity number, for checks on every fetched row.
     private let holdsEntity: [Bool]
-    private let metadataState: Mutex<StoreMetadata>
-    private let writeLock = Mutex<Void>(())
-    private let readLock = Mutex<Void>(())
+    private let metadataState: Locked<StoreMetadata>
+    private let writeLock = Locked<Void>(())
+    private let readLock = Locked<Void>(())
     private let closed = Atomic<Bool>(false)
 
     init(
@@ -35,7 +35,7 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
         self.configurationName = configurationName
         self.options = options
         self.driver = driver
-        self.metadataState = Mutex(metadata)
+        self.metadataState = Locked(metadata)
         self.entityNumbers = entityNumbers
         var flags = [Bool](repeating: false, count: Int(entityNumbers.max() ?? 0) + 1)
         for number in entityNumbers where number >= 0 { flags[Int(number)] = true }

@@ -148,7 +148,14 @@ extension PersistentStoreCoordinator {
         if store.isReadOnly {
             throw StoreError(.readOnly, "cannot insert into a store opened read-only", store: store.displayName)
         }
-        return try store.write { try store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: count) }
+        do {
+            return try store.write { try store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: count) }
+        } catch let error as StoreError where error.code == .notDurable {
+            // Keys whose reservation may not survive a crash could be handed out twice: refuse them.
+            throw StoreError(
+                .io, "the store could not make its key reservation durable, so no keys were handed out and nothing was saved: \(error.message)",
+                store: store.displayName, underlying: error)
+        }
     }
 
     /// What ``commit(_:pinInserts:)`` did: the results of the stores that committed and, when a
@@ -158,6 +165,9 @@ extension PersistentStoreCoordinator {
         var results: [ObjectIdentifier: CommitResult] = [:]
         /// The ``StoreError/Code/partialCommit`` error, when some stores committed and one failed.
         var partialFailure: StoreError?
+        /// A ``StoreError/Code/notDurable`` error a store gave after applying its batch: the
+        /// batch counts as committed, and the caller reports the error once the save is done.
+        var notDurable: StoreError?
 
         /// Whether `store`'s change set reached it.
         func committed(_ store: PersistentStore) -> Bool { results[ObjectIdentifier(store)] != nil }
@@ -186,7 +196,14 @@ extension PersistentStoreCoordinator {
         var committed: [PersistentStore] = []
         for (store, batch) in batches where !batch.isEmpty {
             do {
-                let result = try store.write { try store.driver.apply(batch) }
+                let result: CommitResult
+                do {
+                    result = try store.write { try store.driver.apply(batch) }
+                } catch let error as StoreError where error.code == .notDurable {
+                    // Applied: readers see it. Versions follow the rules of CommitResult.
+                    outcome.notDurable = outcome.notDurable ?? error
+                    result = CommitResult(versions: [:])
+                }
                 outcome.results[ObjectIdentifier(store)] = result
                 committed.append(store)
                 updateCache(after: batch, result: result, in: store, pinInserts: pinInserts)

@@ -22,7 +22,7 @@ public final class PersistentStoreCoordinator: Sendable {
     public let managedObjectModel: ManagedObjectModel
     /// The row cache shared by every context of this coordinator.
     public let rowCache: RowCache
-    private let stores = Mutex<[PersistentStore]>([])
+    private let stores = Locked<[PersistentStore]>([])
     private let temporaryKeys = Atomic<Int64>(0)
     /// Root contexts that merge the saves of other contexts automatically.
     let mergingContexts = ContextList()

@@ -121,7 +121,7 @@ public struct StoreType: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
     public var description: String { name }
 
-    private static let registry = Mutex<[String: StoreType]>([:])
+    private static let registry = Locked<[String: StoreType]>([:])
 
     /// Makes `type` findable by name (``named(_:)``); driver modules register their type when
     /// their constant is first used, and tools may register more.

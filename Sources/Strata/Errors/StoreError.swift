@@ -45,7 +45,7 @@ extension StoreError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: Hashable, Sendable {
             case notFound, conflict, corrupt, unsupported, closed, io, readOnly, modelMismatch, locked, full
-            case constraint, crossStore, partialCommit, invalidRequest
+            case constraint, crossStore, partialCommit, invalidRequest, notDurable
         }
         private let kind: Kind
         /// A store, file, row or object that does not exist.
@@ -76,6 +76,10 @@ extension StoreError {
         public static var partialCommit: Self { Self(kind: .partialCommit) }
         /// A request that does not fit the model (unknown entity, bad key path).
         public static var invalidRequest: Self { Self(kind: .invalidRequest) }
+        /// A change that reached the store (readers see it, the save counts as done) but that the
+        /// file system did not confirm durable (a failed directory fsync): a system crash may
+        /// still lose it. Thrown by ``StoreDriver/apply(_:)`` only after applying the whole batch.
+        public static var notDurable: Self { Self(kind: .notDurable) }
 
         /// Lets `catch StoreError.Code.conflict` match.
         public static func ~= (code: Self, error: any Error) -> Bool { (error as? StoreError)?.code == code }

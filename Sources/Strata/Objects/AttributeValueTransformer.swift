@@ -15,7 +15,7 @@ public protocol AttributeValueTransformer: Sendable {
 
 /// The registry of named value transformers.
 public enum AttributeValueTransformers {
-    private static let registry = Mutex<[String: any AttributeValueTransformer]>([
+    private static let registry = Locked<[String: any AttributeValueTransformer]>([
         JSONStringArrayTransformer.name: JSONStringArrayTransformer()
     ])
 

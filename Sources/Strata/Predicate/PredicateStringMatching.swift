@@ -84,7 +84,7 @@ enum PredicateStringMatching {
     }
 
     /// Compiled expressions, shared by every evaluation; bounded.
-    private static let cache = Mutex<[CacheKey: NSRegularExpression]>([:])
+    private static let cache = Locked<[CacheKey: NSRegularExpression]>([:])
 
     static func regularExpression(_ pattern: String, caseInsensitive: Bool) throws -> NSRegularExpression {
         let key = CacheKey(pattern: pattern, caseInsensitive: caseInsensitive)

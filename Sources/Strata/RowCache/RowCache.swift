@@ -125,12 +125,12 @@ public final class RowCache: Sendable {
         let removals: UInt64
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Creates a cache holding at most `limit` unpinned rows and, when given, about `byteLimit`
     /// bytes of values.
     public init(limit: Int = 100_000, byteLimit: Int? = nil) {
-        state = Mutex(State(limit: max(limit, 0), byteLimit: byteLimit.map { max($0, 0) }))
+        state = Locked(State(limit: max(limit, 0), byteLimit: byteLimit.map { max($0, 0) }))
     }
 
     /// The most rows kept (pinned rows may exceed it).

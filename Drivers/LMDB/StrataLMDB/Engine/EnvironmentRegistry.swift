@@ -30,7 +30,7 @@ enum EnvironmentRegistry {
         var environment: LMDBEnvironment
         var users: Int
     }
-    private static let entries = Mutex<[LMDBFileKey: Entry]>([:])
+    private static let entries = Locked<[LMDBFileKey: Entry]>([:])
 
     /// The environment of the store at `location`, opened when no driver of this process has its
     /// data file open.

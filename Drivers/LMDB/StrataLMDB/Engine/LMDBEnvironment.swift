@@ -35,10 +35,10 @@ final class LMDBEnvironment: @unchecked Sendable {
     let isReadOnly: Bool
     private let gate = ReadWriteLock()
     private let writer = NSLock()
-    private let handles = Mutex<[String: MDB_dbi]>([:])
+    private let handles = Locked<[String: MDB_dbi]>([:])
     private let currentMapSize: Atomic<Int>
     /// Reset read transactions ready to renew (E6). `OpaquePointer`s owned by the environment.
-    private let idleReaders = Mutex<[UInt]>([])
+    private let idleReaders = Locked<[UInt]>([])
     private static let maximumIdleReaders = 8
 
     init(path: String, isDirectory: Bool, options: LMDBOptions, readOnly: Bool) throws {

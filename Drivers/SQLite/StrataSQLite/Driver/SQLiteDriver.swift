@@ -122,7 +122,7 @@ public final class SQLiteDriver: StoreDriver {
 /// `@unchecked Sendable`: `connection` is read and written only inside `lock.withLock`, so no two
 /// threads ever touch the connection or its statements at once.
 final class GuardedConnection: @unchecked Sendable {
-    private let lock = Mutex<Void>(())
+    private let lock = Locked<Void>(())
     private var connection: SQLiteConnection?
 
     init(_ connection: SQLiteConnection?) { self.connection = connection }

@@ -83,7 +83,7 @@ final class SQLiteStatementPlans: Sendable {
     private let modelNumbers: [Int32]
     /// All of them, for larger `Z_ENT` values.
     private let allModelNumbers: [Int32: Int32]
-    private let updates: Mutex<(statements: [UpdateShape: (sql: String, slot: Int)], nextSlot: Int)>
+    private let updates: Locked<(statements: [UpdateShape: (sql: String, slot: Int)], nextSlot: Int)>
 
     init(layout: StoreLayout) {
         var entities = [Entity?](repeating: nil, count: Int(layout.entities.keys.max() ?? 0) + 1)
@@ -106,7 +106,7 @@ final class SQLiteStatementPlans: Sendable {
         for (store, model) in layout.modelNumbers where store >= 0 && store < 1 << 16 { modelNumbers[Int(store)] = model }
         self.modelNumbers = modelNumbers
         allModelNumbers = layout.modelNumbers
-        updates = Mutex(([:], slots.count))
+        updates = Locked(([:], slots.count))
     }
 
     /// The plans of the entity numbered `number` (a model entity number), or `nil`.

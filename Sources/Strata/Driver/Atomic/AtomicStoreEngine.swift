@@ -41,13 +41,13 @@ public final class AtomicStoreEngine: Sendable {
     public let model: ManagedObjectModel
     /// A name for messages (the file path or store type).
     public let storeName: String
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Creates an engine holding `state`.
     public init(model: ManagedObjectModel, storeName: String, state: State) {
         self.model = model
         self.storeName = storeName
-        self.state = Mutex(state)
+        self.state = Locked(state)
     }
 
     /// A copy of the current state.
@@ -117,8 +117,14 @@ public final class AtomicStoreEngine: Sendable {
         }
         return try state.withLock { current in
             var next = current
-            let first = (next.maxKeys[root.entityNumber] ?? 0) + 1
-            let last = first + Int64(max(count, 1)) - 1
+            let used = next.maxKeys[root.entityNumber] ?? 0
+            guard used >= 0, Int64.max - used >= Int64(max(count, 1)) else {
+                throw StoreError(
+                    .full, "store \(storeName) has no primary keys left for entity '\(root.name)' (the counter is at \(used)); copy the objects into a new store",
+                    store: storeName)
+            }
+            let first = used + 1
+            let last = used + Int64(max(count, 1))
             next.maxKeys[root.entityNumber] = last
             try persist?(next)
             current = next
@@ -181,6 +187,11 @@ public final class AtomicStoreEngine: Sendable {
         for update in batch.updates {
             guard let row = current.row(update.id) else { stale.append(update.id); continue }
             if row.version != update.expectedVersion { stale.append(update.id) }
+            if row.version == RowVersion.max {
+                throw StoreError(
+                    .corrupt, "store \(storeName): row \(update.id) is at the last row version (\(row.version)) and cannot be updated; copy the object into a new row",
+                    store: storeName)
+            }
         }
         for delete in batch.deletes {
             guard let row = current.row(delete.id) else { stale.append(delete.id); continue }
