@@ -102,3 +102,36 @@ struct DriverRowCheckTests {
         #expect(context.registeredObjects.isEmpty, "no object was made from a damaged row")
     }
 }
+
+@Suite("Coordinator: stores that fail to attach, key ranges, hand-made IDs")
+struct AttachFailureTests {
+    @Test("a store whose metadata cannot be read is closed, not left open")
+    func closedOnFailedAttach() throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let made = Locked<[RecordingDriver]>([])
+        struct Factory: StoreDriverFactory {
+            let made: @Sendable (RecordingDriver) -> Void
+            func makeDriver(_ request: StoreOpenRequest) throws -> any StoreDriver {
+                let driver = RecordingDriver(wrapping: try StoreType.inMemory.factory.makeDriver(request))
+                driver.failNext(.loadMetadata, with: StoreError(.corrupt, "damaged metadata"))
+                made(driver)
+                return driver
+            }
+        }
+        let type = StoreType(name: "Failing", factory: Factory { driver in made.withLock { $0.append(driver) } })
+        #expect(throws: StoreError.self) { try coordinator.addPersistentStore(type: type) }
+        let driver = try #require(made.withLock { $0.first })
+        #expect(driver.calls(.close).count == 1)
+        #expect(coordinator.persistentStores.isEmpty)
+    }
+
+    @Test("a hand-made ID with the smallest key does not trap")
+    func extremeTemporaryKey() throws {
+        let stack = try TestStack(seeded: false)
+        let entity = try #require(stack.coordinator.managedObjectModel.entity(named: "Tag"))
+        let id = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: .min), store: nil)
+        let object = stack.context.object(with: id)
+        #expect(!object.isAccessible)
+        #expect(throws: StoreError.self) { _ = try stack.context.existingObject(with: id) }
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTesting
 import Testing
 
 /// A fresh folder under the system's temporary directory, removed when the test ends.
@@ -411,5 +412,23 @@ struct ModelLoaderTests {
             <configuration name="Cloud_1"><memberEntity name="_Entity2"/></configuration>
             """)
         #expect(model.entity(named: "_Entity2")?.attributesByName.keys.sorted() == ["class", "default_1", "größe"])
+    }
+}
+
+@Suite("Model files that are not UTF-8")
+struct ModelEncodingTests {
+    @Test("invalid UTF-8 in a model file is a malformed-model error naming the line, not a crash")
+    func invalidUTF8() throws {
+        let directory = try TemporaryDirectory(prefix: "model-utf8")
+        let file = directory.url.appendingPathComponent("Bad.xcdatamodel")
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        var bytes = Data("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model>\n<entity name=\"A".utf8)
+        bytes.append(0xC4)
+        bytes.append(contentsOf: Data("\"/>\n</model>\n".utf8))
+        try bytes.write(to: file.appendingPathComponent("contents"))
+        #expect { _ = try ManagedObjectModel(contentsOf: file) } throws: { error in
+            guard let error = error as? ModelError else { return false }
+            return error.code == .malformed && error.line == 3 && error.message.contains("UTF-8")
+        }
     }
 }

@@ -296,6 +296,14 @@ extension ManagedObjectContext {
                 failure = error
                 break assigning
             }
+            // A driver that hands out fewer keys than asked for (a damaged counter) would make
+            // two objects share one.
+            guard keys.count >= group.count else {
+                failure = StoreError(
+                    .corrupt, "store \(group.store.displayName) handed out \(keys.count) keys for \(group.count) new \(group.root.name) objects; its key counter is damaged",
+                    store: group.store.displayName)
+                break assigning
+            }
             var nextKey = keys.lowerBound
             for run in group.runs {
                 // A run is of one entity and takes the next keys in order: room for it at once.
@@ -307,7 +315,7 @@ extension ManagedObjectContext {
                 for index in run {
                     let object = pending[index]
                     let key = nextKey
-                    nextKey += 1
+                    nextKey &+= 1  // wraps only past the last key of the range, which is never used
                     // The row ID only: copying the whole ID would retain its entity.
                     let old = object.objectID.rowID
                     guard old.isTemporary else { continue }  // listed twice: it has its key already

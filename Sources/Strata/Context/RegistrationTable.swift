@@ -40,7 +40,8 @@ struct RegistrationTable {
 
     /// The table key of a temporary key: counted up from 1, in one lane for every entity.
     private static func temporaryKey(_ primaryKey: Int64) -> RowCache.Key {
-        RowCache.Key(store: noStore, row: RowID(entity: 0, primaryKey: -primaryKey))
+        // Wrapping: an ID made by hand with Int64.min maps to itself instead of trapping.
+        RowCache.Key(store: noStore, row: RowID(entity: 0, primaryKey: 0 &- primaryKey))
     }
 
     /// Whether an object of a subclass of ``ManagedObject`` was ever registered here (since the

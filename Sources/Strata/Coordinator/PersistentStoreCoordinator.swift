@@ -66,6 +66,20 @@ public final class PersistentStoreCoordinator: Sendable {
         let request = StoreOpenRequest(
             url: url, model: managedObjectModel, configuration: configuration, options: options)
         let driver = try type.factory.makeDriver(request)
+        do {
+            return try attach(driver, type: type, url: url, configuration: configuration, options: options, entities: entities)
+        } catch {
+            // A store that did not attach releases its engine (an LMDB environment stays mapped
+            // for the process otherwise). Ignored on purpose: the attach error is the one to report.
+            try? driver.close()
+            throw error
+        }
+    }
+
+    private func attach(
+        _ driver: any StoreDriver, type: StoreType, url: URL?, configuration: String?, options: StoreOptions,
+        entities: [EntityDescription]
+    ) throws -> PersistentStore {
         var metadata = try driver.loadMetadata()
         let name = url?.path ?? "\(type.name) store"
         if metadata.entityVersionHashes.isEmpty {
@@ -77,7 +91,6 @@ public final class PersistentStoreCoordinator: Sendable {
         } else if metadata.values[StoreMetadata.modelVersionHashKey] != nil {
             let differing = managedObjectModel.differingEntities(configuration, from: metadata.entityVersionHashes)
             if !differing.isEmpty {
-                try? driver.close()  // ignored on purpose: the mismatch is the error to report, and nothing was written
                 throw StoreError(
                     .modelMismatch,
                     "the store was written with a different model; entities that differ: \(differing.joined(separator: ", ")). Open it with the model that wrote it, or migrate it",

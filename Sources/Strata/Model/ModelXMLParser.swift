@@ -33,6 +33,14 @@ enum ModelXMLParser {
     /// - Throws: ``ModelError`` `.malformed` with the parser's line and column when the XML does
     ///   not parse or has no root element.
     static func parse(_ data: Data, fileName: String) throws -> ModelXMLElement {
+        // Foundation's XMLParser stops the process on some invalid UTF-8; model files are UTF-8.
+        if String(validating: data, as: UTF8.self) == nil {
+            let offset = Self.firstInvalidUTF8(data)
+            let line = data.prefix(offset).reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+            throw ModelError(
+                .malformed, "the model file is not valid UTF-8 (byte \(offset)); save it again from Xcode or fix its encoding",
+                file: fileName, line: line)
+        }
         let parser = XMLParser(data: data)
         let builder = TreeBuilder()
         parser.delegate = builder
@@ -53,6 +61,23 @@ enum ModelXMLParser {
             throw ModelError(.malformed, problem, file: fileName, line: nil)
         }
         return root
+    }
+
+    /// The offset of the first byte that does not start or continue a valid UTF-8 sequence.
+    private static func firstInvalidUTF8(_ data: Data) -> Int {
+        var decoder = UTF8()
+        var iterator = data.makeIterator()
+        var offset = 0
+        var last = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                last = offset
+                offset += UTF8.width(scalar)
+            case .emptyInput: return offset
+            case .error: return max(offset, last)
+            }
+        }
     }
 }
 

@@ -34,7 +34,8 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
         if let store = persistentStore, !isTemporaryID {
             text = "x-coredata://\(store.identifier)/\(entity.name)/p\(rowID.primaryKey)"
         } else {
-            text = "x-coredata:///\(entity.name)/t\(-rowID.primaryKey)"
+            // The magnitude: a hand-made ID with Int64.min does not trap.
+            text = "x-coredata:///\(entity.name)/t\(rowID.primaryKey.magnitude)"
         }
         // The text is built from a UUID, an entity name and digits; entity names are identifiers.
         return URL(string: text) ?? URL(fileURLWithPath: "/invalid-object-uri")
