@@ -26,4 +26,13 @@ struct SQLiteConformanceTests {
         print("concurrency stress on sqlite: \(report)")
         #expect(report.inserts > 0 && report.updates > 0 && report.deletes > 0)
     }
+
+    @Test("a view context, four background writers and two child editors under load; afterwards every context agrees with the store")
+    func containerStress() throws {
+        let seed: UInt64 = 0x5EED_0018
+        print("container stress on sqlite: seed \(seed), 6 workers x 60 operations")
+        let report = try ContainerStress.run(.sqlite, seed: seed)
+        print("container stress on sqlite: \(report)")
+        #expect(report.saves > 0 && report.childSaves > 0 && report.viewFetches > 0)
+    }
 }

@@ -26,4 +26,13 @@ struct XMLConformanceTests {
         print("concurrency stress on xml: \(report)")
         #expect(report.inserts > 0 && report.updates > 0 && report.deletes > 0)
     }
+
+    @Test("a view context, four background writers and two child editors under load; afterwards every context agrees with the store")
+    func containerStress() throws {
+        let seed: UInt64 = 0x5EED_0018
+        print("container stress on xml: seed \(seed), 6 workers x 60 operations")
+        let report = try ContainerStress.run(.xml, seed: seed)
+        print("container stress on xml: \(report)")
+        #expect(report.saves > 0 && report.childSaves > 0 && report.viewFetches > 0)
+    }
 }
