@@ -15,7 +15,7 @@ struct CheckResult: Codable {
 /// The targets of ../shared/DESIGN.md "Performance shape" and issues 4, 5 and 6, as ratios of
 /// medians measured in one run.
 enum Check {
-    static func evaluate(_ report: BenchReport, xml: XMLSectionResult? = nil) -> [CheckResult] {
+    static func evaluate(_ report: BenchReport, xml: XMLSectionResult? = nil, contexts: ContextSectionResult? = nil) -> [CheckResult] {
         var results: [CheckResult] = []
         let n = report.rows
         func median(_ id: String, _ w: BenchWorkload) -> Double? { report.contender(id)?.measurement(w)?.medianMs }
@@ -92,6 +92,7 @@ enum Check {
                   "sqlite-c", w, limit: 2, info: true)
         }
         results += xmlTargets(xml)
+        results += contextTargets(contexts)
         results.append(.init(
             source: "DESIGN", target: "fetching with a batch size keeps memory bounded whatever the result size",
             status: .notMeasured, figure: "no batched-fetch memory workload yet"))
@@ -125,6 +126,44 @@ enum Check {
         results.append(.init(
             source: "issue 5", target: "memory per object at rest (resident set after open − before, ÷ objects)",
             status: .info, figure: perObject.joined(separator: ", ") + " per object (\(xml.rows) objects)"))
+        return results
+    }
+
+    /// Issue 18: child saves ≤ 1.5x the parent's own inserts, merges ≤ 2x refetching, writeSync ≤
+    /// 1.2x a context by hand, a view context's memory flat over fetch-and-drop cycles.
+    static func contextTargets(_ contexts: ContextSectionResult?) -> [CheckResult] {
+        let targets = [
+            "contexts: a child saving N inserts into its parent ≤ 1.5x inserting them in the parent directly",
+            "contexts: merging N/10 changed objects into a view context holding N ≤ 2x refetching them",
+            "contexts: DataAccess.writeSync of 1,000 objects ≤ 1.2x the same through a context by hand",
+            "contexts: a view context's resident memory stays flat over 100 fetch-and-drop cycles of N objects",
+        ]
+        guard let c = contexts else {
+            return targets.map { .init(source: "issue 18", target: $0, status: .notMeasured, figure: "run with --contexts") }
+        }
+        let size = c.rows == 100_000 ? "" : " (at \(c.rows) objects; the issue names 100,000)"
+        func line(_ target: String, _ a: String, _ x: [Double], _ b: String, _ y: [Double], _ limit: Double) -> CheckResult {
+            let mx = ContextSectionResult.median(x), my = ContextSectionResult.median(y)
+            let r = my > 0 ? mx / my : .infinity
+            return .init(source: "issue 18", target: target, status: r <= limit ? .met : .notMet,
+                         figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.2fx", mx, my, r) + size)
+        }
+        var results = [
+            line(targets[0], "child insert + save", c.childSaveMs, "parent insert", c.parentInsertMs, 1.5),
+            line(targets[1], "merge \(c.merged)", c.mergeMs, "refetch \(c.merged)", c.refetchMs, 2),
+            line(targets[2], "writeSync", c.writeSyncMs, "by hand", c.byHandMs, 1.2),
+        ]
+        let cycles = c.residentByCycle.keys.sorted()
+        if let first = cycles.first(where: { $0 >= 10 }) ?? cycles.first, let last = cycles.last,
+            let early = c.residentByCycle[first], let late = c.residentByCycle[last]
+        {
+            let mib = { (bytes: Int64) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+            let growth = late - early
+            let figures = cycles.map { "cycle \($0): \(mib(c.residentByCycle[$0] ?? 0))" }.joined(separator: ", ")
+            results.append(.init(
+                source: "issue 18", target: targets[3], status: Double(growth) <= 0.1 * Double(early) ? .met : .notMet,
+                figure: "\(figures); growth from cycle \(first) to \(last): \(mib(growth)) (limit: 10% of cycle \(first))" + size))
+        }
         return results
     }
 

@@ -16,6 +16,8 @@ struct Options {
     var inProcess = false
     /// The XML store a memory-at-rest child opens.
     var store: URL?
+    /// Run the contexts section (issue 18) too.
+    var contexts = false
 
     static let usage = """
         usage: strata-benchmarks [--rows N] [--rounds R] [--passes P] [--contenders a,b,…] [--out DIR] [--check]
@@ -30,6 +32,8 @@ struct Options {
           --check          after running, compare ratios with the targets; exit 1 if one is not met
           --check-file F   only compare the ratios of an earlier results.json with the targets
           --in-process     run every contender in this process (no peak-memory or memory-at-rest figures)
+          --contexts       also run the contexts section (issue 18: child saves, merges, DataAccess,
+                           a view context's memory over 100 fetch-and-drop cycles), on SQLite
 
         The XML section (issue 5: open and save against libxml2's reader and write + fsync, memory
         per object at rest) runs when strata-xml or driver-xml is among the contenders.
@@ -67,6 +71,7 @@ struct Options {
             case "--check-file": options.checkFile = URL(fileURLWithPath: try value(arg))
             case "--child": options.child = try value(arg)
             case "--in-process": options.inProcess = true
+            case "--contexts": options.contexts = true
             case "--store": options.store = URL(fileURLWithPath: try value(arg))
             case "-h", "--help": throw BenchError(usage)
             default: throw BenchError("unknown option '\(arg)'\n\(usage)")

@@ -36,6 +36,8 @@ struct SavedResults: Codable {
     var baseline: ContenderResult?
     /// The XML section (issue 5), when it ran.
     var xml: XMLSectionResult?
+    /// The contexts section (issue 18), when it ran.
+    var contexts: ContextSectionResult?
 }
 
 func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
@@ -86,7 +88,7 @@ if let file = options.checkFile {
             fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
         }
         let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
-        finish(Check.evaluate(saved.report, xml: saved.xml))
+        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts))
     } catch {
         fail("cannot read \(file.path): \(error)", status: 1)
     }
@@ -149,8 +151,15 @@ do {
     if options.contenders.contains(where: { $0 == "strata-xml" || $0 == "driver-xml" }), DriverKind.xml.storeType != nil {
         xml = try runXMLSection()
     }
-    let checks = Check.evaluate(report, xml: xml)
-    try writeOutputs(SavedResults(machine: machine, report: report, baseline: baseline, xml: xml), checks: checks)
+    var contexts: ContextSectionResult?
+    if options.contexts {
+        log("running the contexts section (\(options.rows) objects)")
+        let work = try ChildProcess.workDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        contexts = try ContextSection.run(rows: options.rows, rounds: options.rounds, in: work)
+    }
+    let checks = Check.evaluate(report, xml: xml, contexts: contexts)
+    try writeOutputs(SavedResults(machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts), checks: checks)
     finish(checks)
 } catch {
     fail("\(error)", status: 1)

@@ -38,8 +38,10 @@ extension ManagedObjectContext {
             object.inserted = false
             object.managedObjectContext = nil
         }
-        let saved = ContextDidSave(
-            insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: changed.map(\.objectID), deletedObjectIDs: deletes.map(\.objectID))
+        let saved = wantsDidSave
+            ? ContextDidSave(
+                insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: changed.map(\.objectID), deletedObjectIDs: deletes.map(\.objectID))
+            : nil
         insertedObjects_.removeAll()
         updatedObjects_.removeAll()
         deletedObjects_.removeAll()
@@ -47,7 +49,7 @@ extension ManagedObjectContext {
         assignedStores = [:]
         crossStoreLinks = []
         if registered.hasSubclassObjects { for object in [inserts, changed].joined() { object.didSave() } }
-        postDidSave(saved)
+        if let saved { postDidSave(saved) }
     }
 
     /// Finds changes the parent made to `objects` since this child read them and resolves them
@@ -119,11 +121,13 @@ extension ManagedObjectContext {
                 gone.append(object)
             }
         }
+        insertedObjects_.reserve(save.inserts.count)
         for insert in save.inserts {
-            if let orphan = orphans.removeValue(forKey: insert.id) { detach(orphan) }
-            let object = insert.id.entity.managedObjectClass.init(entity: insert.id.entity, insertInto: nil)
+            if !orphans.isEmpty, let orphan = orphans.removeValue(forKey: insert.id) { detach(orphan) }
+            let entity = insert.id.entity
+            let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
             object.objectID = insert.id
-            object.managedObjectContext = self
+            object.context = self
             object.values = insert.values
             object.inserted = true
             for slot in insert.values.indices {
@@ -135,7 +139,7 @@ extension ManagedObjectContext {
             }
             if insert.id.isTemporaryID { registered[insert.id] = object } else { register(object, as: insert.id) }
             insertedObjects_.insert(object)
-            noteInserted(object)
+            if tracksObjectChanges { noteInserted(object) }
         }
         for (update, object) in zip(save.updates, targets) {
             for slot in update.changedSlots where slot < object.values.count {
@@ -149,9 +153,11 @@ extension ManagedObjectContext {
             noteDeleted(object)
         }
         postObjectsDidChange()
+        let siblings = children.contexts.filter { $0 !== child && $0.automaticallyMergesChangesFromParent }
+        guard !siblings.isEmpty else { return }
         let saved = ContextDidSave(
             insertedObjectIDs: save.inserts.map(\.id), updatedObjectIDs: save.updates.map(\.id), deletedObjectIDs: save.deletes)
-        for sibling in children.contexts where sibling !== child && sibling.automaticallyMergesChangesFromParent { sibling.receive(saved) }
+        for sibling in siblings { sibling.receive(saved) }
     }
 
     /// This context's object for an ID a child saved: registered, borrowed from an ancestor, or a

@@ -44,6 +44,14 @@ struct ThreadIdentity: Equatable {
     static func == (a: ThreadIdentity, b: ThreadIdentity) -> Bool { pthread_equal(a.thread, b.thread) != 0 }
 }
 
+extension ManagedObject {
+    /// Stops the program when concurrency debugging is on and `call` on this object is made
+    /// outside its context's executor. Off, it does not touch the context (no retain).
+    @inline(__always) func checkConfinement(_ call: @autoclosure () -> String) {
+        if ConcurrencyDebugging.isEnabled { context?.verifyExecutor(call, self) }
+    }
+}
+
 extension ManagedObjectContext {
     /// Stops the program when concurrency debugging is on and `call` (on `object`, when given)
     /// is made outside this context's executor.
@@ -62,7 +70,7 @@ extension ManagedObjectContext {
         }
     }
 
-    private func verifyExecutor(_ call: () -> String, _ object: ManagedObject?) {
+    func verifyExecutor(_ call: () -> String, _ object: ManagedObject?) {
         guard !isOnExecutor else { return }
         let subject = object.map { "\($0.entity.name) \($0.objectID)." } ?? ""
         let place: String

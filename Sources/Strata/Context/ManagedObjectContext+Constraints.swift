@@ -13,7 +13,7 @@ extension ManagedObjectContext {
         var order: [String] = []
         // Objects come in runs of one entity: its constraints are looked up once per run.
         var last: (entity: EntityDescription, constraints: [[String]])?
-        for object in objects where !object.deleted && object.managedObjectContext === self {
+        for object in objects where !object.deleted && object.isIn(self) {
             if last?.entity !== object.entity { last = (object.entity, constraints(of: object.entity)) }
             // Set just above.
             for constraint in last!.constraints {
@@ -65,7 +65,7 @@ extension ManagedObjectContext {
     /// Applies a built-in policy's resolution of one constraint conflict (see
     /// ``MergePolicy/resolve(constraintConflicts:)``).
     func resolveBuiltIn(_ conflict: ConstraintConflict, kind: MergePolicy.Kind) throws {
-        let objects = conflict.conflictingObjects.filter { $0.managedObjectContext === self && !$0.deleted }
+        let objects = conflict.conflictingObjects.filter { $0.isIn(self) && !$0.deleted }
         guard !objects.isEmpty else { return }
         let database = conflict.databaseObject
         switch kind {
@@ -80,7 +80,7 @@ extension ManagedObjectContext {
                 if winner.inserted { try takeOver(database, by: winner, keeping: kind == .overwrite ? .all : .changed) }
             }
         case .mergeByPropertyStoreTrump, .rollback:
-            if let database, database.managedObjectContext === self {
+            if let database, database.isIn(self) {
                 let first = objects.first { $0.inserted && $0 !== database }
                 for object in objects where object !== first && object !== database { discard(object) }
                 if let first { try takeOver(database, by: first, keeping: .none) }

@@ -162,7 +162,7 @@ extension ManagedObjectContext {
     }
 
     private func checkSameContext(_ object: ManagedObject, _ target: ManagedObject) {
-        if target.managedObjectContext !== self || object.managedObjectContext !== self {
+        if !target.isIn(self) || !object.isIn(self) {
             // Misuse no valid program commits: relating objects of different contexts.
             preconditionFailure("cannot relate \(object.entity.name) and \(target.entity.name) from different contexts")
         }

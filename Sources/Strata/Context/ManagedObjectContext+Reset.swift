@@ -13,7 +13,7 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
             noteInvalidated(object)
         }
-        for object in Array(updatedObjects_.values) + Array(deletedObjects_.values) where object.managedObjectContext === self {
+        for object in Array(updatedObjects_.values) + Array(deletedObjects_.values) where object.isIn(self) {
             object.deleted = false
             object.changedSlots.removeAll()
             if let snapshot = object.snapshot {
@@ -72,7 +72,7 @@ extension ManagedObjectContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkConfinement("refresh(_:mergeChanges:)", of: object)
         drainMerges()
-        guard object.managedObjectContext === self, !object.inserted, object.isAccessible,
+        guard object.isIn(self), !object.inserted, object.isAccessible,
             parent != nil || object.objectID.persistentStore != nil
         else { return }
         let fresh: RowSnapshot?

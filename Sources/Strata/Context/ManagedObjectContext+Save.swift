@@ -60,7 +60,7 @@ extension ManagedObjectContext {
 
         // Usually every listed insert is saved as it is: then the list itself serves.
         let listed = insertedObjects_.values
-        let isSaved = { (object: ManagedObject) in object.inserted && !object.deleted && object.managedObjectContext === self }
+        let isSaved = { (object: ManagedObject) in object.inserted && !object.deleted && object.isIn(self) }
         let inserts = listed.allSatisfy(isSaved) ? listed : listed.filter(isSaved)
         if parent != nil {
             let updates = updatedObjects_.values.filter { $0.isUpdated || $0.deleted }
@@ -234,7 +234,7 @@ extension ManagedObjectContext {
         for objects: [ManagedObject], checked: Bool, collecting rows: inout InsertRows?
     ) throws -> [PersistentStore] {
         defaultStores = [:]
-        let pending = checked ? objects : objects.filter { $0.objectID.isTemporaryID && $0.managedObjectContext === self }
+        let pending = checked ? objects : objects.filter { $0.objectID.isTemporaryID && $0.isIn(self) }
         guard !pending.isEmpty else { return [] }
         // Objects grouped by (store, root), each group as runs of positions in `pending`: inserts
         // come in runs of one entity, and a run is extended without a lookup or a copy of the list.

@@ -7,9 +7,12 @@ extension ManagedObjectContext {
         // Uniqueness needs the live objects as one list; it is built only when some entity has a constraint.
         let collectsLive = coordinator.managedObjectModel.entities.contains { !$0.uniquenessConstraints.isEmpty }
         var live: [ManagedObject] = []
+        // Only subclasses can override the validation hooks (ManagedObject's own do nothing).
+        let hooks = registered.hasSubclassObjects
         func validate(_ object: ManagedObject) {
-            failures += PropertyValidator.failures(of: object, context: self)
-            runCustom(object, &failures) { object.inserted ? try $0.validateForInsert() : try $0.validateForUpdate() }
+            let found = PropertyValidator.failures(of: object, context: self)
+            if !found.isEmpty { failures += found }
+            if hooks { runCustom(object, &failures) { object.inserted ? try $0.validateForInsert() : try $0.validateForUpdate() } }
             if collectsLive { live.append(object) }
         }
         for object in insertedObjects_.values where !object.deleted { validate(object) }

@@ -267,7 +267,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Marks an object deleted; delete rules run at the next ``processPendingChanges()`` or save.
     public func delete(_ object: ManagedObject) {
         checkConfinement("delete(_:)", of: object)
-        guard object.managedObjectContext === self, !object.deleted else { return }
+        guard object.isIn(self), !object.deleted else { return }
         object.fireFault()
         object.prepareForDeletion()
         object.deleted = true
@@ -488,7 +488,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var keys: [RowCache.Key] = []
         objects.reserveCapacity(pendingPins.count)
         keys.reserveCapacity(pendingPins.count)
-        for object in pendingPins where object.pinnedKey == nil && object.managedObjectContext === self {
+        for object in pendingPins where object.pinnedKey == nil && object.isIn(self) {
             // notePin only queues objects with a permanent ID, which has a store.
             let key = RowCache.Key(store: ObjectIdentifier(object.objectID.persistentStore!), row: object.objectID.rowID)
             object.pinnedKey = key

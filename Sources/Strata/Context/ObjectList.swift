@@ -35,6 +35,11 @@ struct ObjectList {
         count += 1
     }
 
+    /// Makes room for `more` members at once (a batch about to be added).
+    mutating func reserve(_ more: Int) {
+        members.reserveCapacity(members.count + more)
+    }
+
     mutating func remove(_ object: ManagedObject) {
         guard contains(object) else { return }
         object.listMembership &= ~kind.bit

@@ -25,7 +25,7 @@ struct RegistrationTable {
     /// Objects with temporary IDs that the context did not insert: a child context's copies of its
     /// parent's unsaved objects (and its own inserts once saved into the parent). Held strongly,
     /// since no inserted list holds them (R1 covers only ``temporary``).
-    private var borrowed: [Int64: ManagedObject] = [:]
+    private var borrowed = RowTable<ManagedObject>()
     /// How many objects of each table belong to entities with relationships.
     private var permanentLinked = 0
     private var temporaryLinked = 0
@@ -52,14 +52,15 @@ struct RegistrationTable {
     subscript(id: ManagedObjectID) -> ManagedObject? {
         get {
             guard id.isTemporaryID else { return permanent[Self.permanentKey(id)] }
-            return temporary[Self.temporaryKey(id.primaryKey)]?.object ?? (borrowed.isEmpty ? nil : borrowed[id.primaryKey])
+            let key = Self.temporaryKey(id.primaryKey)
+            return temporary[key]?.object ?? (borrowed.isEmpty ? nil : borrowed[key])
         }
         set {
             if let newValue, !hasSubclassObjects, type(of: newValue) != ManagedObject.self { hasSubclassObjects = true }
             let old: ManagedObject?
             if id.isTemporaryID {
                 let key = Self.temporaryKey(id.primaryKey)
-                if newValue == nil, !borrowed.isEmpty, let lent = borrowed.removeValue(forKey: id.primaryKey) {
+                if newValue == nil, !borrowed.isEmpty, let lent = borrowed.removeValue(forKey: key) {
                     temporaryLinked -= Self.linked(lent)
                 }
                 old = newValue.map { temporary.updateValue(Unretained(object: $0), forKey: key)?.object }
@@ -77,7 +78,7 @@ struct RegistrationTable {
     mutating func registerBorrowed(_ object: ManagedObject) {
         precondition(object.objectID.isTemporaryID, "registerBorrowed(_:) takes objects with temporary IDs")  // callers check
         if !hasSubclassObjects, type(of: object) != ManagedObject.self { hasSubclassObjects = true }
-        let old = borrowed.updateValue(object, forKey: object.objectID.primaryKey)
+        let old = borrowed.updateValue(object, forKey: Self.temporaryKey(object.objectID.primaryKey))
         temporaryLinked += Self.linked(object) - Self.linked(old)
     }
 
@@ -86,7 +87,7 @@ struct RegistrationTable {
     mutating func lend(_ object: ManagedObject) {
         let key = Self.temporaryKey(object.objectID.primaryKey)
         guard temporary.removeValue(forKey: key) != nil else { return }
-        borrowed[object.objectID.primaryKey] = object
+        borrowed.updateValue(object, forKey: key)
     }
 
     /// Registers `object` under the saved object ID `id` and returns the object registered under
@@ -141,17 +142,14 @@ struct RegistrationTable {
             return true
         }
         permanentLinked -= linkedGone
-        var lentGone = 0
-        for key in Array(borrowed.keys) {
-            guard var object = borrowed.removeValue(forKey: key) else { continue }
-            if isKnownUniquelyReferenced(&object), !object.hasChanges {
-                released(object)
-                temporaryLinked -= Self.linked(object)
-                lentGone += 1
-            } else {
-                borrowed[key] = object
-            }
+        var lentLinkedGone = 0
+        let lentGone = borrowed.removeValues { object in
+            guard isKnownUniquelyReferenced(&object), !object.hasChanges else { return false }
+            released(object)
+            lentLinkedGone += Self.linked(object)
+            return true
         }
+        temporaryLinked -= lentLinkedGone
         return gone + lentGone
     }
 
@@ -170,7 +168,7 @@ struct RegistrationTable {
     func forEachObject(_ body: (ManagedObject) -> Void) {
         permanent.forEachValue(body)
         temporary.forEachValue { body($0.object) }
-        for object in borrowed.values { body(object) }
+        borrowed.forEachValue(body)
     }
 
     /// Forgets every object, calling `body` with each as it goes (each saved object is released
@@ -179,7 +177,7 @@ struct RegistrationTable {
     mutating func drain(_ body: (ManagedObject) -> Void) {
         permanent.drainPrefetching(body)
         temporary.drain { body($0.object) }
-        for object in borrowed.values { body(object) }
+        borrowed.drain(body)
         removeAll()
     }
 
@@ -192,14 +190,16 @@ struct RegistrationTable {
     /// Forgets every object with a temporary ID (after they all received permanent ones).
     mutating func removeAllTemporary() {
         temporary.removeAll()
-        temporaryLinked = borrowed.values.reduce(0) { $0 + Self.linked($1) }
+        var linked = 0
+        borrowed.forEachValue { linked += Self.linked($0) }
+        temporaryLinked = linked
     }
 
     /// Forgets the object with the temporary key `key`.
     mutating func removeTemporary(_ key: Int64) {
         if let removed = temporary.removeValue(forKey: Self.temporaryKey(key))?.object {
             temporaryLinked -= Self.linked(removed)
-        } else if !borrowed.isEmpty, let lent = borrowed.removeValue(forKey: key) {
+        } else if !borrowed.isEmpty, let lent = borrowed.removeValue(forKey: Self.temporaryKey(key)) {
             temporaryLinked -= Self.linked(lent)
         }
     }

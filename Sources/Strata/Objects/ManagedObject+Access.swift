@@ -10,7 +10,7 @@ extension ManagedObject {
     /// ``storeValue(forKey:)`` for a throwing variant.
     public func value(forKey key: String) -> Any? {
         let slot = requireSlot(key)
-        context?.checkConfinement("value(forKey: \"\(key)\")", of: self)
+        checkConfinement("value(forKey: \"\(key)\")")
         fireFault()
         guard !values.isEmpty else { return nil }
         switch entity.slotKinds[slot] {
@@ -40,7 +40,7 @@ extension ManagedObject {
     /// does not fit the attribute.
     public func setConvertedValue(_ value: Any?, forKey key: String) throws {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
-        context?.checkConfinement("setValue(_:forKey: \"\(key)\")", of: self)
+        checkConfinement("setValue(_:forKey: \"\(key)\")")
         switch entity.slotKinds[slot] {
         case .attribute(let type):
             if let exact = StoreValueCoercion.exactMatch(value, type) {
@@ -96,7 +96,7 @@ extension ManagedObject {
     @usableFromInline func _attributeValue(forKey key: String) -> StoreValue? {
         let slot = requireSlot(key)
         guard case .attribute = entity.slotKinds[slot] else { return nil }
-        context?.checkConfinement("value(forKey: \"\(key)\")", of: self)
+        checkConfinement("value(forKey: \"\(key)\")")
         fireFault()
         return values.isEmpty ? .null : values[slot]
     }
@@ -107,7 +107,7 @@ extension ManagedObject {
     @usableFromInline func _setAttributeValue(_ stored: StoreValue, forKey key: String, general: @autoclosure () -> Any?) throws {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
         guard case .attribute(let type) = entity.slotKinds[slot] else { return try setConvertedValue(general(), forKey: key) }
-        context?.checkConfinement("setValue(_:forKey: \"\(key)\")", of: self)
+        checkConfinement("setValue(_:forKey: \"\(key)\")")
         if let exact = StoreValueCoercion.exactMatch(stored, type) { return try setStoreValue(exact, slot: slot) }
         // Attribute slots have attribute descriptions.
         let converted = try StoreValueCoercion.coerce(stored, to: entity.properties[slot].attribute!, entity: entity.name)
@@ -117,7 +117,7 @@ extension ManagedObject {
     /// The value of an attribute as a typed Swift value, or `nil` when it is `nil` or does not fit.
     public func value<T: AttributeValueConvertible>(forKey key: String, as type: T.Type) -> T? {
         guard let slot = entity.index(ofProperty: key) else { return nil }
-        context?.checkConfinement("value(forKey: \"\(key)\", as:)", of: self)
+        checkConfinement("value(forKey: \"\(key)\", as:)")
         fireFault()
         guard !values.isEmpty else { return nil }
         return T(storeValue: values[slot])
@@ -129,7 +129,7 @@ extension ManagedObject {
     ///   fault or the relationship cannot be loaded.
     public func storeValue(forKey key: String) throws -> StoreValue {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
-        context?.checkConfinement("storeValue(forKey: \"\(key)\")", of: self)
+        checkConfinement("storeValue(forKey: \"\(key)\")")
         try fireFaultThrowing()
         guard !values.isEmpty else { return .null }
         if entity.properties[slot].relationship?.isToMany == true { try loadToMany(slot) }
@@ -142,7 +142,7 @@ extension ManagedObject {
     ///   value of the wrong kind.
     public func setStoreValue(_ value: StoreValue, forKey key: String) throws {
         guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
-        context?.checkConfinement("setStoreValue(_:forKey: \"\(key)\")", of: self)
+        checkConfinement("setStoreValue(_:forKey: \"\(key)\")")
         guard let attribute = entity.properties[slot].attribute else {
             throw StoreError(.invalidRequest, "'\(entity.name).\(key)' is a relationship; set it with an object")
         }
@@ -156,7 +156,7 @@ extension ManagedObject {
     /// object ID otherwise.
     public func objects(forKey key: String) -> [ManagedObject] {
         let slot = requireSlot(key)
-        context?.checkConfinement("objects(forKey: \"\(key)\")", of: self)
+        checkConfinement("objects(forKey: \"\(key)\")")
         fireFault()
         guard let context = managedObjectContext, !values.isEmpty else { return [] }
         loadToManyRecording(slot)
@@ -167,7 +167,7 @@ extension ManagedObject {
     /// The object IDs of a relationship's destinations, without firing their faults.
     public func objectIDs(forRelationshipNamed key: String) -> [ManagedObjectID] {
         let slot = requireSlot(key)
-        context?.checkConfinement("objectIDs(forRelationshipNamed: \"\(key)\")", of: self)
+        checkConfinement("objectIDs(forRelationshipNamed: \"\(key)\")")
         fireFault()
         guard let context = managedObjectContext, !values.isEmpty else { return [] }
         loadToManyRecording(slot)
@@ -257,7 +257,7 @@ extension ManagedObject {
     ///
     /// - Throws: ``StoreError`` from the store; the object stays a fault, and a later call tries again.
     public func fulfillFault() throws {
-        managedObjectContext?.checkConfinement("fulfillFault()", of: self)
+        checkConfinement("fulfillFault()")
         try fireFaultThrowing()
     }
 
@@ -332,7 +332,9 @@ extension ManagedObject {
 
     func markChanged(_ slot: Int) {
         changedSlots.insert(slot)
-        if !inserted { managedObjectContext?.noteUpdated(self) }
+        // The context is alive while the object is registered in it (see contextReference); the
+        // guaranteed reference spares a retain and release per change.
+        if !inserted { contextReference?._withUnsafeGuaranteedRef { $0.noteUpdated(self) } }
     }
 
     private func relationshipValue(slot: Int, _ relationship: RelationshipDescription) -> Any? {

@@ -27,12 +27,24 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         get { context }
         set { context = newValue }
     }
-    // unowned(unsafe) instead of weak: a weak reference costs a side-table update per object, which
-    // dominated creating and freeing objects in bulk. It never dangles: a context sets it only while
-    // it registers the object (holding the object strongly), and clears it whenever the object
-    // leaves (unregistration on save of a deletion, rollback, reset) and for every registered
-    // object in its deinit.
-    unowned(unsafe) var context: ManagedObjectContext?
+    // Unmanaged (unowned(unsafe)) instead of weak: a weak reference costs a side-table update per
+    // object, which dominated creating and freeing objects in bulk. It never dangles: a context
+    // sets it only while it registers the object (holding the object strongly), and clears it
+    // whenever the object leaves (unregistration on save of a deletion, rollback, reset, sweeps)
+    // and for every registered object in its deinit.
+    @exclusivity(unchecked) var contextReference: Unmanaged<ManagedObjectContext>?
+
+    /// The context, retained for the caller's use (see ``contextReference``).
+    var context: ManagedObjectContext? {
+        get { contextReference?.takeUnretainedValue() }
+        set { contextReference = newValue.map(Unmanaged.passUnretained) }
+    }
+
+    /// Whether the object is registered in `owner`, compared without retaining either context
+    /// (retaining a context someone holds weakly takes the runtime's slow path).
+    @inline(__always) func isIn(_ owner: ManagedObjectContext) -> Bool {
+        contextReference?.toOpaque() == Unmanaged.passUnretained(owner).toOpaque()
+    }
 
     /// Current values, one per property slot; empty while the object is a fault.
     @exclusivity(unchecked) var values: [StoreValue]

@@ -31,7 +31,7 @@ public struct ManagedAttribute<Value: AttributeValueConvertible> {
         get {
             let key = object[keyPath: storageKeyPath].key
             let slot = object.requireSlot(key)
-            object.context?.checkConfinement("value(forKey: \"\(key)\")", of: object)
+            object.checkConfinement("value(forKey: \"\(key)\")")
             object.fireFault()
             guard !object.values.isEmpty else { return Value.valueForNil }
             return Value(storeValue: object.values[slot]) ?? Value.valueForNil
