@@ -158,6 +158,10 @@ public final class RecordingDriver: StoreDriver {
         return try wrapped.execute(request)
     }
 
+    public func observeRemoteChanges(_ handler: @escaping @Sendable (RemoteChanges) -> Void) throws {
+        try wrapped.observeRemoteChanges(handler)
+    }
+
     public func close() throws {
         try record(.close, size: 0)
         try wrapped.close()

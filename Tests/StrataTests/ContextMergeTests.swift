@@ -124,6 +124,73 @@ struct ContextMergeTests {
         #expect(willSave == 1)
     }
 
+    /// An in-memory driver whose remote-change handler the test can call, standing in for a shared
+    /// server's notifications; "the other process" writes through a second coordinator on the same
+    /// named in-memory store.
+    final class RemoteReportingDriver: StoreDriver {
+        let wrapped: any StoreDriver
+        let handler = Locked<(@Sendable (RemoteChanges) -> Void)?>(nil)
+        init(_ wrapped: any StoreDriver) { self.wrapped = wrapped }
+        var capabilities: DriverCapabilities { wrapped.capabilities }
+        func loadMetadata() throws -> StoreMetadata { try wrapped.loadMetadata() }
+        func saveMetadata(_ metadata: StoreMetadata) throws { try wrapped.saveMetadata(metadata) }
+        func fetch(_ request: StoreFetch) throws -> StoreFetchResult { try wrapped.fetch(request) }
+        func rows(for ids: [RowID]) throws -> [RowSnapshot] { try wrapped.rows(for: ids) }
+        func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {
+            try wrapped.allocatePrimaryKeys(forEntity: entity, count: count)
+        }
+        func apply(_ batch: ChangeBatch) throws -> CommitResult { try wrapped.apply(batch) }
+        func execute(_ request: StoreBatchRequest) throws -> StoreBatchResult { try wrapped.execute(request) }
+        func observeRemoteChanges(_ handler: @escaping @Sendable (RemoteChanges) -> Void) throws {
+            self.handler.withLock { $0 = handler }
+        }
+        func close() throws { try wrapped.close() }
+        func report(_ changes: RemoteChanges) { handler.withLock { $0 }?(changes) }
+    }
+
+    struct RemoteFactory: StoreDriverFactory {
+        func makeDriver(_ request: StoreOpenRequest) throws -> any StoreDriver {
+            RemoteReportingDriver(try StoreType.inMemory.factory.makeDriver(request))
+        }
+    }
+
+    @Test("changes another process commits reach remote-change observers and merging contexts")
+    func remoteChanges() throws {
+        let url = URL(string: "memory://remote-\(UUID().uuidString)")
+        let mine = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let store = try mine.addPersistentStore(type: StoreType(name: "RemoteTest", factory: RemoteFactory()), at: url)
+        let theirs = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        try theirs.addPersistentStore(type: .inMemory, at: url)
+        let seeding = ManagedObjectContext(coordinator: theirs)
+        try ConformanceModel.seed(seeding)
+        let view = ManagedObjectContext(coordinator: mine)
+        view.automaticallyMergesChangesFromParent = true
+        let ann = try view.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[0]
+        let track = try view.fetch(FetchRequest(entityName: "Track", predicate: FetchPredicate(format: "title == 'Track 0'")))[0]
+        _ = (ann.value(forKey: "age"), track.value(forKey: "title"))
+        let heard = Locked<[ContextDidSave]>([])
+        mine.addRemoteChangeObserver { saved in heard.withLock { $0.append(saved) } }
+        // The other process changes Ann, deletes a track and adds a tag.
+        let other = ManagedObjectContext(coordinator: theirs)
+        try other.existingObject(with: ManagedObjectID(entity: ann.entity, rowID: ann.objectID.rowID, store: theirs.persistentStores[0]))["age"] = 90
+        other.delete(try other.existingObject(with: ManagedObjectID(entity: track.entity, rowID: track.objectID.rowID, store: theirs.persistentStores[0])))
+        let tag = try other.insertNewObject(forEntityName: "Tag")
+        tag["name"] = "remote"
+        try other.save()
+        // Its notification arrives.
+        // The store was attached through RemoteFactory.
+        (store.driver as! RemoteReportingDriver).report(
+            RemoteChanges(inserted: [tag.objectID.rowID], updated: [ann.objectID.rowID], deleted: [track.objectID.rowID]))
+        #expect(heard.withLock { $0.count } == 1)
+        // A context merges at its next entry point (here, the end of its event).
+        view.processPendingChanges()
+        #expect(ann.value(forKey: "age") as? Int == 90, "the merged value")
+        #expect(!track.isAccessible)
+        let tags = try view.fetch(FetchRequest(entityName: "Tag", predicate: FetchPredicate(format: "name == 'remote'")))
+        #expect(tags.count == 1)
+        #expect(view.registeredObject(for: ManagedObjectID(entity: tag.entity, rowID: tag.objectID.rowID, store: store)) != nil)
+    }
+
     @Test("a long-lived context lets go of fetched objects nobody holds; retainsRegisteredObjects keeps them")
     func weakRegistration() throws {
         let stack = try TestStack(seeded: false)

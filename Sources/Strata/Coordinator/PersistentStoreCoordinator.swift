@@ -26,6 +26,8 @@ public final class PersistentStoreCoordinator: Sendable {
     private let temporaryKeys = Atomic<Int64>(0)
     /// Root contexts that merge the saves of other contexts automatically.
     let mergingContexts = ContextList()
+    /// Observers of changes other processes commit (``addRemoteChangeObserver(_:)``).
+    let remoteObservers = Locked<[(ObserverToken, @Sendable (ContextDidSave) -> Void)]>([])
 
     /// Creates a coordinator.
     ///
@@ -101,6 +103,15 @@ public final class PersistentStoreCoordinator: Sendable {
             type: type, url: url, configurationName: configuration, options: options, driver: driver,
             metadata: metadata, entityNumbers: Set(entities.map(\.entityNumber)))
         stores.withLock { $0.append(store) }
+        do {
+            try driver.observeRemoteChanges { [weak self, weak store] changes in
+                guard let self, let store else { return }
+                self.deliverRemoteChanges(changes, in: store)
+            }
+        } catch {
+            stores.withLock { list in list.removeAll { $0 === store } }
+            throw error
+        }
         return store
     }
 

@@ -71,13 +71,42 @@ public protocol StoreDriver: AnyObject, Sendable {
     /// change rows where they lie do it themselves, keeping the rules of ``StoreBatchRequest``.
     func execute(_ request: StoreBatchRequest) throws -> StoreBatchResult
 
+    /// Starts telling `handler` about changes other processes commit to the store (a shared
+    /// server's notifications), until ``close()``. Called once, after the store is attached; the
+    /// handler may be called on any thread. The default does nothing: file stores are written by
+    /// one process at a time through this coordinator.
+    func observeRemoteChanges(_ handler: @escaping @Sendable (RemoteChanges) -> Void) throws
+
     /// Releases the store; idempotent.
     func close() throws
+}
+
+/// Rows that another process changed in a store (see ``StoreDriver/observeRemoteChanges(_:)``).
+public struct RemoteChanges: Sendable, Hashable {
+    /// Rows inserted.
+    public var inserted: [RowID]
+    /// Rows updated.
+    public var updated: [RowID]
+    /// Rows deleted.
+    public var deleted: [RowID]
+
+    /// Creates a record of remote changes.
+    public init(inserted: [RowID] = [], updated: [RowID] = [], deleted: [RowID] = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    /// Whether nothing changed.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
 extension StoreDriver {
     /// By default a driver pushes nothing down; the core filters, sorts and pages in memory.
     public var capabilities: DriverCapabilities { [] }
+
+    /// By default no other process changes the store.
+    public func observeRemoteChanges(_ handler: @escaping @Sendable (RemoteChanges) -> Void) throws {}
 
     /// By default the whole answer is one part.
     public func fetch(_ request: StoreFetch, inParts body: (inout StoreFetchResult) throws -> Void) throws {
