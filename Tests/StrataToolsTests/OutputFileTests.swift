@@ -131,6 +131,26 @@ struct OutputFileTests {
         #expect(hidden.isEmpty, "\(hidden)")
     }
 
+    @Test("a new store follows the process's umask on every file driver (no fixed 0644)", arguments: KnownDrivers.fileBacked)
+    func storesFollowUmask(_ kind: StoreLocation.Scheme) throws {
+        let directory = try TemporaryDirectory(prefix: "umask-\(kind.rawValue)")
+        let source = fileLocation(.xml, "source", in: directory)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let store = try coordinator.addPersistentStore(type: try source.storeType(), at: source.url)
+        try ConformanceModel.seed(ManagedObjectContext(coordinator: coordinator))
+        try coordinator.remove(store)
+        let destination = fileLocation(kind, "created", in: directory)
+        let result = try runStrata(["convert", source.description, destination.description], umask: "002")
+        #expect(result.status == 0, "\(result.stderr)")
+        let url = try #require(destination.url)
+        var data = url
+        if kind == .lmdb, (try? url.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
+            data = url.appendingPathComponent("data.mdb")
+        }
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: data.path)[.posixPermissions] as? Int)
+        #expect(mode & 0o777 == 0o664, "\(kind): mode \(String(mode, radix: 8))")
+    }
+
     @Test("a destination that is the source under another name is refused as the same store")
     func sameFileRefused() throws {
         let directory = try TemporaryDirectory(prefix: "convert-same")

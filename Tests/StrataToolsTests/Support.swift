@@ -12,7 +12,8 @@ struct ProcessResult {
 }
 
 /// Runs the `strata` executable built beside the test bundle, in `directory` when given.
-func runStrata(_ arguments: [String], in directory: URL? = nil, input: Data? = nil) throws -> ProcessResult {
+/// With `umask`, the binary runs under `/bin/sh` with that file-creation mask.
+func runStrata(_ arguments: [String], in directory: URL? = nil, input: Data? = nil, umask: String? = nil) throws -> ProcessResult {
     let bundle = Bundle.main.bundleURL
     var folder = bundle
     var binary = folder.appendingPathComponent("strata")
@@ -21,8 +22,13 @@ func runStrata(_ arguments: [String], in directory: URL? = nil, input: Data? = n
         binary = folder.appendingPathComponent("strata")
     }
     let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
+    if let umask {
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", binary.path] + arguments
+    } else {
+        process.executableURL = binary
+        process.arguments = arguments
+    }
     if let directory { process.currentDirectoryURL = directory }
     var environment = ProcessInfo.processInfo.environment
     environment["COLUMNS"] = "100"

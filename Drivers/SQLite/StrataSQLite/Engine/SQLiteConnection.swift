@@ -46,6 +46,7 @@ public final class SQLiteConnection {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         }
+        if mode == .readWriteCreate { Self.createFollowingUmask(path) }
         var db: OpaquePointer?
         let status = sqlite3_open_v2(path, &db, flags, nil)
         guard status == SQLITE_OK, let db else {
@@ -64,6 +65,15 @@ public final class SQLiteConnection {
             throw SQLiteError(.cannotOpen, "not a readable SQLite database: \(error.message)", file: path,
                 resultCode: error.resultCode)
         }
+    }
+
+    /// Creates a missing database file with mode 0666 less the process's umask (SQLite's own
+    /// default is 0644 less the umask, so a umask of 002 would not give the group write access);
+    /// its journal and WAL files take the database file's mode. An existing file is left alone, and
+    /// a failure here is reported by the open that follows (ignored on purpose).
+    private static func createFollowingUmask(_ path: String) {
+        let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o666)
+        if descriptor >= 0 { closeDescriptor(descriptor) }
     }
 
     deinit {
@@ -259,4 +269,9 @@ public enum SQLiteValue: Sendable, Hashable {
         if case .blob(let value) = self { return value }
         return nil
     }
+}
+
+/// `close(2)`, out of reach of ``SQLiteConnection/close()`` inside the type.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
 }
