@@ -27,7 +27,8 @@ public struct ConformanceCase: Sendable, CustomStringConvertible {
 public enum ConformanceSuite {
     /// Every case.
     public static var cases: [ConformanceCase] {
-        crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases + saveCases + raceCases
+        crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases + saveCases
+            + raceCases + shapeCases
     }
 
     /// A seeded store in a fresh directory, and a fresh context on it.

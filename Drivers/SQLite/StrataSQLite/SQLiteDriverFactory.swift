@@ -102,7 +102,7 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
             }
             try MetadataCoding.write(
                 StoreMetadata(storeType: StoreType.sqliteName, values: MetadataCoding.initialValues(for: layout.model)),
-                to: connection)
+                naming: layout.naming, to: connection)
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
@@ -128,10 +128,23 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
             types[table] = Dictionary(info.compactMap { row in row[0].text.map { ($0, row[1].text ?? "") } }) { a, _ in a }
         }
         let mapped = request.entities.filter { storeNumbers[$0.entityNumber] != nil }
+        let stored = try MetadataCoding.readWithNaming(from: connection)
+        let metadata = stored?.metadata
+        let naming: LayoutNaming
+        if let stored {
+            guard let known = stored.naming else {
+                throw StoreError(
+                    .unsupported,
+                    "the store names its tables and columns by rules of a newer Strata (\(LayoutNaming.metadataKey) \(stored.recorded ?? 0)); open it with that version of Strata",
+                    store: connection.path)
+            }
+            naming = known
+        } else {
+            naming = .coreData
+        }
         let layout = StoreLayout(
             model: request.model, entities: mapped, storeNumbers: storeNumbers, existingColumns: columns,
-            existingTables: Set(tableNames))
-        let metadata = try MetadataCoding.read(from: connection)
+            existingTables: Set(tableNames), naming: naming)
         if metadata?.entityVersionHashes.isEmpty ?? true {
             var differing = layout.differingEntities(storeEntities: entries, columnTypes: types)
             let unmapped = request.entities.filter { storeNumbers[$0.entityNumber] == nil }.map(\.name)

@@ -5,9 +5,10 @@ import Strata
 /// `Z_PLIST` holding Apple's keys (kept as they were) and Strata's.
 ///
 /// Strata's keys: `StrataEntityVersionHashes` (entity name → version hash of Strata's scheme, the
-/// ``StoreMetadata/entityVersionHashes``) and whatever the coordinator puts in
-/// ``StoreMetadata/values`` (``StoreMetadata/modelVersionHashKey``). Apple's
-/// `NSStoreModelVersionHashes` hold Apple's own hashes and are never replaced.
+/// ``StoreMetadata/entityVersionHashes``), `StrataSQLiteNaming` (the store's
+/// ``LayoutNaming``, kept by the driver and not shown in ``StoreMetadata/values``) and whatever
+/// the coordinator puts in ``StoreMetadata/values`` (``StoreMetadata/modelVersionHashKey``).
+/// Apple's `NSStoreModelVersionHashes` hold Apple's own hashes and are never replaced.
 enum MetadataCoding {
     /// The plist key of ``StoreMetadata/entityVersionHashes``.
     static let entityHashesKey = "StrataEntityVersionHashes"
@@ -18,6 +19,14 @@ enum MetadataCoding {
 
     /// Reads the metadata row; `nil` when the table has no row.
     static func read(from connection: SQLiteConnection) throws -> StoreMetadata? {
+        try readWithNaming(from: connection)?.metadata
+    }
+
+    /// Reads the metadata row and the naming rules it records (``LayoutNaming/of(recorded:hasStrataHashes:)``;
+    /// `nil` for rules this Strata does not know). The recorded number is returned as well.
+    static func readWithNaming(from connection: SQLiteConnection) throws
+        -> (metadata: StoreMetadata, naming: LayoutNaming?, recorded: Int64?)?
+    {
         guard try connection.tableExists("Z_METADATA") else { return nil }
         let statement = try connection.prepare("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
         guard try statement.step() else { return nil }
@@ -41,16 +50,31 @@ enum MetadataCoding {
         if case .dictionary(let stored)? = values.removeValue(forKey: entityHashesKey) {
             for (name, value) in stored { if let data = value.dataValue { hashes[name] = data } }
         }
+        let recorded = values.removeValue(forKey: LayoutNaming.metadataKey)
+        var recordedNumber: Int64?
+        if let recorded {
+            guard case .integer(let number) = recorded else {
+                throw SQLiteError(
+                    .corrupt, "Z_METADATA.Z_PLIST has \(LayoutNaming.metadataKey) of another type than integer",
+                    file: connection.path)
+            }
+            recordedNumber = number
+        }
+        let naming = LayoutNaming.of(recorded: recordedNumber, hasStrataHashes: !hashes.isEmpty)
         let type = values[storeTypeKey]?.stringValue ?? storeTypeName
         values[storeTypeKey] = nil
-        return StoreMetadata(uuid: uuid, storeType: type == storeTypeName ? StoreType.sqliteName : type,
-            entityVersionHashes: hashes, values: values)
+        let metadata = StoreMetadata(
+            uuid: uuid, storeType: type == storeTypeName ? StoreType.sqliteName : type, entityVersionHashes: hashes,
+            values: values)
+        return (metadata, naming, recordedNumber)
     }
 
-    /// Replaces the metadata row.
-    static func write(_ metadata: StoreMetadata, to connection: SQLiteConnection) throws {
+    /// Replaces the metadata row; records `naming` unless the store keeps Strata's legacy rules
+    /// (whose stores never had the key).
+    static func write(_ metadata: StoreMetadata, naming: LayoutNaming, to connection: SQLiteConnection) throws {
         var dictionary: [String: Any] = [:]
-        for (key, value) in metadata.values { dictionary[key] = plistValue(value) }
+        for (key, value) in metadata.values where key != LayoutNaming.metadataKey { dictionary[key] = plistValue(value) }
+        if naming != .strataLegacy { dictionary[LayoutNaming.metadataKey] = Int64(naming.rawValue) }
         dictionary[storeTypeKey] = storeTypeName
         if !metadata.entityVersionHashes.isEmpty { dictionary[entityHashesKey] = metadata.entityVersionHashes }
         let data: Data

@@ -57,8 +57,8 @@ extension SQLiteDriver {
                 try statement.bind(delete.expectedVersion, at: 2)
                 try statement.step()
                 if connection.changes != 1 { stale.append(delete.id); continue }
-                for case .toManyJoin(let join) in plan.layout.slots {
-                    let unlink = try connection.cached("DELETE FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ?")
+                for sql in layout.unlinkStatements[plan.layout.table] ?? [] {
+                    let unlink = try connection.cached(sql)
                     try unlink.bind(delete.id.primaryKey, at: 1)
                     try unlink.step()
                 }
@@ -97,11 +97,13 @@ extension SQLiteDriver {
                 }
             }
             if !stale.isEmpty { throw conflict(stale) }
+            var pending = PendingToManyWrites()
             for insert in batch.inserts where insertsToMany {
                 let plan = try entityPlan(insert.id)
                 for slot in plan.toManySlots {
                     if case .references(let members) = insert.values[slot] {
-                        try writeToMany(plan.layout.slots[slot], owner: insert.id, members: members, isNew: true, connection)
+                        try writeToMany(
+                            plan.layout.slots[slot], owner: insert.id, members: members, isNew: true, &pending, connection)
                     }
                 }
             }
@@ -110,10 +112,12 @@ extension SQLiteDriver {
                 guard !plan.toManySlots.isEmpty else { continue }
                 for slot in update.changedSlots where plan.layout.slots[slot].isToMany {
                     if case .references(let members) = update.values[slot] {
-                        try writeToMany(plan.layout.slots[slot], owner: update.id, members: members, isNew: false, connection)
+                        try writeToMany(
+                            plan.layout.slots[slot], owner: update.id, members: members, isNew: false, &pending, connection)
                     }
                 }
             }
+            try finish(pending, connection)
             for (table, key) in maxKeys {
                 guard let root = layout.tables.values.first(where: { $0.name == table }),
                     let number = model.entity(named: root.root).flatMap({ layout.storeNumber($0.entityNumber) })
@@ -122,7 +126,7 @@ extension SQLiteDriver {
                 try statement.bind([.integer(key), .integer(Int64(number))])
                 try statement.step()
             }
-            if let metadata = batch.metadata { try MetadataCoding.write(metadata, to: connection) }
+            if let metadata = batch.metadata { try MetadataCoding.write(metadata, naming: layout.naming, to: connection) }
             return CommitResult(versions: versions)
         }
     }
@@ -208,9 +212,12 @@ extension SQLiteDriver {
     /// Stores the members of a to-many relationship: order keys for foreign-key relationships,
     /// the owner's rows of a join table otherwise (diffed, so the inverse side's order keys stay).
     private func writeToMany(
-        _ slot: SlotLayout, owner: RowID, members: [RowID], isNew: Bool, _ connection: SQLiteConnection
+        _ slot: SlotLayout, owner: RowID, members: [RowID], isNew: Bool, _ pending: inout PendingToManyWrites,
+        _ connection: SQLiteConnection
     ) throws {
         switch slot {
+        case .toManyForeignKey(let fk) where fk.ownsColumn:
+            try writeOwnedForeignKey(fk, owner: owner, members: members, isNew: isNew, &pending, connection)
         case .toManyForeignKey(let fk):
             guard let order = fk.orderColumn else { return }
             let statement = try connection.cached("UPDATE \(fk.table.sqlName) SET \(order.sqlName) = ? WHERE Z_PK = ? AND \(fk.column.sqlName) = ?")
@@ -248,6 +255,7 @@ extension SQLiteDriver {
                     try statement.bind([.integer(Int64(position + 1)), .integer(owner.primaryKey), .integer(member.primaryKey)])
                     try statement.step()
                 }
+                if join.mirrorOrderColumn != nil { pending.mirrors.append((join, owner.primaryKey, members.map(\.primaryKey))) }
             }
         default:
             return

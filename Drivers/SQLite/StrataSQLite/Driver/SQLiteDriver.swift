@@ -106,7 +106,7 @@ public final class SQLiteDriver: StoreDriver {
     }
 
     public func saveMetadata(_ metadata: StoreMetadata) throws {
-        try write("saving metadata") { connection in try MetadataCoding.write(metadata, to: connection) }
+        try write("saving metadata") { connection in try MetadataCoding.write(metadata, naming: layout.naming, to: connection) }
     }
 
     public func close() throws {

@@ -2,31 +2,52 @@ import Foundation
 import Strata
 
 /// Computes a ``StoreLayout``: table and column names the way Core Data names them, matched
-/// against an existing store's columns when there is one.
+/// against an existing store's tables and columns when there is one (docs/formats/sqlite.md,
+/// "Names").
+///
+/// Names are drawn in Core Data's order from one ``NameGenerator`` per inheritance hierarchy:
+/// hierarchies and their entities by `Z_ENT`; within an entity its attributes by name, then its
+/// relationships by name (a to-one takes its key column, then its `Z<n>_` entity column); then
+/// the order columns of ordered one-to-many relationships; then the join-table columns of
+/// many-to-many pairs, in the order ``addJoinTables(_:)`` meets them. Stores written by Strata
+/// before these rules keep theirs (``LayoutNaming/strataLegacy``).
 struct LayoutBuilder {
     let model: ManagedObjectModel
     /// Model entity number → store `Z_ENT`.
     let storeNumbers: [Int32: Int32]
-    /// Existing tables' columns (after `Z_PK, Z_ENT, Z_OPT`), by table name; `nil` for a new store.
+    /// Existing tables' columns (every column), by table name; `nil` for a new store.
     let existingColumns: [String: [String]]?
     let existingTables: Set<String>?
+    let naming: LayoutNaming
 
     var tables: [String: TableLayout] = [:]
     var entityLayouts: [Int32: EntityLayout] = [:]
     var joinTables: [String: JoinTable] = [:]
     /// "Entity.property" (declaring entity) → column name.
-    private var columns: [String: String] = [:]
-    private var entityColumns: [String: String] = [:]
-    private var joins: [String: JoinToMany] = [:]
+    var columns: [String: String] = [:]
+    var entityColumns: [String: String] = [:]
+    /// "Entity.property" (declaring entity of a to-one) → its `Z_FOK_` order column.
+    var orderColumns: [String: String] = [:]
+    var joins: [String: JoinToMany] = [:]
+    /// To-many relationships without an inverse stored as Core Data stores them: a foreign key in
+    /// the destination's table (found in existing stores only).
+    var ownedForeignKeys: [String: ForeignKeyToMany] = [:]
+    /// Relationships whose storage an existing store lacks.
+    var missingRelationships: Set<String> = []
+    /// Column names per hierarchy, by root entity name.
+    var generators: [String: NameGenerator] = [:]
+    /// Table names of the store.
+    var tableNames = NameGenerator(reserved: NameGenerator.systemTables)
 
     init(
         model: ManagedObjectModel, storeNumbers: [Int32: Int32], existingColumns: [String: [String]]?,
-        existingTables: Set<String>?
+        existingTables: Set<String>?, naming: LayoutNaming
     ) {
         self.model = model
         self.storeNumbers = storeNumbers
         self.existingColumns = existingColumns
         self.existingTables = existingTables
+        self.naming = naming
     }
 
     /// The declared SQL type of an attribute's column, and its creation-order group.
@@ -41,7 +62,12 @@ struct LayoutBuilder {
         }
     }
 
-    private func number(_ entity: EntityDescription) -> Int32 { storeNumbers[entity.entityNumber] ?? entity.entityNumber }
+    func number(_ entity: EntityDescription) -> Int32 { storeNumbers[entity.entityNumber] ?? entity.entityNumber }
+
+    /// The order names are drawn in: `Z_ENT` (model numbers for legacy stores).
+    func drawsBefore(_ a: EntityDescription, _ b: EntityDescription) -> Bool {
+        naming == .strataLegacy ? a.entityNumber < b.entityNumber : (number(a), a.entityNumber) < (number(b), b.entityNumber)
+    }
 
     /// The entity declaring `property` as seen from `entity` (itself or an ancestor).
     func declaringEntity(of property: String, from entity: EntityDescription) -> EntityDescription {
@@ -56,7 +82,7 @@ struct LayoutBuilder {
 
     mutating func build(_ included: [EntityDescription]) {
         let rootNames = Set(included.map(\.rootEntityName))
-        let roots = model.entities.filter { rootNames.contains($0.name) }.sorted { $0.entityNumber < $1.entityNumber }
+        let roots = model.entities.filter { rootNames.contains($0.name) }.sorted(by: drawsBefore)
         for root in roots { buildTable(root) }
         for root in roots { addOrderColumns(root) }
         if existingColumns == nil {
@@ -68,16 +94,14 @@ struct LayoutBuilder {
                 tables[name] = ordered
             }
         }
-        for root in roots {
-            for entity in hierarchy(of: root) { addJoinTables(entity) }
-        }
+        addJoinTables(roots)
         for root in roots {
             for entity in hierarchy(of: root) { entityLayouts[entity.entityNumber] = layout(of: entity) }
         }
     }
 
-    private func hierarchy(of root: EntityDescription) -> [EntityDescription] {
-        model.entities.filter { $0.rootEntityName == root.name }.sorted { $0.entityNumber < $1.entityNumber }
+    func hierarchy(of root: EntityDescription) -> [EntityDescription] {
+        model.entities.filter { $0.rootEntityName == root.name }.sorted(by: drawsBefore)
     }
 
     private func storedName(_ entity: EntityDescription) -> String {
@@ -90,46 +114,55 @@ struct LayoutBuilder {
         return entity.name
     }
 
+    /// The stored properties an entity declares, in the order their columns are named.
+    private func namingOrder(_ entity: EntityDescription) -> [PropertyDescription] {
+        let stored = entity.ownProperties.filter { !$0.isTransient }
+        guard naming == .coreData else { return stored }
+        return stored.filter { $0.attribute != nil }.sorted { $0.name < $1.name }
+            + stored.filter { $0.relationship != nil }.sorted { $0.name < $1.name }
+    }
+
     private mutating func buildTable(_ root: EntityDescription) {
-        let name = "Z" + storedName(root).uppercased()
+        let name = tableNames.unique("Z" + storedName(root).uppercased())
         var table = TableLayout(name: name, root: root.name, columns: [])
-        var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var generator = NameGenerator(reserved: NameGenerator.bookkeepingColumns)
         let existing = existingColumns?[name]
-        func allocate(_ property: String, renamed: String?) -> String {
-            var candidate = "Z" + property.uppercased()
-            var suffix = 1
-            while used.contains(candidate) {
-                candidate = "Z" + property.uppercased() + "\(suffix)"
-                suffix += 1
+        /// The column of a property, and the name its column was made from.
+        func allocate(_ property: String, renamed: String?) -> (column: String, stem: String) {
+            let candidate = generator.next(naming.columnBase(property))
+            if let existing, !existing.contains(candidate), let renamed {
+                let old = naming.columnBase(renamed)
+                if existing.contains(old), generator.take(old) { return (old, renamed) }
             }
-            if let existing, !existing.contains(candidate), let renamed, existing.contains("Z" + renamed.uppercased()),
-                !used.contains("Z" + renamed.uppercased())
-            {
-                candidate = "Z" + renamed.uppercased()
-            }
-            used.insert(candidate)
-            return candidate
+            generator.take(candidate)
+            return (candidate, property)
         }
         for entity in hierarchy(of: root) {
-            for property in entity.ownProperties where !property.isTransient {
+            for property in namingOrder(entity) {
                 let key = "\(entity.name).\(property.name)"
                 switch property {
                 case .attribute(let attribute):
-                    let column = allocate(attribute.name, renamed: attribute.renamingIdentifier)
+                    let column = allocate(attribute.name, renamed: attribute.renamingIdentifier).column
                     let (type, group) = Self.columnType(attribute.type)
                     table.columns.append(.init(name: column, type: type, group: group))
                     columns[key] = column
                 case .relationship(let relationship) where !relationship.isToMany:
-                    let column = allocate(relationship.name, renamed: relationship.renamingIdentifier)
+                    let (column, stem) = allocate(relationship.name, renamed: relationship.renamingIdentifier)
                     table.columns.append(.init(name: column, type: "INTEGER", group: 0))
                     columns[key] = column
                     if let destination = model.entity(named: relationship.destinationEntityName),
                         !destination.subentityNames.isEmpty
                     {
-                        let entityColumn = "Z\(number(destination))_" + column.dropFirst()
+                        let entityColumn: String
+                        switch naming {
+                        case .strataLegacy:
+                            entityColumn = "Z\(number(destination))_" + column.dropFirst()
+                            generator.take(entityColumn)
+                        case .coreData:
+                            entityColumn = generator.unique("Z\(number(destination))_" + naming.columnBase(stem).dropFirst())
+                        }
                         table.columns.append(.init(name: entityColumn, type: "INTEGER", group: 0))
                         entityColumns[key] = entityColumn
-                        used.insert(entityColumn)
                     }
                 default: continue
                 }
@@ -141,91 +174,7 @@ struct LayoutBuilder {
             table.columns.removeAll { missing.contains($0.name) }
         }
         tables[root.name] = table
-    }
-
-    /// Adds `Z_FOK_<REL>` columns for ordered one-to-many relationships declared in `root`'s hierarchy.
-    private mutating func addOrderColumns(_ root: EntityDescription) {
-        for entity in hierarchy(of: root) {
-            for case .relationship(let relationship) in entity.ownProperties
-            where relationship.isToMany && relationship.isOrdered && !relationship.isTransient {
-                guard let (column, tableRoot) = inverseForeignKey(of: relationship) else { continue }
-                let order = "Z_FOK_" + column.dropFirst()
-                guard var table = tables[tableRoot], !table.columns.contains(where: { $0.name == order }) else { continue }
-                if let existing = existingColumns?[table.name], !existing.contains(order) {
-                    table.missing.insert(order)
-                } else {
-                    let position = (table.columns.firstIndex { $0.name == column } ?? table.columns.count - 1) + 1
-                    table.columns.insert(.init(name: order, type: "INTEGER", group: 0), at: position)
-                }
-                tables[tableRoot] = table
-            }
-        }
-    }
-
-    /// The inverse to-one's foreign-key column of a to-many relationship, and the root holding it.
-    private func inverseForeignKey(of relationship: RelationshipDescription) -> (String, String)? {
-        guard let inverseName = relationship.inverseName,
-            let destination = model.entity(named: relationship.destinationEntityName),
-            let inverse = destination.property(named: inverseName)?.relationship, !inverse.isToMany
-        else { return nil }
-        let declaring = declaringEntity(of: inverseName, from: destination)
-        guard let column = columns["\(declaring.name).\(inverseName)"], tables[destination.rootEntityName] != nil
-        else { return nil }
-        return (column, destination.rootEntityName)
-    }
-
-    private mutating func addJoinTables(_ entity: EntityDescription) {
-        for case .relationship(let relationship) in entity.ownProperties
-        where relationship.isToMany && !relationship.isTransient {
-            let key = "\(entity.name).\(relationship.name)"
-            guard joins[key] == nil, inverseForeignKey(of: relationship) == nil,
-                let destination = model.entity(named: relationship.destinationEntityName),
-                tables[destination.rootEntityName] != nil
-            else { continue }
-            let inverse = relationship.inverseName.flatMap { destination.property(named: $0)?.relationship }
-            let memberColumn = "Z_\(number(destination))" + relationship.name.uppercased()
-            guard let inverse, inverse.isToMany else {
-                // No inverse: a join table of this relationship alone.
-                let table = "Z_\(number(entity))" + relationship.name.uppercased()
-                let source = "Z_\(number(entity))" + relationship.name.uppercased() + "INVERSE"
-                let order = relationship.isOrdered ? "Z_FOK_" + memberColumn.dropFirst(2) : nil
-                joinTables[table] = JoinTable(
-                    name: table, firstColumn: source, secondColumn: memberColumn, secondOrderColumn: order)
-                joins[key] = JoinToMany(
-                    table: table, sourceColumn: source, memberColumn: memberColumn, orderColumn: order,
-                    destinationTable: tables[destination.rootEntityName]!.name)  // checked above
-                continue
-            }
-            let inverseOwner = declaringEntity(of: inverse.name, from: destination)
-            let inverseKey = "\(inverseOwner.name).\(inverse.name)"
-            let sourceColumn = "Z_\(number(entity))" + inverse.name.uppercased()
-            // The table is named after the relationship declared on the entity with the lower number.
-            let thisFirst = (number(entity), relationship.name) <= (number(inverseOwner), inverse.name)
-            var named = thisFirst ? (relationship, entity) : (inverse, inverseOwner)
-            var tableName = "Z_\(number(named.1))" + named.0.name.uppercased()
-            let otherName = "Z_\(number(thisFirst ? inverseOwner : entity))" + (thisFirst ? inverse : relationship).name.uppercased()
-            if let existingTables, !existingTables.contains(tableName), existingTables.contains(otherName) {
-                tableName = otherName
-                named = thisFirst ? (inverse, inverseOwner) : (relationship, entity)
-            }
-            let thisOrder = relationship.isOrdered ? "Z_FOK_" + memberColumn.dropFirst(2) : nil
-            let inverseOrder = inverse.isOrdered ? "Z_FOK_" + sourceColumn.dropFirst(2) : nil
-            // First column: keys of the named relationship's owner; second: its members.
-            let namedIsThis = named.0.name == relationship.name && named.1 === entity
-            joinTables[tableName] = namedIsThis
-                ? JoinTable(name: tableName, firstColumn: sourceColumn, secondColumn: memberColumn,
-                    secondOrderColumn: thisOrder, firstOrderColumn: inverseOrder)
-                : JoinTable(name: tableName, firstColumn: memberColumn, secondColumn: sourceColumn,
-                    secondOrderColumn: inverseOrder, firstOrderColumn: thisOrder)
-            joins[key] = JoinToMany(
-                table: tableName, sourceColumn: sourceColumn, memberColumn: memberColumn, orderColumn: thisOrder,
-                destinationTable: tables[destination.rootEntityName]!.name)  // checked above
-            if let sourceRoot = tables[entity.rootEntityName] {
-                joins[inverseKey] = JoinToMany(
-                    table: tableName, sourceColumn: memberColumn, memberColumn: sourceColumn, orderColumn: inverseOrder,
-                    destinationTable: sourceRoot.name)
-            }
-        }
+        generators[root.name] = generator
     }
 
     private func layout(of entity: EntityDescription) -> EntityLayout {
@@ -256,31 +205,32 @@ struct LayoutBuilder {
                         entityIndex: entityColumn.flatMap { table.selectIndex(of: $0) },
                         destination: destination.entityNumber))
             case .relationship(let relationship):
-                if let (column, root) = inverseForeignKey(of: relationship), let destinationTable = tables[root],
-                    let destination = model.entity(named: relationship.destinationEntityName)
-                {
-                    let order = relationship.isOrdered ? "Z_FOK_" + column.dropFirst() : nil
-                    guard !destinationTable.missing.contains(column) else { slots.append(.missing); continue }
-                    slots.append(
-                        .toManyForeignKey(
-                            ForeignKeyToMany(
-                                table: destinationTable.name, column: column,
-                                destinationNumbers: destination.hierarchyNumbers.map(number(_:)).sorted(),
-                                orderColumn: order.flatMap { destinationTable.missing.contains($0) ? nil : $0 })))
-                } else if let join = joins[key] {
-                    if let existingTables, !existingTables.contains(join.table) {
-                        slots.append(.missing)
-                    } else {
-                        slots.append(.toManyJoin(join))
-                    }
-                } else {
-                    slots.append(.missing)
-                }
+                slots.append(toManySlot(relationship, key: key))
             }
         }
-        return EntityLayout(
-            entity: entity, storeNumber: number(entity), table: table.name, slots: slots)
+        return EntityLayout(entity: entity, storeNumber: number(entity), table: table.name, slots: slots)
     }
 
-    private func number(_ entityNumber: Int32) -> Int32 { storeNumbers[entityNumber] ?? entityNumber }
+    private func toManySlot(_ relationship: RelationshipDescription, key: String) -> SlotLayout {
+        if missingRelationships.contains(key) { return .missing }
+        if let (column, inverseKey, root) = inverseForeignKey(of: relationship), let destinationTable = tables[root],
+            let destination = model.entity(named: relationship.destinationEntityName)
+        {
+            guard !destinationTable.missing.contains(column) else { return .missing }
+            let order = relationship.isOrdered ? orderColumns[inverseKey] : nil
+            return .toManyForeignKey(
+                ForeignKeyToMany(
+                    table: destinationTable.name, column: column,
+                    destinationNumbers: destination.hierarchyNumbers.map(number(_:)).sorted(),
+                    orderColumn: order.flatMap { destinationTable.missing.contains($0) ? nil : $0 }))
+        }
+        if let owned = ownedForeignKeys[key] { return .toManyForeignKey(owned) }
+        if let join = joins[key] {
+            if let existingTables, !existingTables.contains(join.table) { return .missing }
+            return .toManyJoin(join)
+        }
+        return .missing
+    }
+
+    func number(_ entityNumber: Int32) -> Int32 { storeNumbers[entityNumber] ?? entityNumber }
 }

@@ -11,7 +11,9 @@ import Strata
 ///   suffixed `1`, `2`, … on collisions), `Z<n>_<REL>` entity columns for to-one relationships whose
 ///   destination has subentities, and `Z_FOK_<REL>` order columns for ordered one-to-many relationships.
 /// - Many-to-many relationships (and to-many relationships without an inverse) live in join tables
-///   `Z_<n><REL>`.
+///   `Z_<n><REL>`; in an existing Core Data store a to-many without inverse may instead be a
+///   foreign key `Z<n><REL>` in the destination's table.
+/// - ``LayoutBuilder`` and ``NameGenerator`` say how names are drawn and collisions resolved.
 ///
 /// Thread safety: immutable after `init`, `Sendable`.
 final class StoreLayout: Sendable {
@@ -27,10 +29,15 @@ final class StoreLayout: Sendable {
     let modelNumbers: [Int32: Int32]
     /// Whether store numbers order entities as model numbers do (sorts can tie-break on `Z_ENT`).
     let numbersAreMonotone: Bool
+    /// The naming rules the store follows.
+    let naming: LayoutNaming
+    /// Per table of a hierarchy, the statements that remove a deleted row's key from the join
+    /// tables and owned foreign keys that hold keys of that hierarchy (one `?`: the key).
+    let unlinkStatements: [String: [String]]
 
     init(
         model: ManagedObjectModel, entities included: [EntityDescription], storeNumbers: [Int32: Int32],
-        existingColumns: [String: [String]]?, existingTables: Set<String>?
+        existingColumns: [String: [String]]?, existingTables: Set<String>?, naming: LayoutNaming = .coreData
     ) {
         self.model = model
         var modelNumbers: [Int32: Int32] = [:]
@@ -38,12 +45,42 @@ final class StoreLayout: Sendable {
         self.modelNumbers = modelNumbers
         let sorted = storeNumbers.sorted { $0.key < $1.key }.map(\.value)
         numbersAreMonotone = zip(sorted, sorted.dropFirst()).allSatisfy { $0 < $1 }
+        self.naming = naming
         var builder = LayoutBuilder(
-            model: model, storeNumbers: storeNumbers, existingColumns: existingColumns, existingTables: existingTables)
+            model: model, storeNumbers: storeNumbers, existingColumns: existingColumns, existingTables: existingTables,
+            naming: naming)
         builder.build(included)
         tables = builder.tables
         entities = builder.entityLayouts
         joinTables = builder.joinTables
+        unlinkStatements = Self.unlinkStatements(builder.entityLayouts.values, tables: builder.tables)
+    }
+
+    /// ``unlinkStatements``: for each join slot, its source column holds keys of the owner's
+    /// hierarchy and its member column keys of the destination's (keys are unique per hierarchy,
+    /// so removing every row with the deleted key is exact); an owned foreign key is cleared in
+    /// the members' rows.
+    private static func unlinkStatements(
+        _ layouts: Dictionary<Int32, EntityLayout>.Values, tables: [String: TableLayout]
+    ) -> [String: [String]] {
+        var statements: [String: Set<String>] = [:]
+        for layout in layouts {
+            for slot in layout.slots {
+                switch slot {
+                case .toManyJoin(let join):
+                    statements[layout.table, default: []].insert(
+                        "DELETE FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ?")
+                    statements[join.destinationTable, default: []].insert(
+                        "DELETE FROM \(join.table.sqlName) WHERE \(join.memberColumn.sqlName) = ?")
+                case .toManyForeignKey(let fk) where fk.ownsColumn:
+                    let order = fk.orderColumn.map { ", \($0.sqlName) = NULL" } ?? ""
+                    statements[layout.table, default: []].insert(
+                        "UPDATE \(fk.table.sqlName) SET \(fk.column.sqlName) = NULL\(order) WHERE \(fk.column.sqlName) = ?")
+                default: continue
+                }
+            }
+        }
+        return statements.mapValues { $0.sorted() }
     }
 
     /// The layout of an entity of the model.
@@ -96,7 +133,7 @@ struct JoinTable: Sendable, Hashable {
     /// Order keys of the second column's members, per first-column row (ordered relationships).
     var secondOrderColumn: String?
     /// Order keys of the first column's members, per second-column row.
-    var firstOrderColumn: String?
+    var firstOrderColumn: String? = nil
 }
 
 /// Where one property of an entity is stored.
@@ -132,6 +169,9 @@ struct ForeignKeyToMany: Sendable, Hashable {
     var destinationNumbers: [Int32]
     /// `Z_FOK_<INVERSE>`, for ordered relationships.
     var orderColumn: String?
+    /// Whether the relationship itself sets the column (Core Data's hidden to-one for a to-many
+    /// without inverse, so each member has at most one owner) rather than an inverse to-one.
+    var ownsColumn = false
 }
 
 /// A to-many relationship read through a join table.
@@ -145,6 +185,10 @@ struct JoinToMany: Sendable, Hashable {
     var orderColumn: String?
     /// The destination root's table (joined for the members' `Z_ENT`).
     var destinationTable: String
+    /// For an ordered relationship that is its own inverse: the column that holds, in the
+    /// member's row `(member, owner)`, the member's position in the owner's list (Core Data's
+    /// `Z_FOK_<n><NAME>` beside `FOK_REFLEXIVE`), kept equal to the owner's `orderColumn`.
+    var mirrorOrderColumn: String? = nil
 }
 
 /// How one entity's rows are read and written.
