@@ -82,3 +82,61 @@ struct StoreModelRecoveryTests {
         #expect(chat.relationshipsByName["DRAFTMESSAGE"]?.destinationEntityName == "KikMessage")
     }
 }
+
+/// The layout Strata computes for a corpus store's recovered model, against the store's own tables.
+@Suite("Layouts of the corpus stores", .enabled(if: Corpus.isAvailable))
+struct CorpusLayoutTests {
+    static func driver(_ store: String) throws -> SQLiteDriver {
+        let path = try Corpus.copyOfStore(store)
+        let recovered = try StoreModelRecovery.recoverModel(fromStoreAt: path)
+        let request = StoreOpenRequest(
+            url: URL(fileURLWithPath: path), model: recovered.model, configuration: nil, options: StoreOptions(isReadOnly: true))
+        return try #require(try SQLiteDriverFactory().makeDriver(request) as? SQLiteDriver)
+    }
+
+    @Test("every stored property of the recovered model has its column or join table in the store", arguments: Corpus.stores)
+    func nothingMissing(_ store: String) throws {
+        let driver = try Self.driver(store)
+        defer { try? driver.close() }  // read-only; nothing to lose
+        for layout in driver.layout.entities.values {
+            for (slot, storage) in layout.slots.enumerated() {
+                guard case .missing = storage else { continue }
+                Issue.record("\(store): \(layout.entity.name).\(layout.entity.properties[slot].name) has no storage")
+            }
+        }
+    }
+
+    /// Notes' suffixes, checked against the rows (research-17 §2.1): the first entity by `Z_ENT`
+    /// declaring a name keeps the bare column, later ones get 1, 2, … in `Z_ENT` order.
+    @Test("the suffixed columns of Notes belong to the entities whose rows fill them")
+    func notesSuffixes() throws {
+        let driver = try Self.driver("test_data_ios_NoteStore.sqlite")
+        defer { try? driver.close() }  // read-only; nothing to lose
+        func column(_ entity: String, _ property: String) -> String? {
+            guard let described = driver.model.entity(named: entity), let layout = driver.layout.entity(described.entityNumber),
+                let slot = described.index(ofProperty: property)
+            else { return nil }
+            switch layout.slots[slot] {
+            case .attribute(let column, _, _), .toOne(let column, _, _, _, _): return column
+            default: return nil
+            }
+        }
+        #expect(column("ICAttachment", "title") == "ZTITLE")
+        #expect(column("ICNote", "title") == "ZTITLE1")
+        #expect(column("ICFolder", "title") == "ZTITLE2")
+        #expect(column("ICAccountData", "account") == "ZACCOUNT")
+        #expect(column("ICDeviceMigrationState", "account") == "ZACCOUNT1")
+        #expect(column("ICNote", "account") == "ZACCOUNT4")
+        #expect(column("ICFolder", "account") == "ZACCOUNT5")
+        #expect(column("ICNote", "creationDate") == "ZCREATIONDATE3")
+        // Seven notes and three folders have titles (SELECT Z_ENT, COUNT(*) … WHERE ZTITLE1/ZTITLE2 IS NOT NULL).
+        for (entity, titled) in [("ICNote", 7), ("ICFolder", 3)] {
+            let described = try #require(driver.model.entity(named: entity))
+            let slot = try #require(described.index(ofProperty: "title"))
+            var fetch = StoreFetch(entity: described)
+            fetch.includesSubentities = false
+            let rows = try driver.fetch(fetch).rows
+            #expect(rows.filter { if case .null = $0.values[slot] { false } else { true } }.count == titled, "\(entity)")
+        }
+    }
+}

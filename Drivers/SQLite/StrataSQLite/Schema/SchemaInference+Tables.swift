@@ -5,12 +5,20 @@ extension SchemaInference {
     /// Columns that Core Data adds to every entity table.
     static let bookkeepingColumns: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
 
-    /// The properties read from a hierarchy root's table `Z<ROOT>`.
+    /// A to-many relationship without inverse that Core Data keeps as a foreign key `Z<n><NAME>`
+    /// in its destination's table: declared on entity `n`.
+    struct OwnedToMany {
+        var entityNumber: Int32
+        var relationship: RelationshipDescription
+    }
+
+    /// The properties read from a hierarchy root's table `Z<ROOT>`, and the to-many
+    /// relationships of other entities whose foreign keys the table holds.
     static func inferTableProperties(
         root: String, entities: [String], byNumber: [Int32: PrimaryKeyEntry], connection: SQLiteConnection
-    ) throws -> [PropertyDescription] {
+    ) throws -> (properties: [PropertyDescription], owned: [OwnedToMany]) {
         let table = "Z" + root.uppercased()
-        guard try connection.tableExists(table) else { return [] }
+        guard try connection.tableExists(table) else { return ([], []) }
         let columns = try connection.rows("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)])
             .compactMap { row -> (name: String, type: String)? in
                 guard let name = row[0].text else { return nil }
@@ -26,8 +34,17 @@ extension SchemaInference {
         }
         let columnNames = Set(columns.map(\.name))
         var properties: [PropertyDescription] = []
-        for column in columns where !bookkeepingColumns.contains(column.name) && !column.name.hasPrefix("Z_") {
+        var owned: [OwnedToMany] = []
+        for column in columns where !bookkeepingColumns.contains(column.name) && !column.name.hasPrefix("Z_FOK_") {
             if let (_, target) = numberedColumn(column.name, separator: "_"), columnNames.contains(target) { continue }
+            if let (number, name) = ownedForeignKey(column.name), byNumber[number] != nil {
+                let ordered = columnNames.contains("Z_FOK_" + column.name.dropFirst())
+                owned.append(
+                    OwnedToMany(
+                        entityNumber: number,
+                        relationship: RelationshipDescription(name, destination: root, toMany: true, ordered: ordered)))
+                continue
+            }
             let name = column.name.hasPrefix("Z") && column.name.count > 1 ? String(column.name.dropFirst()) : column.name
             guard ManagedObjectModel.isValidName(name) else {
                 throw SQLiteError(
@@ -48,7 +65,19 @@ extension SchemaInference {
             }
             properties.append(.attribute(AttributeDescription(name, type)))
         }
-        return properties
+        return (properties, owned)
+    }
+
+    /// Splits Core Data's foreign key of a to-many without inverse, `Z<n><NAME>` (digits right
+    /// after the `Z`, then a name that is an identifier), into `n` and `NAME`.
+    static func ownedForeignKey(_ column: String) -> (Int32, String)? {
+        guard column.hasPrefix("Z") else { return nil }
+        let rest = column.dropFirst()
+        let digits = rest.prefix(while: { $0.isASCII && $0.isNumber })
+        guard !digits.isEmpty, digits.count < 9, let number = Int32(digits) else { return nil }
+        let name = String(rest.dropFirst(digits.count))
+        guard !name.hasPrefix("_"), ManagedObjectModel.isValidName(name) else { return nil }
+        return (number, name)
     }
 
     /// Splits an entity-number column `Z<n>_<NAME>` (separator `_`) into `n` and `Z<NAME>`, or a
@@ -104,6 +133,12 @@ extension SchemaInference {
     }
 
     /// Adds the many-to-many relationship pairs that join tables `Z_<n><NAME>` record.
+    ///
+    /// A column `Z_<n1><NAME1>` holds keys of entity `n1`: `NAME1` is the relationship of the
+    /// other entity that points at `n1`. A column named like the table with a numeric suffix
+    /// (`Z_19PARENTGROUPS1` in `Z_22PARENTGROUPS`) was suffixed by Core Data's name generator and
+    /// names the table's relationship; a `REFLEXIVE` column pairs a relationship with itself; a
+    /// `Z_FOK_` column beside a key column makes the relationship whose members it orders ordered.
     static func addManyToMany(
         _ properties: inout [String: [PropertyDescription]], byNumber: [Int32: PrimaryKeyEntry],
         parents: [String: String], connection: SQLiteConnection
@@ -111,20 +146,48 @@ extension SchemaInference {
         let tables = try connection.rows(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' ORDER BY name"
         ).compactMap { $0[0].text }
-        for table in tables where numberedColumn(table, separator: "") != nil {
-            let columns = try connection.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)])
-                .compactMap { $0[0].text }.filter { !$0.hasPrefix("Z_FOK_") }
+        for table in tables {
+            guard let (_, tableName) = numberedColumn(table, separator: "") else { continue }
+            let all = try connection.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)])
+                .compactMap { $0[0].text }
+            let columns = all.filter { !$0.hasPrefix("Z_FOK_") && $0 != "FOK_REFLEXIVE" }
+            func ordered(_ column: String) -> Bool {
+                column == "REFLEXIVE" ? all.contains("FOK_REFLEXIVE") : all.contains("Z_FOK_" + column.dropFirst(2))
+            }
+            /// The relationship name a key column is named by, without a suffix the table's name shows
+            /// (kept when another column has the table's name: then the suffix tells the two apart).
+            func name(_ parsed: (Int32, String)) -> String {
+                let (_, name) = parsed
+                guard name != tableName, name.hasPrefix(tableName),
+                    !columns.contains(where: { numberedColumn($0, separator: "")?.1 == tableName }),
+                    name.dropFirst(tableName.count).allSatisfy({ $0.isASCII && $0.isNumber })
+                else { return name }
+                return tableName
+            }
             guard columns.count == 2, let first = numberedColumn(columns[0], separator: ""),
-                let second = numberedColumn(columns[1], separator: ""),
-                let firstEntity = byNumber[first.0]?.name, let secondEntity = byNumber[second.0]?.name,
+                let firstEntity = byNumber[first.0]?.name, ManagedObjectModel.isValidName(first.1)
+            else { continue }
+            if columns[1] == "REFLEXIVE" {
+                let relationship = RelationshipDescription(
+                    name(first), destination: firstEntity, inverse: name(first), toMany: true, ordered: ordered(columns[1]))
+                guard !names(inHierarchyOf: firstEntity, properties, parents).contains(relationship.name) else { continue }
+                properties[firstEntity, default: []].append(.relationship(relationship))
+                continue
+            }
+            guard let second = numberedColumn(columns[1], separator: ""),
+                let secondEntity = byNumber[second.0]?.name,
                 first.1 != second.1 || first.0 != second.0,
                 // Core Data names join columns after relationships; other names make this no join table of its.
-                ManagedObjectModel.isValidName(first.1), ManagedObjectModel.isValidName(second.1)
+                ManagedObjectModel.isValidName(second.1)
             else { continue }
+            let firstName = name(first)
+            let secondName = name(second)
             // Column Z_<n1><NAME1> holds keys of entity n1: NAME1 is the relationship of entity n2
             // that points at n1, and NAME2 the relationship of n1 that points at n2.
-            let forward = RelationshipDescription(second.1, destination: secondEntity, inverse: first.1, toMany: true)
-            let backward = RelationshipDescription(first.1, destination: firstEntity, inverse: second.1, toMany: true)
+            let forward = RelationshipDescription(
+                secondName, destination: secondEntity, inverse: firstName, toMany: true, ordered: ordered(columns[1]))
+            let backward = RelationshipDescription(
+                firstName, destination: firstEntity, inverse: secondName, toMany: true, ordered: ordered(columns[0]))
             guard !names(inHierarchyOf: firstEntity, properties, parents).contains(forward.name),
                 !names(inHierarchyOf: secondEntity, properties, parents).contains(backward.name)
             else { continue }
@@ -133,22 +196,22 @@ extension SchemaInference {
         }
     }
 
-    /// Every property name declared anywhere in the hierarchy that holds `entity`.
+    /// Every property name `entity` or one of its subentities has or inherits: the names a new
+    /// property of `entity` must not take (siblings may declare the same name).
     static func names(
         inHierarchyOf entity: String, _ properties: [String: [PropertyDescription]], _ parents: [String: String]
     ) -> Set<String> {
-        func root(of name: String) -> String {
-            var current = name
-            var steps = 0
-            while let parent = parents[current], steps <= parents.count {
-                current = parent
-                steps += 1
-            }
-            return current
+        /// `name` and its ancestors (bounded, so a cycle in `Z_PRIMARYKEY` ends it; the model refuses it later).
+        func chain(_ name: String) -> [String] {
+            var chain = [name]
+            while let parent = parents[chain[chain.count - 1]], chain.count <= parents.count + 1 { chain.append(parent) }
+            return chain
         }
-        let hierarchy = root(of: entity)
+        let ancestors = chain(entity)
         var names: Set<String> = []
-        for (name, list) in properties where root(of: name) == hierarchy { names.formUnion(list.map(\.name)) }
+        for (name, list) in properties where ancestors.contains(name) || chain(name).contains(entity) {
+            names.formUnion(list.map(\.name))
+        }
         return names
     }
 }

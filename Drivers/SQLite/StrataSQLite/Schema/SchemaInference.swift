@@ -23,7 +23,15 @@ import Strata
 ///   they pair up unambiguously. One-to-many relationships keep no inverse: the to-many side
 ///   leaves no trace in the tables.
 /// - A join table `Z_<n><NAME>` with columns `Z_<n1><NAME1>` and `Z_<n2><NAME2>` gives a
-///   many-to-many pair: entity `n1` has `NAME2` → `n2`, entity `n2` has `NAME1` → `n1`, inverses.
+///   many-to-many pair: entity `n1` has `NAME2` → `n2`, entity `n2` has `NAME1` → `n1`, inverses
+///   (a numeric suffix Core Data added is dropped when the table's name shows it; `Z_FOK_`
+///   columns make a side ordered). Columns `Z_<n><NAME>` and `REFLEXIVE` give a relationship
+///   `NAME` of entity `n` that is its own inverse.
+/// - A column `Z<n><NAME>` (digits right after the `Z`) is Core Data's foreign key of a to-many
+///   without inverse: entity `n` has `NAME` → the table's root, ordered when `Z_FOK_<n><NAME>`
+///   is there too.
+/// - Other columns starting `Z_` (besides `Z_PK`, `Z_ENT`, `Z_OPT` and `Z_FOK_` order columns)
+///   are properties whose names start with `_` (`Z_PK1` → `_PK1`).
 ///
 /// Thread safety: stateless.
 public enum SchemaInference {
@@ -55,12 +63,22 @@ public enum SchemaInference {
         }
         var properties: [String: [PropertyDescription]] = [:]
         let names = entries.map(\.name)
+        var owned: [OwnedToMany] = []
         for entry in entries where entry.superNumber == 0 {
-            properties[entry.name] = try inferTableProperties(
+            let table = try inferTableProperties(
                 root: entry.name, entities: names, byNumber: byNumber, connection: connection)
+            properties[entry.name] = table.properties
+            owned += table.owned
         }
         pairOneToOneInverses(&properties)
         try addManyToMany(&properties, byNumber: byNumber, parents: parents, connection: connection)
+        for toMany in owned {
+            // byNumber holds every number inferTableProperties accepted.
+            guard let entity = byNumber[toMany.entityNumber]?.name,
+                !Self.names(inHierarchyOf: entity, properties, parents).contains(toMany.relationship.name)
+            else { continue }
+            properties[entity, default: []].append(.relationship(toMany.relationship))
+        }
         let entities = entries.map { entry in
             EntityDescription(entry.name, parent: parents[entry.name], properties: properties[entry.name] ?? [])
         }
