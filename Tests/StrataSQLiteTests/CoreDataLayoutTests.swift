@@ -32,13 +32,14 @@ struct CoreDataLayoutTests {
                     .attribute("name", .string), .toMany("tags", "Tag", inverse: "tokens"),
                     .toMany("parameters", "Parameter"), .toMany("steps", "Parameter", ordered: true),
                 ]),
+            EntityDescription("Person", properties: [.attribute("name", .string), .toMany("friends", "Person", inverse: "friends")]),
         ]
         // Fixed and valid; building it cannot fail.
         return try! ManagedObjectModel(entities: entities)
     }()
 
     /// Writes the store as Core Data would (numbers 1 Parameter, 2 Record, 3 Contact, 4 Folder,
-    /// 5 Group, 6 Tag, 7 Token) with Apple's metadata only.
+    /// 5 Group, 6 Tag, 7 Token, 8 Person) with Apple's metadata only.
     static func makeStore(in directory: TemporaryDirectory) throws -> String {
         let path = directory.file("CoreData.sqlite").path
         let connection = try SQLiteConnection(path: path, mode: .readWriteCreate)
@@ -54,7 +55,11 @@ struct CoreDataLayoutTests {
             "CREATE TABLE Z_3PARENTGROUPS ( Z_3CONTACTS INTEGER, Z_5PARENTGROUPS1 INTEGER, PRIMARY KEY (Z_3CONTACTS, Z_5PARENTGROUPS1) )",
             "CREATE TABLE Z_4PARENTGROUPS ( Z_4CHILDGROUPS INTEGER, Z_5PARENTGROUPS INTEGER, PRIMARY KEY (Z_4CHILDGROUPS, Z_5PARENTGROUPS) )",
             "CREATE TABLE Z_7TAGS ( Z_7TOKENS INTEGER, Z_6TAGS INTEGER, PRIMARY KEY (Z_7TOKENS, Z_6TAGS) )",
-            "INSERT INTO Z_PRIMARYKEY VALUES (1, 'Parameter', 0, 4), (2, 'Record', 0, 5), (3, 'Contact', 2, 0), (4, 'Folder', 2, 0), (5, 'Group', 2, 0), (6, 'Tag', 0, 2), (7, 'Token', 0, 2)",
+            "CREATE TABLE ZPERSON ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )",
+            "CREATE TABLE Z_8FRIENDS ( Z_8FRIENDS INTEGER, REFLEXIVE INTEGER, PRIMARY KEY (Z_8FRIENDS, REFLEXIVE) )",
+            "INSERT INTO Z_PRIMARYKEY VALUES (1, 'Parameter', 0, 4), (2, 'Record', 0, 5), (3, 'Contact', 2, 0), (4, 'Folder', 2, 0), (5, 'Group', 2, 0), (6, 'Tag', 0, 2), (7, 'Token', 0, 2), (8, 'Person', 0, 3)",
+            "INSERT INTO ZPERSON VALUES (1, 8, 1, 'ann'), (2, 8, 1, 'bo'), (3, 8, 1, 'cy')",
+            "INSERT INTO Z_8FRIENDS VALUES (1, 2), (2, 1), (1, 3), (3, 1)",
             "INSERT INTO ZPARAMETER VALUES (1, 1, 1, 1, 1, 2, 'p1'), (2, 1, 1, 1, NULL, NULL, 'p2'), (3, 1, 1, NULL, 1, 1, 'p3'), (4, 1, 1, 2, NULL, NULL, 'p4')",
             "INSERT INTO ZRECORD VALUES (1, 3, 1, 'c1'), (2, 3, 1, 'c2'), (3, 4, 1, 'f1'), (4, 5, 1, 'g1'), (5, 5, 1, 'g2')",
             "INSERT INTO ZTAG VALUES (1, 6, 1, 'x'), (2, 6, 1, 'y')",
@@ -100,6 +105,8 @@ struct CoreDataLayoutTests {
         #expect(Self.names(found) == ["t2"])
         let counted = try context.fetch(FetchRequest(entityName: "Token", predicate: FetchPredicate(format: "steps.@count == 2")))
         #expect(Self.names(counted) == ["t1"])
+        #expect(Self.names(try Self.one(context, "Person", "ann").objects(forKey: "friends")).sorted() == ["bo", "cy"])
+        #expect(Self.names(try Self.one(context, "Person", "bo").objects(forKey: "friends")) == ["ann"])
     }
 
     @Test("writes keep Core Data's layout: join rows in the suffixed columns, members moved between owners of a foreign key")
@@ -118,6 +125,7 @@ struct CoreDataLayoutTests {
             t1.removeObject(p2, fromRelationship: "parameters")
             let steps = t1.objects(forKey: "steps")
             t1.setValue(Array(steps.reversed()), forKey: "steps")
+            try Self.one(context, "Person", "bo").addObject(try Self.one(context, "Person", "cy"), toRelationship: "friends")
             try context.save()
             try coordinator.remove(store)
         }
@@ -132,6 +140,7 @@ struct CoreDataLayoutTests {
             [.text("p3"), .null, .integer(1), .integer(2)], [.text("p4"), .integer(2), .null, .null],
         ])
         #expect(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_7%' ESCAPE '\\'") == [[.text("Z_7TAGS")]], "no join table was added")
+        #expect(try connection.rows("SELECT Z_8FRIENDS, REFLEXIVE FROM Z_8FRIENDS ORDER BY 1, 2").map { $0.compactMap(\.integer) } == [[1, 2], [1, 3], [2, 1], [2, 3], [3, 1], [3, 2]])
         let (_, _, context) = try Self.open(path)
         #expect(Self.names(try Self.one(context, "Token", "t1").objects(forKey: "steps")) == ["p1", "p3"])
         #expect(Self.names(try Self.one(context, "Token", "t2").objects(forKey: "parameters")).sorted() == ["p2", "p4"])
@@ -185,6 +194,7 @@ struct CoreDataLayoutTests {
         let contact = try #require(recovered.model.entity(named: "Contact"))
         #expect(contact.relationshipsByName["PARENTGROUPS"]?.inverseName == "CONTACTS")
         #expect(recovered.model.entity(named: "Folder")?.relationshipsByName["PARENTGROUPS"]?.inverseName == "CHILDGROUPS")
+        #expect(recovered.model.entity(named: "Person")?.relationshipsByName["FRIENDS"]?.inverseName == "FRIENDS")
         let coordinator = PersistentStoreCoordinator(managedObjectModel: recovered.model)
         try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path), options: StoreOptions(isReadOnly: true))
         let context = ManagedObjectContext(coordinator: coordinator)

@@ -223,4 +223,41 @@ struct SQLiteNamingTests {
         defer { connection.close() }
         #expect(try Self.schema(connection)["ZBOX"] == "CREATE TABLE ZBOX ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZOWNER1 INTEGER, ZLABEL VARCHAR, \"ZGRößE\" VARCHAR, ZLABEL1 VARCHAR, ZOWNER VARCHAR )")
     }
+
+    @Test("entity tables equal after upper-casing, or named like Core Data's own tables, get suffixes; recovery finds them")
+    func tableSuffixes() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-naming")
+        // Fixed and valid; building it cannot fail.
+        let model = try! ManagedObjectModel(entities: [
+            EntityDescription("Widget", properties: [.attribute("name", .string)]),
+            EntityDescription("WIDGET", properties: [.attribute("name", .string)]),
+            EntityDescription("_PRIMARYKEY", properties: [.attribute("name", .string)]),
+        ])
+        let path = try Self.seededStore(model, { context in
+            for entity in ["Widget", "WIDGET", "_PRIMARYKEY"] {
+                for index in 0..<(entity.count % 4 + 1) {
+                    try context.insertNewObject(forEntityName: entity)["name"] = "\(entity) \(index)"
+                }
+            }
+            try context.save()
+        }, in: directory)
+        let connection = try SQLiteConnection(path: path, mode: .readOnly)
+        defer { connection.close() }
+        let tables = Set(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0].text })
+        #expect(tables == ["Z_PRIMARYKEY", "Z_METADATA", "ZWIDGET", "ZWIDGET1", "Z_PRIMARYKEY1"])
+        let recovered = try StoreModelRecovery.recoverModel(fromStoreAt: path).model
+        let driver = try #require(
+            try SQLiteDriverFactory().makeDriver(
+                StoreOpenRequest(url: URL(fileURLWithPath: path), model: recovered, configuration: nil, options: StoreOptions(isReadOnly: true)))
+                as? SQLiteDriver)
+        defer { try? driver.close() }  // read-only; nothing to lose
+        for entity in ["Widget", "WIDGET", "_PRIMARYKEY"] {
+            let described = try #require(recovered.entity(named: entity))
+            let names = try driver.fetch(StoreFetch(entity: described)).rows.map { row -> String in
+                if case .string(let name) = row.values[0] { return name }
+                return "?"
+            }
+            #expect(names.sorted() == (0..<(entity.count % 4 + 1)).map { "\(entity) \($0)" }, "\(entity)")
+        }
+    }
 }

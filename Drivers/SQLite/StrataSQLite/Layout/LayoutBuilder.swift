@@ -82,8 +82,14 @@ struct LayoutBuilder {
 
     mutating func build(_ included: [EntityDescription]) {
         let rootNames = Set(included.map(\.rootEntityName))
-        let roots = model.entities.filter { rootNames.contains($0.name) }.sorted(by: drawsBefore)
-        for root in roots { buildTable(root) }
+        let allRoots = model.entities.filter { $0.superentityName == nil }.sorted(by: drawsBefore)
+        let roots = allRoots.filter { rootNames.contains($0.name) }
+        // Every root of the model takes its table name, in the store or not, so the names do not
+        // depend on the configuration (and match what inference from Z_PRIMARYKEY computes).
+        for root in allRoots {
+            let name = tableNames.unique("Z" + storedName(root).uppercased())
+            if rootNames.contains(root.name) { buildTable(root, named: name) }
+        }
         for root in roots { addOrderColumns(root) }
         if existingColumns == nil {
             // Core Data's creation order: INTEGER columns, then FLOAT/TIMESTAMP/DECIMAL, VARCHAR, BLOB.
@@ -122,8 +128,7 @@ struct LayoutBuilder {
             + stored.filter { $0.relationship != nil }.sorted { $0.name < $1.name }
     }
 
-    private mutating func buildTable(_ root: EntityDescription) {
-        let name = tableNames.unique("Z" + storedName(root).uppercased())
+    private mutating func buildTable(_ root: EntityDescription, named name: String) {
         var table = TableLayout(name: name, root: root.name, columns: [])
         var generator = NameGenerator(reserved: NameGenerator.bookkeepingColumns)
         let existing = existingColumns?[name]

@@ -12,12 +12,11 @@ extension SchemaInference {
         var relationship: RelationshipDescription
     }
 
-    /// The properties read from a hierarchy root's table `Z<ROOT>`, and the to-many
+    /// The properties read from a hierarchy root's table `table` (`Z<ROOT>`), and the to-many
     /// relationships of other entities whose foreign keys the table holds.
     static func inferTableProperties(
-        root: String, entities: [String], byNumber: [Int32: PrimaryKeyEntry], connection: SQLiteConnection
+        root: String, table: String, entities: [String], byNumber: [Int32: PrimaryKeyEntry], connection: SQLiteConnection
     ) throws -> (properties: [PropertyDescription], owned: [OwnedToMany]) {
-        let table = "Z" + root.uppercased()
         guard try connection.tableExists(table) else { return ([], []) }
         let columns = try connection.rows("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)])
             .compactMap { row -> (name: String, type: String)? in

@@ -64,9 +64,12 @@ public enum SchemaInference {
         var properties: [String: [PropertyDescription]] = [:]
         let names = entries.map(\.name)
         var owned: [OwnedToMany] = []
+        // Roots take table names in Z_ENT order, suffixed on collisions, as the layout gives them.
+        var tableNames = NameGenerator(reserved: NameGenerator.systemTables)
         for entry in entries where entry.superNumber == 0 {
             let table = try inferTableProperties(
-                root: entry.name, entities: names, byNumber: byNumber, connection: connection)
+                root: entry.name, table: tableNames.unique("Z" + entry.name.uppercased()), entities: names,
+                byNumber: byNumber, connection: connection)
             properties[entry.name] = table.properties
             owned += table.owned
         }
