@@ -128,6 +128,26 @@ struct SQLiteNamingTests {
         }
     }
 
+    @Test("a batch delete removes the deleted rows' keys from the join tables of to-many relationships without inverse")
+    func batchDeleteUnlinks() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-naming")
+        let model = ConformanceShapesModel.model
+        let path = try Self.seededStore(model, ConformanceShapesModel.seed, in: directory)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let deleted = try context.execute(BatchDeleteRequest(entityName: "Note", predicate: try FetchPredicate(format: "text == 'note 1'")))
+        #expect(deleted.count == 1)
+        let connection = try SQLiteConnection(path: path, mode: .readOnly)
+        defer { connection.close() }
+        let p = Self.number(model, "Person")
+        let n = Self.number(model, "Note")
+        let key = try #require(deleted.first?.primaryKey)
+        #expect(try connection.scalar("SELECT COUNT(*) FROM Z_\(p)BOOKMARKS WHERE Z_\(n)BOOKMARKS = ?", [.integer(key)])?.integer == 0)
+        #expect(try connection.scalar("SELECT COUNT(*) FROM Z_\(p)READING WHERE Z_\(n)READING = ?", [.integer(key)])?.integer == 0)
+        #expect(try connection.scalar("SELECT COUNT(*) FROM Z_\(p)BOOKMARKS")?.integer == 2, "Ada's note 0 and Ben's note 2 stay")
+    }
+
     @Test("new stores record their naming rules in the metadata, hidden from the metadata values")
     func namingRecorded() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-naming")
