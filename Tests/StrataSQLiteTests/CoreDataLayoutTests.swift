@@ -32,7 +32,12 @@ struct CoreDataLayoutTests {
                     .attribute("name", .string), .toMany("tags", "Tag", inverse: "tokens"),
                     .toMany("parameters", "Parameter"), .toMany("steps", "Parameter", ordered: true),
                 ]),
-            EntityDescription("Person", properties: [.attribute("name", .string), .toMany("friends", "Person", inverse: "friends")]),
+            EntityDescription(
+                "Person",
+                properties: [
+                    .attribute("name", .string), .toMany("friends", "Person", inverse: "friends"),
+                    .toMany("pals", "Person", inverse: "pals", ordered: true),
+                ]),
         ]
         // Fixed and valid; building it cannot fail.
         return try! ManagedObjectModel(entities: entities)
@@ -57,6 +62,9 @@ struct CoreDataLayoutTests {
             "CREATE TABLE Z_7TAGS ( Z_7TOKENS INTEGER, Z_6TAGS INTEGER, PRIMARY KEY (Z_7TOKENS, Z_6TAGS) )",
             "CREATE TABLE ZPERSON ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR )",
             "CREATE TABLE Z_8FRIENDS ( Z_8FRIENDS INTEGER, REFLEXIVE INTEGER, PRIMARY KEY (Z_8FRIENDS, REFLEXIVE) )",
+            // Ordered and its own inverse, without the Z_FOK_8PALS mirror column.
+            "CREATE TABLE Z_8PALS ( Z_8PALS INTEGER, REFLEXIVE INTEGER, FOK_REFLEXIVE INTEGER, PRIMARY KEY (Z_8PALS, REFLEXIVE) )",
+            "INSERT INTO Z_8PALS VALUES (1, 3, 1), (1, 2, 2), (3, 1, 1), (2, 1, 1)",
             "INSERT INTO Z_PRIMARYKEY VALUES (1, 'Parameter', 0, 4), (2, 'Record', 0, 5), (3, 'Contact', 2, 0), (4, 'Folder', 2, 0), (5, 'Group', 2, 0), (6, 'Tag', 0, 2), (7, 'Token', 0, 2), (8, 'Person', 0, 3)",
             "INSERT INTO ZPERSON VALUES (1, 8, 1, 'ann'), (2, 8, 1, 'bo'), (3, 8, 1, 'cy')",
             "INSERT INTO Z_8FRIENDS VALUES (1, 2), (2, 1), (1, 3), (3, 1)",
@@ -107,6 +115,7 @@ struct CoreDataLayoutTests {
         #expect(Self.names(counted) == ["t1"])
         #expect(Self.names(try Self.one(context, "Person", "ann").objects(forKey: "friends")).sorted() == ["bo", "cy"])
         #expect(Self.names(try Self.one(context, "Person", "bo").objects(forKey: "friends")) == ["ann"])
+        #expect(Self.names(try Self.one(context, "Person", "ann").objects(forKey: "pals")) == ["cy", "bo"])
     }
 
     @Test("writes keep Core Data's layout: join rows in the suffixed columns, members moved between owners of a foreign key")
@@ -126,6 +135,8 @@ struct CoreDataLayoutTests {
             let steps = t1.objects(forKey: "steps")
             t1.setValue(Array(steps.reversed()), forKey: "steps")
             try Self.one(context, "Person", "bo").addObject(try Self.one(context, "Person", "cy"), toRelationship: "friends")
+            let ann = try Self.one(context, "Person", "ann")
+            ann.setValue(Array(ann.objects(forKey: "pals").reversed()), forKey: "pals")
             try context.save()
             try coordinator.remove(store)
         }
@@ -145,6 +156,7 @@ struct CoreDataLayoutTests {
         #expect(Self.names(try Self.one(context, "Token", "t1").objects(forKey: "steps")) == ["p1", "p3"])
         #expect(Self.names(try Self.one(context, "Token", "t2").objects(forKey: "parameters")).sorted() == ["p2", "p4"])
         #expect(Self.names(try Self.one(context, "Group", "g2").objects(forKey: "contacts")).sorted() == ["c1", "c2"])
+        #expect(Self.names(try Self.one(context, "Person", "ann").objects(forKey: "pals")) == ["bo", "cy"])
     }
 
     @Test("a member of an inverse-less to-many kept as a foreign key cannot get a second owner: the save fails and changes nothing")

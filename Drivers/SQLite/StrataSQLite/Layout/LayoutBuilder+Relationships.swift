@@ -126,7 +126,8 @@ extension LayoutBuilder {
             (rColumn, sColumn) = matched
             rOrder = s.relationship.isOrdered ? Self.orderColumn(of: rColumn, preferred: rOrder, in: present) : nil
             sOrder = r.relationship.isOrdered ? Self.orderColumn(of: sColumn, preferred: sOrder, in: present) : nil
-            if (s.relationship.isOrdered && rOrder == nil) || (r.relationship.isOrdered && sOrder == nil) {
+            // A self-inverse relationship's Z_FOK_ column only mirrors FOK_REFLEXIVE; a store may lack it.
+            if (s.relationship.isOrdered && rOrder == nil && !reflexive) || (r.relationship.isOrdered && sOrder == nil) {
                 missingRelationships.formUnion([r.key, s.key])
                 return
             }
