@@ -42,6 +42,16 @@ struct ModelCorpusTests {
         #expect(names.count == 14)
     }
 
+    @Test("every corpus model loads, and nothing Xcode wrote in them gives a warning", .needsCorpus)
+    func everyModelLoadsWithoutWarnings() throws {
+        let folder = URL(fileURLWithPath: try #require(corpusPath)).appendingPathComponent("models")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".xml") }.sorted()
+        for name in names {
+            let model = try ManagedObjectModel(contentsOf: folder.appendingPathComponent(name))
+            #expect(model.loadWarnings.isEmpty, "\(name): \(model.loadWarnings.map(\.description))")
+        }
+    }
+
     @Test("CoreStore ColorsDemo: a transient attribute and a fetched property", .needsCorpus)
     func colorsDemo() throws {
         let model = try corpusModel("JohnEstropia__CoreStore__ColorsDemo")

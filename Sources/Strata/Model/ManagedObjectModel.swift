@@ -27,6 +27,10 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// The model's version hash: SHA-256 over its entities' names and version hashes
     /// (see docs/architecture.md, "Version hashes").
     public let versionHash: Data
+    /// What loading the model's file noticed but did not refuse (unknown XML attributes and
+    /// elements, defaults that do not read as their type, …), in file order; empty for a model
+    /// built in Swift. See ``ModelWarning``.
+    public let loadWarnings: [ModelWarning]
     private let entitiesByLowercasedName: [String: EntityDescription]
 
     /// Builds and checks a model.
@@ -37,10 +41,20 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     ///   - fetchRequestTemplates: Template name → template.
     /// - Throws: ``ModelError`` naming the entity and property at fault; `.invalidName` for a name
     ///   that is not an identifier (``isValidName(_:)``).
-    public init(
+    public convenience init(
         entities: [EntityDescription], configurations: [String: [String]] = [:],
         fetchRequestTemplates: [String: FetchRequestTemplate] = [:], versionIdentifiers: [String] = [],
         userInfo: [String: String] = [:]
+    ) throws {
+        try self.init(
+            entities: entities, configurations: configurations, fetchRequestTemplates: fetchRequestTemplates,
+            versionIdentifiers: versionIdentifiers, userInfo: userInfo, loadWarnings: [])
+    }
+
+    /// Builds and checks a model, keeping the warnings its file's loader gathered.
+    init(
+        entities: [EntityDescription], configurations: [String: [String]], fetchRequestTemplates: [String: FetchRequestTemplate],
+        versionIdentifiers: [String], userInfo: [String: String], loadWarnings: [ModelWarning]
     ) throws {
         let resolved = try ModelResolver(entities: entities).resolve()
         self.entities = resolved
@@ -64,6 +78,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         self.fetchRequestTemplates = fetchRequestTemplates
         self.versionIdentifiers = versionIdentifiers
         self.userInfo = userInfo
+        self.loadWarnings = loadWarnings
         self.versionHash = VersionHasher.modelHash(resolved)
     }
 
@@ -113,7 +128,7 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         }
         return try ManagedObjectModel(
             entities: copies, configurations: configurations, fetchRequestTemplates: fetchRequestTemplates,
-            versionIdentifiers: versionIdentifiers, userInfo: userInfo)
+            versionIdentifiers: versionIdentifiers, userInfo: userInfo, loadWarnings: loadWarnings)
     }
 
     /// Whether a store whose metadata records `hashes` (entity name → version hash) can be opened
@@ -150,15 +165,21 @@ public struct FetchRequestTemplate: Sendable, Hashable {
     public var includesSubentities: Bool
     /// What the fetch returns.
     public var resultType: FetchResultType
+    /// The most objects the fetch returns; 0 for no limit (Xcode's `fetchLimit`).
+    public var fetchLimit: Int
+    /// The batch size of the fetch; 0 for none (Xcode's `fetchBatchSize`).
+    public var fetchBatchSize: Int
 
     /// Creates a template.
     public init(
         entityName: String, predicateFormat: String, includesSubentities: Bool = true,
-        resultType: FetchResultType = .managedObject
+        resultType: FetchResultType = .managedObject, fetchLimit: Int = 0, fetchBatchSize: Int = 0
     ) {
         self.entityName = entityName
         self.predicateFormat = predicateFormat
         self.includesSubentities = includesSubentities
         self.resultType = resultType
+        self.fetchLimit = fetchLimit
+        self.fetchBatchSize = fetchBatchSize
     }
 }

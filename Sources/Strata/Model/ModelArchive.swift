@@ -93,21 +93,29 @@ extension ModelArchive {
         var predicateFormat: String
         var includesSubentities: Bool
         var resultType: Int
+        /// Absent in encodings written before templates kept them (then 0).
+        var fetchLimit: Int?
+        var fetchBatchSize: Int?
 
         init(_ template: FetchRequestTemplate) {
             entityName = template.entityName
             predicateFormat = template.predicateFormat
             includesSubentities = template.includesSubentities
             resultType = template.resultType.rawValue
+            fetchLimit = template.fetchLimit == 0 ? nil : template.fetchLimit
+            fetchBatchSize = template.fetchBatchSize == 0 ? nil : template.fetchBatchSize
         }
 
         func decoded() throws -> FetchRequestTemplate {
             guard let type = FetchResultType(rawValue: resultType) else {
                 throw ModelError(.unreadable, "fetch request template result type \(resultType) is unknown")
             }
+            guard (fetchLimit ?? 0) >= 0, (fetchBatchSize ?? 0) >= 0 else {
+                throw ModelError(.unreadable, "fetch request template fetchLimit or fetchBatchSize is negative")
+            }
             return FetchRequestTemplate(
                 entityName: entityName, predicateFormat: predicateFormat, includesSubentities: includesSubentities,
-                resultType: type)
+                resultType: type, fetchLimit: fetchLimit ?? 0, fetchBatchSize: fetchBatchSize ?? 0)
         }
     }
 

@@ -12,10 +12,12 @@ extension AttributeDescription {
 extension ModelContentsDecoder {
     /// Decodes an `<attribute>` of entity `entity`.
     ///
-    /// Absent `optional` means required. Defaults and limits are parsed for the attribute's type
-    /// (see ``ModelDefaultValues``). Composite attributes are refused with a ``ModelError``
-    /// `.invalidValue`: Strata has no composite type yet, and flattening them silently would
-    /// change the model's shape behind the caller's back.
+    /// Absent `optional` means required. Defaults and limits are read for the attribute's type
+    /// (see ``ModelDefaultValues``): a default that does not read as the type is dropped with a
+    /// warning; a limit that does not parse is an error (ignoring it would accept values the model
+    /// forbids), while a limit on a type that takes none is dropped with a warning. Composite
+    /// attributes are refused with a ``ModelError`` `.invalidValue`: Strata has no composite type
+    /// yet, and flattening them silently would change the model's shape behind the caller's back.
     mutating func attribute(_ element: ModelXMLElement, entity: String) throws -> AttributeDescription {
         let name = try required("name", of: element, label: "attribute", what: "an <attribute> of entity '\(entity)'")
         try checkName(name, kind: "attribute", owner: entity, element)
@@ -34,6 +36,7 @@ extension ModelContentsDecoder {
                 .invalidValue, "attribute '\(entity).\(name)' has unknown attributeType '\(typeName)' (expected one of \(known))",
                 element, label)
         }
+        checkVocabulary(of: element, label)
         var info = try userInfo(of: element)
         if element.flag("derived") {
             info[AttributeDescription.derivationExpressionUserInfoKey] = element["derivationExpression"] ?? ""
@@ -48,17 +51,28 @@ extension ModelContentsDecoder {
             versionHashModifier: nonEmpty(element["versionHashModifier"]), userInfo: info)
     }
 
-    private func defaultValue(_ element: ModelXMLElement, _ type: AttributeType, _ label: String) throws -> StoreValue {
+    /// The default: Date attributes take `defaultDateTimeInterval`, the others `defaultValueString`.
+    private mutating func defaultValue(_ element: ModelXMLElement, _ type: AttributeType, _ label: String) throws
+        -> StoreValue
+    {
         if type == .date, element["defaultDateTimeInterval"] != nil {
             return .date(try value("defaultDateTimeInterval", of: element, label, ModelDefaultValues.date))
         }
-        guard element["defaultValueString"] != nil else { return .null }
-        return try value("defaultValueString", of: element, label) { (text) throws(ModelDefaultValues.Reason) in
-            try ModelDefaultValues.defaultValue(text, for: type)
+        guard let text = element["defaultValueString"] else { return .null }
+        switch ModelDefaultValues.defaultValue(text, for: type) {
+        case .value(let value): return value
+        case .adjusted(let value, let note):
+            warn("defaultValueString '\(text)' \(note)", element, label)
+            return value
+        case .dropped(let reason):
+            warn("defaultValueString '\(text)' is not used: \(reason); the attribute has no default", element, label)
+            return .null
         }
     }
 
-    private func validation(_ element: ModelXMLElement, _ type: AttributeType, _ label: String) throws -> ValidationRules {
+    private mutating func validation(_ element: ModelXMLElement, _ type: AttributeType, _ label: String) throws
+        -> ValidationRules
+    {
         var rules = ValidationRules()
         rules.regularExpression = nonEmpty(element["regularExpressionString"])
         switch type {
@@ -66,16 +80,34 @@ extension ModelContentsDecoder {
             // For strings and binary data Xcode's minimum and maximum are lengths.
             rules.minimumLength = try optionalValue("minValueString", of: element, label, ModelDefaultValues.length)
             rules.maximumLength = try optionalValue("maxValueString", of: element, label, ModelDefaultValues.length)
-        default:
+        case .integer16, .integer32, .integer64, .decimal, .double, .float:
             let limit = { (text: String) throws(ModelDefaultValues.Reason) -> StoreValue in
                 try ModelDefaultValues.limit(text, for: type)
             }
             rules.minimum = try optionalValue("minValueString", of: element, label, limit)
             rules.maximum = try optionalValue("maxValueString", of: element, label, limit)
+        case .date:
+            // Xcode writes a Date's limits as seconds since 2001 in min/maxDateTimeInterval, beside
+            // display strings (`minValueString="12/4/2013"`) in the editor's locale: those are never read.
+            for key in ["minValueString", "maxValueString"] {
+                let interval = key == "minValueString" ? "minDateTimeInterval" : "maxDateTimeInterval"
+                if let text = element[key], element[interval] == nil {
+                    warn(
+                        "\(key) '\(text)' is a display string without \(interval); the limit is not used (set it again in Xcode to write \(interval))",
+                        element, label)
+                }
+            }
+        default:
+            for key in ["minValueString", "maxValueString"] {
+                if let text = element[key] {
+                    warn("\(key) '\(text)' is not used: a \(type.xcodeName) attribute takes no limit", element, label)
+                }
+            }
         }
         for key in ["minDateTimeInterval", "maxDateTimeInterval"] where element[key] != nil {
             guard type == .date else {
-                throw error(.invalidValue, "\(key) applies to Date attributes, not to \(type.xcodeName)", element, label)
+                warn("\(key) is not used: it applies to Date attributes, not to \(type.xcodeName)", element, label)
+                continue
             }
             let date = StoreValue.date(try value(key, of: element, label, ModelDefaultValues.date))
             if key == "minDateTimeInterval" { rules.minimum = date } else { rules.maximum = date }
@@ -101,7 +133,9 @@ extension ModelContentsDecoder {
         do {
             return try convert(text)
         } catch {
-            throw self.error(.invalidValue, "\(key) '\(text)' does not fit: \(error.text)", element, label)
+            throw self.error(
+                .invalidValue, "\(key) '\(text)' does not fit: \(error.text); correct it in Xcode's model editor", element,
+                label)
         }
     }
 }

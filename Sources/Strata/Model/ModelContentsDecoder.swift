@@ -12,12 +12,17 @@ struct ModelContents {
     /// Line of each element, keyed the way ``ModelError/element`` names it ("entity Person",
     /// "relationship Person.cars", "fetchRequest allPeople", …).
     var lines: [String: Int] = [:]
+    /// What was loaded but not used as written, in file order.
+    var warnings: [ModelWarning] = []
 }
 
 /// Maps the element tree of an Xcode `.xcdatamodel/contents` file onto model descriptions
-/// (reference/core-data.md §2.5). Unknown elements and attributes are ignored, so files from newer
-/// Xcodes still load; a missing required attribute or a value that does not fit is a
-/// ``ModelError`` naming the file, line and element.
+/// (reference/core-data.md §2.5). Elements and attributes Xcode writes that Strata does not use are
+/// skipped silently (``ModelVocabulary``); unknown ones, and values that cannot be used as
+/// written, load with a ``ModelWarning``, so files from newer Xcodes still load. Only what would
+/// make the model unsafe to use (a missing required attribute, an unknown attribute type or delete
+/// rule, a validation limit that does not parse) is a ``ModelError`` naming the file, line and
+/// element.
 struct ModelContentsDecoder {
     let fileName: String
     var contents = ModelContents()
@@ -34,15 +39,24 @@ struct ModelContentsDecoder {
         if let identifier = root["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
             contents.versionIdentifiers = [identifier]
         }
+        checkAttributes(of: root, "model")
+        checkChildren(of: root, "model", handled: ["composite"])
         for child in root.children {
             switch child.name {
             case "entity": contents.entities.append(try entity(child))
             case "fetchRequest": try fetchRequestTemplate(child)
             case "configuration": try configuration(child)
-            case "userInfo": contents.userInfo = try userInfo(child)
-            default: break  // `elements` (diagram layout), `composite` declarations, future additions
+            case "userInfo":
+                checkVocabulary(of: child, "model")
+                contents.userInfo = try userInfo(child)
+            case "composite":
+                warn("composite declarations are not supported yet; <composite> '\(child["name"] ?? "")' is ignored", child, "model")
+            default: break  // `elements` (diagram layout); unknown elements were warned about above
             }
         }
+        // Warnings in file order (checks run element by element, children after their parent).
+        contents.warnings = contents.warnings.enumerated()
+            .sorted { ($0.element.line ?? 0, $0.offset) < ($1.element.line ?? 0, $1.offset) }.map(\.element)
         return contents
     }
 
@@ -53,6 +67,11 @@ struct ModelContentsDecoder {
         try checkName(name, kind: "entity", element)
         let label = "entity \(name)"
         contents.lines[label] = element.line
+        checkAttributes(of: element, label)
+        checkChildren(of: element, label)
+        for child in element.children where ["uniquenessConstraints", "fetchIndex", "userInfo"].contains(child.name) {
+            checkVocabulary(of: child, label)
+        }
         var properties: [PropertyDescription] = []
         var fetched: [FetchedPropertyDescription] = []
         var constraints: [[String]] = []
@@ -66,7 +85,7 @@ struct ModelContentsDecoder {
             case "uniquenessConstraints": constraints += try uniquenessConstraints(child, entity: name)
             case "fetchIndex": if let index = try fetchIndex(child, entity: name) { indexes.append(index) }
             case "userInfo": info = try userInfo(child)
-            default: break  // legacy `compoundIndexes`, future additions
+            default: break  // legacy `compoundIndexes`; unknown elements were warned about above
             }
         }
         return EntityDescription(
@@ -84,6 +103,7 @@ struct ModelContentsDecoder {
         try checkName(name, kind: "relationship", owner: entity, element)
         let label = "relationship \(entity).\(name)"
         contents.lines[label] = element.line
+        checkVocabulary(of: element, label)
         let destination = try required(
             "destinationEntity", of: element, label: label, what: "relationship '\(entity).\(name)'")
         let inverse = nonEmpty(element["inverseName"])
@@ -96,8 +116,12 @@ struct ModelContentsDecoder {
         var rule = DeleteRule.nullify
         if let ruleName = element["deletionRule"] {
             guard let known = DeleteRule(xcodeName: ruleName) else {
+                // Refused: guessing a delete rule could delete (or keep) objects the model does not mean to.
                 let known = DeleteRule.allCases.map { "'\($0.xcodeName)'" }.joined(separator: ", ")
-                throw error(.invalidValue, "unknown deletionRule '\(ruleName)' (expected one of \(known))", element, label)
+                throw error(
+                    .invalidValue,
+                    "unknown deletionRule '\(ruleName)' (expected one of \(known)); choose the rule in Xcode's model editor",
+                    element, label)
             }
             rule = known
         }
@@ -128,6 +152,8 @@ struct ModelContentsDecoder {
         try checkName(name, kind: "fetched property", owner: entity, element)
         let label = "fetchedProperty \(entity).\(name)"
         contents.lines[label] = element.line
+        checkVocabulary(of: element, label)
+        for request in element.children(named: "fetchRequest") { checkVocabulary(of: request, label) }
         guard let request = element.children(named: "fetchRequest").first else {
             throw error(.malformed, "fetched property '\(entity).\(name)' has no <fetchRequest>", element, label)
         }
@@ -182,18 +208,35 @@ struct ModelContentsDecoder {
             throw error(.duplicateName, "two fetch request templates are named '\(name)'", element, label)
         }
         contents.lines[label] = element.line
+        checkVocabulary(of: element, label)
         let entity = try required("entity", of: element, label: label, what: "fetch request template '\(name)'")
-        let resultType: FetchResultType =
-            switch element["resultType"] {
-            case "1": .managedObjectID
-            case "2": .dictionary
-            default: .managedObject
+        // NSFetchRequestResultType raw values: 0 objects, 1 object IDs, 2 dictionaries, 4 a count.
+        var resultType = FetchResultType.managedObject
+        if let written = element["resultType"] {
+            if let number = Int(written), let known = FetchResultType(rawValue: number) {
+                resultType = known
+            } else {
+                warn("resultType '\(written)' is not one Strata knows (0, 1, 2 or 4); the template returns objects", element, label)
             }
+        }
         // Absent means Core Data's default for a fetch request: subentities are included.
         let includesSubentities = element["includeSubentities"].map { _ in element.flag("includeSubentities") } ?? true
         contents.fetchRequestTemplates[name] = FetchRequestTemplate(
             entityName: entity, predicateFormat: element["predicateString"] ?? "",
-            includesSubentities: includesSubentities, resultType: resultType)
+            includesSubentities: includesSubentities, resultType: resultType,
+            fetchLimit: fetchCount("fetchLimit", of: element, label), fetchBatchSize: fetchCount("fetchBatchSize", of: element, label))
+    }
+
+    /// `fetchLimit`/`fetchBatchSize` of a template: 0 when absent; a value that is not a count is
+    /// dropped with a warning (a template's limits are hints to the fetch, not rules of the model).
+    private mutating func fetchCount(_ key: String, of element: ModelXMLElement, _ label: String) -> Int {
+        guard let text = element[key] else { return 0 }
+        do {
+            return try ModelDefaultValues.length(text)
+        } catch {
+            warn("\(key) '\(text)' is not a count (a whole number of at least 0); it is ignored", element, label)
+            return 0
+        }
     }
 
     private mutating func configuration(_ element: ModelXMLElement) throws {
@@ -204,6 +247,7 @@ struct ModelContentsDecoder {
             throw error(.duplicateName, "two configurations are named '\(name)'", element, label)
         }
         contents.lines[label] = element.line
+        checkVocabulary(of: element, label)
         var members: [String] = []
         for member in element.children(named: "memberEntity") {
             members.append(try required("name", of: member, label: label, what: "a <memberEntity> of configuration '\(name)'"))

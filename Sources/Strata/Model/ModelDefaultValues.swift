@@ -11,48 +11,80 @@ enum ModelDefaultValues {
         init(_ text: String) { self.text = text }
     }
 
-    /// The default value `string` stands for in an attribute of `type`.
+    /// What a `defaultValueString` gives an attribute.
+    enum Outcome: Equatable {
+        /// The value, as written.
+        case value(StoreValue)
+        /// A value read as Foundation reads the text, with a note for a warning (`3.7` → 3).
+        case adjusted(StoreValue, note: String)
+        /// No default, with the reason for a warning.
+        case dropped(reason: String)
+    }
+
+    /// The default value `string` stands for in an attribute of `type`, read as Core Data's tools
+    /// read it (research-17 §Q4.1: momc converts with Foundation's string conversions).
     ///
-    /// Binary, transformable, undefined and object-ID attributes cannot carry a default written as
-    /// a string (Xcode offers none); for them the string is ignored and the default is `nil`.
-    static func defaultValue(_ string: String, for type: AttributeType) throws(Reason) -> StoreValue {
-        switch type {
-        case .integer16, .integer32, .integer64:
-            return .integer(try integer(string, for: type))
-        case .decimal:
-            return .decimal(try decimal(string))
-        case .double:
-            return .double(try double(string))
-        case .float:
+    /// - Strings are kept as written, the empty string included; for every other type an empty
+    ///   (or all-space) string means no default, as Xcode writes it for "no default".
+    /// - Booleans follow `NSString.boolValue`: after spaces, an optional sign and leading zeros,
+    ///   `Y`, `y`, `T`, `t` or a digit 1-9 is YES, anything else NO (`"0.0"` and `"NO"` are NO).
+    /// - Integers accept decimal notation with a zero fraction (`"3.0"`, `"1e3"`); another
+    ///   fraction is cut toward zero as `integerValue` does, with a note.
+    /// - Text that does not read as the type, a number outside the type's range, and any default
+    ///   on a Binary, Transformable, Undefined or ObjectID attribute (Xcode offers none) give no
+    ///   default, with the reason.
+    static func defaultValue(_ string: String, for type: AttributeType) -> Outcome {
+        if type == .string { return .value(.string(string)) }
+        if string.trimmingCharacters(in: .whitespaces).isEmpty { return .value(.null) }
+        do throws(Reason) {
+            switch type {
+            case .integer16, .integer32, .integer64:
+                let (value, exact) = try integer(string, for: type)
+                return exact
+                    ? .value(.integer(value))
+                    : .adjusted(.integer(value), note: "is not a whole number; it is read as \(value), as Foundation's integerValue reads it")
+            case .decimal: return .value(.decimal(try decimal(string)))
+            case .double: return .value(.double(try double(string)))
             // Float attributes hold Float precision (see StoreValue.double).
-            return .double(Double(Float(try double(string))))
-        case .string:
-            return .string(string)
-        case .boolean:
-            return .bool(try boolean(string))
-        case .date:
-            return .date(try date(string))
-        case .uuid:
-            guard let uuid = UUID(uuidString: string.trimmingCharacters(in: .whitespaces)) else {
-                throw Reason("'\(string)' is not a UUID")
+            case .float: return .value(.double(Double(Float(try double(string)))))
+            case .boolean: return .value(.bool(boolean(string)))
+            case .date:
+                guard let seconds = try? double(string) else {  // the reason is replaced by a clearer one
+                    throw Reason("a Date default is written as defaultDateTimeInterval (seconds since 2001), not as text")
+                }
+                return .value(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+            case .uuid:
+                guard let uuid = UUID(uuidString: string.trimmingCharacters(in: .whitespaces)) else {
+                    throw Reason("it is not a UUID")
+                }
+                return .value(.uuid(uuid))
+            case .uri:
+                guard let url = URL(string: string.trimmingCharacters(in: .whitespaces)) else {
+                    throw Reason("it is not a URI")
+                }
+                return .value(.uri(url))
+            case .string: return .value(.string(string))
+            case .binaryData, .transformable, .undefined, .objectID:
+                throw Reason("a \(type.xcodeName) attribute takes no default written as a string")
             }
-            return .uuid(uuid)
-        case .uri:
-            guard let url = URL(string: string.trimmingCharacters(in: .whitespaces)) else {
-                throw Reason("'\(string)' is not a URI")
-            }
-            return .uri(url)
-        case .binaryData, .transformable, .undefined, .objectID:
-            return .null
+        } catch {
+            return .dropped(reason: error.text)
         }
     }
 
-    /// A validation limit (`minValueString`/`maxValueString`) for a numeric attribute.
+    /// A validation limit (`minValueString`/`maxValueString`) for a numeric attribute. An integer
+    /// attribute's limit with a fraction (left by a change of type from Double) is kept exactly,
+    /// as a double.
     static func limit(_ string: String, for type: AttributeType) throws(Reason) -> StoreValue {
         switch type {
-        case .integer16, .integer32, .integer64: .integer(try integer(string, for: .integer64))
-        case .decimal: .decimal(try decimal(string))
-        case .double, .float: .double(try double(string))
+        case .integer16, .integer32, .integer64:
+            let trimmed = string.trimmingCharacters(in: .whitespaces)
+            if let value = Int64(trimmed) { return .integer(value) }
+            let number = try double(trimmed)
+            if number.rounded() == number, abs(number) < 9.0e18 { return .integer(Int64(number)) }
+            return .double(number)
+        case .decimal: return .decimal(try decimal(string))
+        case .double, .float: return .double(try double(string))
         default: throw Reason("a value limit does not apply to \(type.xcodeName) attributes")
         }
     }
@@ -70,26 +102,27 @@ enum ModelDefaultValues {
         Date(timeIntervalSinceReferenceDate: try double(string))
     }
 
-    /// A whole number that fits `type`; a decimal with no fraction (`2.0`) is accepted too.
-    static func integer(_ string: String, for type: AttributeType) throws(Reason) -> Int64 {
+    /// A whole number that fits `type`, and whether it was written exactly: decimal notation
+    /// with a zero fraction (`2.0`, `1e3`) is exact; another fraction is cut toward zero.
+    static func integer(_ string: String, for type: AttributeType) throws(Reason) -> (Int64, exact: Bool) {
         let trimmed = string.trimmingCharacters(in: .whitespaces)
         var value = Int64(trimmed)
-        if value == nil, isDecimalSyntax(trimmed), let number = Double(trimmed), number.rounded() == number,
-            abs(number) < 9.0e18
-        {
-            value = Int64(number)
+        var exact = true
+        if value == nil, isDecimalSyntax(trimmed), let number = Double(trimmed), abs(number) < 9.0e18 {
+            value = Int64(number.rounded(.towardZero))
+            exact = number.rounded(.towardZero) == number
         }
-        guard let value else { throw Reason("'\(string)' is not a whole number") }
+        guard let value else { throw Reason("it is not a whole number") }
         if let range = type.integerRange, !range.contains(value) {
             throw Reason("\(value) does not fit in an \(type.xcodeName) attribute (\(range.lowerBound)...\(range.upperBound))")
         }
-        return value
+        return (value, exact)
     }
 
     /// A number in decimal notation (sign, digits, optional fraction and exponent).
     static func double(_ string: String) throws(Reason) -> Double {
         let trimmed = string.trimmingCharacters(in: .whitespaces)
-        guard isDecimalSyntax(trimmed), let value = Double(trimmed) else { throw Reason("'\(string)' is not a number") }
+        guard isDecimalSyntax(trimmed), let value = Double(trimmed) else { throw Reason("it is not a number") }
         return value
     }
 
@@ -98,17 +131,19 @@ enum ModelDefaultValues {
         let trimmed = string.trimmingCharacters(in: .whitespaces)
         // Decimal(string:) accepts a valid prefix ("12abc" → 12), so check the whole syntax first.
         guard isDecimalSyntax(trimmed), let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX"))
-        else { throw Reason("'\(string)' is not a decimal number") }
+        else { throw Reason("it is not a decimal number") }
         return value
     }
 
-    /// A Boolean: `YES`/`NO` as Xcode writes them; `true`/`false` and `1`/`0` are accepted too.
-    static func boolean(_ string: String) throws(Reason) -> Bool {
-        switch string.trimmingCharacters(in: .whitespaces).lowercased() {
-        case "yes", "true", "1": return true
-        case "no", "false", "0": return false
-        default: throw Reason("'\(string)' is not a Boolean (YES or NO)")
-        }
+    /// A Boolean as `NSString.boolValue` reads it (Apple's documentation of `boolValue`): after
+    /// leading white space, an optional `+`/`-` and any zeros, YES when the next character is
+    /// `Y`, `y`, `T`, `t` or a digit 1-9, else NO.
+    static func boolean(_ string: String) -> Bool {
+        var scalars = Substring(string).unicodeScalars.drop { $0.properties.isWhitespace }
+        if let sign = scalars.first, sign == "+" || sign == "-" { scalars = scalars.dropFirst() }
+        scalars = scalars.drop { $0 == "0" }
+        guard let first = scalars.first else { return false }
+        return "YyTt123456789".unicodeScalars.contains(first)
     }
 
     /// Whether `text` is `[+-]digits[.digits][(e|E)[+-]digits]` with at least one digit before

@@ -24,6 +24,8 @@ extension ManagedObjectModel {
     /// - Parameters:
     ///   - xmlData: The file's bytes.
     ///   - fileName: The name errors give for the file.
+    /// What the file holds that Strata does not use as written is listed in ``loadWarnings``.
+    ///
     /// - Throws: ``ModelError`` naming `fileName`, the line and the element at fault.
     public convenience init(xmlData: Data, fileName: String = "contents") throws {
         let root = try ModelXMLParser.parse(xmlData, fileName: fileName)
@@ -33,7 +35,7 @@ extension ManagedObjectModel {
             try self.init(
                 entities: contents.entities, configurations: contents.configurations,
                 fetchRequestTemplates: contents.fetchRequestTemplates, versionIdentifiers: contents.versionIdentifiers,
-                userInfo: contents.userInfo)
+                userInfo: contents.userInfo, loadWarnings: contents.warnings)
         } catch var error as ModelError {
             // The checks in the designated initializer know entities, not files: add the place.
             error.file = error.file ?? fileName
