@@ -30,6 +30,39 @@ struct ModelCommandTests {
         #expect(json["configurations"]?["Staff"] == .array([.string("Department"), .string("Employee")]))
     }
 
+    @Test("model show prints what the model file holds that Strata does not use, with file and line, and exits 0")
+    func showWarnings() throws {
+        let directory = try TemporaryDirectory()
+        let folder = directory.file("Odd.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(
+            """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Note" futureFlag="YES">
+                    <attribute name="count" optional="YES" attributeType="Integer 32" defaultValueString="12abc"/>
+                    <attribute name="done" attributeType="Boolean" defaultValueString="0.0"/>
+                </entity>
+            </model>
+            """.utf8
+        ).write(to: folder.appendingPathComponent("contents"))
+        let text = try runStrata(["model", "show", folder.path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("done: Boolean (required, default NO)") || text.stdout.contains("done: Boolean (required, default false)"))
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        let start = try #require(lines.firstIndex(of: "warnings (2):"), "\(text.stdout)")
+        #expect(lines[start + 1].hasPrefix("  ") && lines[start + 1].contains("contents:3: <entity Note>: ") && lines[start + 1].contains("futureFlag"))
+        #expect(lines[start + 2].contains("contents:4: <attribute Note.count>: ") && lines[start + 2].contains("12abc"))
+        let json = try parseJSON(try runStrata(["model", "show", folder.path, "--json"]).stdout)
+        let warnings = try #require(json["warnings"]?.arrayValue)
+        #expect(warnings.count == 2)
+        #expect(warnings.first?["line"] == .int(3) && warnings.first?["element"] == .string("entity Note"))
+        #expect(warnings.last?["message"]?.stringValue?.contains("12abc") == true)
+        #expect(warnings.first?["file"]?.stringValue?.hasSuffix("Odd.xcdatamodel/contents") == true)
+        let clean = try runStrata(["model", "show", try writeDemoModel(in: directory)])
+        #expect(!clean.stdout.contains("warnings"))
+    }
+
     @Test("model show reads the model inside a store")
     func showStore() throws {
         let lines = ModelDescription.lines(try StoreOpener.resolveModel(at: try seededMemoryStore(), modelPath: nil).model)

@@ -2,7 +2,8 @@ import Foundation
 import Strata
 
 /// A model as `strata model show` prints it: entities with attributes and relationships,
-/// configurations and the version hash.
+/// configurations, the version hash, and the warnings its file gave
+/// (``ManagedObjectModel/loadWarnings``).
 public enum ModelDescription {
     /// The `model show --json` document (docs/formats/json.md).
     public static func json(_ model: ManagedObjectModel) -> JSONValue {
@@ -13,6 +14,14 @@ public enum ModelDescription {
             ("fetchRequestTemplates", .object(model.fetchRequestTemplates.sorted { $0.key < $1.key }.map { name, template in
                 (name, .object([("entity", .string(template.entityName)), ("predicate", .string(template.predicateFormat))]))
             })),
+            ("warnings", .array(model.loadWarnings.map(warning))),
+        ])
+    }
+
+    static func warning(_ warning: ModelWarning) -> JSONValue {
+        .object([
+            ("file", .optional(warning.file)), ("line", warning.line.map { .int($0) } ?? .null),
+            ("element", .optional(warning.element)), ("message", .string(warning.message)),
         ])
     }
 
@@ -66,6 +75,11 @@ public enum ModelDescription {
             for (name, members) in model.configurations.sorted(by: { $0.key < $1.key }) {
                 out.append("configuration \(name): \(members.joined(separator: ", "))")
             }
+        }
+        if !model.loadWarnings.isEmpty {
+            out.append("")
+            out.append("warnings (\(model.loadWarnings.count)):")
+            for warning in model.loadWarnings { out.append("  \(warning)") }
         }
         return out
     }
