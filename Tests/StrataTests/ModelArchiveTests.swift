@@ -62,7 +62,7 @@ struct ModelArchiveTests {
         ]
         let model = try ManagedObjectModel(
             entities: entities, configurations: ["Only": ["Thing"]],
-            fetchRequestTemplates: ["t": FetchRequestTemplate(entityName: "Thing", predicateFormat: "a0 > $MIN", includesSubentities: false, resultType: .count)],
+            fetchRequestTemplates: ["t": FetchRequestTemplate(entityName: "Thing", predicateFormat: "a0 > $MIN", includesSubentities: false, resultType: .count, fetchLimit: 3, fetchBatchSize: 50)],
             versionIdentifiers: ["7"], userInfo: ["who": "test"])
         let decoded = try ManagedObjectModel(encodedRepresentation: try model.encodedRepresentation())
         expectSameModel(model, decoded)
