@@ -4,7 +4,9 @@ import Strata
 /// Infers a model from an XML store, for opening a store whose model is not at hand.
 ///
 /// What the file tells, and the choices made (docs/formats/xml.md, "Opening without a model"):
-/// - One entity per distinct object `type`. Core Data writes names upper-cased; the original case
+/// - One entity per distinct object `type`, and one per relationship `destination` that no object
+///   has (Core Data writes every relationship, empty ones too, with its destination): such an
+///   entity has no known attributes. Core Data writes names upper-cased; the original case
 ///   is taken from the metadata's `NSStoreModelVersionHashes` keys when they name the entity,
 ///   otherwise the name stays as written.
 /// - Properties are the attribute and relationship names seen on that entity's objects (lower-
@@ -15,8 +17,13 @@ import Strata
 ///   relationships are inferred unordered. Delete rules are nullify.
 /// - Two relationships are inverses when each is the other's only relationship whose pairs mirror
 ///   its own exactly (b ∈ a.r ⇔ a ∈ b.s).
-/// - Inheritance cannot be seen; an idref naming an object of another entity than the
-///   relationship's destination is refused as unsupported.
+/// - A relationship's destination is the first `destination` written for it, else the entity of the
+///   objects its idrefs name.
+/// - Inheritance shows only where a relationship's destination has no objects and its idrefs name
+///   objects of other entities (the declared destination is their superentity, as Strata and
+///   Cocotron write it): those entities become its subentities. Any other idref naming an object
+///   of another entity than the destination, or an entity that would need two parents, is refused
+///   as unsupported.
 ///
 /// Thread safety: stateless.
 enum XMLModelInference {
@@ -61,25 +68,43 @@ enum XMLModelInference {
         if case .dictionary(let metadata)? = info.metadata, case .dictionary(let hashes)? = metadata[XMLMetadataCoding.hashesKey] {
             for name in hashes.keys { names[name.uppercased()] = name }
         }
+        // Entities seen only as destinations: known by name, their attributes unknown.
+        let objectEntities = order
+        for key in objectEntities {
+            for property in entities[key]!.properties.values where property.isRelationship {  // keys from order
+                guard let declared = property.destination, entities[declared.uppercased()] == nil else { continue }
+                entities[declared.uppercased()] = Entity(name: declared)
+                order.append(declared.uppercased())
+            }
+        }
         func entityName(_ key: String) -> String { names[key] ?? entities[key]?.name ?? key }
-        // Destinations: checked against the objects named.
-        for key in order {
+        // Destinations: checked against the objects named; superentities read from them.
+        var parents: [String: String] = [:]
+        for key in objectEntities {
             for propertyName in entities[key]!.order {  // keys from order
                 var property = entities[key]!.properties[propertyName]!  // recorded with its name
                 guard property.isRelationship else { continue }
                 let targetTypes = Set(property.pairs.compactMap { types[$0.1] })
-                let declared = property.destination?.uppercased()
-                if let declared, entities[declared] == nil, !targetTypes.isEmpty {
-                    throw unsupported("relationship '\(property.name)' of \(entityName(key)) names destination '\(declared)', which no object has", path: path, line: property.line)
-                }
-                let destination = declared ?? targetTypes.first
-                if targetTypes.count > 1 || (destination != nil && !targetTypes.isEmpty && targetTypes.first != destination) {
+                let what = "relationship '\(property.name)' of \(entityName(key))"
+                guard let destination = property.destination?.uppercased() ?? targetTypes.first else {
                     throw unsupported(
-                        "relationship '\(property.name)' of \(entityName(key)) names objects of several entities (\(targetTypes.sorted().joined(separator: ", "))); inheritance cannot be inferred from an XML store, so open it with its model",
+                        "\(what) has no destination and no ids in any object, so its entity is not in the file; open it with its model",
                         path: path, line: property.line)
                 }
-                guard let destination, entities[destination] != nil else {
-                    throw unsupported("relationship '\(property.name)' of \(entityName(key)) has no destination entity that the file shows", path: path, line: property.line)
+                if entities[destination]!.objects == 0, !targetTypes.isEmpty {  // every destination was added above
+                    // A destination without objects holding objects of other entities: their superentity.
+                    for child in targetTypes.sorted() {
+                        if let parent = parents[child], parent != destination {
+                            throw unsupported(
+                                "\(what) names \(entityName(child)) objects as \(entityName(destination))s, but another relationship names them as \(entityName(parent))s: an entity cannot have two superentities; open it with its model",
+                                path: path, line: property.line)
+                        }
+                        parents[child] = destination
+                    }
+                } else if targetTypes.count > 1 || (!targetTypes.isEmpty && targetTypes.first != destination) {
+                    throw unsupported(
+                        "\(what) names objects of several entities (\(targetTypes.sorted().joined(separator: ", "))); inheritance cannot be inferred from an XML store, so open it with its model",
+                        path: path, line: property.line)
                 }
                 property.destination = destination
                 entities[key]!.properties[propertyName] = property
@@ -102,7 +127,7 @@ enum XMLModelInference {
                         property.name, destination: entityName(property.destination!), inverse: inverses["\(key).\(name)"],  // set above
                         toMany: toMany, isOptional: minimum == 0, minCount: minimum, maxCount: property.maxCount))
             }
-            descriptions.append(EntityDescription(entityName(key), properties: properties))
+            descriptions.append(EntityDescription(entityName(key), parent: parents[key].map(entityName), properties: properties))
         }
         do {
             return try ManagedObjectModel(entities: descriptions)
@@ -126,7 +151,12 @@ enum XMLModelInference {
                 let (minimum, maximum) = try counts(written, path: path)
                 if property.pairs.isEmpty && property.fewest == .max {
                     (property.minCount, property.maxCount) = (minimum, maximum)
-                    property.destination = written.destination
+                }
+                if let destination = written.destination {
+                    if let known = property.destination, known.uppercased() != destination.uppercased() {
+                        throw corrupt("expected destination '\(known)' for '\(written.name)' of \(entity.name) as before, found '\(destination)'", path: path, line: written.line)
+                    }
+                    property.destination = property.destination ?? destination
                 }
                 property.fewest = min(property.fewest, written.idrefs.count)
                 for target in written.idrefs { property.pairs.append((raw.id, target)) }
