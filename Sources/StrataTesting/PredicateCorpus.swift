@@ -2,7 +2,8 @@ import Foundation
 import Strata
 
 /// Predicates over ``ConformanceModel`` that every driver must answer exactly as the in-memory
-/// evaluator does (entity name, format string).
+/// evaluator does (entity name, format string), and edge cases (``edgeCases``) that every driver
+/// and the evaluator must answer as Foundation does.
 public enum PredicateCorpus {
     /// Every entry.
     public static let entries: [(entity: String, format: String)] = [
@@ -63,6 +64,7 @@ extension ConformanceSuite {
                 }
                 try require(failures.isEmpty, failures.joined(separator: "\n"))
             },
+            edgeCaseConformance,
             ConformanceCase("predicates with arguments and variables fetch the same rows as literals") { harness in
                 let fixture = try Fixture(harness)
                 let context = fixture.context()

@@ -62,7 +62,7 @@ struct LMDBQueryTests {
             "age == 14", "age > 40", "age <= 3", "age >= 89", "age < 0", "age BETWEEN {10, 20}", "age IN {7, 14, 99}",
             "age == nil", "name == 'Ann1'", "name == 'Émile2'", "name > 'b'", "name < 'Chloé5'", "name IN {'bob3', 'Zoë4'}",
             "name == ''", "name == nil", "score == 3.5", "score > 0 AND age < 50", "age == 14.0", "age > 40.5",
-            "code == 'c17'", "31 < age",
+            "code == 'c17'", "31 < age", "age BETWEEN {20, 10}",
         ]
         for format in formats {
             let predicate = try FetchPredicate(format: format)

@@ -93,8 +93,12 @@ enum QueryPlan {
             return (.index(index, [KeyRange(start: Keys.index(index.id, [value]), through: prefix + [tag])]), 3)
         case .between:
             guard tag != nil, case .aggregate(let items) = operand, items.count == 2,
-                let low = constant(items[0]), let high = constant(items[1]), !low.isNull, !high.isNull
+                var low = constant(items[0]), var high = constant(items[1]), !low.isNull, !high.isNull
             else { return nil }
+            // BETWEEN takes its bounds in either order (the evaluator swaps descending ones); bounds
+            // that do not order are left to the scan, whose evaluation throws (so the error cannot matter here).
+            guard let order = try? StoreValue.predicateOrder(low, high) else { return nil }
+            if order == .orderedDescending { swap(&low, &high) }
             return (.index(index, [KeyRange(start: Keys.index(index.id, [low]), through: Keys.index(index.id, [high]))]), 3)
         default:
             return nil

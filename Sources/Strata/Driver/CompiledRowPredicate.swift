@@ -126,10 +126,12 @@ public struct CompiledRowPredicate {
             }
         default: return general
         }
+        // BETWEEN takes its bounds in either order (the evaluator swaps descending ones).
         switch (bounds[0], bounds[1]) {
-        case (.integer(let low), .integer(let high)): return .integers(slot: slot, op, low: low, high: high, general: general)
+        case (.integer(let low), .integer(let high)):
+            return .integers(slot: slot, op, low: min(low, high), high: max(low, high), general: general)
         case (.double(let low), .double(let high)) where !low.isNaN && !high.isNaN:
-            return .doubles(slot: slot, op, low: low, high: high, general: general)
+            return .doubles(slot: slot, op, low: min(low, high), high: max(low, high), general: general)
         default: return general
         }
     }

@@ -1,46 +1,60 @@
 import Foundation
 import Synchronization
 
-/// `LIKE` and `MATCHES`.
+/// `LIKE` and `MATCHES`, as Foundation's `_NSPredicateOperatorUtilities` runs them: both sides
+/// folded for `[c]`/`[d]`, then brought to Unicode normalization form KC (so composed and
+/// decomposed `é` match, and `ﬁ` is `fi`); `[n]` skips both steps. An empty pattern is handled by
+/// the caller (it matches nothing).
 enum PredicateStringMatching {
-    /// `LIKE`: `*` matches any run of characters (line breaks included), `?` exactly one character,
-    /// a backslash makes the next character literal; every other character stands for itself.
-    /// Characters are Swift `Character`s (grapheme clusters), compared after folding.
+    /// `string` folded by `options` and, unless `[n]`, in normalization form KC.
+    static func prepared(_ string: String, _ options: ComparisonOptions) -> String {
+        if options.contains(.normalized) { return string }
+        return options.fold(string).precomposedStringWithCompatibilityMapping
+    }
+
+    /// `LIKE`: `*` matches any run of characters (line breaks included), `?` exactly one Unicode
+    /// scalar (ICU's `.` in Foundation's translation, with `UREGEX_DOTALL`), a backslash makes the
+    /// next character literal; every other character stands for itself.
     static func like(_ string: String, pattern: String, options: ComparisonOptions) -> Bool {
         enum Piece: Equatable {
-            case literal(Character)
+            case literal(Unicode.Scalar)
             case one
             case any
         }
         var pieces: [Piece] = []
+        var run = ""
+        // Literal runs are folded and normalized whole, so that a letter and its combining marks
+        // compose as they do in the string; wildcards never take part.
+        func flush() {
+            for scalar in prepared(run, options).unicodeScalars { pieces.append(.literal(scalar)) }
+            run = ""
+        }
         var escaping = false
-        for character in pattern {
+        for scalar in pattern.unicodeScalars {
             if escaping {
-                pieces.append(.literal(character))
+                run.unicodeScalars.append(scalar)
                 escaping = false
-            } else if character == "\\" {
+            } else if scalar == "\\" {
                 escaping = true
-            } else if character == "*" {
+            } else if scalar == "*" {
+                flush()
                 if pieces.last != .any { pieces.append(.any) }
-            } else if character == "?" {
+            } else if scalar == "?" {
+                flush()
                 pieces.append(.one)
             } else {
-                pieces.append(.literal(character))
+                run.unicodeScalars.append(scalar)
             }
         }
-        if escaping { pieces.append(.literal("\\")) }
-        // Fold literals one by one so that folding can never merge a literal with a wildcard.
-        let folded: [Piece] = pieces.flatMap { piece -> [Piece] in
-            guard case .literal(let c) = piece, !options.subtracting(.normalized).isEmpty else { return [piece] }
-            return options.fold(String(c)).map { .literal($0) }
-        }
-        let text = Array(options.fold(string))
+        if escaping { run.unicodeScalars.append("\\") }
+        flush()
+        let text = Array(prepared(string, options).unicodeScalars)
         // Greedy matching with one backtrack point for the last `*`: O(n·m) in the worst case.
         var (t, p) = (0, 0)
         var star: (piece: Int, text: Int)? = nil
         while t < text.count {
-            if p < folded.count {
-                switch folded[p] {
+            if p < pieces.count {
+                switch pieces[p] {
                 case .any:
                     star = (p, t)
                     p += 1
@@ -61,19 +75,32 @@ enum PredicateStringMatching {
             p = last.piece + 1
             t = last.text + 1
         }
-        while p < folded.count, folded[p] == .any { p += 1 }
-        return p == folded.count
+        while p < pieces.count, pieces[p] == .any { p += 1 }
+        return p == pieces.count
     }
 
-    /// `MATCHES`: the whole string matches an ICU regular expression. As on Apple's platforms,
-    /// `^` and `$` also match at line breaks and `.` matches a line break. `[c]` makes the
-    /// expression case-insensitive; `[d]` removes diacritics from both the string and the pattern.
+    /// `MATCHES`: the whole string matches an ICU regular expression. As on Apple's platforms
+    /// (`UREGEX_DOTALL | UREGEX_MULTILINE`), `^` and `$` also match at line breaks and `.` matches
+    /// a line break. `[c]` makes the expression case-insensitive; `[d]` removes diacritics from
+    /// both the string and the pattern. Both are in normalization form KC unless `[n]`; a pattern
+    /// that compiles only in form C is used in form C, the string too (Foundation's fallback).
     static func matches(_ string: String, pattern: String, options: ComparisonOptions) throws -> Bool {
-        let expression = try regularExpression(
-            options.contains(.diacriticInsensitive) ? ComparisonOptions.diacriticInsensitive.fold(pattern) : pattern,
-            caseInsensitive: options.contains(.caseInsensitive))
-        let subject = options.contains(.diacriticInsensitive)
-            ? ComparisonOptions.diacriticInsensitive.fold(string) : string
+        let diacritics = options.intersection(.diacriticInsensitive)
+        let caseInsensitive = options.contains(.caseInsensitive)
+        var subject = diacritics.fold(string)
+        var expression: NSRegularExpression
+        if options.contains(.normalized) {
+            expression = try regularExpression(diacritics.fold(pattern), caseInsensitive: caseInsensitive)
+        } else {
+            let folded = diacritics.fold(pattern)
+            do {
+                expression = try regularExpression(folded.precomposedStringWithCompatibilityMapping, caseInsensitive: caseInsensitive)
+                subject = subject.precomposedStringWithCompatibilityMapping
+            } catch {
+                expression = try regularExpression(folded.precomposedStringWithCanonicalMapping, caseInsensitive: caseInsensitive)
+                subject = subject.precomposedStringWithCanonicalMapping
+            }
+        }
         let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
         return expression.firstMatch(in: subject, options: [.anchored], range: range) != nil
     }

@@ -6,23 +6,34 @@ import Foundation
 // - Numbers compare as numbers whatever their case: `.integer(1) == .double(1.0) == .bool(true)`
 //   == `.decimal(1)`. A double against a decimal compares as doubles; integers against decimals
 //   exactly. NaN is unordered (never equal, never less or greater).
-// - Strings compare by Unicode canonical equivalence and order by their scalars in NFC
-//   (Swift's `String` comparison, SQLite's BINARY collation on NFC text). Options fold both
-//   sides first with `folding(options:locale: nil)`: `[c]` case, `[d]` diacritics.
+// - Strings are equal without options when their Unicode scalars are (a literal comparison, as
+//   `-[NSString isEqual:]`: composed and decomposed `é` differ). With `[c]`/`[d]` both sides are
+//   folded with `folding(options:locale: nil)` (`[c]` case, `[d]` diacritics, and width with
+//   either, as Foundation's CFStringCompare flags) and compared by canonical equivalence. Strings
+//   order by canonical equivalence and their scalars in NFC (Swift's `String` comparison), folded
+//   the same way.
 // - Dates compare by time; UUIDs, URIs, binary data and references compare for equality only.
-// - `nil` equals only `nil`; an ordering comparison with `nil` is unordered (false).
-// - Anything else (a string with a date, a number with a string) is a type mismatch, thrown as
-//   ``FetchPredicateError/Code-swift.struct/typeMismatch``.
+// - `nil` equals only `nil`; an ordering comparison with `nil` is unordered here (the operators
+//   make `nil <= nil` true, see PredicateComparison).
+// - Values of different kinds are never equal (Foundation's `isEqual:`), but ordering them (a
+//   string with a date, a number with a string) is a type mismatch, thrown as
+//   ``FetchPredicateError/Code-swift.struct/typeMismatch`` (Foundation's `compare:` raises).
 
 extension ComparisonOptions {
-    /// `string` folded as these options compare it: `[c]` folds case, `[d]` removes diacritics;
-    /// `[n]` changes nothing.
+    /// `string` folded as these options compare it: `[c]` folds case, `[d]` removes diacritics,
+    /// and either also folds width (`Ａ` is `A`), as Foundation adds `kCFCompareWidthInsensitive`
+    /// to both; `[n]` changes nothing.
     public func fold(_ string: String) -> String {
         var folding: String.CompareOptions = []
         if contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
-        return folding.isEmpty ? string : string.folding(options: folding, locale: nil)
+        guard !folding.isEmpty else { return string }
+        folding.insert(.widthInsensitive)
+        return string.folding(options: folding, locale: nil)
     }
+
+    /// Whether these options fold strings (`[c]` or `[d]`).
+    var foldsStrings: Bool { contains(.caseInsensitive) || contains(.diacriticInsensitive) }
 }
 
 /// A number read from a ``StoreValue`` for comparison and arithmetic.
@@ -107,15 +118,19 @@ extension StoreValue {
     ///   - lhs: The left value.
     ///   - rhs: The right value.
     ///   - options: `[c]`/`[d]` folding, applied when both are strings.
-    /// - Throws: ``FetchPredicateError/Code-swift.struct/typeMismatch`` when the kinds do not compare
-    ///   (a string with a date).
+    /// Values of different kinds (a number and a string) are unequal, as Foundation's `isEqual:`
+    /// answers; strings without `[c]`/`[d]` compare literally, scalar by scalar.
+    ///
+    /// - Throws: Nothing today; the signature keeps room for kinds that cannot be compared.
     public static func predicateEqual(_ lhs: StoreValue, _ rhs: StoreValue, options: ComparisonOptions = []) throws
         -> Bool
     {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
-        case (.string(let a), .string(let b)): return options.fold(a) == options.fold(b)
+        case (.string(let a), .string(let b)):
+            guard options.foldsStrings else { return a.unicodeScalars.elementsEqual(b.unicodeScalars) }
+            return options.fold(a) == options.fold(b)
         case (.date(let a), .date(let b)): return a == b
         case (.uuid(let a), .uuid(let b)): return a == b
         case (.uri(let a), .uri(let b)): return a == b
@@ -126,7 +141,7 @@ extension StoreValue {
             if let a = PredicateNumber(lhs), let b = PredicateNumber(rhs) {
                 return PredicateNumber.compare(a, b) == .orderedSame
             }
-            throw mismatch(lhs, rhs, "==")
+            return false
         }
     }
 

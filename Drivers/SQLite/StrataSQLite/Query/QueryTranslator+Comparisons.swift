@@ -29,7 +29,10 @@ extension QueryTranslator {
         let folding = kind == .string ? options.subtracting(.normalized) : []
         if constant.isNull { return nullAnswer(op, column: sql) }
         let column = folding.isEmpty ? sql : "strata_fold(\(sql), \(folding.rawValue))"
-        let suffix = kind == .string || kind == .uri ? collate : ""
+        // Strings without [c]/[d] are equal literally (BINARY on their UTF-8, as the evaluator
+        // compares scalars); folded ones, and every ordering, by the STRATA collation.
+        let literal = kind == .string && folding.isEmpty && (op == .equal || op == .notEqual)
+        let suffix = (kind == .string && !literal) || kind == .uri ? collate : ""
         switch op {
         case .equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
             if op != .equal, op != .notEqual, kind == .uuid || kind == .binary || kind == .uri { return nil }
@@ -54,23 +57,29 @@ extension QueryTranslator {
     ) -> String? {
         switch op {
         case .in:
-            if list.isEmpty { return "0" }
-            guard nesting + Self.listLevelNesting * Self.levels(list.count) <= Self.maximumNesting,
-                list.count <= maximumBindings
+            // Membership is `==` without options (containsObject:); a nil member matches nothing.
+            let members = list.filter { !$0.isNull }
+            if members.isEmpty { return "0" }
+            guard nesting + Self.listLevelNesting * Self.levels(members.count) <= Self.maximumNesting,
+                members.count <= maximumBindings
             else {
                 return nil
             }
             var parts: [String] = []
-            for member in list {
-                guard let part = compare(sql, kind, .equal, member, options) else { return nil }
+            for member in members {
+                guard let part = compare(sql, kind, .equal, member, []) else { return nil }
                 parts.append(part)
             }
             return Self.balanced(parts, "OR")
         case .between:
             guard list.count == 2, kind == .number || kind == .double || kind == .date || kind == .string else { return nil }
             if list.contains(where: \.isNull) { return "0" }
-            guard let low = compare(sql, kind, .greaterThanOrEqual, list[0], options),
-                let high = compare(sql, kind, .lessThanOrEqual, list[1], options)
+            // Bounds in descending order are swapped, as the evaluator does; bounds that do not
+            // order (a type mismatch) are left to the evaluator, which throws.
+            guard let order = try? StoreValue.predicateOrder(list[0], list[1], options: options) else { return nil }
+            let (lower, upper) = order == .orderedDescending ? (list[1], list[0]) : (list[0], list[1])
+            guard let low = compare(sql, kind, .greaterThanOrEqual, lower, options),
+                let high = compare(sql, kind, .lessThanOrEqual, upper, options)
             else { return nil }
             return "(\(low)) AND (\(high))"
         default:
@@ -78,14 +87,14 @@ extension QueryTranslator {
         }
     }
 
-    /// The answer of comparing a column with `nil`: `==` and `!=` test for NULL, every other
-    /// operator is false in the evaluator.
+    /// The answer of comparing a column with `nil`: `==`, `<=` and `>=` hold when it is NULL
+    /// (`nil <= nil` is true, as in Foundation), `!=` when it is not; every other operator is false
+    /// in the evaluator.
     private func nullAnswer(_ op: ComparisonOperator, column: String? = nil) -> String? {
         switch op {
-        case .equal: column.map { "\($0) IS NULL" }
+        case .equal, .lessThanOrEqual, .greaterThanOrEqual: column.map { "\($0) IS NULL" }
         case .notEqual: column.map { "\($0) IS NOT NULL" }
-        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .beginsWith, .endsWith, .like, .matches,
-            .contains:
+        case .lessThan, .greaterThan, .beginsWith, .endsWith, .like, .matches, .contains:
             "0"
         default: nil
         }

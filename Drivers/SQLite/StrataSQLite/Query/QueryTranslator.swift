@@ -171,10 +171,15 @@ struct QueryTranslator {
             guard kind == .number || kind == .double || kind == .date, c.options.isEmpty,
                 case .value(let b, let other)? = operand(c.rhs, entity, alias), other == kind || (other != .date && kind != .date)
             else { return nil }
+            // nil == nil, nil <= nil and nil >= nil hold in the evaluator. A double column reads NaN
+            // as NULL too (columnSQL), so those forms are left to the evaluator for doubles.
             switch c.op {
-            case .equal: return "\(a) = \(b)"
+            case .lessThan, .greaterThan: return "\(a) \(Self.sqlOperator(c.op)) \(b)"
+            case _ where kind == .double || other == .double: return nil
+            case .equal: return "\(a) IS \(b)"
             case .notEqual: return "\(a) IS NOT \(b)"
-            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual: return "\(a) \(Self.sqlOperator(c.op)) \(b)"
+            case .lessThanOrEqual, .greaterThanOrEqual:
+                return "(\(a) \(Self.sqlOperator(c.op)) \(b)) OR (\(a) IS NULL AND \(b) IS NULL)"
             default: return nil
             }
         case (.toOne(let sql, let entitySQL, let destination), .constant(let constant)):
