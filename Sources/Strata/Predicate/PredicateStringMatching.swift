@@ -9,7 +9,13 @@ enum PredicateStringMatching {
     /// `string` folded by `options` and, unless `[n]`, in normalization form KC.
     static func prepared(_ string: String, _ options: ComparisonOptions) -> String {
         if options.contains(.normalized) { return string }
-        return options.fold(string).precomposedStringWithCompatibilityMapping
+        return compatibilityComposed(options.fold(string))
+    }
+
+    /// `string` in normalization form KC; ASCII text, which every form leaves alone, is returned
+    /// as it is without the cost of normalizing.
+    static func compatibilityComposed(_ string: String) -> String {
+        string.utf8.allSatisfy { $0 < 0x80 } ? string : string.precomposedStringWithCompatibilityMapping
     }
 
     /// `LIKE`: `*` matches any run of characters (line breaks included), `?` exactly one Unicode
@@ -94,8 +100,8 @@ enum PredicateStringMatching {
         } else {
             let folded = diacritics.fold(pattern)
             do {
-                expression = try regularExpression(folded.precomposedStringWithCompatibilityMapping, caseInsensitive: caseInsensitive)
-                subject = subject.precomposedStringWithCompatibilityMapping
+                expression = try regularExpression(compatibilityComposed(folded), caseInsensitive: caseInsensitive)
+                subject = compatibilityComposed(subject)
             } catch {
                 expression = try regularExpression(folded.precomposedStringWithCanonicalMapping, caseInsensitive: caseInsensitive)
                 subject = subject.precomposedStringWithCanonicalMapping
