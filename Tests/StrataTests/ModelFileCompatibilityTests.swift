@@ -228,6 +228,8 @@ struct ModelFileCompatibilityTests {
         let template = try #require(model.fetchRequestTemplates["firstNamed"])
         #expect(template.fetchLimit == 1 && template.fetchBatchSize == 100)
         #expect(template.resultType == .count && !template.includesSubentities)
+        let request = try FetchRequest(template: "firstNamed", in: model, substitutionVariables: ["NAME": "x"])
+        #expect(request.fetchLimit == 1 && request.fetchBatchSize == 100, "a request from the template keeps its limit and batch size")
         #expect(model.configurations["Cloud"] == ["A", "B"])
         #expect(model.userInfo == ["mk": "mv"] && model.versionIdentifiers == ["2"])
     }

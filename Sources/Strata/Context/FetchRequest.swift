@@ -52,6 +52,8 @@ public struct FetchRequest: Sendable {
         self.init(entityName: template.entityName)
         includesSubentities = template.includesSubentities
         resultType = template.resultType
+        fetchLimit = template.fetchLimit
+        fetchBatchSize = template.fetchBatchSize
         let format = template.predicateFormat.trimmingCharacters(in: .whitespaces)
         if !format.isEmpty {
             predicate = try FetchPredicate(format: format).withSubstitutionVariables(substitutionVariables)
