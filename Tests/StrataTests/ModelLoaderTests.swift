@@ -180,13 +180,6 @@ struct ModelLoaderTests {
         #expect(error.file == "Test.xcdatamodel/contents" && error.message.contains("Integer 128"))
     }
 
-    @Test("a composite attribute is refused with a clear message")
-    func compositeAttribute() throws {
-        let error = try loadError(
-            #"<entity name="A"><attribute name="p" attributeType="Composite" composite="Point"/></entity>"#)
-        #expect(error.code == .invalidValue && error.message.contains("composite"))
-    }
-
     @Test("missing required XML attributes are malformed, at their line")
     func missingRequiredAttributes() throws {
         let cases: [(String, String)] = [

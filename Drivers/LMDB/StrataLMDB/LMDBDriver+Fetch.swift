@@ -152,7 +152,7 @@ extension LMDBDriver {
     /// every sort key and emitted until the page is full. `nil` when no index fits.
     private func streamSorted(_ request: StoreFetch, entities: Set<Int32>, reader: RowReader) throws -> [RowSnapshot]? {
         guard let first = request.sort.first, first.comparison == .default, request.limit != nil,
-            !first.keyPath.contains("."), let slot = request.entity.index(ofProperty: first.keyPath),
+            let slot = request.entity.index(ofProperty: first.keyPath),  // composite elements included
             case .attribute = layout.slots[request.entity.entityNumber]?[slot],
             let index = layout.indexes.first(where: { $0.slots == [slot] && entities.isSubset(of: $0.entities) })
         else { return nil }

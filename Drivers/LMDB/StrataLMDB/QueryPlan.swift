@@ -53,7 +53,8 @@ enum QueryPlan {
             }
         default: return nil
         }
-        guard !key.contains("."), let slot = entity.index(ofProperty: key),
+        // A key with dots names a slot only as a composite's element (`location.latitude`).
+        guard let slot = entity.index(ofProperty: key),
             let kind = layout.slots[entity.entityNumber]?[slot]
         else { return nil }
         if case .toOne(let rel) = kind {

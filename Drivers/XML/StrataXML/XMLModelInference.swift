@@ -127,13 +127,60 @@ enum XMLModelInference {
                         property.name, destination: entityName(property.destination!), inverse: inverses["\(key).\(name)"],  // set above
                         toMany: toMany, isOptional: minimum == 0, minCount: minimum, maxCount: property.maxCount))
             }
-            descriptions.append(EntityDescription(entityName(key), parent: parents[key].map(entityName), properties: properties))
+            descriptions.append(
+                EntityDescription(entityName(key), parent: parents[key].map(entityName), properties: regroupingComposites(properties)))
         }
         do {
             return try ManagedObjectModel(entities: descriptions)
         } catch {
             throw StoreError(.corrupt, "the objects of the file describe a model Strata rejects: \(error)", store: path)
         }
+    }
+
+    /// Attributes named by key path (`location.latitude`, how Strata writes a composite's
+    /// elements) become composite attributes again, each at the place of its first element.
+    static func regroupingComposites(_ properties: [PropertyDescription]) -> [PropertyDescription] {
+        // Names with more parts than any model nests are left alone (the model then refuses them).
+        func parts(_ property: PropertyDescription) -> [String]? {
+            guard case .attribute(let a) = property, a.name.contains(".") else { return nil }
+            let parts = a.name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            return parts.count <= 16 ? parts : nil
+        }
+        guard properties.contains(where: { parts($0) != nil }) else { return properties }
+        func group(_ entries: [(path: ArraySlice<String>, attribute: AttributeDescription)]) -> [AttributeDescription] {
+            var order: [String] = []
+            var members: [String: [(path: ArraySlice<String>, attribute: AttributeDescription)]] = [:]
+            for entry in entries {
+                let head = entry.path.first ?? ""
+                if members[head] == nil { order.append(head) }
+                members[head, default: []].append((entry.path.dropFirst(), entry.attribute))
+            }
+            return order.flatMap { head -> [AttributeDescription] in
+                let inner = members[head] ?? []
+                let leaves = inner.filter(\.path.isEmpty).map { entry -> AttributeDescription in
+                    var leaf = entry.attribute
+                    leaf.name = head
+                    return leaf
+                }
+                let nested = inner.filter { !$0.path.isEmpty }
+                return leaves + (nested.isEmpty ? [] : [.composite(head, elements: group(nested))])
+            }
+        }
+        var result: [PropertyDescription] = []
+        var placed: Set<String> = []
+        for property in properties {
+            guard let path = parts(property), let head = path.first else {
+                result.append(property)
+                continue
+            }
+            guard placed.insert(head).inserted else { continue }
+            let entries = properties.compactMap { other -> (path: ArraySlice<String>, attribute: AttributeDescription)? in
+                guard let path = parts(other), path.first == head, case .attribute(let a) = other else { return nil }
+                return (path[...], a)
+            }
+            result += group(entries).map { .attribute($0) }
+        }
+        return result
     }
 
     private static func record(_ raw: XMLRawObject, into entity: inout Entity, path: String) throws {

@@ -34,6 +34,7 @@ enum XMLValueCoding {
         case .transformable: "transformable"
         case .objectID: "objectid"
         case .undefined: "undefined"
+        case .composite: "composite"  // never written: a composite's elements are attributes of their own
         }
     }
 
@@ -89,7 +90,7 @@ enum XMLValueCoding {
             return UUID(uuidString: trimmed(text)).map(StoreValue.uuid)
         case .uri:
             return URL(string: trimmed(text)).map(StoreValue.uri)
-        case .objectID, .undefined:
+        case .objectID, .undefined, .composite:
             return nil
         }
     }

@@ -32,7 +32,10 @@ public struct RowView: PredicateEvaluable {
 
     public func keyValue(forKey key: String) throws -> KeyValue {
         guard let slot = entity.index(ofProperty: key) else {
-            throw FetchPredicateError.unknownKey(key, entity: entity.name)
+            guard let composite = entity.compositesByKeyPath[key] else {
+                throw FetchPredicateError.unknownKey(key, entity: entity.name)
+            }
+            return CompositeElementValues.keyValue(composite, of: self) { row.values[$0] }
         }
         switch row.values[slot] {
         case .reference(let id):

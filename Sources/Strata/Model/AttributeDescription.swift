@@ -30,6 +30,15 @@ public struct AttributeDescription: Sendable, Hashable {
     public var versionHashModifier: String?
     /// Free-form key/value pairs.
     public var userInfo: [String: String]
+    /// For a composite attribute (``AttributeType/composite``): its elements, in order. Each is an
+    /// attribute, or a nested composite with elements of its own. Empty for other types.
+    ///
+    /// Make composites with ``composite(_:elements:compositeName:isOptional:isTransient:renamingIdentifier:versionHashModifier:userInfo:)``.
+    public var elements: [AttributeDescription] = []
+    /// For a composite attribute: the name of the model-level composite it uses (Xcode's
+    /// `composite="Location"`), or `nil` when it was built without one. Informational; code
+    /// generation names the composite's Swift type after it.
+    public var compositeName: String?
 
     /// Creates an attribute.
     ///
@@ -61,6 +70,48 @@ public struct AttributeDescription: Sendable, Hashable {
         self.renamingIdentifier = renamingIdentifier
         self.versionHashModifier = versionHashModifier
         self.userInfo = userInfo
+    }
+
+    /// Creates a composite attribute: a value made of named elements, read and written as a
+    /// dictionary (`value(forKey: "location")`) or element by element with key paths
+    /// (`location.latitude`), which predicates and sort keys also use.
+    ///
+    /// - Parameters:
+    ///   - name: The attribute's name.
+    ///   - elements: The elements, each an attribute or a nested composite; relationships are not
+    ///     elements. Optionality, defaults and validation rules are each element's own.
+    ///   - compositeName: The name of the model-level composite (Xcode's `composite="…"`).
+    ///   - isOptional: Whether the whole value may be `nil` (every element `nil`) at save.
+    ///   - isTransient: Whether the composite lives in memory only.
+    public static func composite(
+        _ name: String, elements: [AttributeDescription], compositeName: String? = nil, isOptional: Bool = true,
+        isTransient: Bool = false, renamingIdentifier: String? = nil, versionHashModifier: String? = nil,
+        userInfo: [String: String] = [:]
+    ) -> AttributeDescription {
+        var attribute = AttributeDescription(
+            name, .composite, isOptional: isOptional, isTransient: isTransient, renamingIdentifier: renamingIdentifier,
+            versionHashModifier: versionHashModifier, userInfo: userInfo)
+        attribute.elements = elements
+        attribute.compositeName = compositeName
+        return attribute
+    }
+
+    /// Whether this is a composite attribute.
+    public var isComposite: Bool { type == .composite }
+
+    /// The leaf elements of a composite (elements that are not composites themselves, nested ones
+    /// included), each with its key path below the composite (`latitude`, `address.city`), in
+    /// declaration order, depth first. Empty for other attributes.
+    public var leafElements: [(keyPath: String, attribute: AttributeDescription)] {
+        var result: [(String, AttributeDescription)] = []
+        func walk(_ elements: [AttributeDescription], _ prefix: String) {
+            for element in elements {
+                let path = prefix.isEmpty ? element.name : prefix + "." + element.name
+                if element.isComposite { walk(element.elements, path) } else { result.append((path, element)) }
+            }
+        }
+        walk(elements, "")
+        return result
     }
 }
 

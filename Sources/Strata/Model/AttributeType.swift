@@ -17,6 +17,9 @@ public enum AttributeType: Int, Sendable, Hashable, CaseIterable {
     case uri = 1200
     case transformable = 1800
     case objectID = 2000
+    /// A composite attribute (Core Data's `NSCompositeAttributeType`): a value made of named
+    /// elements, each an attribute or a nested composite (see ``AttributeDescription/elements``).
+    case composite = 2100
 
     /// The name Xcode writes in a model's `contents` file (`attributeType="Integer 16"`).
     public var xcodeName: String {
@@ -36,6 +39,7 @@ public enum AttributeType: Int, Sendable, Hashable, CaseIterable {
         case .uri: "URI"
         case .transformable: "Transformable"
         case .objectID: "ObjectID"
+        case .composite: "Composite"
         }
     }
 

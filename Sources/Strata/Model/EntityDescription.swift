@@ -45,7 +45,18 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     // context or store can see the entity, and never again, so no access can overlap a write.
     @exclusivity(unchecked) public internal(set) var entityNumber: Int32 = 0
     /// Every property, inherited ones first; a property's position is its slot in rows and objects.
+    ///
+    /// A composite attribute takes no slot of its own: each of its leaf elements takes one, as an
+    /// attribute named by its key path (`location.latitude`, `place.address.city`) that carries the
+    /// element's type, optionality, default and rules. ``compositeAttributes`` lists the composites.
     @exclusivity(unchecked) public internal(set) var properties: [PropertyDescription] = []
+    /// Composite attributes as declared (with their elements), inherited ones first. Their
+    /// elements' values live in the slots of ``properties`` named by key path.
+    public internal(set) var compositeAttributes: [AttributeDescription] = []
+    /// Every composite by key path: declared ones (`location`) and nested ones (`location.address`).
+    var compositesByKeyPath: [String: CompositeSlots] = [:]
+    /// The presence rules of required composites (see ``CompositeRequirement``).
+    var compositeRequirements: [CompositeRequirement] = []
     /// Direct subentity names, sorted.
     public internal(set) var subentityNames: [String] = []
     /// The root of the inheritance hierarchy (the entity itself for roots).
@@ -167,6 +178,36 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// The slot of the property whose name matches `name` ignoring case (XML stores lower-case names).
     public func index(ofPropertyIgnoringCase name: String) -> Int? { lowercasedIndex[name.lowercased()] }
 
+    /// The composite attribute at `keyPath`: a declared one (`location`) or a nested element that
+    /// is itself a composite (`location.address`); `nil` for anything else.
+    public func compositeAttribute(atKeyPath keyPath: String) -> AttributeDescription? {
+        compositesByKeyPath[keyPath]?.attribute
+    }
+
+    /// Whether `keyPath` names a composite attribute or a nested composite element.
+    @inlinable public func isComposite(_ keyPath: String) -> Bool { _isComposite(keyPath) }
+
+    @usableFromInline func _isComposite(_ keyPath: String) -> Bool {
+        !compositesByKeyPath.isEmpty && compositesByKeyPath[keyPath] != nil
+    }
+
+    /// The slot a key path of this entity reads, joining components that name a composite's
+    /// elements: for `["location", "latitude", …]` starting at 0, the slot of `location.latitude`
+    /// and the number of components used (2). `nil` when the components from `start` name no
+    /// property or stop inside a composite.
+    public func slot(forComponents components: [String], from start: Int) -> (slot: Int, count: Int)? {
+        guard components.indices.contains(start) else { return nil }
+        var key = components[start]
+        var end = start
+        if let slot = _propertyIndex(key) { return (slot, 1) }
+        while _isComposite(key), end + 1 < components.count {
+            end += 1
+            key += "." + components[end]
+            if let slot = _propertyIndex(key) { return (slot, end - start + 1) }
+        }
+        return nil
+    }
+
     /// The property named `name` (own or inherited), or `nil`.
     public func property(named name: String) -> PropertyDescription? {
         propertyIndex[name].map { properties[$0] }
@@ -219,6 +260,25 @@ public struct FetchIndexDescription: Sendable, Hashable {
     }
 }
 
+/// A composite of an entity, resolved: its description and the slots of its leaf elements.
+struct CompositeSlots: Sendable {
+    /// The composite's description (a declared attribute or a nested element).
+    let attribute: AttributeDescription
+    /// Its key path (`location`, `location.address`).
+    let keyPath: String
+    /// The slots of every leaf element below it, in declaration order.
+    let leafSlots: [Int]
+}
+
+/// A required composite (declared or nested) whose value must be present at save: at least one of
+/// `slots` non-nil whenever one of `contextSlots` (the enclosing composite's leaves) is; a declared
+/// composite has no context and is always checked.
+struct CompositeRequirement: Sendable {
+    let name: String
+    let slots: [Int]
+    let contextSlots: [Int]
+}
+
 /// What one property slot holds, compactly (hot paths read it instead of copying descriptions).
 enum SlotKind: Sendable {
     /// A stored or transient attribute of the type, without a value transformer.
@@ -243,4 +303,7 @@ struct ValidatedSlot: Sendable {
     let type: AttributeType
     /// Whether the attribute has declarative rules beyond optionality and integer width.
     let hasRules: Bool
+    /// For an element of an optional composite: the leaf slots of the composite that holds it.
+    /// The element is required only when one of them holds a value (the composite is present).
+    var presence: [Int] = []
 }

@@ -18,6 +18,9 @@ extension ModelArchive {
         var valueClassName: String?
         var allowsExternalBinaryDataStorage: Bool?
         var isIndexed: Bool?
+        // Composite attributes (version 2): the elements, and the model-level composite's name.
+        var elements: [Property]?
+        var composite: String?
         // Relationships.
         var destination: String?
         var inverse: String?
@@ -44,6 +47,10 @@ extension ModelArchive {
                 valueClassName = a.valueClassName
                 allowsExternalBinaryDataStorage = a.allowsExternalBinaryDataStorage
                 isIndexed = a.isIndexed
+                if a.isComposite {
+                    elements = a.elements.map { Property(.attribute($0)) }
+                    composite = a.compositeName
+                }
             case .relationship(let r):
                 kind = "relationship"
                 renamingIdentifier = r.renamingIdentifier
@@ -69,14 +76,26 @@ extension ModelArchive {
                 guard let attributeType = AttributeType(rawValue: raw) else {
                     throw ModelError(.unreadable, "attribute '\(entity).\(name)' has unknown type \(raw)", element: "\(entity).\(name)")
                 }
-                return .attribute(
-                    AttributeDescription(
-                        name, attributeType, isOptional: isOptional, defaultValue: try defaultValue?.decoded() ?? .null,
-                        isTransient: isTransient, validation: try validation?.decoded() ?? ValidationRules(),
-                        valueTransformerName: valueTransformerName, valueClassName: valueClassName,
-                        allowsExternalBinaryDataStorage: allowsExternalBinaryDataStorage ?? false,
-                        isIndexed: isIndexed ?? false, renamingIdentifier: renamingIdentifier,
-                        versionHashModifier: versionHashModifier, userInfo: userInfo))
+                var attribute = AttributeDescription(
+                    name, attributeType, isOptional: isOptional, defaultValue: try defaultValue?.decoded() ?? .null,
+                    isTransient: isTransient, validation: try validation?.decoded() ?? ValidationRules(),
+                    valueTransformerName: valueTransformerName, valueClassName: valueClassName,
+                    allowsExternalBinaryDataStorage: allowsExternalBinaryDataStorage ?? false,
+                    isIndexed: isIndexed ?? false, renamingIdentifier: renamingIdentifier,
+                    versionHashModifier: versionHashModifier, userInfo: userInfo)
+                if let elements {
+                    // The model checks the elements (names, types, nesting) when it is built.
+                    attribute.elements = try elements.map { element in
+                        guard case .attribute(let decoded) = try element.decoded(entity: "\(entity).\(name)") else {
+                            throw ModelError(
+                                .unreadable, "an element of composite attribute '\(entity).\(name)' is not an attribute",
+                                element: "\(entity).\(name)")
+                        }
+                        return decoded
+                    }
+                }
+                attribute.compositeName = composite
+                return .attribute(attribute)
             case "relationship":
                 guard let destination else { throw missing("destination") }
                 guard let rule = DeleteRule(rawValue: deleteRule ?? DeleteRule.nullify.rawValue) else {

@@ -4,7 +4,8 @@ import Foundation
 /// metadata (``StoreMetadata/modelKey``), so a store opens without the model file that wrote it.
 ///
 /// The encoding is JSON with sorted keys:
-/// `{"format": "strata-model", "version": 1, "entities": [...], "configurations": {...}, ...}`.
+/// `{"format": "strata-model", "version": 1, "entities": [...], "configurations": {...}, ...}`
+/// (version 2 when the model has composite attributes).
 /// Every field of every entity, attribute, relationship, fetched property, constraint, index,
 /// configuration and fetch request template is kept; ``StoreValue`` defaults and validation
 /// bounds are written with their case and an exact text form (doubles in Swift's shortest
@@ -17,8 +18,12 @@ import Foundation
 public enum ModelArchive {
     /// The `format` field's value.
     public static let formatName = "strata-model"
-    /// The encoding version this build writes and the newest it reads.
-    public static let currentVersion = 1
+    /// The newest encoding version this build reads and writes.
+    ///
+    /// Version 2 adds composite attributes (`elements` and `composite` on an attribute). A model
+    /// without composites is still written as version 1, which every earlier build reads; one
+    /// with composites is written as version 2, which earlier builds refuse, saying to upgrade.
+    public static let currentVersion = 2
 }
 
 extension ManagedObjectModel {
@@ -79,6 +84,7 @@ extension ModelArchive {
         var versionHash: String
 
         init(_ model: ManagedObjectModel) {
+            version = model.entities.contains { !$0.compositeAttributes.isEmpty } ? 2 : 1
             entities = model.entities.map(Entity.init)
             configurations = model.configurations
             fetchRequestTemplates = model.fetchRequestTemplates.mapValues(Template.init)

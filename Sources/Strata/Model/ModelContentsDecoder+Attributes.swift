@@ -15,9 +15,9 @@ extension ModelContentsDecoder {
     /// Absent `optional` means required. Defaults and limits are read for the attribute's type
     /// (see ``ModelDefaultValues``): a default that does not read as the type is dropped with a
     /// warning; a limit that does not parse is an error (ignoring it would accept values the model
-    /// forbids), while a limit on a type that takes none is dropped with a warning. Composite
-    /// attributes are refused with a ``ModelError`` `.invalidValue`: Strata has no composite type
-    /// yet, and flattening them silently would change the model's shape behind the caller's back.
+    /// forbids), while a limit on a type that takes none is dropped with a warning. A composite
+    /// attribute takes its elements from the model-level `<composite>` it names
+    /// (`ModelContentsDecoder+Composites.swift`).
     mutating func attribute(_ element: ModelXMLElement, entity: String) throws -> AttributeDescription {
         let name = try required("name", of: element, label: "attribute", what: "an <attribute> of entity '\(entity)'")
         try checkName(name, kind: "attribute", owner: entity, element)
@@ -25,18 +25,13 @@ extension ModelContentsDecoder {
         contents.lines[label] = element.line
         let typeName = try required("attributeType", of: element, label: label, what: "attribute '\(entity).\(name)'")
         guard let type = AttributeType(xcodeName: typeName) else {
-            if typeName == "Composite" {
-                throw error(
-                    .invalidValue,
-                    "attribute '\(entity).\(name)' is a composite attribute (composite '\(element["composite"] ?? "?")'), which Strata does not support yet; replace it with one attribute per composite element",
-                    element, label)
-            }
             let known = AttributeType.allCases.map { "'\($0.xcodeName)'" }.joined(separator: ", ")
             throw error(
                 .invalidValue, "attribute '\(entity).\(name)' has unknown attributeType '\(typeName)' (expected one of \(known))",
                 element, label)
         }
         checkVocabulary(of: element, label)
+        if type == .composite { return try compositeAttribute(element, name: name, entity: entity, label: label) }
         var info = try userInfo(of: element)
         if element.flag("derived") {
             info[AttributeDescription.derivationExpressionUserInfoKey] = element["derivationExpression"] ?? ""

@@ -42,6 +42,7 @@ enum ModelVocabulary {
         "constraint": ["value"],
         "fetchIndex": ["name"],
         "fetchIndexElement": ["property", "expression", "expressionType", "type", "order"],
+        "composite": ["name"],
     ]
 
     /// Child elements each element may have. `elements` (diagram layout) and `compoundIndexes`
@@ -65,6 +66,7 @@ enum ModelVocabulary {
         "constraint": [],
         "fetchIndex": ["fetchIndexElement"],
         "fetchIndexElement": [],
+        "composite": ["attribute"],
     ]
 }
 

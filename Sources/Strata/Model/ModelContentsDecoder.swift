@@ -26,6 +26,9 @@ struct ModelContents {
 struct ModelContentsDecoder {
     let fileName: String
     var contents = ModelContents()
+    /// Model-level `<composite>` declarations by name, and the ones decoded so far.
+    var compositeDeclarations: [String: ModelXMLElement] = [:]
+    var decodedComposites: [String: [AttributeDescription]] = [:]
 
     init(fileName: String) {
         self.fileName = fileName
@@ -41,6 +44,7 @@ struct ModelContentsDecoder {
         }
         checkAttributes(of: root, "model")
         checkChildren(of: root, "model", handled: ["composite"])
+        try collectComposites(root)
         for child in root.children {
             switch child.name {
             case "entity": contents.entities.append(try entity(child))
@@ -49,9 +53,7 @@ struct ModelContentsDecoder {
             case "userInfo":
                 checkVocabulary(of: child, "model")
                 contents.userInfo = try userInfo(child)
-            case "composite":
-                warn("composite declarations are not supported yet; <composite> '\(child["name"] ?? "")' is ignored", child, "model")
-            default: break  // `elements` (diagram layout); unknown elements were warned about above
+            default: break  // `elements` (diagram layout), `composite` (collected above); unknown elements were warned about above
             }
         }
         // Warnings in file order (checks run element by element, children after their parent).

@@ -64,7 +64,7 @@ enum ModelDefaultValues {
                 }
                 return .value(.uri(url))
             case .string: return .value(.string(string))
-            case .binaryData, .transformable, .undefined, .objectID:
+            case .binaryData, .transformable, .undefined, .objectID, .composite:
                 throw Reason("a \(type.xcodeName) attribute takes no default written as a string")
             }
         } catch {

@@ -48,21 +48,29 @@ struct ModelResolver {
             entity.rootEntityNumber = chain.first!.entityNumber
             var properties: [PropertyDescription] = []
             var index: [String: Int] = [:]
+            var composites = CompositeExpansion()
             for level in chain {
                 for property in level.ownProperties {
                     guard !property.name.isEmpty else {
                         throw ModelError(.malformed, "entity '\(level.name)' has a property with an empty name")
                     }
-                    if index[property.name] != nil {
+                    if index[property.name] != nil || composites.byKeyPath[property.name] != nil {
                         throw ModelError(
                             .duplicateName,
                             "entity '\(entity.name)' has two properties named '\(property.name)' (one may be inherited)",
                             element: "entity \(entity.name)")
                     }
+                    if case .attribute(let attribute) = property, attribute.isComposite {
+                        composites.expand(attribute, into: &properties, index: &index)
+                        continue
+                    }
                     index[property.name] = properties.count
                     properties.append(property)
                 }
             }
+            entity.compositeAttributes = composites.declared
+            entity.compositesByKeyPath = composites.byKeyPath
+            entity.compositeRequirements = composites.requirements
             entity.properties = properties
             entity.propertyIndex = index
             entity.propertyNames = properties.map(\.name)
@@ -89,9 +97,11 @@ struct ModelResolver {
                     guard !a.isTransient,
                         !a.isOptional || !a.validation.isEmpty || a.type == .integer16 || a.type == .integer32
                     else { return nil }
-                    return ValidatedSlot(
+                    var rule = ValidatedSlot(
                         slot: slot, name: a.name, isOptional: a.isOptional, isRelationship: false, isToMany: false,
                         minCount: 0, maxCount: 0, type: a.type, hasRules: !a.validation.isEmpty)
+                    rule.presence = composites.presence[slot] ?? []
+                    return rule
                 case .relationship(let r):
                     guard !r.isTransient, !r.isOptional || r.minCount > 0 || (r.isToMany && r.maxCount > 0) else { return nil }
                     return ValidatedSlot(
@@ -122,6 +132,9 @@ struct ModelResolver {
         for property in entity.ownProperties where !property.name.isEmpty {
             try ModelNameRule.check(
                 property.name, kind: property.relationship == nil ? "attribute" : "relationship", owner: entity.name)
+            if case .attribute(let attribute) = property {
+                try CompositeExpansion.check(attribute, path: "\(entity.name).\(attribute.name)")
+            }
         }
         for fetched in entity.fetchedProperties where !fetched.name.isEmpty {
             try ModelNameRule.check(fetched.name, kind: "fetched property", owner: entity.name)
@@ -205,6 +218,14 @@ struct ModelResolver {
         }
     }
 
+    private func compositeNamed(_ name: String, in entity: EntityDescription, by user: String) -> ModelError {
+        let example = entity.compositesByKeyPath[name]?.leafSlots.first.map { entity.properties[$0].name } ?? "\(name).element"
+        return ModelError(
+            .unknownProperty,
+            "\(user) on '\(entity.name)' names '\(name)', a composite attribute; name its elements instead (such as '\(example)')",
+            element: "entity \(entity.name)")
+    }
+
     private func checkFetchedProperties(_ entity: EntityDescription, _ byName: [String: EntityDescription]) throws {
         var seen: Set<String> = []
         for fetched in entity.fetchedProperties {
@@ -230,6 +251,7 @@ struct ModelResolver {
     private func checkConstraints(_ entity: EntityDescription) throws {
         for constraint in entity.uniquenessConstraints {
             for name in constraint where entity.property(named: name) == nil {
+                if entity.isComposite(name) { throw compositeNamed(name, in: entity, by: "a unique constraint") }
                 throw ModelError(
                     .unknownProperty,
                     "unique constraint on '\(entity.name)' names '\(name)', which is not a property of it",
@@ -238,6 +260,9 @@ struct ModelResolver {
         }
         for index in entity.indexes {
             for element in index.elements where entity.property(named: element.property) == nil {
+                if entity.isComposite(element.property) {
+                    throw compositeNamed(element.property, in: entity, by: "fetch index '\(index.name)'")
+                }
                 throw ModelError(
                     .unknownProperty,
                     "fetch index '\(index.name)' on '\(entity.name)' names '\(element.property)', which is not a property of it",

@@ -110,6 +110,17 @@ public enum PropertyDescription: Sendable, Hashable {
                 validation: validation, valueTransformerName: valueTransformerName))
     }
 
+    /// A composite attribute (shorthand for ``AttributeDescription/composite(_:elements:compositeName:isOptional:isTransient:renamingIdentifier:versionHashModifier:userInfo:)``):
+    /// `.composite("location", elements: [.init("latitude", .double), .init("longitude", .double)])`.
+    public static func composite(
+        _ name: String, elements: [AttributeDescription], compositeName: String? = nil, isOptional: Bool = true,
+        isTransient: Bool = false
+    ) -> PropertyDescription {
+        .attribute(
+            .composite(
+                name, elements: elements, compositeName: compositeName, isOptional: isOptional, isTransient: isTransient))
+    }
+
     /// A to-one relationship.
     public static func toOne(
         _ name: String, _ destination: String, inverse: String? = nil, isOptional: Bool = true,

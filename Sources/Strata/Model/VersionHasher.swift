@@ -7,7 +7,9 @@ import Foundation
 /// entity's `versionHashModifier`, each unique constraint (names sorted, joined by `,`), then one
 /// line per stored property sorted by name. A stored attribute's line is
 /// `a|<name>|<type raw value>|<transformer name>|<modifier>`; a stored relationship's is
-/// `r|<name>|<destination>|<inverse>|<toMany 0/1>|<ordered 0/1>|<modifier>`. Transient
+/// `r|<name>|<destination>|<inverse>|<toMany 0/1>|<ordered 0/1>|<modifier>`. A composite
+/// attribute's line is the attribute line (type 2100) followed by `|{`, its elements' lines
+/// (nested composites the same way) sorted by name and joined by `;`, and `}`. Transient
 /// properties, defaults, optionality, validation rules, delete rules and user info do not affect
 /// storage and are left out, so the hash changes exactly when what a store holds changes.
 /// The model's hash is SHA-256 over `strata.model.v1` and each entity's name and hash, by name.
@@ -40,10 +42,17 @@ enum VersionHasher {
         return digest.finalize()
     }
 
+    /// An attribute's line; a composite's ends with its elements' lines, by name, in braces.
+    private static func attributeLine(_ a: AttributeDescription) -> String {
+        let line = "a|\(a.name)|\(a.type.rawValue)|\(a.valueTransformerName ?? "")|\(a.versionHashModifier ?? "")"
+        guard a.isComposite else { return line }
+        return line + "|{" + a.elements.sorted { $0.name < $1.name }.map(attributeLine).joined(separator: ";") + "}"
+    }
+
     private static func line(_ property: PropertyDescription) -> String {
         switch property {
         case .attribute(let a):
-            return "a|\(a.name)|\(a.type.rawValue)|\(a.valueTransformerName ?? "")|\(a.versionHashModifier ?? "")"
+            return attributeLine(a)
         case .relationship(let r):
             return
                 "r|\(r.name)|\(r.destinationEntityName)|\(r.inverseName ?? "")|\(r.isToMany ? 1 : 0)|\(r.isOrdered ? 1 : 0)|\(r.versionHashModifier ?? "")"

@@ -4,12 +4,19 @@ extension ManagedObject {
     /// The value of a property: attributes as Swift values (integers of every width as `Int`,
     /// Float attributes as `Float`, transformables through their transformer), to-one
     /// relationships as ``ManagedObject`` (or `nil`), to-many as `Set<ManagedObject>` and ordered
-    /// to-many as `[ManagedObject]`. Fires the fault if needed.
+    /// to-many as `[ManagedObject]`. A composite attribute reads as `[String: Any]` keyed by
+    /// element name (nested composites as nested dictionaries, `nil` elements left out), or `nil`
+    /// when every element is `nil`; an element reads by its key path (`"location.latitude"`).
+    /// Fires the fault if needed.
     ///
     /// Misuse (an unknown key) stops the program with a message, as Core Data raises; use
     /// ``storeValue(forKey:)`` for a throwing variant.
     public func value(forKey key: String) -> Any? {
-        let slot = requireSlot(key)
+        guard let slot = entity.index(ofProperty: key) else {
+            if let composite = entity.compositesByKeyPath[key] { return compositeValue(composite) }
+            // Misuse no valid program commits: asking an object for a key its entity lacks.
+            preconditionFailure("\(unknownKey(key))")
+        }
         checkConfinement("value(forKey: \"\(key)\")")
         fireFault()
         guard !values.isEmpty else { return nil }
@@ -38,8 +45,16 @@ extension ManagedObject {
 
     /// Sets a property like ``setValue(_:forKey:)`` but throws for an unknown key or a value that
     /// does not fit the attribute.
+    ///
+    /// A composite attribute takes a dictionary keyed by element name (`[String: Any]`; nested
+    /// composites as nested dictionaries) and replaces the whole value: elements left out become
+    /// `nil`, and `nil` clears every element. A key that is not an element, or an element value of
+    /// the wrong type, throws and changes nothing.
     public func setConvertedValue(_ value: Any?, forKey key: String) throws {
-        guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        guard let slot = entity.index(ofProperty: key) else {
+            if let composite = entity.compositesByKeyPath[key] { return try setCompositeValue(value, composite) }
+            throw unknownKey(key)
+        }
         checkConfinement("setValue(_:forKey: \"\(key)\")")
         switch entity.slotKinds[slot] {
         case .attribute(let type):
@@ -94,6 +109,7 @@ extension ManagedObject {
     /// is not a plain attribute (a transformable attribute or a relationship). Stops on an
     /// unknown key, as ``value(forKey:)`` does. For the typed subscript, inlined into callers.
     @usableFromInline func _attributeValue(forKey key: String) -> StoreValue? {
+        if entity._isComposite(key) { return nil }
         let slot = requireSlot(key)
         guard case .attribute = entity.slotKinds[slot] else { return nil }
         checkConfinement("value(forKey: \"\(key)\")")
@@ -105,7 +121,10 @@ extension ManagedObject {
     /// ``setConvertedValue(_:forKey:)`` converts; a transformable attribute or a relationship
     /// takes `general()` down the `Any?` path instead.
     @usableFromInline func _setAttributeValue(_ stored: StoreValue, forKey key: String, general: @autoclosure () -> Any?) throws {
-        guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        guard let slot = entity.index(ofProperty: key) else {
+            if entity._isComposite(key) { return try setConvertedValue(general(), forKey: key) }
+            throw unknownKey(key)
+        }
         guard case .attribute(let type) = entity.slotKinds[slot] else { return try setConvertedValue(general(), forKey: key) }
         checkConfinement("setValue(_:forKey: \"\(key)\")")
         if let exact = StoreValueCoercion.exactMatch(stored, type) { return try setStoreValue(exact, slot: slot) }
@@ -125,10 +144,18 @@ extension ManagedObject {
 
     /// The stored form of a property (relationships as row references). Fires the fault.
     ///
-    /// - Throws: ``StoreError/Code/invalidRequest`` for an unknown key; the store's error when the
+    /// - Throws: ``StoreError/Code/invalidRequest`` for an unknown key, or a composite attribute
+    ///   (it has no single stored form: read its elements by key path); the store's error when the
     ///   fault or the relationship cannot be loaded.
     public func storeValue(forKey key: String) throws -> StoreValue {
-        guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        guard let slot = entity.index(ofProperty: key) else {
+            if let composite = entity.compositesByKeyPath[key] {
+                throw StoreError(
+                    .invalidRequest,
+                    "'\(entity.name).\(key)' is a composite attribute, stored as its elements: read them by key path ('\(exampleElement(composite))') or read the whole value with value(forKey:)")
+            }
+            throw unknownKey(key)
+        }
         checkConfinement("storeValue(forKey: \"\(key)\")")
         try fireFaultThrowing()
         guard !values.isEmpty else { return .null }
@@ -139,9 +166,12 @@ extension ManagedObject {
     /// Sets an attribute from its stored form, checking the value's kind against the attribute.
     ///
     /// - Throws: ``StoreError/Code/invalidRequest`` for an unknown key, a relationship key, or a
-    ///   value of the wrong kind.
+    ///   value of the wrong kind; for a composite attribute, any value but `.null` (which clears it).
     public func setStoreValue(_ value: StoreValue, forKey key: String) throws {
-        guard let slot = entity.index(ofProperty: key) else { throw unknownKey(key) }
+        guard let slot = entity.index(ofProperty: key) else {
+            if let composite = entity.compositesByKeyPath[key] { return try setCompositeStoreValue(value, composite) }
+            throw unknownKey(key)
+        }
         checkConfinement("setStoreValue(_:forKey: \"\(key)\")")
         guard let attribute = entity.properties[slot].attribute else {
             throw StoreError(.invalidRequest, "'\(entity.name).\(key)' is a relationship; set it with an object")

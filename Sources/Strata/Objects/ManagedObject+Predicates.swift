@@ -4,7 +4,12 @@ extension ManagedObject: PredicateEvaluable {
     /// Reads a key for predicate evaluation and sorting, firing the fault if needed.
     public func keyValue(forKey key: String) throws -> KeyValue {
         guard let slot = entity.index(ofProperty: key) else {
-            throw FetchPredicateError.unknownKey(key, entity: entity.name)
+            guard let composite = entity.compositesByKeyPath[key] else {
+                throw FetchPredicateError.unknownKey(key, entity: entity.name)
+            }
+            fireFault()
+            guard !values.isEmpty else { return .value(.null) }
+            return CompositeElementValues.keyValue(composite, of: self) { values[$0] }
         }
         fireFault()
         guard !values.isEmpty else { return .value(.null) }

@@ -12,7 +12,7 @@ enum PropertyValidator {
             if !rules[index].isRelationship && !rules[index].hasRules {
                 switch object.values[slot] {
                 case .null:
-                    if !rules[index].isOptional {
+                    if !rules[index].isOptional && isPresent(rules[index].presence, object) {
                         fail(&failures, object, rules[index].name, .missingMandatoryProperty, "'\(rules[index].name)' is required")
                     }
                 case .integer(let i) where !rules[index].type.fits(i):
@@ -26,7 +26,9 @@ enum PropertyValidator {
             let value = object.values[rule.slot]
             if !rule.isRelationship {
                 if value.isNull {
-                    if !rule.isOptional { fail(&failures, object, rule.name, .missingMandatoryProperty, "'\(rule.name)' is required") }
+                    if !rule.isOptional && isPresent(rule.presence, object) {
+                        fail(&failures, object, rule.name, .missingMandatoryProperty, "'\(rule.name)' is required")
+                    }
                     continue
                 }
                 // hasRules is set only for attribute slots.
@@ -51,7 +53,20 @@ enum PropertyValidator {
                 }
             }
         }
+        for requirement in object.entity.compositeRequirements
+        where isPresent(requirement.contextSlots, object) && !isPresent(requirement.slots, object) {
+            fail(
+                &failures, object, requirement.name, .missingMandatoryProperty,
+                "composite '\(requirement.name)' is required: set at least one of its elements")
+        }
         return failures
+    }
+
+    /// Whether a composite whose leaves are `slots` holds a value (any leaf not `nil`); with no
+    /// slots (no enclosing composite), always.
+    @inline(__always) private static func isPresent(_ slots: [Int], _ object: ManagedObject) -> Bool {
+        if slots.isEmpty { return true }
+        return slots.contains { !object.values[$0].isNull }
     }
 
     private static func fail(

@@ -171,6 +171,10 @@ public enum StoreValueCoercion {
             }
         case .undefined, .objectID:
             return value
+        case .composite:
+            throw StoreError(
+                .invalidRequest,
+                "attribute '\(entity).\(attribute.name)' is a composite: set it with a dictionary keyed by element name, or its elements by key path")
         }
     }
 

@@ -229,11 +229,25 @@ struct PredicateValidator {
     /// Follows a key path through the model.
     func walk(_ path: String, from start: Shape, whole: String) throws -> Shape {
         var current = start
+        var pending = ""  // the key path of a composite read so far (`location`), waiting for an element
         for component in path.split(separator: ".") {
-            let key = String(component)
+            var key = String(component)
             switch current {
             case .entity(let entity, let many):
+                if !pending.isEmpty { key = pending + "." + key }
+                if entity.property(named: key) == nil, entity.isComposite(key) {
+                    // `location` or `location.address`: the next component names an element.
+                    pending = key
+                    continue
+                }
+                let composite = pending
+                pending = ""
                 guard let property = entity.property(named: key) else {
+                    if !composite.isEmpty {
+                        throw FetchPredicateError(
+                            .unknownKeyPath,
+                            "key path '\(whole)': composite '\(composite)' of \(entity) has no element '\(component)'")
+                    }
                     throw FetchPredicateError(
                         .unknownKeyPath,
                         "key path '\(whole)': \(entity) has no property '\(key)'"
@@ -260,6 +274,7 @@ struct PredicateValidator {
             case .unknown, .number, .constant: return .unknown
             }
         }
-        return current
+        // A whole composite (`location == nil`) has no scalar type to check.
+        return pending.isEmpty ? current : .unknown
     }
 }

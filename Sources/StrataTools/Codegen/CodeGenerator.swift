@@ -150,7 +150,7 @@ public enum CodeGenerator {
         case .binaryData: "Data"
         case .uuid: "UUID"
         case .uri: "URL"
-        case .transformable, .undefined, .objectID: nil
+        case .transformable, .undefined, .objectID, .composite: nil
         }
     }
 }

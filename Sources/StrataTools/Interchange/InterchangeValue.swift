@@ -104,7 +104,8 @@ public enum InterchangeValue {
             guard case .string(let s) = json else { return wrong("a URI string") }
             guard let url = URL(string: s) else { return .failure(Problem("'\(s)' is not a URI (attribute '\(attribute.name)')")) }
             return .success(.uri(url))
-        case .undefined, .objectID:
+        case .undefined, .objectID, .composite:
+            // Composites are read element by element (InterchangeDocument); their own type carries no value.
             return .failure(Problem("attribute '\(attribute.name)' has type \(attribute.type.xcodeName), which the interchange format does not carry"))
         }
     }

@@ -136,7 +136,7 @@ enum RowCodec {
             }
             return .decimal(decimal)
         case .string: return .string(try reader.string())
-        case .binaryData, .transformable, .objectID, .undefined: return .binary(try reader.data())
+        case .binaryData, .transformable, .objectID, .undefined, .composite: return .binary(try reader.data())
         case .uuid:
             let raw = try reader.bytes(16)
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

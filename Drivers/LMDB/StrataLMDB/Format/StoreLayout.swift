@@ -93,8 +93,11 @@ struct StoreLayout: Sendable {
             }
             for constraint in entity.uniquenessConstraints { add("unique", constraint, unique: true) }
             for index in entity.indexes { add("fetch.\(index.name)", index.elements.map(\.property), unique: false) }
-            for case .attribute(let attribute) in entity.ownProperties where attribute.isIndexed && !attribute.isTransient {
-                add("attribute", [attribute.name], unique: false)
+            for case .attribute(let attribute) in entity.ownProperties where !attribute.isTransient {
+                if attribute.isIndexed { add("attribute", [attribute.name], unique: false) }
+                for (path, element) in attribute.leafElements where element.isIndexed {
+                    add("attribute", [attribute.name + "." + path], unique: false)
+                }
             }
         }
         var byEntity: [Int32: [Index]] = [:]

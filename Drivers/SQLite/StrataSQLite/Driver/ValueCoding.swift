@@ -97,8 +97,8 @@ enum ValueCoding {
             return statement.string(at: index).flatMap(URL.init(string:)).map(StoreValue.uri) ?? .null
         case .binaryData, .transformable:
             return statement.data(at: index).map(StoreValue.binary) ?? .null
-        case .undefined, .objectID:
-            return .null
+        case .undefined, .objectID, .composite:
+            return .null  // no column holds these (a composite's elements have columns of their own)
         }
     }
 }

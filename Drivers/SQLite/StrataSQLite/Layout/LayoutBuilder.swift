@@ -71,8 +71,10 @@ struct LayoutBuilder {
 
     /// The entity declaring `property` as seen from `entity` (itself or an ancestor).
     func declaringEntity(of property: String, from entity: EntityDescription) -> EntityDescription {
+        // A composite's element (`location.latitude`) is declared where its composite is.
+        let declared = property.firstIndex(of: ".").map { String(property[..<$0]) } ?? property
         var current = entity
-        while !current.ownProperties.contains(where: { $0.name == property }), let parent = current.superentityName,
+        while !current.ownProperties.contains(where: { $0.name == declared }), let parent = current.superentityName,
             let next = model.entity(named: parent)
         {
             current = next
@@ -146,6 +148,15 @@ struct LayoutBuilder {
             for property in namingOrder(entity) {
                 let key = "\(entity.name).\(property.name)"
                 switch property {
+                case .attribute(let attribute) where attribute.isComposite:
+                    // Core Data's layout (INFERRED, docs/formats/sqlite.md): one column per leaf
+                    // element, named from the element's own name like any attribute.
+                    for (path, element) in attribute.leafElements {
+                        let column = allocate(element.name, renamed: element.renamingIdentifier).column
+                        let (type, group) = Self.columnType(element.type)
+                        table.columns.append(.init(name: column, type: type, group: group))
+                        columns["\(key).\(path)"] = column
+                    }
                 case .attribute(let attribute):
                     let column = allocate(attribute.name, renamed: attribute.renamingIdentifier).column
                     let (type, group) = Self.columnType(attribute.type)

@@ -30,7 +30,8 @@ extension StoreLayout {
                 index("\(layout.table)_Z_ENT_INDEX", on: layout.table, [("Z_ENT", "")])
             }
             let own = Set(entity.ownProperties.map(\.name))
-            for (slot, property) in zip(layout.slots, entity.properties) where own.contains(property.name) {
+            for (slot, property) in zip(layout.slots, entity.properties)
+            where own.contains(String(property.name.prefix { $0 != "." })) {  // elements: their composite's name
                 switch slot {
                 case .toOne(let column, _, _, _, _):
                     index("\(layout.table)_\(column)_INDEX", on: layout.table, [(column, "")])

@@ -83,9 +83,15 @@ extension ModelCacheDecoder {
             throw SQLiteError(.corrupt, "attribute '\(entity).\(name)' has no NSAttributeType")
         }
         guard let type = AttributeType(rawValue: Int(rawType)) else {
-            let kind = rawType == 2100 ? " (composite)" : ""
             throw SQLiteError(
-                .unsupported, "attribute '\(entity).\(name)' has type \(rawType)\(kind), which Strata does not support")
+                .unsupported, "attribute '\(entity).\(name)' has type \(rawType), which Strata does not support")
+        }
+        if type == .composite {
+            // How NSCompositeAttributeDescription archives its elements is not known from any
+            // public source or Apple-written store, so Strata does not guess.
+            throw SQLiteError(
+                .unsupported,
+                "attribute '\(entity).\(name)' is a composite attribute, which Strata cannot read from Apple's model cache yet; open the store with its model file (--model)")
         }
         let flags = ArchivedPropertyFlags(object)
         // NSFlagsKey: 0x1 has maximum (NSMaxValueName), 0x2 has minimum (NSMinValueName), 0x4 allows
@@ -137,7 +143,7 @@ extension ModelCacheDecoder {
             guard let text = object["NS.relative"]?.string ?? object.string else { return .null }
             let base = object["NS.base"]?["NS.relative"]?.string.flatMap { URL(string: $0) }
             return URL(string: text, relativeTo: base).map { .uri($0.absoluteURL) } ?? .null
-        case .transformable, .undefined, .objectID:
+        case .transformable, .undefined, .objectID, .composite:
             return .null
         }
     }

@@ -194,8 +194,9 @@ struct QueryTranslator {
         _ c: ComparisonPredicate, path: String, constant: StoreValue, _ entity: EntityDescription, _ alias: String
     ) -> String? {
         guard case .toMany(let owner, let slot, let destination, let rest)? = resolve(path, entity, alias),
-            rest.count == 1, let member = layout.entity(destination.entityNumber),
-            let index = destination.index(ofProperty: rest[0]), case .attribute(let column, _, let type) = member.slots[index]
+            let member = layout.entity(destination.entityNumber),
+            let (index, used) = destination.slot(forComponents: rest, from: 0), used == rest.count,
+            case .attribute(let column, _, let type) = member.slots[index]
         else { return nil }
         let memberAlias = nextAlias("m")
         guard let (from, link) = toManySource(slot, owner: owner, memberAlias: memberAlias),
@@ -248,11 +249,16 @@ struct QueryTranslator {
         let components = path.split(separator: ".").map(String.init)
         var current = entity
         var currentAlias = alias
-        for (position, key) in components.enumerated() {
-            guard let layoutEntity = layout.entity(current.entityNumber), let slot = current.index(ofProperty: key) else {
+        var position = 0
+        while position < components.count {
+            // A composite's element (`location.latitude`) is one slot spanning several components.
+            guard let layoutEntity = layout.entity(current.entityNumber),
+                let (slot, used) = current.slot(forComponents: components, from: position)
+            else {
                 return nil
             }
-            let isLast = position == components.count - 1
+            position += used
+            let isLast = position == components.count
             switch layoutEntity.slots[slot] {
             case .attribute(let column, _, let type):
                 guard isLast, let kind = Self.kind(of: type) else { return nil }
@@ -281,7 +287,7 @@ struct QueryTranslator {
                 else { return nil }
                 return .toMany(
                     owner: currentAlias, slot: layoutEntity.slots[slot], destination: destination,
-                    rest: Array(components[(position + 1)...]))
+                    rest: Array(components[position...]))
             case .none, .missing:
                 return nil
             }
