@@ -36,6 +36,34 @@ func awkwardNamesModel() throws -> ManagedObjectModel {
     ])
 }
 
+/// A model whose composites have names Swift, the generated class or the generated structs
+/// already use, every element type, a transformable element, nesting and sharing: its generated
+/// code must compile.
+func awkwardCompositeModel() throws -> ManagedObjectModel {
+    let typed: [AttributeDescription] = AttributeType.allCases.filter {
+        $0 != .undefined && $0 != .objectID && $0 != .composite && $0 != .transformable
+    }.map { AttributeDescription("e\($0.rawValue)", $0, isOptional: $0.rawValue % 200 == 0) }
+    let place = AttributeDescription.composite(
+        "place", elements: [AttributeDescription("Place", .string), AttributeDescription("write", .string)],
+        compositeName: "Place")
+    let everything = AttributeDescription.composite(
+        "everything",
+        elements: typed + [
+            AttributeDescription("init", .string), AttributeDescription("self", .string),
+            AttributeDescription("default", .boolean), AttributeDescription("blob", .transformable), place,
+        ], compositeName: "Station")
+    return try ManagedObjectModel(entities: [
+        EntityDescription(
+            "Station",
+            properties: [
+                .attribute(everything), .attribute(.composite("copy", elements: everything.elements, compositeName: "Station")),
+                .composite("Double", elements: [AttributeDescription("x", .double)]),
+                .composite("class", elements: [AttributeDescription("y", .double, isOptional: false)], isOptional: false),
+            ]),
+        EntityDescription("Sub", parent: "Station", properties: [.composite("more", elements: [place], compositeName: "Place")]),
+    ])
+}
+
 /// Reads back a Swift string literal written by ``CodeGenerator/literal(_:)`` (the escapes it uses).
 private func decodeLiteral(_ literal: String) -> String? {
     guard literal.count >= 2, literal.first == "\"", literal.last == "\"" else { return nil }
@@ -92,6 +120,27 @@ struct CodegenTests {
         #expect(item.contains("@ManagedToMany(\"tags\") public var tags: Set<Tag>"))
         #expect(item.contains("public var words: Any? {"))
         #expect(byName["ModelClasses.swift"]?.contains("\"SportsCar\": SportsCar.self,") == true)
+    }
+
+    @Test("a composite becomes a nested struct and a property reading its elements by key path")
+    func composites() throws {
+        let files = Dictionary(uniqueKeysWithValues: CodeGenerator.generate(CompositeModel.model).map { ($0.name, $0.contents) })
+        let quake = try #require(files["Quake.swift"])
+        #expect(quake.contains("public var location: Location? {\n        get { Location(self, at: \"location\") }"))
+        #expect(quake.contains("set { Location.write(newValue, to: self, at: \"location\") }"))
+        #expect(quake.contains("public struct Location: Hashable, Sendable {"))
+        #expect(quake.contains("        public struct Place: Hashable, Sendable {"), "nested composites nest")
+        #expect(quake.contains("public var richter: Double\n"), "a required element is not optional")
+        #expect(quake.contains("let e0: Double? = object[path + \".richter\"]"))
+        #expect(quake.contains("self.init(richter: e0 ?? .valueForNil, depth: e1)"))
+        #expect(!quake.contains("magnitude.richter\""), "elements are reached through the composite's path")
+        let awkward = CodeGenerator.generate(try awkwardCompositeModel())
+        let station = try #require(awkward.first { $0.name == "Station.swift" }?.contents)
+        #expect(station.contains("public var everything: Station_?"), "a struct never shadows a class")
+        #expect(station.contains("public var `copy`: Station_?"), "equal composites share one struct")
+        #expect(station.contains("public struct Station_ {"), "a transformable element drops Hashable and Sendable")
+        #expect(station.contains("public var writeValue: String?") && station.contains("public var initValue: String?"))
+        #expect(station.contains("public var `default`: Bool?"))
     }
 
     @Test("names Swift or ManagedObject already use are suffixed; keywords are escaped")
@@ -166,7 +215,8 @@ struct CodegenTests {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let directory = try TemporaryDirectory(prefix: "strata-codegen")
         var targets: [String] = []
-        let models = try corpusModelFiles().map { try ManagedObjectModel(contentsOf: $0) } + [try awkwardNamesModel()]
+        let models = try corpusModelFiles().map { try ManagedObjectModel(contentsOf: $0) }
+            + [try awkwardNamesModel(), CompositeModel.model, try awkwardCompositeModel()]
         for (index, model) in models.enumerated() {
             let name = "Model\(index)"
             let folder = directory.url.appendingPathComponent("Sources/\(name)")
@@ -182,6 +232,19 @@ struct CodegenTests {
                 }
                 """
             try Data(use.utf8).write(to: folder.appendingPathComponent("Use.swift"))
+            if model === CompositeModel.model {
+                let composites = """
+                    import Strata
+                    func useComposites(_ quake: Quake) -> (Double?, String?, Double) {
+                        quake.location = Quake.Location(latitude: 35.6, longitude: 139.7, place: .init(city: "Tokyo"))
+                        quake.magnitude = Quake.Magnitude(richter: 6.1)
+                        quake.location?.place?.country = "JP"
+                        let place: Quake.Location.Place? = quake.location?.place
+                        return (quake.location?.latitude, place?.city, quake.magnitude?.richter ?? 0)
+                    }
+                    """
+                try Data(composites.utf8).write(to: folder.appendingPathComponent("UseComposites.swift"))
+            }
             targets.append(name)
         }
         let identity = root.lastPathComponent.lowercased()

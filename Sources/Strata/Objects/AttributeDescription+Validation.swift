@@ -33,3 +33,38 @@ extension AttributeDescription {
         return found
     }
 }
+
+extension EntityDescription {
+    /// The attribute rules that the values of one row break, exactly as a save checks them: each
+    /// attribute's rules (``AttributeDescription/violations(of:)``), except that a required element
+    /// of a composite is required only while its composite holds a value; then each required
+    /// composite that holds none.
+    ///
+    /// Tools use it to check rows read straight from a driver or a file.
+    ///
+    /// - Parameter value: The value of a slot (``properties`` index).
+    /// - Returns: The property (an attribute's name, an element's or composite's key path) and
+    ///   what it breaks, in slot order, then composites.
+    public func attributeViolations(_ value: (Int) -> StoreValue) -> [(property: String, violation: AttributeViolation)] {
+        var presence: [Int: [Int]] = [:]
+        for rule in validatedSlots where !rule.presence.isEmpty { presence[rule.slot] = rule.presence }
+        var found: [(String, AttributeViolation)] = []
+        for (slot, property) in properties.enumerated() {
+            guard case .attribute(let attribute) = property, !attribute.isTransient else { continue }
+            let current = value(slot)
+            if current.isNull, let slots = presence[slot], !slots.contains(where: { !value($0).isNull }) { continue }
+            for violation in attribute.violations(of: current) { found.append((attribute.name, violation)) }
+        }
+        for requirement in compositeRequirements {
+            let context = requirement.contextSlots.isEmpty || requirement.contextSlots.contains { !value($0).isNull }
+            if context && !requirement.slots.contains(where: { !value($0).isNull }) {
+                found.append(
+                    (requirement.name,
+                     AttributeViolation(
+                        code: .missingMandatoryProperty,
+                        message: "composite '\(requirement.name)' is required: set at least one of its elements")))
+            }
+        }
+        return found
+    }
+}

@@ -76,6 +76,11 @@ extension CodeGenerator {
         var properties: [String: String] = [:]
         /// To-many relationship name → (add method, remove method) base names.
         var accessors: [String: (add: String, remove: String)] = [:]
+        /// Composite attribute name → the name of its nested struct; attributes with the same
+        /// model-level composite and the same elements share one struct.
+        var types: [String: String] = [:]
+        /// The struct names in declaration order, each with the attribute describing it.
+        var structs: [(name: String, attribute: AttributeDescription)] = []
     }
 
     /// Members of every entity, parents first so a subclass never redeclares what its superclass
@@ -101,6 +106,20 @@ extension CodeGenerator {
                 if reservedMembers.contains(name) || typeNames.contains(name) || classes.contains(name) { name += "Value" }
                 name = unique(name)
                 members.properties[property.name] = keywords.contains(name) ? "`\(name)`" : name
+                if let attribute = property.attribute, attribute.isComposite {
+                    if let shared = members.structs.first(where: {
+                        attribute.compositeName != nil && $0.attribute.compositeName == attribute.compositeName
+                            && $0.attribute.elements == attribute.elements
+                    }) {
+                        members.types[property.name] = shared.name
+                    } else {
+                        var base = sanitized(attribute.compositeName ?? capitalized(attribute.name))
+                        if keywords.contains(base) { base += "Value" }
+                        let typeName = unique(base)
+                        members.types[property.name] = typeName
+                        members.structs.append((typeName, attribute))
+                    }
+                }
                 if let relationship = property.relationship, relationship.isToMany {
                     let suffix = name.prefix(1).uppercased() + name.dropFirst()
                     members.accessors[property.name] = (unique("addTo" + suffix), unique("removeFrom" + suffix))

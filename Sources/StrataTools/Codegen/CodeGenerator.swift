@@ -102,6 +102,9 @@ public enum CodeGenerator {
             out += "\n"
             let swiftName = members.properties[property.name]!  // every own property has a member name
             switch property {
+            case .attribute(let attribute) where attribute.isComposite:
+                // Every own composite has a struct name (members).
+                out += compositeProperty(attribute, swiftName: swiftName, typeName: members.types[attribute.name]!)
             case .attribute(let attribute):
                 out += "    /// Attribute `\(commentText(attribute.name))` (\(attribute.type.xcodeName)\(attribute.isOptional ? ", optional" : "")\(attribute.isTransient ? ", transient" : "")).\n"
                 if let type = swiftType(attribute.type) {
@@ -130,6 +133,9 @@ public enum CodeGenerator {
                 out += "    public func \(accessors.remove)(_ object: \(destination)) {\n"
                 out += "        removeObject(object, fromRelationship: \(literal(relationship.name)))\n    }\n"
             }
+        }
+        for (typeName, attribute) in members.structs {
+            out += "\n" + compositeStruct(attribute, typeName: typeName, outerNames: [], indent: "    ")
         }
         out += "}\n"
         return out

@@ -91,14 +91,14 @@ public enum StoreValidator {
         problems: inout [StoreProblem]
     ) {
         let me = uri(row.id)
+        for (property, violation) in entity.attributeViolations({ $0 < row.values.count ? row.values[$0] : .null }) {
+            let kind: StoreProblem.Kind = violation.code == .missingMandatoryProperty ? .required : .rule
+            problems.append(.init(kind: kind, object: me, property: property, message: violation.message))
+        }
         for (slot, property) in entity.properties.enumerated() where !property.isTransient {
             let value = slot < row.values.count ? row.values[slot] : .null
             switch property {
-            case .attribute(let attribute):
-                for violation in attribute.violations(of: value) {
-                    let kind: StoreProblem.Kind = violation.code == .missingMandatoryProperty ? .required : .rule
-                    problems.append(.init(kind: kind, object: me, property: attribute.name, message: violation.message))
-                }
+            case .attribute: continue  // checked above
             case .relationship(let relationship):
                 let targets: [RowID]
                 switch value {

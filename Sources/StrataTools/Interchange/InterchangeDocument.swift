@@ -71,6 +71,48 @@ struct InterchangeDocument {
         checkRules()
     }
 
+    /// A composite's value: an object keyed by element name (nested composites as objects) or
+    /// `null`; elements left out are `nil`.
+    private mutating func readComposite(
+        _ value: JSONValue, _ composite: AttributeDescription, keyPath: String, at: String, into object: inout Object
+    ) {
+        let entity = object.entity
+        if composite.isTransient {
+            problems.append(.init(at, "attribute '\(keyPath)' is transient and never stored"))
+            return
+        }
+        let given: [(String, JSONValue)]
+        switch value {
+        case .null: given = []
+        default:
+            guard let members = value.objectValue else {
+                problems.append(
+                    .init(at, "'\(keyPath)' is a composite attribute: expected an object of its elements or null, found \(value.kindName)"))
+                return
+            }
+            given = members
+        }
+        let names = Set(composite.elements.map(\.name))
+        for (name, _) in given where !names.contains(name) {
+            problems.append(
+                .init("\(at).\(name)", "composite '\(keyPath)' has no element '\(name)'; its elements are \(composite.elements.map(\.name).joined(separator: ", "))"))
+        }
+        for element in composite.elements {
+            let path = keyPath + "." + element.name
+            let member = given.last { $0.0 == element.name }?.1 ?? .null
+            if element.isComposite {
+                readComposite(member, element, keyPath: path, at: "\(at).\(element.name)", into: &object)
+                continue
+            }
+            // Every leaf element of a composite of the entity has an attribute slot.
+            guard let slot = entity.index(ofProperty: path), let attribute = entity.properties[slot].attribute else { continue }
+            switch InterchangeValue.storeValue(member, for: attribute) {
+            case .success(let stored): object.attributes[slot] = stored
+            case .failure(let problem): problems.append(.init("\(at).\(element.name)", problem.message))
+            }
+        }
+    }
+
     private mutating func readObject(_ item: JSONValue, index: Int) -> Object? {
         let path = "$.objects[\(index)]"
         guard let members = item.objectValue else {
@@ -103,6 +145,10 @@ struct InterchangeDocument {
             }
             for (name, value) in members {
                 let at = "\(path).attributes.\(name)"
+                if entity.index(ofProperty: name) == nil, let composite = entity.compositeAttribute(atKeyPath: name) {
+                    readComposite(value, composite, keyPath: name, at: at, into: &object)
+                    continue
+                }
                 guard let slot = entity.index(ofProperty: name), let attribute = entity.properties[slot].attribute else {
                     let hint = entity.index(ofProperty: name) != nil ? "; it is a relationship" : ""
                     problems.append(.init(at, "entity '\(entity.name)' has no attribute '\(name)'\(hint)"))
@@ -227,13 +273,14 @@ struct InterchangeDocument {
     private mutating func checkRules() {
         var unique: [String: [[StoreValue]: String]] = [:]
         for object in objects {
+            let entity = object.entity
+            let values = { (slot: Int) in object.attributes[slot] ?? entity.properties[slot].attribute?.defaultValue ?? .null }
+            for (property, violation) in entity.attributeViolations(values) {
+                problems.append(.init("\(object.path).attributes.\(property)", violation.message))
+            }
             for (slot, property) in object.entity.properties.enumerated() where !property.isTransient {
                 switch property {
-                case .attribute(let attribute):
-                    let value = object.attributes[slot] ?? attribute.defaultValue
-                    for violation in attribute.violations(of: value) {
-                        problems.append(.init("\(object.path).attributes.\(attribute.name)", violation.message))
-                    }
+                case .attribute: continue  // checked above
                 case .relationship(let relationship):
                     let count = object.relationships[slot]?.count ?? 0
                     for message in RelationshipRules.violations(relationship, count: count) {

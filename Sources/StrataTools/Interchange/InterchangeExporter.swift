@@ -95,6 +95,27 @@ public enum InterchangeExporter {
         }
     }
 
+    /// A composite's value: an object of its elements (nested composites as objects, `nil`
+    /// elements as `null`), or `null` when every element is `nil`.
+    static func compositeJSON(
+        _ composite: AttributeDescription, at keyPath: String, _ row: RowSnapshot, _ entity: EntityDescription
+    ) -> JSONValue {
+        var members: [(String, JSONValue)] = []
+        var present = false
+        for element in composite.elements {
+            let path = keyPath + "." + element.name
+            let value: JSONValue
+            if element.isComposite {
+                value = compositeJSON(element, at: path, row, entity)
+            } else {
+                value = entity.index(ofProperty: path).map { InterchangeValue.json(row.values[$0]) } ?? .null
+            }
+            if case .null = value {} else { present = true }
+            members.append((element.name, value))
+        }
+        return present ? .object(members) : .null
+    }
+
     /// One object of the interchange format.
     static func object(
         _ row: RowSnapshot, entity: EntityDescription, model: ManagedObjectModel, selected: Set<Int32>,
@@ -102,10 +123,20 @@ public enum InterchangeExporter {
     ) -> JSONValue {
         var attributes: [(String, JSONValue)] = []
         var relationships: [(String, JSONValue)] = []
+        var composites: Set<String> = []
         for (slot, property) in entity.properties.enumerated() where !property.isTransient {
             let value = row.values[slot]
             switch property {
-            case .attribute(let attribute): attributes.append((attribute.name, InterchangeValue.json(value)))
+            case .attribute(let attribute):
+                // A composite's elements (`location.latitude`) are written once, as the composite's object.
+                if let dot = attribute.name.firstIndex(of: ".") {
+                    let name = String(attribute.name[..<dot])
+                    if composites.insert(name).inserted, let composite = entity.compositeAttribute(atKeyPath: name) {
+                        attributes.append((name, compositeJSON(composite, at: name, row, entity)))
+                    }
+                    continue
+                }
+                attributes.append((attribute.name, InterchangeValue.json(value)))
             case .relationship(let relationship):
                 guard let destination = model.entity(named: relationship.destinationEntityName),
                     !selected.isDisjoint(with: destination.hierarchyNumbers)

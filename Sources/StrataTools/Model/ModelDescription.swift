@@ -29,13 +29,7 @@ public enum ModelDescription {
         .object([
             ("name", .string(entity.name)), ("parent", .optional(entity.superentityName)), ("abstract", .bool(entity.isAbstract)),
             ("versionHash", .string(entity.versionHash.hexString)),
-            ("attributes", .array(entity.ownProperties.compactMap(\.attribute).map { a in
-                .object([
-                    ("name", .string(a.name)), ("type", .string(a.type.xcodeName)), ("optional", .bool(a.isOptional)),
-                    ("transient", .bool(a.isTransient)),
-                    ("defaultValue", a.defaultValue.isNull ? .null : InterchangeValue.json(a.defaultValue)),
-                ])
-            })),
+            ("attributes", .array(entity.ownProperties.compactMap(\.attribute).map(attribute))),
             ("relationships", .array(entity.ownProperties.compactMap(\.relationship).map { r in
                 .object([
                     ("name", .string(r.name)), ("destination", .string(r.destinationEntityName)), ("inverse", .optional(r.inverseName)),
@@ -45,6 +39,30 @@ public enum ModelDescription {
             })),
             ("uniquenessConstraints", .array(entity.uniquenessConstraints.map { .array($0.map(JSONValue.string)) })),
         ])
+    }
+
+    /// An attribute; a composite adds `composite` (its model-level name) and `elements`.
+    static func attribute(_ a: AttributeDescription) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("name", .string(a.name)), ("type", .string(a.type.xcodeName)), ("optional", .bool(a.isOptional)),
+            ("transient", .bool(a.isTransient)),
+            ("defaultValue", a.defaultValue.isNull ? .null : InterchangeValue.json(a.defaultValue)),
+        ]
+        if a.isComposite {
+            members.append(("composite", .optional(a.compositeName)))
+            members.append(("elements", .array(a.elements.map(attribute))))
+        }
+        return .object(members)
+    }
+
+    /// An attribute's lines for people: a composite's elements follow it, indented.
+    static func attributeLines(_ a: AttributeDescription, indent: String) -> [String] {
+        var flags: [String] = [a.isOptional ? "optional" : "required"]
+        if a.isTransient { flags.append("transient") }
+        if !a.defaultValue.isNull { flags.append("default \(a.defaultValue.displayText)") }
+        let type = a.isComposite ? "Composite" + (a.compositeName.map { " \($0)" } ?? "") : a.type.xcodeName
+        return ["\(indent)\(a.name): \(type) (\(flags.joined(separator: ", ")))"]
+            + a.elements.flatMap { attributeLines($0, indent: indent + "  ") }
     }
 
     /// The model for people.
@@ -58,10 +76,7 @@ public enum ModelDescription {
             for property in entity.ownProperties {
                 switch property {
                 case .attribute(let a):
-                    var flags: [String] = [a.isOptional ? "optional" : "required"]
-                    if a.isTransient { flags.append("transient") }
-                    if !a.defaultValue.isNull { flags.append("default \(a.defaultValue.displayText)") }
-                    out.append("  \(a.name): \(a.type.xcodeName) (\(flags.joined(separator: ", ")))")
+                    out += attributeLines(a, indent: "  ")
                 case .relationship(let r):
                     let kind = r.isToMany ? (r.isOrdered ? "ordered to-many" : "to-many") : "to-one"
                     out.append(

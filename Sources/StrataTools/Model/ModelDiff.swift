@@ -117,6 +117,7 @@ public struct ModelDiff: Sendable {
             if x.defaultValue != y.defaultValue { out.append("default \(x.defaultValue.displayText) → \(y.defaultValue.displayText)") }
             if x.validation != y.validation { out.append("validation rules") }
             if x.versionHashModifier != y.versionHashModifier { out.append("version hash modifier") }
+            if x.elements != y.elements { out.append("composite elements") }
         case (.relationship(let x), .relationship(let y)):
             if x.destinationEntityName != y.destinationEntityName { out.append("destination \(x.destinationEntityName) → \(y.destinationEntityName)") }
             if x.inverseName != y.inverseName { out.append("inverse \(x.inverseName ?? "none") → \(y.inverseName ?? "none")") }

@@ -113,11 +113,20 @@ public enum StoreQuery {
             }
             var current = entity
             let components = keyPath.split(separator: ".").map(String.init)
-            for (index, component) in components.enumerated() {
-                guard let property = current.property(named: component) else {
-                    throw ToolError.usage("--sort '\(keyPath)': entity '\(current.name)' has no property '\(component)'")
+            var index = 0
+            while index < components.count {
+                // A composite's element (`location.latitude`) spans several components.
+                guard let (slot, used) = current.slot(forComponents: components, from: index) else {
+                    if current.isComposite(components[index]) {
+                        throw ToolError.usage(
+                            "--sort '\(keyPath)': '\(components[index])' of entity '\(current.name)' is a composite attribute; sort by one of its elements (\(current.properties.map(\.name).filter { $0.hasPrefix(components[index] + ".") }.joined(separator: ", ")))")
+                    }
+                    throw ToolError.usage("--sort '\(keyPath)': entity '\(current.name)' has no property '\(components[index])'")
                 }
-                if index < components.count - 1 {
+                let property = current.properties[slot]
+                let component = property.name
+                index += used
+                if index < components.count {
                     guard let relationship = property.relationship, !relationship.isToMany,
                         let next = model.entity(named: relationship.destinationEntityName)
                     else { throw ToolError.usage("--sort '\(keyPath)': '\(component)' is not a to-one relationship") }
@@ -131,8 +140,14 @@ public enum StoreQuery {
     }
 
     static func selectedProperties(_ names: [String]?, entity: EntityDescription) throws -> [PropertyDescription] {
+        // Without names: every stored slot, so a composite shows one column per element (`location.latitude`).
         guard let names else { return entity.properties.filter { !$0.isTransient } }
         return try names.map { name in
+            if entity.property(named: name) == nil, let composite = entity.compositeAttribute(atKeyPath: name) {
+                var named = composite
+                named.name = name  // a nested composite is printed under its key path
+                return .attribute(named)
+            }
             guard let property = entity.property(named: name) else {
                 throw ToolError.usage(
                     "--properties: entity '\(entity.name)' has no property '\(name)'; it has \(entity.properties.map(\.name).joined(separator: ", "))")
@@ -146,6 +161,8 @@ public enum StoreQuery {
     static func cells(of object: ManagedObject, properties: [PropertyDescription]) throws -> [JSONValue] {
         try properties.map { property in
             switch property {
+            case .attribute(let attribute) where attribute.isComposite:
+                return try compositeJSON(of: object, attribute, at: attribute.name)
             case .attribute(let attribute):
                 return InterchangeValue.json(try object.storeValue(forKey: attribute.name))
             case .relationship(let relationship):
@@ -155,6 +172,20 @@ public enum StoreQuery {
                 return relationship.isToMany ? .array(uris) : (uris.first ?? .null)
             }
         }
+    }
+
+    /// A composite as the interchange format writes it: an object of its elements, or `null`.
+    static func compositeJSON(of object: ManagedObject, _ composite: AttributeDescription, at keyPath: String) throws -> JSONValue {
+        var members: [(String, JSONValue)] = []
+        var present = false
+        for element in composite.elements {
+            let path = keyPath + "." + element.name
+            let value = element.isComposite
+                ? try compositeJSON(of: object, element, at: path) : InterchangeValue.json(try object.storeValue(forKey: path))
+            if case .null = value {} else { present = true }
+            members.append((element.name, value))
+        }
+        return present ? .object(members) : .null
     }
 
     private static func text(_ value: JSONValue, empty: String) -> String {
