@@ -213,13 +213,14 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         propertyIndex[name].map { properties[$0] }
     }
 
-    /// Attributes, inherited ones first.
+    /// Attributes, inherited ones first, one per slot: a composite appears as its leaf elements,
+    /// named by key path (see ``compositeAttributes`` for the composites themselves).
     public var attributes: [AttributeDescription] { properties.compactMap(\.attribute) }
 
     /// Relationships, inherited ones first.
     public var relationships: [RelationshipDescription] { properties.compactMap(\.relationship) }
 
-    /// Attributes by name, inherited ones included.
+    /// Attributes by name, inherited ones included (composite elements by key path, as in ``attributes``).
     public var attributesByName: [String: AttributeDescription] {
         Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0) })
     }

@@ -109,8 +109,11 @@ extension ManagedObject {
     /// is not a plain attribute (a transformable attribute or a relationship). Stops on an
     /// unknown key, as ``value(forKey:)`` does. For the typed subscript, inlined into callers.
     @usableFromInline func _attributeValue(forKey key: String) -> StoreValue? {
-        if entity._isComposite(key) { return nil }
-        let slot = requireSlot(key)
+        guard let slot = entity.index(ofProperty: key) else {
+            if entity._isComposite(key) { return nil }  // a composite takes the general path
+            // Misuse no valid program commits: asking an object for a key its entity lacks.
+            preconditionFailure("\(unknownKey(key))")
+        }
         guard case .attribute = entity.slotKinds[slot] else { return nil }
         checkConfinement("value(forKey: \"\(key)\")")
         fireFault()
