@@ -51,6 +51,17 @@ struct CompositeObjectTests {
         #expect(quake.value(forKey: "magnitude.richter") == nil)
     }
 
+    @Test("dictionary results take a composite by name as a dictionary")
+    func dictionaryResults() throws {
+        let (stack, quake) = try quake()
+        quake.setValue(["latitude": 1.5] as [String: Any], forKey: "location")
+        try stack.context.save()
+        var request = FetchRequest(entityName: "Quake")
+        request.propertiesToFetch = ["code", "location"]
+        let rows = try stack.newContext().fetchDictionaries(request)
+        #expect((rows.first?["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
+    }
+
     @Test("elements read and write by key path, typed and untyped; the stored form of an element is its own")
     func elementAccess() throws {
         let (_, quake) = try quake()

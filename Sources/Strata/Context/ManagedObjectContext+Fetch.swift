@@ -32,7 +32,7 @@ extension ManagedObjectContext {
         let objects = try run(request, kind: .rows).objects
         let entity = try entity(named: request.entityName)
         let names = request.propertiesToFetch ?? entity.attributes.filter { !$0.isTransient }.map(\.name)
-        for name in names where entity.property(named: name) == nil {
+        for name in names where entity.property(named: name) == nil && !entity.isComposite(name) {
             throw StoreError(.invalidRequest, "propertiesToFetch names '\(name)', which '\(entity.name)' does not have")
         }
         return objects.map { object in
