@@ -53,6 +53,15 @@ let package = Package(
             name: "strata",
             dependencies: ["StrataTools", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/strata"),
+        // Runs numbered fuzz cases (damaged stores, parsers, predicate translation) and the kill tests
+        // save loops; the reliability tests spawn it so that a trap ends one case, not the test run.
+        .executableTarget(
+            name: "strata-fuzz-worker",
+            dependencies: [
+                "Strata", "StrataInMemory", "StrataSQLite", "StrataXML", "StrataLMDB", "StrataTools", "StrataTesting",
+                "CSQLite", "CLMDB",
+            ],
+            path: "Tests/FuzzWorker"),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(name: "StrataInMemoryTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(
@@ -63,6 +72,12 @@ let package = Package(
             dependencies: ["StrataXML", "Strata", "StrataTesting", "StrataInMemory", "strata-xml-killtest"]),
         .testTarget(
             name: "StrataToolsTests", dependencies: ["StrataTools", "strata", "Strata", "StrataInMemory", "StrataTesting"]),
+        .testTarget(
+            name: "StrataReliabilityTests",
+            dependencies: [
+                "Strata", "StrataTesting", "StrataTools", "StrataSQLite", "StrataXML", "StrataLMDB", "strata-fuzz-worker",
+                "strata",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

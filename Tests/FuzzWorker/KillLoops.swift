@@ -1,0 +1,5 @@
+import Foundation
+
+enum KillLoops {
+    static func run(_ loop: String, driver: String, path: URL) throws {}
+}
