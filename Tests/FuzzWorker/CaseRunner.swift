@@ -115,13 +115,16 @@ enum Outcome {
     /// One line for any error, naming its type.
     static func describe(_ error: any Error) -> String { "\(type(of: error)): \(error)" }
 
-    /// Runs `body`; a typed error becomes `stage:name`, an untyped one a ``CaseFailure``.
-    static func stage(_ stage: String, _ body: () throws -> Void) throws -> String? {
+    /// Runs `body`; a typed error (or one of type `accepted`) becomes `stage:name`, any other a
+    /// ``CaseFailure``.
+    static func stage(_ stage: String, accepting accepted: (any Error.Type)? = nil, _ body: () throws -> Void) throws -> String? {
         do {
             try body()
             return nil
         } catch let failure as CaseFailure {
             throw failure
+        } catch where accepted.map({ type(of: error) == $0 }) ?? false {
+            return "\(stage):\(type(of: error))"
         } catch {
             if verbose { FileHandle.standardError.write(Data("\(stage): \(describe(error))\n".utf8)) }
             guard let name = typedName(error) else {

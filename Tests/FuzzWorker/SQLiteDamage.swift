@@ -20,6 +20,19 @@ enum SQLiteDamage {
         return done.joined(separator: "; ")
     }
 
+    /// Damages only `Z_METADATA` (its plist, or its UUID and version columns).
+    static func metadata(_ url: URL, _ random: inout SeededGenerator) throws -> String {
+        let database = try Connection(url)
+        defer { database.close() }
+        if Int.random(in: 0..<5, using: &random) > 0, let edit = try blobEdit(database, table: "Z_METADATA", column: "Z_PLIST", &random) {
+            return edit
+        }
+        let column = ["Z_UUID", "Z_VERSION", "Z_PLIST"].randomElement(using: &random)!  // non-empty literal
+        let sql = "UPDATE Z_METADATA SET \(column) = \(wrongValue(&random))"
+        try database.execute(sql)
+        return sql
+    }
+
     /// Raw damage near the header and page starts.
     static func raw(_ url: URL, _ random: inout SeededGenerator) throws -> String {
         var bytes = Array(try Data(contentsOf: url))

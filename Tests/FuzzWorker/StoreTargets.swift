@@ -125,6 +125,20 @@ enum FuzzTargets {
         "lmdb": { setup in
             try DamagedStoreTarget.strataWritten(.lmdb, .lmdb, name: "base.lmdb", setup: setup, damage: LMDBDamage.damage)
         },
+        "sqlite-metadata": { setup in
+            try DamagedStoreTarget.strataWritten(.sqlite, .sqlite, name: "base.sqlite", setup: setup, damage: SQLiteDamage.metadata)
+        },
+        "xml-metadata": { setup in
+            try DamagedStoreTarget.strataWritten(.xml, .xml, name: "base.xml", setup: setup, damage: XMLDamage.metadataOnly)
+        },
+        "json": ParserTargets.json,
+        "model-xml": ParserTargets.modelXML,
+        "model-archive": ParserTargets.modelArchive,
+        "model-cache": ParserTargets.modelCache,
+        "iso8601": ParserTargets.iso8601,
+        "store-location": ParserTargets.storeLocation,
+        "keypath": ParserTargets.keyPath,
+        "predicate-sql": { setup in try SQLPredicateTarget(setup: setup) },
     ]
 
     static let summaries: [String: String] = [
@@ -133,5 +147,15 @@ enum FuzzTargets {
         "xml": "a Strata-written XML store, damaged in ids, idrefs, attributes, metadata and nesting",
         "apple-xml": "the corpus's Xcode-written XML store, damaged the same way (needs the corpus)",
         "lmdb": "a Strata-written LMDB store, damaged in keys, values and metadata (docs/formats/lmdb.md) and in its pages",
+        "sqlite-metadata": "a Strata-written SQLite store whose Z_METADATA plist (binary) is damaged or replaced",
+        "xml-metadata": "a Strata-written XML store whose metadata plist is damaged (types, numbers, nesting)",
+        "json": "JSON interchange files: the parser, the importer's checks, an import when the file checks",
+        "model-xml": "Xcode model contents files (ManagedObjectModel(xmlData:)), then the model's archive round trip",
+        "model-archive": "Strata's embedded model archive (ManagedObjectModel(encodedRepresentation:))",
+        "model-cache": "Apple's Z_MODELCACHE keyed archives (KeyedArchive, ModelCacheDecoder; needs the corpus)",
+        "iso8601": "ISO 8601 timestamps of the interchange format: parse, and write then read back",
+        "store-location": "store locations as the strata tool reads them (StoreLocation(parsing:))",
+        "keypath": "%K key paths in predicates: parse, print and parse again, fetch, evaluate",
+        "predicate-sql": "random predicates: the SQLite driver's SQL translation against the in-memory evaluator",
     ]
 }

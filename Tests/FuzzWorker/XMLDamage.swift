@@ -15,6 +15,14 @@ enum XMLDamage {
         return done.joined(separator: "; ")
     }
 
+    /// Damages only the metadata property list.
+    static func metadataOnly(_ url: URL, _ random: inout SeededGenerator) throws -> String {
+        var bytes = Array(try Data(contentsOf: url))
+        let what = Int.random(in: 0..<4, using: &random) == 0 ? nest(&bytes, &random, plistOnly: true) : metadata(&bytes, &random)
+        try Data(bytes).write(to: url)
+        return what
+    }
+
     static func edit(_ bytes: inout [UInt8], _ random: inout SeededGenerator) -> String {
         switch Int.random(in: 0..<14, using: &random) {
         case 0, 1:
@@ -143,14 +151,14 @@ enum XMLDamage {
     }
 
     /// Nests elements deeply inside an object or the metadata.
-    static func nest(_ bytes: inout [UInt8], _ random: inout SeededGenerator) -> String {
+    static func nest(_ bytes: inout [UInt8], _ random: inout SeededGenerator, plistOnly: Bool = false) -> String {
         let depth = [10, 255, 256, 257, 1_000, 10_000, 100_000][Int.random(in: 0..<7, using: &random)]
         let (open, close, anchor) = [
             ("<array>", "</array>", "<plist version=\"1.0\">"),
             ("<dict><key>k</key>", "</dict>", "<plist version=\"1.0\">"),
             ("<object type=\"ITEM\" id=\"z999\">", "</object>", "<database>"),
             ("<attribute name=\"string\" type=\"string\">", "</attribute>", "<object type=\"ITEM\""),
-        ][Int.random(in: 0..<4, using: &random)]
+        ][Int.random(in: 0..<(plistOnly ? 2 : 4), using: &random)]
         guard let at = find(Array(anchor.utf8), in: bytes, from: 0), let end = bytes[at...].firstIndex(of: UInt8(ascii: ">"))
         else { return "no \(anchor); nothing nested" }
         let position = end + 1

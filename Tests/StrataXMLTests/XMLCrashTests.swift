@@ -53,6 +53,9 @@ struct XMLCrashTests {
     @Test("killing a process that saves in a loop, 50 times at random moments, always leaves a complete saved state")
     func killWhileSaving() throws {
         let helper = try Self.helper()
+        let seed: UInt64 = 0x0C0D_C1A5
+        print("XML kill test: seed \(seed)")
+        var random = SeededGenerator(seed: seed)
         let directory = try TemporaryDirectory(prefix: "xml-kill")
         let url = directory.file("killed.xml")
         var known = 0
@@ -69,7 +72,7 @@ struct XMLCrashTests {
             process.standardOutput = output
             process.standardError = errors
             try process.run()
-            usleep(UInt32.random(in: 40_000...300_000))
+            usleep(UInt32.random(in: 40_000...300_000, using: &random))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -79,8 +82,8 @@ struct XMLCrashTests {
             let lastPrinted = printed.split(separator: "\n").compactMap { Int($0.dropFirst("saved ".count)) }.last ?? known
             let value = try Self.savedState(url)
             // The save after the last printed line may have reached the disk before the kill.
-            #expect(value == lastPrinted || value == lastPrinted + 1, "file holds \(value), last save printed \(lastPrinted)")
-            #expect(value >= known, "a saved state was lost: \(value) < \(known)")
+            #expect(value == lastPrinted || value == lastPrinted + 1, "seed \(seed), attempt \(attempts): file holds \(value), last save printed \(lastPrinted)")
+            #expect(value >= known, "seed \(seed), attempt \(attempts): a saved state was lost: \(value) < \(known)")
             known = value
         }
         #expect(known > 50, "the helper made progress between kills")
