@@ -175,7 +175,7 @@ public struct CaseWorker {
     }
 
     /// The last lines of the child's standard error.
-    private static func tail(of file: URL, lines count: Int = 60) -> String {
+    private static func tail(of file: URL, lines count: Int = 200) -> String {
         guard let data = FileManager.default.contents(atPath: file.path) else { return "" }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(count).joined(separator: "\n")
     }

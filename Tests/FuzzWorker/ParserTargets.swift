@@ -245,13 +245,17 @@ enum ParserTargets {
             check: { input in
                 let text = String(decoding: input, as: UTF8.self)
                 if let seconds = Double(text), !text.contains("-") || text.hasPrefix("-") {
-                    let date = Date(timeIntervalSinceReferenceDate: seconds)
-                    let written = ISO8601Timestamp.string(from: date)
-                    guard let read = ISO8601Timestamp.date(from: written) else {
-                        throw CaseFailure("'\(written)', written for \(seconds), does not parse")
+                    // Written as the interchange format writes dates, then read back.
+                    let attribute = AttributeDescription("date", .date)
+                    let json = InterchangeValue.json(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+                    let read: StoreValue
+                    do {
+                        read = try InterchangeValue.storeValue(json, for: attribute).get()
+                    } catch {
+                        throw CaseFailure("\(json), written for \(seconds), does not read back: \(error)")
                     }
-                    if seconds.isFinite, abs(seconds) < 2.5e11, read != date {
-                        throw CaseFailure("\(seconds) is written '\(written)', which reads back as \(read.timeIntervalSinceReferenceDate)")
+                    guard case .date(let date) = read, date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern else {
+                        throw CaseFailure("\(seconds) is written \(json), which reads back as \(read)")
                     }
                     return "written"
                 }

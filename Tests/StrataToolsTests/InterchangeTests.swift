@@ -218,6 +218,28 @@ struct InterchangeBuildingBlockTests {
         #expect(ISO8601Timestamp.date(from: "yesterday") == nil)
     }
 
+    @Test("interchange dates read back bit for bit, also those whose fraction needs more than 17 digits")
+    func tinyFractions() throws {
+        let attribute = AttributeDescription("when", .date)
+        for seconds in [Double.leastNonzeroMagnitude, 1e-20, -3.5e-18, 0.1, 1.0 / 3.0, -0.000_123_456_789_012_345_678] {
+            let json = InterchangeValue.json(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+            let read = try InterchangeValue.storeValue(json, for: attribute).get()
+            guard case .date(let date) = read else {
+                Issue.record("\(seconds): read back as \(read)")
+                continue
+            }
+            #expect(date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern, "\(seconds) is written \(json) and reads back as \(date.timeIntervalSinceReferenceDate)")
+        }
+    }
+
+    @Test("JSON strings escape every control character as \\u00XX")
+    func controlCharacters() throws {
+        let text = String(decoding: (0..<32).map { UInt8($0) }, as: UTF8.self)
+        let written = JSONValue.string(text).serialized(pretty: false)
+        #expect(written == #""\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\u0008\t\n\u000b\u000c\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f""#)
+        #expect(try JSONParser.parse(Data(written.utf8)) == .string(text))
+    }
+
     @Test("the JSON parser keeps key order and number text, and names the place of a syntax error")
     func parser() throws {
         let value = try JSONParser.parse(Data(#"{"b": 1.50, "a": [true, null, "\u00e9\n"], "big": 12345678901234567890}"#.utf8))

@@ -18,7 +18,8 @@ public enum ISO8601Timestamp {
     }
 
     /// `2024-05-01T12:30:00.250Z`, which ``date(from:)`` reads back to the same `Date` bit for bit;
-    /// `nil` for a date this form cannot carry (not finite, or a year outside 0000–9999).
+    /// `nil` for a date this form cannot carry (not finite, a year outside 0000–9999, or a fraction
+    /// of a second that needs more than 17 digits, such as 1e-20 seconds after 2001).
     public static func exactString(from date: Date) -> String? {
         let r = date.timeIntervalSinceReferenceDate
         // Checked before any conversion to an integer: whole seconds of this range fit Int64.
@@ -36,12 +37,14 @@ public enum ISO8601Timestamp {
                 n = 0
                 carry = 1
             }
-            if whole + Double(carry) + n / scale == r || digits >= 17 {
+            if whole + Double(carry) + n / scale == r {
                 unix += carry
                 let padded = String(repeating: "0", count: max(0, digits - String(Int64(n)).count)) + String(Int64(n))
                 text = padded
                 break
             }
+            // A fraction 17 digits do not hold (a date within a hair of a whole second): no exact text.
+            if digits >= 17 { return nil }
             digits += 1
         }
         let days = floorDiv(unix, 86_400)

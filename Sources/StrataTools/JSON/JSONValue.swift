@@ -125,7 +125,12 @@ public indirect enum JSONValue: Sendable, Hashable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case let c where c.value < 0x20:
-                out += String(format: "\\u%04x", c.value)
+                // Four hex digits by hand: String(format:) per character made long strings of
+                // control characters take seconds.
+                let digits: [Character] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f"]
+                out += "\\u00"
+                out.append(digits[Int(c.value >> 4)])
+                out.append(digits[Int(c.value & 0xF)])
             default: out.unicodeScalars.append(scalar)
             }
         }
