@@ -11,6 +11,9 @@
 //       "fail k WHY" (see CaseWorker in StrataTesting).
 //   strata-fuzz-worker targets
 //       Lists the targets, one per line, with what they do.
+//   strata-fuzz-worker campaign --minutes N [--targets a,b] [--seed S] [--batch B] [--corpus DIR]
+//       Runs batches of B cases (default 500) of each target in turn with seeds S, S+1, … in
+//       children of itself until N minutes have passed; prints every failure with its replay line.
 //   strata-fuzz-worker save-loop|key-loop|metadata-loop DRIVER PATH
 //       Saves to the store at PATH until killed (KillLoops.swift says what each loop writes).
 import Foundation
@@ -47,6 +50,8 @@ case "run":
     } catch {
         usage("target '\(arguments[1])' could not start: \(error)")
     }
+case "campaign":
+    exit(Campaign.run(arguments, corpus: option("--corpus", in: arguments) ?? ProcessInfo.processInfo.environment["STRATA_CORPUS"]))
 case "targets":
     for name in FuzzTargets.all.keys.sorted() { print("\(name)\t\(FuzzTargets.summaries[name] ?? "")") }
 case "save-loop", "key-loop", "metadata-loop":
@@ -58,5 +63,5 @@ case "save-loop", "key-loop", "metadata-loop":
         exit(1)
     }
 default:
-    usage("usage: strata-fuzz-worker run TARGET --seed S [--from N] [--to M] | targets | save-loop|key-loop|metadata-loop DRIVER PATH")
+    usage("usage: strata-fuzz-worker run TARGET --seed S [--from N] [--to M] | campaign --minutes N | targets | save-loop|key-loop|metadata-loop DRIVER PATH")
 }

@@ -43,7 +43,7 @@ enum FuzzHarness {
         let outcomes = report.outcomes.sorted { $0.value > $1.value }.prefix(8).map { "\($0.value) \($0.key)" }
         print("fuzz \(target) seed \(seed): \(report.total) cases, \(report.passed) passed, \(report.failures.count) failed,"
             + " \(report.starts) worker starts; outcomes: \(outcomes.joined(separator: ", "))")
-        for group in groups(report.failures) {
+        for group in report.failureGroups {
             let examples = group.failures.prefix(5).map { "\($0.index)" }.joined(separator: ", ")
             let first = group.failures[0]
             Issue.record(
@@ -56,54 +56,6 @@ enum FuzzHarness {
                 """)
         }
         return report
-    }
-
-    /// Failures with the same crash site or message.
-    static func groups(_ failures: [CaseWorker.Failure]) -> [(signature: String, failures: [CaseWorker.Failure])] {
-        var order: [String] = []
-        var byKey: [String: [CaseWorker.Failure]] = [:]
-        for failure in failures {
-            let key = signature(failure)
-            if byKey[key] == nil { order.append(key) }
-            byKey[key, default: []].append(failure)
-        }
-        return order.map { ($0, byKey[$0] ?? []) }
-    }
-
-    /// The crash site (the runtime's message and the first frame in the project's sources), or the
-    /// failure message with numbers removed.
-    static func signature(_ failure: CaseWorker.Failure) -> String {
-        let lines = failure.detail.split(separator: "\n").map(String.init)
-        guard failure.kind != "fail" else {
-            // Paths and numbers differ from case to case; the words around them name the failure.
-            let words = failure.detail.split(separator: " ").filter { !$0.contains("/") }.joined(separator: " ")
-            return String(words.filter { !$0.isNumber }.prefix(160))
-        }
-        let message = lines.first { $0.contains("Fatal error") || $0.contains("Program crashed") } ?? lines.first ?? failure.kind
-        var cleaned = message.replacingOccurrences(of: "*** ", with: "").replacingOccurrences(of: " ***", with: "")
-        if let address = cleaned.range(of: " at 0x") { cleaned = String(cleaned[..<address.lowerBound]) }
-        // Frames of the crashed thread: "  3 [ra] 0x… symbol + 12 in image at /path/file.swift:48:79".
-        let frames = lines.drop { !$0.contains(" crashed:") }.dropFirst().prefix { !$0.hasPrefix("Thread ") && $0 != "..." }
-            .filter { $0.contains(" 0x") }
-        // A function repeated down the stack is a recursion that ran out of stack.
-        let functions = frames.compactMap { frame -> String? in
-            guard let start = frame.range(of: #"0x[0-9a-f]+ "#, options: .regularExpression),
-                let end = frame.range(of: " + ", range: start.upperBound..<frame.endIndex)
-            else { return nil }
-            return String(frame[start.upperBound..<end.lowerBound])
-        }
-        let counts = Dictionary(functions.map { ($0, 1) }, uniquingKeysWith: +)
-        if let (function, count) = counts.max(by: { $0.value < $1.value }), count >= 10 {
-            return "\(cleaned): recursion, \(function) repeated \(count) times"
-        }
-        // The first frame in the project's own sources, else the first frame at all (a C library).
-        let location = frames.lazy.compactMap { line -> String? in
-            guard let at = line.range(of: " at /") else { return nil }
-            let path = line[line.index(before: at.upperBound)...].split(separator: "/")
-            guard let top = path.firstIndex(where: { $0 == "Sources" || $0 == "Drivers" }) else { return nil }
-            return path[top...].joined(separator: "/")
-        }.first ?? functions.first.map { "\($0) (\(frames.first?.components(separatedBy: " in ").last ?? "?"))" }
-        return [String(cleaned.prefix(200)), location].compactMap { $0 }.joined(separator: " at ")
     }
 }
 
