@@ -148,14 +148,26 @@ extension PersistentStoreCoordinator {
         if store.isReadOnly {
             throw StoreError(.readOnly, "cannot insert into a store opened read-only", store: store.displayName)
         }
+        let keys: ClosedRange<Int64>
         do {
-            return try store.write { try store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: count) }
+            keys = try store.write { try store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: count) }
         } catch let error as StoreError where error.code == .notDurable {
             // Keys whose reservation may not survive a crash could be handed out twice: refuse them.
             throw StoreError(
                 .io, "the store could not make its key reservation durable, so no keys were handed out and nothing was saved: \(error.message)",
                 store: store.displayName, underlying: error)
         }
+        // The caller assigns keys.lowerBound, +1, … : the range must be exactly `count` positive
+        // keys (a key at or below zero would pass for a temporary ID) ending below Int64.max. A
+        // damaged key counter in the file (SQLite's Z_MAX, LMDB's pk counter) gives anything else.
+        let length = keys.upperBound.subtractingReportingOverflow(keys.lowerBound)
+        guard keys.lowerBound > 0, keys.upperBound < Int64.max, !length.overflow, length.partialValue == Int64(max(count, 1)) - 1 else {
+            throw StoreError(
+                .corrupt,
+                "the store's key counter for \(entity.name) is damaged: asked for \(count) keys, it handed out \(keys.lowerBound)...\(keys.upperBound); restore the store from a backup",
+                store: store.displayName)
+        }
+        return keys
     }
 
     /// What ``commit(_:pinInserts:)`` did: the results of the stores that committed and, when a
