@@ -32,7 +32,15 @@ enum MetadataCoding {
         guard try statement.step() else { return nil }
         let uuid = statement.string(at: 0) ?? UUID().uuidString
         var values: [String: MetadataValue] = [:]
-        if let data = statement.data(at: 1), !data.isEmpty {
+        if let data = statement.data(at: 1), BinaryPropertyList.isBinary(data) {
+            // Binary lists (what Core Data and Strata write) are read by Strata's own checked reader.
+            guard case .dictionary(let dictionary) = try BinaryPropertyList.parse(data, what: "Z_METADATA.Z_PLIST in \(connection.path)") else {
+                throw SQLiteError(.corrupt, "Z_METADATA.Z_PLIST is not a dictionary", file: connection.path)
+            }
+            for (key, value) in dictionary {
+                if let converted = metadataValue(value) { values[key] = converted }
+            }
+        } else if let data = statement.data(at: 1), !data.isEmpty {
             let plist: Any
             do {
                 plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
@@ -114,6 +122,21 @@ enum MetadataCoding {
         case let dictionary as [String: Any]:
             return .dictionary(dictionary.compactMapValues(metadataValue))
         default: return nil
+        }
+    }
+
+    /// A value of a binary property list as metadata; `nil` for a keyed-archive reference.
+    static func metadataValue(_ value: KeyedArchive.Value) -> MetadataValue? {
+        switch value {
+        case .bool(let flag): .bool(flag)
+        case .integer(let number): .integer(number)
+        case .real(let number): .double(number)
+        case .string(let text): .string(text)
+        case .data(let data): .data(data)
+        case .date(let date): .date(date)
+        case .uid: nil
+        case .array(let items): .array(items.compactMap(metadataValue))
+        case .dictionary(let entries): .dictionary(entries.compactMapValues(metadataValue))
         }
     }
 

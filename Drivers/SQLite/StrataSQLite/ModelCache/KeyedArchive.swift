@@ -39,31 +39,63 @@ public final class KeyedArchive: Sendable {
     /// - Throws: ``SQLiteError`` with code ``SQLiteError/Code/corrupt`` when the data is not a
     ///   property list, not a keyed archive, or holds a reference outside its object table.
     public init(data: Data) throws {
-        let plist: Any
-        do {
-            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        } catch {
-            throw SQLiteError(.corrupt, "keyed archive is not a property list (\(data.count) bytes)")
-        }
-        guard let root = plist as? [String: Any] else {
-            throw SQLiteError(.corrupt, "keyed archive's property list is not a dictionary")
-        }
-        if let archiver = root["$archiver"] as? String, archiver != "NSKeyedArchiver" {
-            throw SQLiteError(.corrupt, "archive was written by '\(archiver)', not NSKeyedArchiver")
-        }
-        guard let rawObjects = root["$objects"] as? [Any], !rawObjects.isEmpty else {
-            throw SQLiteError(.corrupt, "keyed archive has no $objects table")
-        }
-        guard let rawTop = root["$top"] as? [String: Any] else {
-            throw SQLiteError(.corrupt, "keyed archive has no $top dictionary")
-        }
-        let objects = try rawObjects.map { try Self.convert($0, depth: 0) }
+        let objects: [Value]
         var top: [String: Value] = [:]
-        for (key, value) in rawTop { top[key] = try Self.convert(value, depth: 0) }
+        if BinaryPropertyList.isBinary(data) {
+            // Binary lists (what Core Data writes) are read by Strata's own checked reader.
+            guard case .dictionary(let root) = try BinaryPropertyList.parse(data, what: "keyed archive") else {
+                throw SQLiteError(.corrupt, "keyed archive's property list is not a dictionary")
+            }
+            if let archiver = root["$archiver"], archiver != .string("NSKeyedArchiver") {
+                throw SQLiteError(.corrupt, "archive was written by '\(archiver)', not NSKeyedArchiver")
+            }
+            guard case .array(let table)? = root["$objects"], !table.isEmpty else {
+                throw SQLiteError(.corrupt, "keyed archive has no $objects table")
+            }
+            guard case .dictionary(let entries)? = root["$top"] else {
+                throw SQLiteError(.corrupt, "keyed archive has no $top dictionary")
+            }
+            for value in table { try Self.checkNesting(value, depth: 0) }
+            objects = table
+            top = entries
+        } else {
+            let plist: Any
+            do {
+                plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            } catch {
+                throw SQLiteError(.corrupt, "keyed archive is not a property list (\(data.count) bytes)")
+            }
+            guard let root = plist as? [String: Any] else {
+                throw SQLiteError(.corrupt, "keyed archive's property list is not a dictionary")
+            }
+            if let archiver = root["$archiver"] as? String, archiver != "NSKeyedArchiver" {
+                throw SQLiteError(.corrupt, "archive was written by '\(archiver)', not NSKeyedArchiver")
+            }
+            guard let rawObjects = root["$objects"] as? [Any], !rawObjects.isEmpty else {
+                throw SQLiteError(.corrupt, "keyed archive has no $objects table")
+            }
+            guard let rawTop = root["$top"] as? [String: Any] else {
+                throw SQLiteError(.corrupt, "keyed archive has no $top dictionary")
+            }
+            objects = try rawObjects.map { try Self.convert($0, depth: 0) }
+            for (key, value) in rawTop { top[key] = try Self.convert(value, depth: 0) }
+        }
         for value in objects { try Self.checkReferences(value, count: objects.count) }
         for value in top.values { try Self.checkReferences(value, count: objects.count) }
         self.objects = objects
         self.top = top
+    }
+
+    /// Refuses values nested deeper than ``maximumNesting`` (as ``convert(_:depth:)`` does).
+    private static func checkNesting(_ value: Value, depth: Int) throws {
+        guard depth < maximumNesting else {
+            throw SQLiteError(.corrupt, "keyed archive nests deeper than \(maximumNesting) levels")
+        }
+        switch value {
+        case .array(let values): for element in values { try checkNesting(element, depth: depth + 1) }
+        case .dictionary(let entries): for element in entries.values { try checkNesting(element, depth: depth + 1) }
+        default: break
+        }
     }
 
     /// The object stored under `key` in `$top` (for example `root`).
