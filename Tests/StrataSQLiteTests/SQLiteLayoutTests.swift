@@ -104,6 +104,27 @@ struct SQLiteLayoutTests {
         ], "not pushed: \(notPushed)")
     }
 
+    @Test("two key paths whose types do not compare are left to the evaluator, which refuses them, never answered by SQL")
+    func mismatchedKeyPaths() throws {
+        // Found by the reliability suite's predicate-sql target (seed 1343684612, cases 381, 623,
+        // 681, 773): SQLite compares a number with text, the evaluator throws a type mismatch.
+        let (directory, _, store, _) = try Self.seededStore()
+        defer { withExtendedLifetime(directory) {} }
+        for (entityName, format) in [
+            ("Vehicle", "wheels < name"), ("Vehicle", "wheels != name"), ("Department", "budget <= name"),
+            ("Department", "budget == name"), ("Item", "date > int64"), ("Item", "string == double"),
+        ] {
+            var fetch = StoreFetch(entity: try #require(ConformanceModel.model.entity(named: entityName)))
+            fetch.predicate = try FetchPredicate(format: format)
+            #expect(!(try store.driver.fetch(fetch).appliedPredicate), "\(format) was answered by SQL")
+        }
+        for (entityName, format) in [("Employee", "salary > age"), ("Item", "int16 < double"), ("Item", "int32 == int64")] {
+            var fetch = StoreFetch(entity: try #require(ConformanceModel.model.entity(named: entityName)))
+            fetch.predicate = try FetchPredicate(format: format)
+            #expect(try store.driver.fetch(fetch).appliedPredicate, "\(format) (numbers on both sides) still goes to SQL")
+        }
+    }
+
     @Test("counts, ID fetches and pages are answered by SQL")
     func countsAndPages() throws {
         let (directory, _, store, _) = try Self.seededStore()

@@ -168,8 +168,12 @@ struct QueryTranslator {
             guard constants.count == items.count else { return nil }
             return compare(sql, kind, c.op, list: constants, c.options)
         case (.value(let a, let kind), .keyPath):
+            // Numbers compare with numbers and dates with dates; anything else the evaluator refuses
+            // (a type mismatch) where SQLite would answer, so it is left to the evaluator.
+            let numeric: [Kind] = [.number, .double]
             guard kind == .number || kind == .double || kind == .date, c.options.isEmpty,
-                case .value(let b, let other)? = operand(c.rhs, entity, alias), other == kind || (other != .date && kind != .date)
+                case .value(let b, let other)? = operand(c.rhs, entity, alias),
+                other == kind || (numeric.contains(kind) && numeric.contains(other))
             else { return nil }
             // nil == nil, nil <= nil and nil >= nil hold in the evaluator. A double column reads NaN
             // as NULL too (columnSQL), so those forms are left to the evaluator for doubles.
