@@ -150,4 +150,27 @@ struct LMDBErrorTests {
         #expect(error.message.contains("reader slot"))
         try driver.close()
     }
+
+    @Test("a change set that deletes and updates the same row is refused without a trap, and nothing is written")
+    func deleteAndUpdateOfOneRow() throws {
+        // Found by the reliability suite (lmdb case 487260161/364): a row that checkVersions found
+        // was gone when the update read it again, and a force unwrap trapped.
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        let model = try Self.model()
+        let driver = try LMDBDriverFactory().open(url: url, model: model, options: StoreOptions())
+        defer { try? driver.close() }  // a test store; closing changes nothing
+        let entity = try #require(model.entity(named: "Note"))
+        let keys = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 1)
+        let id = RowID(entity: entity.entityNumber, primaryKey: keys.lowerBound)
+        var insert = ChangeBatch()
+        insert.inserts = [RowSnapshot(id: id, version: 1, values: [.string("a"), .null])]
+        _ = try driver.apply(insert)
+        var both = ChangeBatch()
+        both.deletes = [RowDelete(id: id, expectedVersion: 1)]
+        both.updates = [RowUpdate(id: id, expectedVersion: 1, values: [.string("b"), .null], changedSlots: [0])]
+        #expect(throws: StoreError.self) { try driver.apply(both) }
+        let rows = try driver.rows(for: [id])
+        #expect(rows.map(\.values) == [[.string("a"), .null]] && rows.map(\.version) == [1], "the store is as before")
+    }
 }

@@ -14,8 +14,9 @@ extension LMDBDriver {
             var touched: [RowSnapshot] = []
             var maxKeys: [Int32: Int64] = [:]
             for delete in batch.deletes {
-                // checkVersions found the row.
-                let old = try row(delete.id, txn)!
+                // checkVersions found the row; a change set that names it twice, or a damaged file,
+                // can make it gone by now.
+                guard let old = try row(delete.id, txn) else { throw Self.vanished(delete.id, storeName) }
                 try unlink(old, txn)
                 try txn.delete(try rowsDatabase(delete.id.entity), Keys.row(delete.id))
             }
@@ -68,8 +69,9 @@ extension LMDBDriver {
             }
             flushMax()
             for update in batch.updates {
-                // checkVersions found the row and layout.slots knows its entity.
-                let old = try row(update.id, txn)!
+                // checkVersions found the row (and layout.slots knows its entity); a change set that
+                // deletes it too, or a damaged file, can make it gone by now.
+                guard let old = try row(update.id, txn) else { throw Self.vanished(update.id, storeName) }
                 let slots = layout.slots[update.id.entity]!
                 guard update.values.count == slots.count, update.changedSlots.allSatisfy({ $0 >= 0 && $0 < slots.count }) else {
                     throw StoreError(.corrupt, "the update of row \(update.id) does not fit the model", store: storeName)
@@ -103,6 +105,14 @@ extension LMDBDriver {
             let entity = model.entity(number: row.id.entity)?.name ?? "\(row.id.entity)"
             throw StoreError(.invalidRequest, "row \(row.id) of \(entity) cannot be stored: \(error)", store: storeName)
         }
+    }
+
+    /// A row the change set changes that was there when the save began and is gone within it.
+    private static func vanished(_ id: RowID, _ store: String) -> StoreError {
+        StoreError(
+            .corrupt,
+            "row \(id) disappeared during the save (the change set changes it twice, or the file is damaged); nothing was written",
+            store: store)
     }
 
     private func checkVersions(_ batch: ChangeBatch, _ txn: LMDBTransaction) throws {
