@@ -8,7 +8,20 @@ import StrataTesting
 /// `layout`, key counters `pk…`, `hashes`, `values`) with interesting values, deleted entries; and
 /// raw damage to the file's pages.
 enum LMDBDamage {
+    /// Structured damage, plus raw damage where Strata can check it: the two meta pages (magic,
+    /// version, map size, root pages, last page, transaction id) and the file's length.
     static func damage(_ url: URL, _ random: inout SeededGenerator) throws -> String {
+        try damage(url, &random, anyPage: false)
+    }
+
+    /// Structured damage plus raw damage to any page. LMDB keeps no checksums and trusts the
+    /// branch and leaf pages it reads, so some of this crashes liblmdb itself (docs/reliability.md,
+    /// "Known limits"): the `lmdb-pages` target, for campaigns, not CI.
+    static func damageAnyPage(_ url: URL, _ random: inout SeededGenerator) throws -> String {
+        try damage(url, &random, anyPage: true)
+    }
+
+    static func damage(_ url: URL, _ random: inout SeededGenerator, anyPage: Bool) throws -> String {
         var done: [String] = []
         let raw = Int.random(in: 0..<5, using: &random) == 0
         if !raw || Bool.random(using: &random) {
@@ -18,14 +31,42 @@ enum LMDBDamage {
         }
         if raw {
             var bytes = Array(try Data(contentsOf: url))
-            // Meta pages 0 and 1 keep the root page numbers, the last transaction id and the map size.
-            var offsets = [0, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 136]
-            offsets += offsets.map { $0 + 4_096 }
-            for page in stride(from: 8_192, to: bytes.count, by: 4_096) { offsets += [page, page + 8, page + 10, page + 12, page + 16] }
-            done.append("raw " + ByteDamage.damage(&bytes, using: &random, near: offsets))
+            if anyPage {
+                // Meta pages 0 and 1 keep the root page numbers, the last transaction id and the map size.
+                var offsets = [0, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 136]
+                offsets += offsets.map { $0 + 4_096 }
+                for page in stride(from: 8_192, to: bytes.count, by: 4_096) { offsets += [page, page + 8, page + 10, page + 12, page + 16] }
+                done.append("raw " + ByteDamage.damage(&bytes, using: &random, near: offsets))
+            } else {
+                done.append("raw " + metaOrLength(&bytes, &random))
+            }
             try Data(bytes).write(to: url)
         }
         return done.joined(separator: "; ")
+    }
+
+    /// A change to a meta page's fields, or to the file's length.
+    static func metaOrLength(_ bytes: inout [UInt8], _ random: inout SeededGenerator) -> String {
+        if Int.random(in: 0..<3, using: &random) == 0 {
+            let length = [0, 1, 4_095, 4_096, 8_191, 8_192, bytes.count / 2, bytes.count - 4_096, bytes.count - 1]
+                .filter { $0 >= 0 && $0 < bytes.count }.randomElement(using: &random) ?? 0
+            bytes.removeSubrange(length...)
+            return "truncate to \(length) bytes"
+        }
+        // The meta page: header (16 bytes), then magic, version, address, map size, two database
+        // records (48 bytes each, root page at their end), last page, transaction id.
+        let fields = [16, 20, 24, 32, 40, 44, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136]
+        let page = Bool.random(using: &random) ? 0 : 4_096
+        let at = page + fields[Int.random(in: 0..<fields.count, using: &random)]
+        guard at < bytes.count else { return "file too short for a meta field" }
+        if Bool.random(using: &random) {
+            let bit = Int.random(in: 0..<64, using: &random)
+            if at + bit / 8 < bytes.count { bytes[at + bit / 8] ^= UInt8(1 << (bit % 8)) }
+            return "flip bit \(bit) of the meta field at 0x\(String(at, radix: 16))"
+        }
+        let value = ByteDamage.interestingInteger(using: &random)
+        ByteDamage.write(value, width: 8, bigEndian: false, at: at, in: &bytes)
+        return "write \(value) into the meta field at 0x\(String(at, radix: 16))"
     }
 
     /// One edit through liblmdb.

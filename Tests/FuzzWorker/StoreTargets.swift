@@ -125,6 +125,9 @@ enum FuzzTargets {
         "lmdb": { setup in
             try DamagedStoreTarget.strataWritten(.lmdb, .lmdb, name: "base.lmdb", setup: setup, damage: LMDBDamage.damage)
         },
+        "lmdb-pages": { setup in
+            try DamagedStoreTarget.strataWritten(.lmdb, .lmdb, name: "base.lmdb", setup: setup, damage: LMDBDamage.damageAnyPage)
+        },
         "sqlite-metadata": { setup in
             try DamagedStoreTarget.strataWritten(.sqlite, .sqlite, name: "base.sqlite", setup: setup, damage: SQLiteDamage.metadata)
         },
@@ -146,7 +149,8 @@ enum FuzzTargets {
         "apple-sqlite": "the corpus's Apple-written SQLite stores, damaged the same way (needs the corpus)",
         "xml": "a Strata-written XML store, damaged in ids, idrefs, attributes, metadata and nesting",
         "apple-xml": "the corpus's Xcode-written XML store, damaged the same way (needs the corpus)",
-        "lmdb": "a Strata-written LMDB store, damaged in keys, values and metadata (docs/formats/lmdb.md) and in its pages",
+        "lmdb": "a Strata-written LMDB store, damaged in keys, values and metadata (docs/formats/lmdb.md), its meta pages and its length",
+        "lmdb-pages": "the same, with raw damage to any page: liblmdb trusts its pages, so this target finds crashes in it (campaigns only)",
         "sqlite-metadata": "a Strata-written SQLite store whose Z_METADATA plist (binary) is damaged or replaced",
         "xml-metadata": "a Strata-written XML store whose metadata plist is damaged (types, numbers, nesting)",
         "json": "JSON interchange files: the parser, the importer's checks, an import when the file checks",

@@ -88,6 +88,10 @@ struct LMDBFileTests {
         try Data(bytes).write(to: url)
     }
 
+    static func get64(_ bytes: [UInt8], at offset: Int) -> UInt64 {
+        (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+    }
+
     static func put64(_ value: UInt64, into bytes: inout [UInt8], at offset: Int) {
         for index in 0..<8 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))) }
     }
@@ -108,7 +112,7 @@ struct LMDBFileTests {
     }
 
     @Test("damaged files are refused as corrupt before LMDB maps them", arguments: [
-        "truncated", "second meta page", "page size", "main root", "last page", "depth",
+        "truncated", "second meta page", "page size", "second page size", "main root", "last page", "depth",
     ])
     func damagedFile(_ damage: String) throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-damaged")
@@ -124,6 +128,15 @@ struct LMDBFileTests {
         case "page size":
             try Self.damage(url) { bytes, _ in bytes[40] = 0xB8; bytes[41] = 0x0B }  // 3000
             words = "page size is 3000"
+        case "second page size":
+            // The newer meta page with a page size of 0: liblmdb divided by it (SIGFPE), found by
+            // the reliability suite's lmdb case 487260161/1536.
+            try Self.damage(url) { bytes, pageSize in
+                let newest = max(Self.get64(bytes, at: 144), Self.get64(bytes, at: pageSize + 144))
+                Self.put64(newest + 1, into: &bytes, at: pageSize + 144)
+                for index in 40..<44 { bytes[pageSize + index] = 0 }
+            }
+            words = "meta page 1 has page size 0"
         case "main root":
             try Self.damage(url) { bytes, pageSize in
                 for meta in [0, pageSize] { Self.put64(1 << 40, into: &bytes, at: meta + 128) }

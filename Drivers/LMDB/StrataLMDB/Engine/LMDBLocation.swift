@@ -97,7 +97,7 @@ struct LMDBLocation: Sendable {
     }
 
     /// Checks the data file before LMDB maps it: a regular file; empty (LMDB then creates the
-    /// environment) or holding two meta pages with LMDB's magic, format version 1, a power-of-two
+    /// environment) or holding two meta pages with LMDB's magic, format version 1, one power-of-two
     /// page size and page numbers 0 and 1; and the newer meta page's last page and B-tree roots
     /// inside the file, its trees no deeper than LMDB's cursors go.
     ///
@@ -145,6 +145,9 @@ struct LMDBLocation: Sendable {
             guard version == Meta.dataVersion else {
                 throw corrupt("meta page \(number) has LMDB data format \(version); this liblmdb reads format \(Meta.dataVersion)")
             }
+            // liblmdb takes the page size from the newer meta page and divides by it.
+            let size = Int(Self.uint32(page, Meta.pageSizeOffset))
+            guard size == pageSize else { throw corrupt("meta page \(number) has page size \(size), meta page 0 \(pageSize)") }
             if Self.uint64(page, Meta.transactionOffset) > Self.uint64(newest, Meta.transactionOffset) { newest = page }
         }
         // Read after the meta pages (see above).
