@@ -5,6 +5,9 @@ import StrataTesting
 /// target in turn, each batch with the next seed, in children of this executable supervised by
 /// `CaseWorker`, until the time is up. A clock decides when to stop here, never in tests.
 enum Campaign {
+    /// Prints a line at once (print is buffered when standard output is a file or a pipe).
+    static func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
     static func run(_ arguments: [String], corpus: String?) -> Int32 {
         let minutes = option("--minutes", in: arguments).flatMap(Double.init) ?? 10
         let batch = option("--batch", in: arguments).flatMap(Int.init) ?? 500
@@ -13,13 +16,13 @@ enum Campaign {
         if corpus == nil { targets.removeAll { ["apple-sqlite", "apple-xml", "model-cache"].contains($0) } }
         let unknown = targets.filter { FuzzTargets.all[$0] == nil }
         guard unknown.isEmpty else {
-            print("unknown targets: \(unknown.joined(separator: ", ")); see strata-fuzz-worker targets")
+            say("unknown targets: \(unknown.joined(separator: ", ")); see strata-fuzz-worker targets")
             return 64
         }
         let firstSeed = option("--seed", in: arguments).flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let deadline = Date().addingTimeInterval(minutes * 60)
-        print("campaign: \(minutes) min, targets \(targets.joined(separator: ", ")), seeds from \(firstSeed), \(batch) cases a batch")
+        say("campaign: \(minutes) min, targets \(targets.joined(separator: ", ")), seeds from \(firstSeed), \(batch) cases a batch")
         var seed = firstSeed
         var cases = 0
         var failed: [String] = []
@@ -33,22 +36,22 @@ enum Campaign {
                 do {
                     let report = try worker.run(cases: 0..<batch)
                     cases += report.total
-                    print("\(target) seed \(batchSeed): \(report.passed) passed, \(report.failures.count) failed")
+                    say("\(target) seed \(batchSeed): \(report.passed) passed, \(report.failures.count) failed")
                     for group in report.failureGroups {
                         let first = group.failures[0]
                         let line = "  \(group.failures.count) \(first.kind): \(group.signature)\n"
                             + "    replay: scripts/fuzz.sh --replay \(target)/\(batchSeed)/\(first.index)  (\(first.what.prefix(120)))"
-                        print(line)
+                        say(line)
                         failed.append(line)
                     }
                 } catch {
-                    print("\(target) seed \(batchSeed): the worker could not run: \(error)")
+                    say("\(target) seed \(batchSeed): the worker could not run: \(error)")
                     failed.append("\(target): \(error)")
                 }
                 seed &+= 1
             }
         }
-        print("campaign done: \(cases) cases, \(failed.count) distinct failures")
+        say("campaign done: \(cases) cases, \(failed.count) distinct failures")
         return failed.isEmpty ? 0 : 1
     }
 }
