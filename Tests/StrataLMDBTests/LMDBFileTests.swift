@@ -31,6 +31,20 @@ struct LMDBFileTests {
         })
     }
 
+    @Test("a driver dropped without close releases its environment (a later writer is not refused by a leaked reader)")
+    func droppedDriverReleases() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-dropped")
+        let url = try LMDBHostileFileTests.seeded(in: directory)
+        do {
+            let reader = try Self.open(url, readOnly: true)
+            _ = try Self.teamNames(reader)
+        }
+        let writer = try Self.open(url)
+        try Self.insertTeam(writer, named: "after the reader went")
+        #expect(try Self.teamNames(writer).contains("after the reader went"))
+        try writer.close()
+    }
+
     @Test("a store opened through a symbolic link, a hard link and another spelling shares one environment")
     func oneEnvironmentPerFile() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-links")

@@ -53,6 +53,21 @@ struct SQLiteDamagedDataTests {
         #expect(try fresh.execute(update).count == expected.count)
     }
 
+    @Test("a Z_UUID that is not a store identifier (empty, huge, control characters) is a corrupt store", arguments: [String(repeating: "\u{0}", count: 4_000), "", String(repeating: "u", count: 200), "a\nb"])
+    func damagedUUID(_ value: String) throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-uuid")
+        let (coordinator, store, url) = try Self.itemStore(directory)
+        try coordinator.remove(store)
+        let connection = try SQLiteConnection(path: url.path, mode: .readWrite)
+        let update = try connection.prepare("UPDATE Z_METADATA SET Z_UUID = ?")
+        try update.bind(value, at: 1)
+        _ = try update.step()
+        connection.close()
+        #expect {
+            try PersistentStoreCoordinator(managedObjectModel: coordinator.managedObjectModel).addPersistentStore(type: .sqlite, at: url)
+        } throws: { ($0 as? StoreError)?.code == .corrupt }
+    }
+
     @Test("a comparison of constants the evaluator refuses is refused the same way")
     func constantTypeMismatch() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-damaged")

@@ -168,6 +168,12 @@ public final class LMDBDriver: StoreDriver {
         EnvironmentRegistry.release(environment)
     }
 
+    deinit {
+        // A driver dropped without close() must not keep its environment mapped for the rest of
+        // the process (a later open of a file replaced at the same path would read the old map).
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { EnvironmentRegistry.release(environment) }
+    }
+
     func ensureOpen() throws {
         if closed.load(ordering: .acquiring) { throw StoreError(.closed, "the store was closed", store: storeName) }
     }

@@ -31,6 +31,11 @@ enum MetadataCoding {
         let statement = try connection.prepare("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
         guard try statement.step() else { return nil }
         let uuid = statement.string(at: 0) ?? UUID().uuidString
+        // The identifier names the store in every object URI. Core Data writes a UUID; a short
+        // printable name is accepted too (hand-made stores), anything else is damage.
+        guard !uuid.isEmpty, uuid.utf8.count <= 128, !uuid.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw SQLiteError(.corrupt, "Z_METADATA.Z_UUID is not a store identifier (\(uuid.utf8.count) bytes)", file: connection.path)
+        }
         var values: [String: MetadataValue] = [:]
         if let data = statement.data(at: 1), BinaryPropertyList.isBinary(data) {
             // Binary lists (what Core Data and Strata write) are read by Strata's own checked reader.
