@@ -208,13 +208,13 @@ public final class RowCache: Sendable {
     /// optionally pins them.
     ///
     /// - Complexity: O(n) for n snapshots, amortized.
-    public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pin: Bool = false) {
+    package func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pin: Bool = false) {
         self.store(snapshots, in: store, pins: pin ? Array(repeating: true, count: snapshots.count) : nil)
     }
 
     /// Stores snapshots of one store like ``store(_:in:pin:)``, pinning the rows whose flag in
     /// `pins` is set (one lock and one lookup per row).
-    public func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pins: [Bool]?) {
+    package func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pins: [Bool]?) {
         state.withLock { s in
             // Room for a batch of one entity at once, rather than growing its lane while adding it.
             if let span = RowTable<Entry>.span(of: snapshots) {
@@ -273,7 +273,7 @@ public final class RowCache: Sendable {
 
     /// Makes room for `snapshots` of one store at once, for a caller that then stores them in
     /// parts with ``store(_:in:pins:)-(ArraySlice<RowSnapshot>,_,_)``.
-    public func reserve(for snapshots: [RowSnapshot], in store: ObjectIdentifier) {
+    package func reserve(for snapshots: [RowSnapshot], in store: ObjectIdentifier) {
         guard let span = RowTable<Entry>.span(of: snapshots) else { return }
         state.withLock { s in
             s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
@@ -285,7 +285,7 @@ public final class RowCache: Sendable {
     /// same length). One lock. Reserves nothing: lanes grow by doubling, so parts of a batch
     /// whose size is not known yet cost amortized O(1) per row; call
     /// ``reserve(for:in:)`` first when the whole batch is at hand.
-    public func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?) {
+    package func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?) {
         state.withLock { s in Self.store(snapshots, in: store, pins: pins, since: nil, &s) }
     }
 
@@ -325,7 +325,7 @@ public final class RowCache: Sendable {
     /// Adds one pin to each resident key (C3) and returns, per key, whether it was pinned.
     ///
     /// - Complexity: O(n) for n keys, one lock.
-    public func pinResident(_ keys: [Key]) -> [Bool] {
+    package func pinResident(_ keys: [Key]) -> [Bool] {
         state.withLock { s in
             var newlyPinned = 0
             let pinned = keys.map { key -> Bool in
@@ -343,12 +343,12 @@ public final class RowCache: Sendable {
     /// Adds one pin to each resident key (C3) and returns the keys it pinned; a key not resident
     /// is not pinned, and the caller must not unpin it later.
     @discardableResult
-    public func pin(_ keys: [Key]) -> [Key] {
+    package func pin(_ keys: [Key]) -> [Key] {
         zip(keys, pinResident(keys)).filter(\.1).map(\.0)
     }
 
     /// Removes one pin from each key; unpinned rows become evictable.
-    public func unpin(_ keys: [Key]) {
+    package func unpin(_ keys: [Key]) {
         state.withLock { s in
             for key in keys {
                 let released: Bool? = s.entries.withExistingValue(forKey: key) { entry in
@@ -365,7 +365,7 @@ public final class RowCache: Sendable {
     }
 
     /// Drops rows (deleted by a save), pinned or not; reads in flight will not store them again (C5).
-    public func remove(_ keys: [Key]) {
+    package func remove(_ keys: [Key]) {
         state.withLock { s in
             s.removals &+= 1
             let removal = s.removals
