@@ -54,6 +54,8 @@ public enum StoreConverter {
         }
         let resolved = try StoreOpener.resolveModel(at: source, modelPath: options.modelPath)
         let model = resolved.model
+        var options = options
+        if options.configuration == nil { options.configuration = resolved.configuration }
         let entities: [EntityDescription]
         do {
             entities = try model.entities(forConfiguration: options.configuration)
