@@ -156,4 +156,27 @@ struct SQLiteLayoutTests {
         try context.save()
         #expect(try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Tag")) == before + 1)
     }
+
+    @Test("a subentity's unique constraint is a partial index over its own rows and its descendants' (round-trip seed 21)")
+    func subentityConstraintIndex() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-layout")
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Unit", properties: [.attribute("code", .string)], uniquenessConstraints: [["code"]]),
+            EntityDescription("Order", parent: "Unit", uniquenessConstraints: [["code"]]),
+            EntityDescription("Rush", parent: "Order"),
+            EntityDescription("Note", parent: "Unit"),
+        ])
+        let path = directory.file("partial.sqlite").path
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path))
+        try coordinator.remove(store)
+        let connection = try SQLiteConnection(path: path)
+        defer { connection.close() }
+        let schema = try Self.schema(connection)
+        let numbers = ["Order", "Rush"].compactMap { model.entity(named: $0)?.entityNumber }.sorted()
+        #expect(schema["Z_Unit_UNIQUE_code"] == "CREATE UNIQUE INDEX Z_Unit_UNIQUE_code ON ZUNIT (ZCODE COLLATE BINARY ASC)")
+        #expect(
+            schema["Z_Order_UNIQUE_code"]
+                == "CREATE UNIQUE INDEX Z_Order_UNIQUE_code ON ZUNIT (ZCODE COLLATE BINARY ASC) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+    }
 }

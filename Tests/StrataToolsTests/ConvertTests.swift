@@ -49,6 +49,38 @@ struct ConvertLibraryTests {
         #expect(employee.objectID.primaryKey > existing.max() ?? 0)
     }
 
+    @Test("an ordered one-to-many whose members are copied after their owner keeps its order in SQLite (round-trip seed 1)")
+    func orderedMembersCopiedLater() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Album", properties: [.toMany("tracks", "Track", inverse: "album", ordered: true)]),
+            EntityDescription("Track", properties: [.attribute("title", .string), .toOne("album", "Album", inverse: "tracks")]),
+        ])
+        let source = memoryLocation("ordered")
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            let store = try coordinator.addPersistentStore(type: try source.storeType(), at: source.url)
+            let context = ManagedObjectContext(coordinator: coordinator)
+            let tracks = try ["one", "two", "three"].map { title in
+                let track = try context.insertNewObject(forEntityName: "Track")
+                track["title"] = title
+                return track
+            }
+            let album = try context.insertNewObject(forEntityName: "Album")
+            album.setValue([tracks[2], tracks[0], tracks[1]], forKey: "tracks")
+            try context.save()
+            try coordinator.remove(store)
+        }
+        let directory = try TemporaryDirectory()
+        let destination = fileLocation(.sqlite, "ordered", in: directory)
+        // One row per batch: the album's batch comes before any track is copied.
+        let report = try StoreConverter.convert(from: source, to: destination, options: ConversionOptions(batchSize: 1))
+        #expect(report.isVerified)
+        let (coordinator, _) = try StoreOpener.attach(destination, model: model, readOnly: true)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let album = try #require(try context.fetch(FetchRequest(entityName: "Album")).first)
+        #expect(album.objects(forKey: "tracks").map { $0["title"] as? String } == ["three", "one", "two"])
+    }
+
     @Test("a configuration limits the copy to its entities")
     func configuration() throws {
         let a = try seededMemoryStore()

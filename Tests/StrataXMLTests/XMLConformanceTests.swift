@@ -18,6 +18,11 @@ struct XMLConformanceTests {
         try check.run(.xml)
     }
 
+    @Test("name collisions", arguments: ConformanceSuite.nameCollisionCases)
+    func nameCollisions(_ check: ConformanceCase) throws {
+        try check.run(.xml)
+    }
+
     @Test("contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store")
     func concurrencyStress() throws {
         let seed: UInt64 = 0x5EED_0016

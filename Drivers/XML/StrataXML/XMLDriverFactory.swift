@@ -33,7 +33,7 @@ public struct XMLDriverFactory: StoreDriverFactory {
                 let before = FileIdentity(path: url.path)
                 let loader = XMLStoreLoader(
                     model: request.model, entities: Set(request.entities.map(\.entityNumber)), path: url.path,
-                    storeType: StoreType.xmlName)
+                    storeType: StoreType.xmlName, names: XMLNames(model: request.model))
                 loaded = try loader.load()
                 if let starts = loaded.chunkStarts, let before, before == FileIdentity(path: url.path) {
                     layout = XMLChunkLayout(file: before, positions: .firstObjects(starts))

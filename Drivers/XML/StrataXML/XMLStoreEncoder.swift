@@ -4,7 +4,7 @@ import Strata
 /// Writes a whole store (an ``AtomicStoreEngine/State``) in Core Data's XML store layout.
 ///
 /// Objects are written in id order; entity names upper-cased and property names lower-cased, as
-/// Core Data does; nil attributes left out; every relationship written on the side that holds it
+/// Core Data does, except names that would then collide (``XMLNames``); nil attributes left out; every relationship written on the side that holds it
 /// (so both sides of an inverse pair), to-many members in their stored order. The markup of each
 /// property (`<attribute name="…" type="…">`) is prepared once per entity.
 ///
@@ -33,15 +33,16 @@ struct XMLStoreEncoder: Sendable {
     init(model: ManagedObjectModel) {
         self.model = model
         var plans = [Plan?](repeating: nil, count: (model.entities.map { Int($0.entityNumber) }.max() ?? 0) + 1)
+        let names = XMLNames(model: model)
         for entity in model.entities {
             var open = XMLByteWriter()
             open.raw("    <object type=\"")
-            open.attribute(entity.name.uppercased())
+            open.attribute(names.writtenName(of: entity))
             open.raw("\" id=\"z")
             var kinds: [Kind] = []
             var tags = XMLByteWriter()
             var ranges: [Range<Int>] = []
-            for property in entity.properties {
+            for (slot, property) in entity.properties.enumerated() {
                 let start = tags.count
                 defer { ranges.append(start..<tags.count) }
                 guard !property.isTransient else {
@@ -51,20 +52,22 @@ struct XMLStoreEncoder: Sendable {
                 switch property {
                 case .attribute(let attribute):
                     tags.raw("        <attribute name=\"")
-                    tags.attribute(attribute.name.lowercased())
+                    tags.attribute(names.writtenName(ofSlot: slot, in: entity))
                     tags.raw("\" type=\"")
                     tags.attribute(XMLValueCoding.typeName(attribute.type))
                     tags.raw("\"")
                     kinds.append(.attribute)
                 case .relationship(let relationship):
                     tags.raw("        <relationship name=\"")
-                    tags.attribute(relationship.name.lowercased())
+                    tags.attribute(names.writtenName(ofSlot: slot, in: entity))
                     tags.raw("\" type=\"")
                     tags.integer(Int64(relationship.minCount))
                     tags.raw("/")
                     tags.integer(Int64(relationship.maxCount))
                     tags.raw("\" destination=\"")
-                    tags.attribute(relationship.destinationEntityName.uppercased())
+                    tags.attribute(
+                        model.entity(named: relationship.destinationEntityName).map(names.writtenName(of:))
+                            ?? relationship.destinationEntityName.uppercased())
                     tags.raw("\"")
                     kinds.append(.relationship)
                 }

@@ -3,7 +3,8 @@ import Strata
 
 /// Reads a whole XML store into an ``AtomicStoreEngine/State``, checking it against the model.
 ///
-/// Entity names (`type`) and property names are matched ignoring case; object `zN` becomes the row
+/// Entity names (`type`) and property names are matched as written, then ignoring case
+/// (``XMLNames``); object `zN` becomes the row
 /// with primary key N, or the key its `pk` attribute gives (written when another hierarchy's row
 /// uses N); every row starts at version 1 (the file keeps no versions). Relationships
 /// are resolved after the last object, since `idrefs` may point forward.
@@ -31,6 +32,8 @@ struct XMLStoreLoader {
     let entities: Set<Int32>
     let path: String
     let storeType: String
+    /// How names in the file find entities and properties.
+    let names: XMLNames
 
     private struct EntityPlan {
         var entity: EntityDescription
@@ -118,11 +121,15 @@ struct XMLStoreLoader {
                         plan.sequence.append((property.name, known))
                         planChanged = true
                     }
-                } else if let found = entity.index(ofPropertyIgnoringCase: property.name) {
+                } else if case .found(let found) = names.slot(forProperty: property.name, in: entity) {
                     slot = found
                     plan.slots[property.name] = found
                     if position == plan.sequence.count { plan.sequence.append((property.name, found)) }
                     planChanged = true
+                } else if case .ambiguous(let candidates) = names.slot(forProperty: property.name, in: entity) {
+                    throw corrupt(
+                        "expected a property of entity '\(entity.name)', found '\(property.name)', which matches several only ignoring case (\(candidates.joined(separator: ", "))); open the store with the model that wrote it",
+                        line: property.line, element: property.isRelationship ? "relationship" : "attribute")
                 } else {
                     throw corrupt(
                         "expected a property of entity '\(entity.name)', found '\(property.name)', which the model does not have",
@@ -242,7 +249,12 @@ struct XMLStoreLoader {
     }
 
     private func makePlan(_ raw: XMLRawObject) throws -> EntityPlan {
-        guard let entity = model.entity(namedIgnoringCase: raw.type), entities.contains(entity.entityNumber) else {
+        if case .ambiguous(let candidates) = names.entity(forType: raw.type) {
+            throw corrupt(
+                "expected an entity of the model as the type of object z\(raw.id), found '\(raw.type)', which matches several only ignoring case (\(candidates.joined(separator: ", "))); open the store with the model that wrote it",
+                line: raw.line, element: "object")
+        }
+        guard case .found(let entity) = names.entity(forType: raw.type), entities.contains(entity.entityNumber) else {
             throw corrupt(
                 "expected an entity of the model as the type of object z\(raw.id), found '\(raw.type)' (names are matched ignoring case)",
                 line: raw.line, element: "object")

@@ -54,6 +54,8 @@ public enum StoreConverter {
         }
         let resolved = try StoreOpener.resolveModel(at: source, modelPath: options.modelPath)
         let model = resolved.model
+        var options = options
+        if options.configuration == nil { options.configuration = resolved.configuration }
         let entities: [EntityDescription]
         do {
             entities = try model.entities(forConfiguration: options.configuration)
@@ -126,6 +128,7 @@ public enum StoreConverter {
                     }
                     sourceDigests[entity.name] = digest
                 }
+                try restateMemberOrders(entities, model: model, from: source, sourceStream, to: destination, writer)
                 try writer.close()
             } catch {
                 try? writer.close()
@@ -142,6 +145,34 @@ public enum StoreConverter {
         } catch {
             if working != destination { removeStoreFiles(working) }
             throw ToolError.wrapping(error, store: destination.displayName)
+        }
+    }
+
+    /// Writes the order of every ordered one-to-many relationship (and ordered to-many without
+    /// inverse) again, once every row is copied. A store may keep such an order in the members'
+    /// rows (SQLite's `Z_FOK_` column), and a member copied after its owner had no row to take its
+    /// place when the owner's batch was applied. Each owner is updated with its own values
+    /// (version 1, as inserted), restating only those relationships.
+    private static func restateMemberOrders(
+        _ entities: [EntityDescription], model: ManagedObjectModel, from source: StoreLocation, _ stream: RowStream,
+        to destination: StoreLocation, _ writer: any StoreDriver
+    ) throws {
+        for entity in entities {
+            let slots = entity.properties.indices.filter { slot in
+                guard let relationship = entity.properties[slot].relationship, relationship.isToMany, relationship.isOrdered,
+                    !relationship.isTransient
+                else { return false }
+                guard let inverse = relationship.inverseName else { return true }
+                return model.entity(named: relationship.destinationEntityName)?.property(named: inverse)?.relationship?.isToMany == false
+            }
+            guard !slots.isEmpty else { continue }
+            try read(source) {
+                try stream.forEachBatch(of: entity) { rows in
+                    var batch = ChangeBatch()
+                    batch.updates = rows.map { RowUpdate(id: $0.id, expectedVersion: 1, values: $0.values, changedSlots: slots) }
+                    _ = try write(destination) { try writer.apply(batch) }
+                }
+            }
         }
     }
 

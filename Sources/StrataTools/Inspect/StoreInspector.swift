@@ -122,13 +122,15 @@ public enum StoreInspector {
     public static func inspect(_ location: StoreLocation, modelPath: String? = nil) throws -> StoreReport {
         let resolved = try StoreOpener.resolveModel(at: location, modelPath: modelPath)
         let model = resolved.model
-        let driver = try StoreOpener.openDriver(location, model: model, readOnly: true)
+        let driver = try StoreOpener.openDriver(location, model: model, configuration: resolved.configuration, readOnly: true)
         defer { try? driver.close() }
         let metadata = try StoreConverter.read(location) { try driver.loadMetadata() }
         let stream = RowStream(driver: driver)
+        let held = Set(((try? model.entities(forConfiguration: resolved.configuration)) ?? model.entities).map(\.name))
         var entities: [StoreReport.Entity] = []
         for entity in model.entities {
-            let count = try StoreConverter.read(location) { try stream.count(of: entity) }
+            // Entities of other configurations live in other stores: none here.
+            let count = held.contains(entity.name) ? try StoreConverter.read(location) { try stream.count(of: entity) } : 0
             entities.append(
                 .init(
                     name: entity.name, parent: entity.superentityName, isAbstract: entity.isAbstract, count: count,

@@ -33,8 +33,9 @@ public enum StoreValidator {
     ///
     /// - Throws: ``ToolError`` when the store or model cannot be opened.
     public static func validate(_ location: StoreLocation, modelPath: String? = nil) throws -> [StoreProblem] {
-        let model = try StoreOpener.resolveModel(at: location, modelPath: modelPath).model
-        let driver = try StoreOpener.openDriver(location, model: model, readOnly: true)
+        let resolved = try StoreOpener.resolveModel(at: location, modelPath: modelPath)
+        let model = resolved.model
+        let driver = try StoreOpener.openDriver(location, model: model, configuration: resolved.configuration, readOnly: true)
         defer { try? driver.close() }
         let metadata = try StoreConverter.read(location) { try driver.loadMetadata() }
         var problems: [StoreProblem] = []

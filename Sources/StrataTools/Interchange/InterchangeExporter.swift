@@ -37,8 +37,9 @@ public enum InterchangeExporter {
             }
             selected.formUnion(entity.hierarchyNumbers)
         }
-        if names.isEmpty { selected = Set(model.entities.map(\.entityNumber)) }
-        let driver = try StoreOpener.openDriver(location, model: model, readOnly: true)
+        let held = Set(((try? model.entities(forConfiguration: resolved.configuration)) ?? model.entities).map(\.entityNumber))
+        if names.isEmpty { selected = held } else { selected.formIntersection(held) }
+        let driver = try StoreOpener.openDriver(location, model: model, configuration: resolved.configuration, readOnly: true)
         defer { try? driver.close() }
         let metadata = try StoreConverter.read(location) { try driver.loadMetadata() }
         let uuid = metadata.uuid

@@ -38,7 +38,8 @@ public enum StoreQuery {
     /// - Throws: ``ToolError``: usage for an unknown entity, property or sort key, or a predicate that
     ///   does not parse or fit the entity; failure when the store fails.
     public static func run(_ location: StoreLocation, _ options: QueryOptions) throws -> String {
-        let model = try StoreOpener.resolveModel(at: location, modelPath: options.modelPath).model
+        let resolved = try StoreOpener.resolveModel(at: location, modelPath: options.modelPath)
+        let model = resolved.model
         guard let entity = model.entity(named: options.entity) else {
             throw ToolError.usage(
                 "the model has no entity '\(options.entity)'; entities: \(model.entities.map(\.name).joined(separator: ", "))")
@@ -58,7 +59,7 @@ public enum StoreQuery {
         request.fetchOffset = options.offset
         let properties = try selectedProperties(options.properties, entity: entity)
 
-        let (coordinator, _) = try StoreOpener.attach(location, model: model, readOnly: true)
+        let (coordinator, _) = try StoreOpener.attach(location, model: model, configuration: resolved.configuration, readOnly: true)
         let context = ManagedObjectContext(coordinator: coordinator)
         if options.countOnly {
             var countRequest = request

@@ -12,6 +12,10 @@ public struct ResolvedModel: Sendable {
     public var requiresReadOnly: Bool
     /// When a `--model` was given: whether its version hash equals the store's model's.
     public var matchesGivenModel: Bool?
+    /// The model configuration the store holds, when it holds one that is not every entity: the
+    /// configuration whose entities are exactly those the store's metadata records (a store
+    /// attached with `configuration:` records only its own). `nil`: every entity.
+    public var configuration: String?
 }
 
 /// Opens stores for the tools: finds the driver, the model (the store's embedded model first, then
@@ -66,13 +70,25 @@ public enum StoreOpener {
         }
         if var found {
             if let given { found.matchesGivenModel = given.versionHash == found.model.versionHash }
+            found.configuration = try storedConfiguration(at: location, model: found.model)
             return found
         }
         guard let given else {
             throw ToolError.usage(
                 "store '\(location.displayName)' holds no model Strata can read; pass --model PATH (an .xcdatamodeld, .xcdatamodel or Strata model .json)")
         }
-        return ResolvedModel(model: given, source: "--model", requiresReadOnly: false, matchesGivenModel: true)
+        return ResolvedModel(
+            model: given, source: "--model", requiresReadOnly: false, matchesGivenModel: true,
+            configuration: try storedConfiguration(at: location, model: given))
+    }
+
+    /// The configuration of `model` whose entities are exactly the ones the store's metadata
+    /// records, when that is not every entity; `nil` otherwise (every entity, or no such record).
+    static func storedConfiguration(at location: StoreLocation, model: ManagedObjectModel) throws -> String? {
+        guard let recorded = try metadata(at: location).map({ Set($0.entityVersionHashes.keys) }), !recorded.isEmpty,
+            recorded != Set(model.entities.map(\.name))
+        else { return nil }
+        return model.configurations.keys.sorted().first { Set(model.configurations[$0] ?? []) == recorded }
     }
 
     /// Opens a store's driver directly (no coordinator), for streaming work.

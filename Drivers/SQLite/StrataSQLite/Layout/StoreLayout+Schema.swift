@@ -11,11 +11,13 @@ extension StoreLayout {
         ]
         var indexNames: Set<String> = []
         /// `columns` are (name, suffix) pairs: the suffix (`COLLATE BINARY ASC`) is the driver's own text.
-        func index(_ name: String, unique: Bool = false, on table: String, _ columns: [(String, String)]) {
+        /// `entities`, when given, limits the index to rows of those store entity numbers (a partial index).
+        func index(_ name: String, unique: Bool = false, on table: String, _ columns: [(String, String)], entities: [Int32]? = nil) {
             guard indexNames.insert(name).inserted else { return }
             let list = columns.map { $0.1.isEmpty ? $0.0.sqlName : "\($0.0.sqlName) \($0.1)" }
+            let rows = entities.map { " WHERE Z_ENT IN (\($0.map(String.init).joined(separator: ", ")))" } ?? ""
             sql.append(
-                "CREATE \(unique ? "UNIQUE " : "")INDEX \(name.sqlName) ON \(table.sqlName) (\(list.joined(separator: ", ")))")
+                "CREATE \(unique ? "UNIQUE " : "")INDEX \(name.sqlName) ON \(table.sqlName) (\(list.joined(separator: ", ")))\(rows)")
         }
         for table in tables.values.sorted(by: { $0.name < $1.name }) {
             // Column types are the driver's constants (LayoutBuilder.columnType), never read from a store.
@@ -40,12 +42,15 @@ extension StoreLayout {
                 default: break
                 }
             }
+            // A subentity's constraint holds among its own rows and its descendants', not among the
+            // other rows of the hierarchy's table: a partial index over those entities (Strata's choice).
+            let scope = isOwnHierarchyRoot ? nil : entity.hierarchyNumbers.compactMap { entities[$0]?.storeNumber }.sorted()
             for constraint in entity.uniquenessConstraints {
                 let columns = constraint.compactMap { column(of: $0, in: layout) }
                 guard columns.count == constraint.count, !columns.isEmpty else { continue }
                 index(
                     "Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_"))", unique: true, on: layout.table,
-                    columns.map { ($0, "COLLATE BINARY ASC") })
+                    columns.map { ($0, "COLLATE BINARY ASC") }, entities: scope)
             }
             for fetchIndex in entity.indexes {
                 let columns = fetchIndex.elements.compactMap { element in

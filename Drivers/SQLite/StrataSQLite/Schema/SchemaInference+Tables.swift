@@ -167,9 +167,9 @@ extension SchemaInference {
                 let firstEntity = byNumber[first.0]?.name, ManagedObjectModel.isValidName(first.1)
             else { continue }
             if columns[1] == "REFLEXIVE" {
+                guard let free = available(name(first), inHierarchyOf: firstEntity, properties, parents) else { continue }
                 let relationship = RelationshipDescription(
-                    name(first), destination: firstEntity, inverse: name(first), toMany: true, ordered: ordered(columns[1]))
-                guard !names(inHierarchyOf: firstEntity, properties, parents).contains(relationship.name) else { continue }
+                    free, destination: firstEntity, inverse: free, toMany: true, ordered: ordered(columns[1]))
                 properties[firstEntity, default: []].append(.relationship(relationship))
                 continue
             }
@@ -179,20 +179,43 @@ extension SchemaInference {
                 // Core Data names join columns after relationships; other names make this no join table of its.
                 ManagedObjectModel.isValidName(second.1)
             else { continue }
-            let firstName = name(first)
-            let secondName = name(second)
             // Column Z_<n1><NAME1> holds keys of entity n1: NAME1 is the relationship of entity n2
             // that points at n1, and NAME2 the relationship of n1 that points at n2.
+            guard let secondName = available(name(second), inHierarchyOf: firstEntity, properties, parents) else { continue }
+            var withForward = properties  // the second name, taken once the forward side is added
+            withForward[firstEntity, default: []].append(.relationship(RelationshipDescription(secondName, destination: secondEntity)))
+            guard let firstName = available(name(first), inHierarchyOf: secondEntity, withForward, parents) else { continue }
             let forward = RelationshipDescription(
                 secondName, destination: secondEntity, inverse: firstName, toMany: true, ordered: ordered(columns[1]))
             let backward = RelationshipDescription(
                 firstName, destination: firstEntity, inverse: secondName, toMany: true, ordered: ordered(columns[0]))
-            guard !names(inHierarchyOf: firstEntity, properties, parents).contains(forward.name),
-                !names(inHierarchyOf: secondEntity, properties, parents).contains(backward.name)
-            else { continue }
             properties[firstEntity, default: []].append(.relationship(forward))
             properties[secondEntity, default: []].append(.relationship(backward))
         }
+    }
+
+    /// A name for a new property of `entity` that reads the same tables and columns as `name`:
+    /// `name` itself, or when the hierarchy already uses it, `name` with its ASCII letters in
+    /// another case (all lower, then the first upper). Core Data's SQL names upper-case ASCII
+    /// letters, so the variants name the same join table and columns, and a relationship named
+    /// like an attribute after upper-casing (attribute `label` in `ZLABEL`, relationship `Label`
+    /// in `Z_3LABEL`) gets a name of its own. `nil` when every variant is taken.
+    static func available(
+        _ name: String, inHierarchyOf entity: String, _ properties: [String: [PropertyDescription]], _ parents: [String: String]
+    ) -> String? {
+        let taken = names(inHierarchyOf: entity, properties, parents)
+        func ascii(_ text: Substring, upper: Bool) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.map { scalar -> Unicode.Scalar in
+                guard scalar.isASCII else { return scalar }
+                let value = UInt8(scalar.value)
+                if upper, (0x61...0x7A).contains(value) { return Unicode.Scalar(value - 0x20) }
+                if !upper, (0x41...0x5A).contains(value) { return Unicode.Scalar(value + 0x20) }
+                return scalar
+            }))
+        }
+        let lower = ascii(Substring(name), upper: false)
+        let capitalized = ascii(lower.prefix(1), upper: true) + lower.dropFirst()
+        return [name, lower, capitalized].first { !taken.contains($0) }
     }
 
     /// Every property name `entity` or one of its subentities has or inherits: the names a new

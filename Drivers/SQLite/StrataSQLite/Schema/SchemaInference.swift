@@ -75,11 +75,12 @@ public enum SchemaInference {
         }
         pairOneToOneInverses(&properties)
         try addManyToMany(&properties, byNumber: byNumber, parents: parents, connection: connection)
-        for toMany in owned {
+        for var toMany in owned {
             // byNumber holds every number inferTableProperties accepted.
             guard let entity = byNumber[toMany.entityNumber]?.name,
-                !Self.names(inHierarchyOf: entity, properties, parents).contains(toMany.relationship.name)
+                let name = Self.available(toMany.relationship.name, inHierarchyOf: entity, properties, parents)
             else { continue }
+            toMany.relationship.name = name
             properties[entity, default: []].append(.relationship(toMany.relationship))
         }
         let entities = entries.map { entry in
