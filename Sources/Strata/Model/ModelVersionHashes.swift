@@ -68,7 +68,10 @@ public struct ModelVersionHashes: Sendable, Hashable {
             (entity.userInfo["NSPersistentHistoryTombstoneAttributes"] ?? "").split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces)
             })
-        for property in entity.properties.sorted(by: { precedes($0.name, $1.name) }) where !property.isTransient {
+        // A composite attribute is one property of Core Data's entity (an NSCompositeAttributeDescription,
+        // type 2100), while Strata gives each of its leaf elements a slot named by key path.
+        let hashed = entity.properties.filter { !$0.name.contains(".") } + entity.compositeAttributes.map { .attribute($0) }
+        for property in hashed.sorted(by: { precedes($0.name, $1.name) }) where !property.isTransient {
             switch property {
             case .attribute(let attribute):
                 digest.update(attributeHash(attribute, tombstone: tombstones.contains(attribute.name)))
