@@ -65,6 +65,24 @@ extension ConformanceSuite {
 
     static var migrationRunCases: [ConformanceCase] {
         [
+            ConformanceCase("scanRows hands over an entity's own rows in key order, in batches, with to-many relationships filled") { harness in
+                let fixture = try MigrationFixture(harness, people: 23)
+                let driver = try harness.storeType.factory.makeDriver(
+                    StoreOpenRequest(url: fixture.url, model: MigrationModels.version1, configuration: nil, options: StoreOptions(isReadOnly: true, createIfMissing: false)))
+                defer { try? driver.close() }  // read-only
+                let person = MigrationModels.version1.entity(named: "Person")!  // the model has it
+                var batches: [[RowSnapshot]] = []
+                try driver.scanRows(RowScan(entity: person, batchSize: 5)) { batches.append($0) }
+                let rows = batches.flatMap { $0 }
+                try require(batches.allSatisfy { $0.count <= 5 }, "batches of at most 5")
+                try requireEqual(rows.count, 23 - 23 / 5, "the people who are not employees")
+                try requireEqual(rows.map(\.id), rows.map(\.id).sorted(), "key order")
+                try require(rows.allSatisfy { $0.id.entity == person.entityNumber }, "only Person rows")
+                let pets = person.index(ofProperty: "pets")!  // the entity has it
+                try require(rows.allSatisfy { if case .references = $0.values[pets] { true } else { false } }, "pets filled")
+                let withPets = rows.filter { if case .references(let ids) = $0.values[pets] { !ids.isEmpty } else { false } }
+                try requireEqual(withPets.count, (0..<11).filter { $0 % 5 != 4 }.count, "people of the first half have a pet")
+            },
             ConformanceCase("migration: a rename through renaming identifiers, a removed attribute, an added attribute with a default, a widened integer and a new optional attribute keep every row's data") { harness in
                 let fixture = try MigrationFixture(harness)
                 let before = try fixture.open(MigrationModels.version1) { context, store in

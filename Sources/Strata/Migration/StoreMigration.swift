@@ -2,7 +2,7 @@ import Foundation
 
 /// One store's migration from the model that wrote it to another version: the models, the
 /// mapping, how it will run and how many rows it moves. Planned by
-/// ``plan(storeAt:type:to:options:sourceModel:mappingModel:infersMappingModel:)`` without writing
+/// ``plan(storeAt:type:to:options:sourceModel:mappingModel:infersMappingModel:countsRows:)`` without writing
 /// anything (a dry run stops there), run by ``run(progress:)``.
 ///
 /// How it runs:
@@ -34,7 +34,8 @@ public struct StoreMigration: Sendable {
     public let mappingModel: MappingModel
     /// The row plan, when the mapping runs on rows; `nil` when it needs objects.
     public let plan: StoreMigrationPlan?
-    /// Rows of each source entity (its own rows, not its subentities'), by name.
+    /// Rows of each source entity (its own rows, not its subentities'), by name; empty unless the
+    /// plan was asked to count them (`countsRows`, which reads every table).
     public let rowCounts: [String: Int]
     /// Where a copy of the store is kept before it is migrated (``MigrationOptions/backupURL``).
     public var backupURL: URL?
@@ -68,12 +69,14 @@ public struct StoreMigration: Sendable {
     ///     embedded model, then ``MigrationOptions/modelVersions``, then Apple's model cache).
     ///   - mappingModel: The mapping; when `nil`, the first fitting one of
     ///     ``MigrationOptions/mappingModels``, else an inferred one if `infersMappingModel`.
+    ///   - countsRows: Count each entity's rows (``rowCounts``) for a dry run or progress.
     /// - Returns: The migration, or `nil` when there is no store or it already matches.
     /// - Throws: ``MigrationError``: `.sourceModelNotFound`, `.olderModel`, `.inferenceFailed`,
     ///   `.invalidMapping`, `.mappingModelNotFound`; ``StoreError`` when the store does not open.
     public static func plan(
         storeAt url: URL, type: StoreType, to destinationModel: ManagedObjectModel, options: StoreOptions = StoreOptions(),
-        sourceModel: ManagedObjectModel? = nil, mappingModel: MappingModel? = nil, infersMappingModel: Bool = true
+        sourceModel: ManagedObjectModel? = nil, mappingModel: MappingModel? = nil, infersMappingModel: Bool = true,
+        countsRows: Bool = false
     ) throws -> StoreMigration? {
         let name = url.isFileURL ? url.path : url.absoluteString
         var reading = options
@@ -92,7 +95,7 @@ public struct StoreMigration: Sendable {
                 destination: destinationModel, infer: infersMappingModel)
             var plan = try StoreMigrationPlan.compile(mapping, sourceModel: source, destinationModel: destinationModel)
             plan?.metadata = migratedMetadata(metadata, from: source, to: destinationModel)
-            let counts = try rowCounts(of: source, at: url, type: type, options: reading)
+            let counts = countsRows ? try rowCounts(of: source, at: url, type: type, options: reading) : [:]
             return StoreMigration(
                 url: url, type: type, options: options, sourceModel: source, sourceModelOrigin: origin,
                 destinationModel: destinationModel, mappingModel: mapping, plan: plan, rowCounts: counts,
