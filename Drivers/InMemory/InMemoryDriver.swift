@@ -57,6 +57,28 @@ public struct InMemoryDriverFactory: StoreDriverFactory {
         Self.named.existingEngine(for: url)?.metadata
     }
 
+    /// In-memory stores have no files.
+    public func storeFiles(at url: URL, options: StoreOptions) -> [URL] { [] }
+
+    /// The named store at `destination` becomes the one at `source` (which loses its name).
+    public func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws {
+        guard Self.named.move(from: source, to: destination) else {
+            throw StoreError(.notFound, "there is no in-memory store named \(source.absoluteString) to put in place", store: destination.absoluteString)
+        }
+    }
+
+    /// Forgets the named store at `url`.
+    public func destroyStore(at url: URL, options: StoreOptions) throws { Self.named.remove(url) }
+
+    /// Makes a named store at `destination` holding a copy of the rows of the one at `source`.
+    public func copyStore(from source: URL, to destination: URL, options: StoreOptions) throws {
+        guard let engine = Self.named.existingEngine(for: source) else {
+            throw StoreError(.notFound, "there is no in-memory store named \(source.absoluteString) to copy", store: source.absoluteString)
+        }
+        Self.named.set(
+            AtomicStoreEngine(model: engine.model, storeName: destination.absoluteString, state: engine.snapshot), for: destination)
+    }
+
     /// The model embedded in the metadata of the named store at `url`, or `nil`.
     public func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel? {
         guard let data = try metadata(at: url, options: options)?.values[StoreMetadata.modelKey]?.dataValue else {
@@ -80,6 +102,19 @@ private final class NamedEngines: Sendable {
     }
 
     func existingEngine(for url: URL) -> AtomicStoreEngine? { engines.withLock { $0[url] } }
+
+    /// Gives the engine named `source` the name `destination`; `false` when there is none.
+    func move(from source: URL, to destination: URL) -> Bool {
+        engines.withLock { table in
+            guard let engine = table.removeValue(forKey: source) else { return false }
+            table[destination] = engine
+            return true
+        }
+    }
+
+    func remove(_ url: URL) { _ = engines.withLock { $0.removeValue(forKey: url) } }
+
+    func set(_ engine: AtomicStoreEngine, for url: URL) { engines.withLock { $0[url] = engine } }
 }
 
 import Synchronization

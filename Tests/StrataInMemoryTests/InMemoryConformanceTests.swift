@@ -18,6 +18,11 @@ struct InMemoryConformanceTests {
         try check.run(.inMemory)
     }
 
+    @Test("migration", arguments: ConformanceSuite.migrationCases)
+    func migration(_ check: ConformanceCase) throws {
+        try check.run(.inMemory)
+    }
+
     @Test("name collisions", arguments: ConformanceSuite.nameCollisionCases)
     func nameCollisions(_ check: ConformanceCase) throws {
         try check.run(.inMemory)

@@ -18,6 +18,11 @@ struct LMDBConformanceTests {
         try check.run(.lmdb)
     }
 
+    @Test("migration", arguments: ConformanceSuite.migrationCases)
+    func migration(_ check: ConformanceCase) throws {
+        try check.run(.lmdb)
+    }
+
     @Test("name collisions", arguments: ConformanceSuite.nameCollisionCases)
     func nameCollisions(_ check: ConformanceCase) throws {
         try check.run(.lmdb)

@@ -18,6 +18,11 @@ struct SQLiteConformanceTests {
         try check.run(.sqlite)
     }
 
+    @Test("migration", arguments: ConformanceSuite.migrationCases)
+    func migration(_ check: ConformanceCase) throws {
+        try check.run(.sqlite)
+    }
+
     @Test("name collisions", arguments: ConformanceSuite.nameCollisionCases)
     func nameCollisions(_ check: ConformanceCase) throws {
         try check.run(.sqlite)

@@ -23,6 +23,11 @@ struct XMLConformanceTests {
         try check.run(.xml)
     }
 
+    @Test("migration", arguments: ConformanceSuite.migrationCases)
+    func migration(_ check: ConformanceCase) throws {
+        try check.run(.xml)
+    }
+
     @Test("contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store")
     func concurrencyStress() throws {
         let seed: UInt64 = 0x5EED_0016

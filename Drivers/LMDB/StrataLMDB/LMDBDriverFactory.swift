@@ -40,6 +40,23 @@ public struct LMDBDriverFactory: StoreDriverFactory {
     /// lands) reads it. Until then the driver cannot tell the model.
     public func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel? { nil }
 
+    /// A single-file store and its `-lock` file, or an LMDB directory.
+    public func storeFiles(at url: URL, options: StoreOptions) -> [URL] {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue { return [url] }
+        return [url, URL(fileURLWithPath: url.path + "-lock")]
+    }
+
+    /// Puts the new single-file store in place: over the old file, or as `data.mdb` of an LMDB
+    /// directory. Refused with `.locked` while a driver of this process has the old store open.
+    public func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws {
+        let location = try LMDBLocation.resolve(destination.standardizedFileURL.path)
+        if EnvironmentRegistry.isOpen(location) {
+            throw StoreError(.locked, "the store is open in this process; close it before replacing it", store: location.path)
+        }
+        try StoreFileOperations.replace(location.dataFile, with: source.path, companionSuffixes: ["-lock"])
+    }
+
     /// Opens a store with `model`.
     public func open(url: URL, model: ManagedObjectModel, options: StoreOptions) throws -> LMDBDriver {
         let environment = try Self.environment(url: url, options: options)

@@ -169,6 +169,50 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         }
     }
 
+    /// SQLite's journal files beside the main file.
+    static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
+    /// The main file, its write-ahead log and shared-memory index, and its rollback journal.
+    public func storeFiles(at url: URL, options: StoreOptions) -> [URL] {
+        [url] + Self.companionSuffixes.map { URL(fileURLWithPath: url.path + $0) }
+    }
+
+    /// Renames the new file over the old one once neither has a journal holding data.
+    ///
+    /// The new store must be closed (its write-ahead log checkpointed away). A destination whose
+    /// `-wal` or `-journal` still holds data (a process that crashed with it open) is recovered
+    /// first by checkpointing it; if another process has it open, that fails with `.locked` and
+    /// nothing changes: the new file would otherwise meet the old store's journal. The old
+    /// `-shm` stays: SQLite rebuilds it for the new file.
+    public func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws {
+        let target = try StoreFileOperations.resolvedPath(destination.path)
+        for suffix in ["-wal", "-journal"] where Self.hasContent(source.path + suffix) {
+            throw StoreError(
+                .io, "the new store still has a non-empty \(suffix) file; close every connection to it before putting it in place",
+                store: source.path)
+        }
+        if ["-wal", "-journal"].contains(where: { Self.hasContent(target + $0) }) {
+            try mappingErrors(store: target, action: "recovering the store's journal", timeout: options.timeout) {
+                let connection = try SQLiteConnection(path: target, mode: .readWrite)
+                defer { connection.close() }
+                connection.setBusyTimeout(options.timeout)
+                _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            for suffix in ["-wal", "-journal"] where Self.hasContent(target + suffix) {
+                throw StoreError(
+                    .locked,
+                    "the store's \(suffix) file still holds data: another process has the store open; close it and try again",
+                    store: target)
+            }
+        }
+        try StoreFileOperations.replace(target, with: source.path, companionSuffixes: Self.companionSuffixes)
+    }
+
+    private static func hasContent(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_size > 0
+    }
+
     public func recoverModel(at url: URL, options: StoreOptions) throws -> Strata.RecoveredModel? {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         return try mappingErrors(store: url.path, action: "recovering the store's model", timeout: options.timeout) {

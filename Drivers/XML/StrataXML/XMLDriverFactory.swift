@@ -59,6 +59,11 @@ public struct XMLDriverFactory: StoreDriverFactory {
         return XMLMetadataCoding.metadata(from: info, storeType: StoreType.xmlName)
     }
 
+    /// The store file and its lock file (`<file>.lock`, beside the file symbolic links lead to).
+    public func storeFiles(at url: URL, options: StoreOptions) -> [URL] {
+        [url, URL(fileURLWithPath: url.path + ".lock")]
+    }
+
     /// Infers a model from the file (``XMLModelInference``); open the store read-only with it.
     public func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel? {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }

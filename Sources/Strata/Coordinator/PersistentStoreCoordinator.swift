@@ -51,7 +51,11 @@ public final class PersistentStoreCoordinator: Sendable {
     ///   - url: Where the store lives (`nil` for stores that need no file).
     ///   - options: Store options.
     /// - Throws: ``StoreError`` when the store does not open or its model does not match
-    ///   (``StoreError/Code/modelMismatch``, listing the entities that differ).
+    ///   (``StoreError/Code/modelMismatch``, listing the entities that differ);
+    ///   ``MigrationError`` when a migration the options ask for fails (the store is then as it
+    ///   was), or `.olderModel` when the store was written with a newer model than this one.
+    ///   With ``StoreOptions/shouldMigrateStoreAutomatically``, a store written with another
+    ///   version of the model is migrated first (see docs/migration.md).
     @discardableResult
     public func addPersistentStore(
         type: StoreType, configuration: String? = nil, at url: URL? = nil, options: StoreOptions = StoreOptions()
@@ -65,9 +69,17 @@ public final class PersistentStoreCoordinator: Sendable {
         if let url, persistentStore(for: url) != nil {
             throw StoreError(.invalidRequest, "the store is already attached to this coordinator", store: url.path)
         }
+        if let url { try migrateIfNeeded(at: url, type: type, configuration: configuration, options: options) }
         let request = StoreOpenRequest(
             url: url, model: managedObjectModel, configuration: configuration, options: options)
-        let driver = try type.factory.makeDriver(request)
+        let driver: any StoreDriver
+        do {
+            driver = try type.factory.makeDriver(request)
+        } catch {
+            // A store written with a newer model often does not even open with this one: say so.
+            if let url, let older = olderModelError(at: url, type: type, options: options) { throw older }
+            throw error
+        }
         do {
             return try attach(driver, type: type, url: url, configuration: configuration, options: options, entities: entities)
         } catch {
@@ -93,6 +105,11 @@ public final class PersistentStoreCoordinator: Sendable {
         } else if metadata.values[StoreMetadata.modelVersionHashKey] != nil {
             let differing = managedObjectModel.differingEntities(configuration, from: metadata.entityVersionHashes)
             if !differing.isEmpty {
+                do {
+                    try StoreMigration.checkNotOlder(managedObjectModel, metadata: metadata, versions: options.migration.modelVersions)
+                } catch let error as MigrationError {
+                    throw error.naming(store: name)
+                }
                 throw StoreError(
                     .modelMismatch,
                     "the store was written with a different model; entities that differ: \(differing.joined(separator: ", ")). Open it with the model that wrote it, or migrate it",

@@ -77,8 +77,41 @@ public protocol StoreDriver: AnyObject, Sendable {
     /// one process at a time through this coordinator.
     func observeRemoteChanges(_ handler: @escaping @Sendable (RemoteChanges) -> Void) throws
 
+    /// Reads every row of exactly `request.entity` (not its subentities) in ascending key order,
+    /// handing them to `body` in batches of at most ``RowScan/batchSize``, with every to-many slot
+    /// filled (``StoreValue/references(_:)``, never ``StoreValue/unfetched``). Migration and copying
+    /// read stores this way, so memory stays bounded by a batch. The default reads the entity's
+    /// IDs once and then its rows batch by batch (``rows(for:)``, ``relatedRows(_:)``); a driver
+    /// that can walk keys (`Z_PK > ?`, a cursor) overrides it to hold one batch only. `body` may call
+    /// the driver.
+    func scanRows(_ request: RowScan, _ body: ([RowSnapshot]) throws -> Void) throws
+
+    /// Migrates the store in place to `plan.destinationModel`, all or nothing, and returns `true`;
+    /// or returns `false`, changing nothing, when it cannot (the core then copies the rows into a
+    /// new store and swaps it in). Called on a driver opened writable with `plan.sourceModel` and
+    /// nothing else using it; the core closes the driver afterwards. The store's metadata becomes
+    /// `plan.metadata` in the same transaction. The default returns `false`.
+    ///
+    /// - Throws: ``MigrationError`` (`.constraintViolation`, `.validation`, `.valueConversion`) or
+    ///   ``StoreError`` when the migration failed; the store must then be exactly as it was.
+    func migrateInPlace(_ plan: StoreMigrationPlan) throws -> Bool
+
     /// Releases the store; idempotent.
     func close() throws
+}
+
+/// What ``StoreDriver/scanRows(_:_:)`` reads.
+public struct RowScan: Sendable {
+    /// The entity whose own rows are read.
+    public var entity: EntityDescription
+    /// The most rows per batch.
+    public var batchSize: Int
+
+    /// Creates a scan.
+    public init(entity: EntityDescription, batchSize: Int = 1_000) {
+        self.entity = entity
+        self.batchSize = max(1, batchSize)
+    }
 }
 
 /// Rows that another process changed in a store (see ``StoreDriver/observeRemoteChanges(_:)``).
@@ -112,6 +145,38 @@ extension StoreDriver {
     public func fetch(_ request: StoreFetch, inParts body: (inout StoreFetchResult) throws -> Void) throws {
         var result = try fetch(request)
         try body(&result)
+    }
+
+    /// By default a store cannot migrate in place; the core copies.
+    public func migrateInPlace(_ plan: StoreMigrationPlan) throws -> Bool { false }
+
+    /// By default the entity's IDs are read once, then its rows batch by batch.
+    public func scanRows(_ request: RowScan, _ body: ([RowSnapshot]) throws -> Void) throws {
+        var fetch = StoreFetch(entity: request.entity)
+        fetch.includesSubentities = false
+        fetch.resultKind = .ids
+        let result = try self.fetch(fetch)
+        let ids = (result.ids ?? result.rows.map(\.id)).filter { $0.entity == request.entity.entityNumber }.sorted()
+        var start = 0
+        while start < ids.count {
+            let end = min(start + request.batchSize, ids.count)
+            var rows = try self.rows(for: Array(ids[start..<end])).sorted { $0.id < $1.id }
+            try fillToMany(&rows, of: request.entity)
+            try body(rows)
+            start = end
+        }
+    }
+
+    /// Replaces every ``StoreValue/unfetched`` to-many slot of `rows` (all of `entity`) with its
+    /// members, one ``relatedRows(_:)`` call per relationship.
+    public func fillToMany(_ rows: inout [RowSnapshot], of entity: EntityDescription) throws {
+        for (slot, property) in entity.properties.enumerated() {
+            guard let relationship = property.relationship, relationship.isToMany, !relationship.isTransient else { continue }
+            let unfetched = rows.indices.filter { rows[$0].values[slot] == .unfetched }
+            guard !unfetched.isEmpty else { continue }
+            let related = try relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: unfetched.map { rows[$0].id }))
+            for index in unfetched { rows[index].values[slot] = .references(related[rows[index].id] ?? []) }
+        }
     }
 
     /// By default a to-many relationship's members come with its rows (``StoreValue/references(_:)``),

@@ -17,6 +17,30 @@ public protocol StoreDriverFactory: Sendable {
     /// structure. `nil` when the driver cannot tell. Stores opened with a recovered model that is
     /// not an exact record of the original should be opened read-only.
     func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel?
+
+    /// The files a store at `url` consists of: the main file (or directory) first, then
+    /// companion files named by appending a suffix to its path (SQLite's `-wal` and `-shm`, a
+    /// lock file). Used to size, copy and remove closed stores. The default is `[url]` for a file
+    /// URL and nothing otherwise.
+    func storeFiles(at url: URL, options: StoreOptions) -> [URL]
+
+    /// Puts the complete, closed store at `source` in place of the store at `destination`, so
+    /// that a kill at any moment leaves the old store or the new one (Core Data's
+    /// `replacePersistentStore`). `source` is consumed. The default renames the main file over the
+    /// destination's (symbolic links followed, fsynced, directory fsynced,
+    /// ``StoreFileOperations/replace(_:with:companionSuffixes:)``) and removes the source's
+    /// companion files; a driver whose store has other files, or none, overrides it.
+    ///
+    /// - Throws: ``StoreError``: `.locked` when the destination is in use, `.io`, `.unsupported`.
+    func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws
+
+    /// Removes a closed store and its companion files (Core Data's `destroyPersistentStore`). The
+    /// default removes ``storeFiles(at:options:)``; a store that does not exist is not an error.
+    func destroyStore(at url: URL, options: StoreOptions) throws
+
+    /// Copies a closed store to `destination` (a backup), file by file, each made durable before
+    /// it takes its name. The default copies ``storeFiles(at:options:)``.
+    func copyStore(from source: URL, to destination: URL, options: StoreOptions) throws
 }
 
 extension StoreDriverFactory {
@@ -26,6 +50,35 @@ extension StoreDriverFactory {
 
     /// By default a driver cannot recover a model.
     public func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel? { nil }
+
+    /// By default a store is the one file its URL names.
+    public func storeFiles(at url: URL, options: StoreOptions) -> [URL] { url.isFileURL ? [url] : [] }
+
+    /// By default the main file is renamed over the destination's.
+    public func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws {
+        guard destination.isFileURL, source.isFileURL else {
+            throw StoreError(
+                .unsupported, "this store type does not say how to replace its stores; migrate it in place or copy it", store: destination.absoluteString)
+        }
+        let companions = storeFiles(at: source, options: options).dropFirst().map { String($0.path.dropFirst(source.path.count)) }
+        try StoreFileOperations.replace(destination.path, with: source.path, companionSuffixes: companions)
+    }
+
+    /// By default the store's files are removed.
+    public func destroyStore(at url: URL, options: StoreOptions) throws {
+        guard url.isFileURL else {
+            throw StoreError(.unsupported, "this store type does not say how to remove its stores", store: url.absoluteString)
+        }
+        try StoreFileOperations.remove(storeFiles(at: url, options: options).map(\.path))
+    }
+
+    /// By default the store's files are copied.
+    public func copyStore(from source: URL, to destination: URL, options: StoreOptions) throws {
+        guard source.isFileURL, destination.isFileURL else {
+            throw StoreError(.unsupported, "this store type does not say how to copy its stores", store: source.absoluteString)
+        }
+        try StoreFileOperations.copy(storeFiles(at: source, options: options).map(\.path), from: source.path, to: destination.path)
+    }
 }
 
 /// A model recovered from a store, and how faithful it is.
@@ -94,13 +147,30 @@ public struct StoreOptions: Sendable, Hashable {
     public var createIfMissing: Bool = true
     /// Driver-specific options, by name.
     public var values: [String: String] = [:]
+    /// Migrate the store when it was written with another version of the model (Core Data's
+    /// `NSMigratePersistentStoresAutomaticallyOption`; off by default, as for Core Data's
+    /// `addPersistentStore`; ``PersistentStoreDescription`` turns it on).
+    public var shouldMigrateStoreAutomatically = false
+    /// When migrating automatically without a fitting mapping model in ``migration``, infer one
+    /// (Core Data's `NSInferMappingModelAutomaticallyOption`; off by default).
+    public var shouldInferMappingModelAutomatically = false
+    /// What an automatic migration may use: mapping models, the model versions to find the
+    /// store's own among, a staged migration manager, a backup location.
+    public var migration = MigrationOptions()
 
     /// Creates options.
-    public init(isReadOnly: Bool = false, timeout: Double = 5, createIfMissing: Bool = true, values: [String: String] = [:]) {
+    public init(
+        isReadOnly: Bool = false, timeout: Double = 5, createIfMissing: Bool = true, values: [String: String] = [:],
+        shouldMigrateStoreAutomatically: Bool = false, shouldInferMappingModelAutomatically: Bool = false,
+        migration: MigrationOptions = MigrationOptions()
+    ) {
         self.isReadOnly = isReadOnly
         self.timeout = timeout
         self.createIfMissing = createIfMissing
         self.values = values
+        self.shouldMigrateStoreAutomatically = shouldMigrateStoreAutomatically
+        self.shouldInferMappingModelAutomatically = shouldInferMappingModelAutomatically
+        self.migration = migration
     }
 }
 

@@ -24,6 +24,11 @@ public struct AttributeDescription: Sendable, Hashable {
     public var allowsExternalBinaryDataStorage: Bool
     /// Whether the attribute is indexed (legacy per-attribute index flag).
     public var isIndexed: Bool
+    /// Whether Core Data keeps the value in persistent history when the object is deleted (Xcode's
+    /// "Preserve After Deletion", `preserveAfterDeletion`). Strata keeps no persistent history; the
+    /// flag is kept because it takes part in Core Data's version hash
+    /// (``ModelVersionHashes``).
+    public var preservesValueInHistoryOnDeletion: Bool = false
     /// The identifier used to map a renamed attribute during migration.
     public var renamingIdentifier: String?
     /// A string mixed into the version hash to force a new version.
@@ -55,7 +60,8 @@ public struct AttributeDescription: Sendable, Hashable {
         isTransient: Bool = false, validation: ValidationRules = ValidationRules(),
         valueTransformerName: String? = nil, valueClassName: String? = nil,
         allowsExternalBinaryDataStorage: Bool = false, isIndexed: Bool = false,
-        renamingIdentifier: String? = nil, versionHashModifier: String? = nil, userInfo: [String: String] = [:]
+        renamingIdentifier: String? = nil, versionHashModifier: String? = nil, userInfo: [String: String] = [:],
+        preservesValueInHistoryOnDeletion: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -70,6 +76,7 @@ public struct AttributeDescription: Sendable, Hashable {
         self.renamingIdentifier = renamingIdentifier
         self.versionHashModifier = versionHashModifier
         self.userInfo = userInfo
+        self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
     }
 
     /// Creates a composite attribute: a value made of named elements, read and written as a

@@ -21,6 +21,7 @@ extension ModelArchive {
         // Composite attributes (version 2): the elements, and the model-level composite's name.
         var elements: [Property]?
         var composite: String?
+        var preservesValueInHistoryOnDeletion: Bool?
         // Relationships.
         var destination: String?
         var inverse: String?
@@ -51,6 +52,8 @@ extension ModelArchive {
                     elements = a.elements.map { Property(.attribute($0)) }
                     composite = a.compositeName
                 }
+                // Written only when set, so archives of models without it stay as they were.
+                preservesValueInHistoryOnDeletion = a.preservesValueInHistoryOnDeletion ? true : nil
             case .relationship(let r):
                 kind = "relationship"
                 renamingIdentifier = r.renamingIdentifier
@@ -82,7 +85,8 @@ extension ModelArchive {
                     valueTransformerName: valueTransformerName, valueClassName: valueClassName,
                     allowsExternalBinaryDataStorage: allowsExternalBinaryDataStorage ?? false,
                     isIndexed: isIndexed ?? false, renamingIdentifier: renamingIdentifier,
-                    versionHashModifier: versionHashModifier, userInfo: userInfo)
+                    versionHashModifier: versionHashModifier, userInfo: userInfo,
+                    preservesValueInHistoryOnDeletion: preservesValueInHistoryOnDeletion ?? false)
                 if let elements {
                     // The model checks the elements (names, types, nesting) when it is built.
                     attribute.elements = try elements.map { element in

@@ -43,7 +43,8 @@ extension ModelContentsDecoder {
             valueClassName: nonEmpty(element["customClassName"]),
             allowsExternalBinaryDataStorage: element.flag("allowsExternalBinaryDataStorage"),
             isIndexed: element.flag("indexed"), renamingIdentifier: nonEmpty(element["elementID"]),
-            versionHashModifier: nonEmpty(element["versionHashModifier"]), userInfo: info)
+            versionHashModifier: nonEmpty(element["versionHashModifier"]), userInfo: info,
+            preservesValueInHistoryOnDeletion: element.flag("preserveAfterDeletion"))
     }
 
     /// The default: Date attributes take `defaultDateTimeInterval`, the others `defaultValueString`.

@@ -191,7 +191,7 @@ struct ModelResolver {
                     "'\(entity.name).\(relationship.name)' and '\(destination.name).\(inverseName)' do not name each other as inverses",
                     element: element)
             }
-            if relationship.minCount < 0 || (relationship.maxCount != 0 && relationship.maxCount < relationship.minCount) {
+            if relationship.minCount < 0 || (relationship.maxCount > 0 && relationship.maxCount < relationship.minCount) {
                 throw ModelError(
                     .invalidValue,
                     "relationship '\(entity.name).\(relationship.name)' has min count \(relationship.minCount) above max count \(relationship.maxCount)",

@@ -16,7 +16,9 @@ public struct RelationshipDescription: Sendable, Hashable {
     public var isTransient: Bool
     /// The fewest destinations allowed at save (0 for none).
     public var minCount: Int
-    /// The most destinations allowed at save (0 for unbounded; 1 for to-one).
+    /// The most destinations allowed at save (0 for unbounded; 1 for to-one). A negative count is
+    /// unbounded too: Core Data's model caches store -1 for some to-many relationships, and Strata
+    /// keeps it because it takes part in Core Data's version hash.
     public var maxCount: Int
     /// What deleting the source does to the destinations.
     public var deleteRule: DeleteRule

@@ -87,8 +87,10 @@ enum EvaluatedValue {
 struct PredicateEvaluator {
     let root: any PredicateEvaluable
     let substitutions: [String: any PredicateArgument]
-    /// Variables bound by enclosing subqueries.
+    /// Variables bound by enclosing subqueries (and, in migrations, `$source`, `$manager`, …).
     var bindings: [String: EvaluatedValue] = [:]
+    /// Answers `FUNCTION(target, "selector", …)` (mapping expressions); `nil` refuses them.
+    var methodCall: ((_ target: EvaluatedValue, _ selector: String, _ arguments: [EvaluatedValue]) throws -> EvaluatedValue)?
 
     init(root: any PredicateEvaluable, substitutions: [String: any PredicateArgument]) {
         self.root = root
@@ -157,6 +159,12 @@ struct PredicateEvaluator {
                 if try inner.evaluate(predicate) { kept.append(member) }
             }
             return .collection(kept)
+        case .function(FetchExpression.methodCallName, let arguments):
+            guard let methodCall, arguments.count >= 2, case .constant(.string(let selector)) = arguments[1] else {
+                throw FetchPredicateError(
+                    .unsupported, "FUNCTION(…) calls a method; only a migration's value expressions may use it")
+            }
+            return try methodCall(value(arguments[0]), selector, arguments.dropFirst(2).map(value))
         case .function(let name, let arguments):
             return try PredicateFunctionEvaluation.call(name, arguments.map(value))
         case .ternary(let condition, let whenTrue, let whenFalse):

@@ -193,6 +193,8 @@ extension PredicateParser {
         case "SUBQUERY": return try nested { parser in try parser.parseSubquery() }
         case "CAST": return try nested { parser in try parser.parseCast(token) }
         case "TERNARY": return try nested { parser in try parser.parseTernary() }
+        case "FUNCTION" where allowsMethodCalls:
+            return try nested { parser in try parser.parseMethodCall(token) }
         case "FUNCTION":
             throw FetchPredicateError.unsupportedSyntax(
                 "FUNCTION(object, 'selector', …) calls an Objective-C method, which Strata cannot do; "
@@ -230,6 +232,24 @@ extension PredicateParser {
         }
         if resolved == "castObject:toType:" { return .expression(try cast(arguments[0], arguments[1], token: token)) }
         return .expression(.function(resolved, arguments))
+    }
+
+    /// `FUNCTION(target, "selector", arguments…)`, for mapping expressions.
+    mutating func parseMethodCall(_ token: PredicateToken) throws -> Node {
+        try expectSymbol("(")
+        let arguments = try parseList(closing: ")")
+        guard arguments.count >= 2, case .constant(.string(let selector)) = arguments[1], !selector.isEmpty else {
+            throw error(
+                "FUNCTION takes a target, a quoted selector and the selector's arguments", at: token,
+                expected: "FUNCTION($source, \"valueForKey:\", \"name\")")
+        }
+        let colons = selector.filter { $0 == ":" }.count
+        guard colons == arguments.count - 2 else {
+            throw error(
+                "the selector \(selector) takes \(colons) argument\(colons == 1 ? "" : "s"), given \(arguments.count - 2)",
+                at: token, expected: "one argument per ':' of the selector")
+        }
+        return .expression(.function(FetchExpression.methodCallName, arguments))
     }
 
     mutating func parseSubquery() throws -> Node {

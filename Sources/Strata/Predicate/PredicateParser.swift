@@ -26,6 +26,22 @@ extension FetchPredicate {
 }
 
 extension FetchExpression {
+    /// The name ``FetchExpression/function(_:_:)`` carries for `FUNCTION(target, "selector",
+    /// arguments…)`: the target and the selector (a string constant) are its first two arguments.
+    /// Only mapping-model value expressions may call methods; a fetch refuses them.
+    public static let methodCallName = "FUNCTION"
+
+    /// Parses a mapping model's value expression: the expression language with
+    /// `FUNCTION(target, "selector", arguments…)` allowed, as in Xcode's mapping editor
+    /// (`FUNCTION($source, "valueForKey:", "name")`, `$source.name`).
+    ///
+    /// - Throws: ``FetchPredicateError`` with the column, the token found and what was expected.
+    public init(mappingFormat format: String) throws {
+        var parser = try PredicateParser(format, arguments: [])
+        parser.allowsMethodCalls = true
+        self = try parser.parseStandaloneExpression()
+    }
+
     /// Parses one expression (`age + 1`, `items.@sum.price`, `now()`), as `NSExpression(format:)` does.
     ///
     /// - Throws: ``FetchPredicateError`` with the column, the token found and what was expected.
@@ -52,6 +68,8 @@ struct PredicateParser {
     let arguments: [any PredicateArgument]
     var argumentIndex = 0
     var depth = 0
+    /// Whether `FUNCTION(target, "selector", …)` is accepted (mapping-model value expressions only).
+    var allowsMethodCalls = false
 
     init(_ format: String, arguments: [any PredicateArgument]) throws {
         var lexer = PredicateLexer(format)

@@ -61,6 +61,12 @@ enum EnvironmentRegistry {
         }
     }
 
+    /// Whether a driver of this process has the store at `location` open.
+    static func isOpen(_ location: LMDBLocation) -> Bool {
+        guard let key = LMDBFileKey(path: location.dataFile) else { return false }
+        return entries.withLock { $0[key] != nil }
+    }
+
     /// Releases one use; the environment closes with its last user.
     static func release(_ environment: LMDBEnvironment) {
         entries.withLock { table in

@@ -5,10 +5,24 @@ extension StoreLayout {
     /// The statements that create a new store's tables and indexes, `Z_PRIMARYKEY` rows and the
     /// `Z_METADATA` table (its row is written separately).
     func creationStatements() -> [String] {
-        var sql: [String] = [
+        [
             "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)",
             "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)",
-        ]
+        ] + schemaObjects().map(\.sql)
+    }
+
+    /// A table or index of the layout and the statement that creates it.
+    struct SchemaObject {
+        var isIndex: Bool
+        var name: String
+        /// The table an index is on (the table itself for a table).
+        var table: String
+        var sql: String
+    }
+
+    /// The entity tables, join tables and indexes of the layout, in creation order.
+    func schemaObjects() -> [SchemaObject] {
+        var sql: [SchemaObject] = []
         var indexNames: Set<String> = []
         /// `columns` are (name, suffix) pairs: the suffix (`COLLATE BINARY ASC`) is the driver's own text.
         /// `entities`, when given, limits the index to rows of those store entity numbers (a partial index).
@@ -17,13 +31,18 @@ extension StoreLayout {
             let list = columns.map { $0.1.isEmpty ? $0.0.sqlName : "\($0.0.sqlName) \($0.1)" }
             let rows = entities.map { " WHERE Z_ENT IN (\($0.map(String.init).joined(separator: ", ")))" } ?? ""
             sql.append(
-                "CREATE \(unique ? "UNIQUE " : "")INDEX \(name.sqlName) ON \(table.sqlName) (\(list.joined(separator: ", ")))\(rows)")
+                SchemaObject(
+                    isIndex: true, name: name, table: table,
+                    sql: "CREATE \(unique ? "UNIQUE " : "")INDEX \(name.sqlName) ON \(table.sqlName) (\(list.joined(separator: ", ")))\(rows)"))
         }
         for table in tables.values.sorted(by: { $0.name < $1.name }) {
             // Column types are the driver's constants (LayoutBuilder.columnType), never read from a store.
             let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
                 + table.columns.map { "\($0.name.sqlName) \($0.type)" }
-            sql.append("CREATE TABLE \(table.name.sqlName) ( \(columns.joined(separator: ", ")) )")
+            sql.append(
+                SchemaObject(
+                    isIndex: false, name: table.name, table: table.name,
+                    sql: "CREATE TABLE \(table.name.sqlName) ( \(columns.joined(separator: ", ")) )"))
         }
         for layout in entities.values.sorted(by: { $0.storeNumber < $1.storeNumber }) {
             let entity = layout.entity
@@ -65,7 +84,10 @@ extension StoreLayout {
             if let order = join.firstOrderColumn { columns.append("\(order.sqlName) INTEGER") }
             if let order = join.secondOrderColumn { columns.append("\(order.sqlName) INTEGER") }
             columns.append("PRIMARY KEY (\(join.firstColumn.sqlName), \(join.secondColumn.sqlName))")
-            sql.append("CREATE TABLE \(join.name.sqlName) ( \(columns.joined(separator: ", ")) )")
+            sql.append(
+                SchemaObject(
+                    isIndex: false, name: join.name, table: join.name,
+                    sql: "CREATE TABLE \(join.name.sqlName) ( \(columns.joined(separator: ", ")) )"))
             index(
                 "\(join.name)_\(join.secondColumn)_INDEX", on: join.name, [(join.secondColumn, ""), (join.firstColumn, "")])
         }

@@ -64,10 +64,11 @@ extension ModelCacheDecoder {
         }
         let flags = ArchivedPropertyFlags(object)
         // Core Data: isToMany == (maxCount != 1). 0 means unbounded; -1 (NSUInteger max written as a
-        // 32-bit int) is seen for unbounded to-many relationships too.
+        // 32-bit int) is seen for unbounded to-many relationships too, and is kept as -1 because
+        // Core Data's version hash feeds the count as it is (ModelVersionHashes).
         let storedMax = object["NSMaxCount"]?.integer ?? 0
         let toMany = storedMax != 1
-        let maxCount = storedMax < 0 || storedMax > Int64(Int32.max) ? 0 : Int(storedMax)
+        let maxCount = storedMax == -1 ? -1 : storedMax < 0 || storedMax > Int64(Int32.max) ? 0 : Int(storedMax)
         let minCount = Int(Swift.max(0, Swift.min(object["NSMinCount"]?.integer ?? 0, Int64(Int32.max))))
         let renaming = object["NSRenamingIdentifier"]?.string
         return RelationshipDescription(
@@ -98,6 +99,13 @@ extension ModelCacheDecoder {
         // external binary storage, 0x10 preserves the value in history on deletion, 0x20 file-backed future.
         let attributeFlags = object["NSFlagsKey"]?.integer ?? 0
         let renaming = object["NSRenamingIdentifier"]?.string
+        var userInfo = stringDictionary(object["NSUserInfo"])
+        if object.isKind(of: "NSDerivedAttributeDescription") {
+            // Kept as the model loader keeps Xcode's derivationExpression: Core Data's version hash
+            // of a derived attribute is the hash of this text (ModelVersionHashes).
+            userInfo[AttributeDescription.derivationExpressionUserInfoKey] =
+                ArchivedExpressionFormat.format(object["NSDerivationExpression"]) ?? ""
+        }
         return AttributeDescription(
             name, type, isOptional: flags.isOptional, defaultValue: defaultValue(object["NSDefaultValue"], type),
             isTransient: flags.isTransient,
@@ -108,7 +116,7 @@ extension ModelCacheDecoder {
             isIndexed: object["NSIsIndexed"]?.bool ?? false,
             renamingIdentifier: renaming == name ? nil : renaming,
             versionHashModifier: nonEmpty(object["NSVersionHashModifier"]?.string),
-            userInfo: stringDictionary(object["NSUserInfo"]))
+            userInfo: userInfo, preservesValueInHistoryOnDeletion: attributeFlags & 0x10 != 0)
     }
 
     /// A default value converted to the attribute's type; `.null` when absent or not representable

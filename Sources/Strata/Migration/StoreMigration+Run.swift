@@ -1,0 +1,169 @@
+import Foundation
+
+extension StoreMigration {
+    /// How a migration ran.
+    public enum Strategy: String, Sendable, Hashable {
+        /// The driver migrated the store in place, in one transaction.
+        case inPlace
+        /// Rows were copied into a new store, which took the old one's place.
+        case copy
+        /// Objects were migrated through the mapping's policies into a new store, which took the
+        /// old one's place.
+        case objects
+    }
+
+    /// What a migration did.
+    public struct Outcome: Sendable {
+        /// How it ran.
+        public var strategy: Strategy
+        /// Rows (or objects) of each destination entity after the migration, when counted.
+        public var rowCounts: [String: Int]
+        /// Where the copy of the old store was kept, when one was asked for.
+        public var backupURL: URL?
+    }
+
+    /// Runs the migration.
+    ///
+    /// - Parameter progress: Called as the work advances, on the calling thread.
+    /// - Returns: How it ran.
+    /// - Throws: ``MigrationError`` for rows the new model refuses (nothing is changed), a policy
+    ///   that fails, too little disk space; ``StoreError`` for the drivers' failures. The store is
+    ///   then exactly as it was.
+    @discardableResult
+    public func run(progress: ((MigrationProgress) -> Void)? = nil) throws -> Outcome {
+        let name = displayName
+        do {
+            removeStaleTemporaries()
+            let size = StoreFileOperations.size(of: type.factory.storeFiles(at: url, options: options).map(\.path))
+            if let backupURL { try backUp(to: backupURL, size: size) }
+            if let plan, try migrateInPlace(plan, progress: progress) {
+                progress?(MigrationProgress(phase: .finished, completed: 1, total: 1))
+                return Outcome(strategy: .inPlace, rowCounts: destinationCounts(plan), backupURL: backupURL)
+            }
+            try checkSpace(for: size, what: "a copy of the store")
+            let outcome = try replacingWithCopy(progress: progress) { temporary in
+                if let plan { return (Strategy.copy, try copyRows(plan, to: temporary, progress: progress)) }
+                let manager = MigrationManager(sourceModel: sourceModel, destinationModel: destinationModel)
+                manager.progressHandler = progress
+                var sourceOptions = options
+                sourceOptions.isReadOnly = true
+                try manager.migrateStore(
+                    from: url, type: type, options: sourceOptions, mapping: mappingModel, to: temporary, type: type,
+                    options: writableOptions, metadata: StoreMigration.migratedMetadata(sourceMetadata, from: sourceModel, to: destinationModel))
+                return (Strategy.objects, manager.destinationCounts)
+            }
+            progress?(MigrationProgress(phase: .finished, completed: 1, total: 1))
+            return Outcome(strategy: outcome.0, rowCounts: outcome.1, backupURL: backupURL)
+        } catch let error as MigrationError {
+            throw error.naming(store: name)
+        }
+    }
+
+    var displayName: String { url.isFileURL ? url.path : url.absoluteString }
+
+    /// The options a new or migrated store is opened with.
+    var writableOptions: StoreOptions {
+        var writable = options
+        writable.isReadOnly = false
+        writable.createIfMissing = true
+        writable.shouldMigrateStoreAutomatically = false
+        return writable
+    }
+
+    private func destinationCounts(_ plan: StoreMigrationPlan) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entityPlan in plan.entities { counts[entityPlan.destination.name, default: 0] += rowCounts[entityPlan.source.name] ?? 0 }
+        for entity in plan.addedEntities { counts[entity.name] = counts[entity.name] ?? 0 }
+        return counts
+    }
+
+    /// Removes temporary stores a killed migration of this store left behind.
+    private func removeStaleTemporaries() {
+        guard url.isFileURL else { return }
+        for path in StoreFileOperations.staleTemporaryPaths(beside: url.path, tag: Self.temporaryTag) {
+            // A leftover that cannot be removed is hidden and harmless; the migration goes on.
+            try? type.factory.destroyStore(at: URL(fileURLWithPath: path), options: options)
+        }
+    }
+
+    private func checkSpace(for bytes: Int64, what: String) throws {
+        guard url.isFileURL, let free = StoreFileOperations.freeBytes(near: url.path) else { return }
+        let needed = bytes + bytes / 10 + (1 << 20)
+        guard free >= needed else {
+            throw MigrationError(
+                .insufficientSpace,
+                "\(what) needs about \(needed / 1_048_576 + 1) MB beside the store, but only \(free / 1_048_576) MB are free; free some space and migrate again")
+        }
+    }
+
+    private func backUp(to backup: URL, size: Int64) throws {
+        if backup.isFileURL, FileManager.default.fileExists(atPath: backup.path) {
+            throw StoreError(
+                .invalidRequest, "the backup location \(backup.path) already exists; choose another or remove it", store: displayName)
+        }
+        try checkSpace(for: size, what: "the backup")
+        try type.factory.copyStore(from: url, to: backup, options: options)
+    }
+
+    /// Asks the driver to run the plan in place.
+    private func migrateInPlace(_ plan: StoreMigrationPlan, progress: ((MigrationProgress) -> Void)?) throws -> Bool {
+        var writable = options
+        writable.isReadOnly = false
+        writable.createIfMissing = false
+        let driver = try type.factory.makeDriver(StoreOpenRequest(url: url, model: sourceModel, configuration: nil, options: writable))
+        progress?(MigrationProgress(phase: .inPlace, completed: 0, total: 1))
+        do {
+            let done = try driver.migrateInPlace(plan)
+            try driver.close()
+            return done
+        } catch {
+            try? driver.close()  // the migration's error is the one to report
+            throw error
+        }
+    }
+
+    /// Copies the rows into the new store at `temporary`.
+    private func copyRows(_ plan: StoreMigrationPlan, to temporary: URL, progress: ((MigrationProgress) -> Void)?) throws
+        -> [String: Int]
+    {
+        var reading = options
+        reading.isReadOnly = true
+        reading.createIfMissing = false
+        let source = try type.factory.makeDriver(StoreOpenRequest(url: url, model: sourceModel, configuration: nil, options: reading))
+        defer { try? source.close() }  // read-only: closing cannot lose anything
+        let destination = try type.factory.makeDriver(
+            StoreOpenRequest(url: temporary, model: destinationModel, configuration: nil, options: writableOptions))
+        do {
+            var copier = RowCopier(plan: plan, source: source, destination: destination)
+            copier.totals = rowCounts
+            copier.progress = progress
+            let counts = try copier.run()
+            try destination.close()
+            return counts
+        } catch {
+            try? destination.close()  // the copy's error is the one to report; the new store is removed
+            throw error
+        }
+    }
+
+    /// Writes a new store beside the old one with `body`, then puts it in the old one's place;
+    /// removes it when anything fails.
+    private func replacingWithCopy<T>(progress: ((MigrationProgress) -> Void)?, _ body: (URL) throws -> T) throws -> T {
+        let temporary: URL
+        if url.isFileURL {
+            temporary = URL(fileURLWithPath: try StoreFileOperations.temporaryPath(beside: url.path, tag: Self.temporaryTag))
+        } else {
+            temporary = URL(string: url.absoluteString + ".\(Self.temporaryTag)-\(UUID().uuidString)") ?? url
+        }
+        do {
+            let result = try body(temporary)
+            progress?(MigrationProgress(phase: .replacing, completed: 0, total: 1))
+            try type.factory.replaceStore(at: url, withStoreFrom: temporary, options: options)
+            return result
+        } catch {
+            // The new store is incomplete or was not put in place; the old one is untouched.
+            try? type.factory.destroyStore(at: temporary, options: options)
+            throw error
+        }
+    }
+}
