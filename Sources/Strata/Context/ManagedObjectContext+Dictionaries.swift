@@ -40,10 +40,7 @@ extension ManagedObjectContext {
         if !plan.grouped {
             for key in request.sortKeys { try FetchPredicate.keyPath(key.keyPath, equals: .null).validate(for: entity, in: model) }
         }
-        let matchesEntity: (ManagedObject) -> Bool = {
-            request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity
-        }
-        let pending = request.includesPendingChanges && (parent != nil || hasPendingChanges(matching: matchesEntity))
+        let pending = pendingChangesApply(to: request, entity: entity)
         let stores = request.affectedStores ?? coordinator.stores(holding: entity)
         if pending {
             // The context's view of the objects, unsaved changes included.
@@ -72,55 +69,30 @@ extension ManagedObjectContext {
             let reader = ResultValueReader(model: model, lookup: rowLookup(store), related: relatedLookup(store))
             return (plan, try plan.grouping(rows.map { row in { try reader.read($0, from: row, in: store) } }, request))
         }
-        // Rows of every store, filtered (and, without grouping, sorted and paged) as a fetch of
-        // objects would be.
-        var views: [(view: RowView, store: PersistentStore, order: Int)] = []
-        for (order, store) in stores.enumerated() {
-            var fetch = StoreFetch(entity: entity)
-            fetch.includesSubentities = request.includesSubentities
-            fetch.predicate = request.predicate
-            let pushesPage = stores.count == 1 && !plan.grouped
-            if pushesPage {
-                fetch.sort = request.sortKeys
-                fetch.limit = request.fetchLimit > 0 ? request.fetchLimit : nil
-                fetch.offset = request.fetchOffset
-            }
-            let result = try coordinator.fetch(fetch, in: store, cacheRows: false)
-            let rows = try filtered(result, request, store)
-            let lookup = rowLookup(store), related = relatedLookup(store)
-            let reader = ResultValueReader(model: model, lookup: lookup, related: related)
-            if pushesPage && result.appliedPage {
-                return (plan, try rows.map { try plan.record(of: $0, in: store, reader: reader) })
-            }
-            views += rows.map { (RowView($0, model: model, lookup: lookup, related: related), store, order) }
-        }
-        if plan.grouped {
-            let readers = Dictionary(uniqueKeysWithValues: stores.map {
-                (ObjectIdentifier($0), ResultValueReader(model: model, lookup: rowLookup($0), related: relatedLookup($0)))
+        if !plan.grouped {
+            var readers: [ObjectIdentifier: ResultValueReader] = [:]
+            return (plan, try matchingRows(request, entity: entity, cacheRows: false).map { item in
+                let key = ObjectIdentifier(item.store)
+                let reader = readers[key] ?? ResultValueReader(model: model, lookup: rowLookup(item.store), related: relatedLookup(item.store))
+                readers[key] = reader
+                return try plan.record(of: item.row, in: item.store, reader: reader)
             })
-            return (plan, try plan.grouping(views.map { item in
-                { try readers[ObjectIdentifier(item.store)]!.read($0, from: item.view.row, in: item.store) }  // a reader per store, made above
-            }, request))
         }
-        var failure: (any Error)?
-        views.sort { a, b in
-            if failure != nil { return false }
-            do {
-                switch try SortKey.compare(a.view, b.view, by: request.sortKeys) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: return a.view.row.id != b.view.row.id ? a.view.row.id < b.view.row.id : a.order < b.order
-                }
-            } catch {
-                failure = error
-                return false
+        // Grouped over several stores: every store's matching rows, grouped in the core.
+        var unordered = request
+        unordered.sortKeys = []
+        unordered.fetchOffset = 0
+        unordered.fetchLimit = 0
+        var sources: [(String) throws -> ResultValue] = []
+        for store in stores {
+            var single = unordered
+            single.affectedStores = [store]
+            let reader = ResultValueReader(model: model, lookup: rowLookup(store), related: relatedLookup(store))
+            sources += try matchingRows(single, entity: entity, cacheRows: false).map { item in
+                { try reader.read($0, from: item.row, in: store) }
             }
         }
-        if let failure { throw failure }
-        let page = views.dropFirst(request.fetchOffset).prefix(request.fetchLimit > 0 ? request.fetchLimit : Int.max)
-        return (plan, try page.map { item in
-            try plan.record(of: item.view.row, in: item.store, reader: ResultValueReader(model: model, lookup: item.view.lookup, related: item.view.related))
-        })
+        return (plan, try plan.grouping(sources, request))
     }
 
     /// The rows of a store's answer that match the request's predicate.
