@@ -81,9 +81,13 @@ struct QueryCommand: ParsableCommand {
         commandName: "query",
         abstract: "Fetch objects with a predicate and sort keys; relationships print as object URIs.",
         discussion: """
+            With --group-by and --aggregate, prints one row per group: the group key paths and the \
+            aggregates as count(*), sum(age), avg(age), min(name), max(date) (docs/cli.md).
+
             Example:
               strata query app.sqlite --entity Person --where "age > 30 AND department.name == 'R&D'" --sort name,age:desc
               strata query app.sqlite --entity Person --count --format json
+              strata query app.sqlite --entity Person --group-by department.name --aggregate count:* --aggregate avg:age --format json
             """)
 
     @Argument(help: "The store.") var store: String
@@ -95,11 +99,20 @@ struct QueryCommand: ParsableCommand {
     @Option(help: "Properties to print, comma-separated.") var properties: String?
     @Flag(help: "Print only the number of matching objects.") var count = false
     @Option(help: "Output format: table, json or csv.") var format: QueryFormat = .table
+    @Option(name: .customLong("group-by"), help: "Group by a key path (repeatable, or comma-separated).") var groupBy: [String] = []
+    @Option(name: .customLong("aggregate"), help: "An aggregate FUNC:KEY: count:*, sum:age, avg:age, min:name, max:date (repeatable).")
+    var aggregates: [String] = []
+    @Option(help: "Keep groups matching a predicate over group key paths and $count, $sum_age, ... (with --group-by).") var having: String?
     @OptionGroup var model: ModelOption
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
         if offset < 0 { throw ValidationError("--offset must not be negative") }
+        let grouped = !groupBy.isEmpty || !aggregates.isEmpty
+        if grouped && properties != nil {
+            throw ValidationError("--properties cannot be combined with --group-by or --aggregate")
+        }
+        if having != nil && !grouped { throw ValidationError("--having filters groups; add --group-by or --aggregate") }
     }
 
     func run() throws {
@@ -113,6 +126,9 @@ struct QueryCommand: ParsableCommand {
             options.countOnly = count
             options.format = format
             options.modelPath = model.model
+            options.groupBy = groupBy.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            options.aggregates = aggregates.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            options.having = having
             print(try StoreQuery.run(try StoreLocation(parsing: store), options))
         }
     }

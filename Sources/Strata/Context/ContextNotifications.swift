@@ -234,6 +234,12 @@ extension ManagedObjectContext {
         tracksObjectChanges = !observers.objectsDidChange.isEmpty || eventStreams.count.load(ordering: .relaxed) > 0
     }
 
+    /// Removes an observer from inside an observer call (on the executor, so not checked again).
+    func removeObserverFromOwnExecutor(_ token: ObserverToken) {
+        observers.remove(token)
+        tracksObjectChanges = !observers.objectsDidChange.isEmpty || eventStreams.count.load(ordering: .relaxed) > 0
+    }
+
     /// The context's notifications as an `AsyncSequence`, from now on, until the consumer stops
     /// iterating (or the context is gone). Events are buffered; each carries IDs, not objects.
     public func events() -> AsyncStream<ContextEvent> {

@@ -18,14 +18,34 @@ public struct FetchRequest: Sendable {
     public var fetchBatchSize: Int = 0
     /// What the fetch returns.
     public var resultType: FetchResultType = .managedObject
-    /// For dictionary results: the properties to include (all attributes when `nil`).
-    public var propertiesToFetch: [String]?
+    /// For dictionary results: the key paths and expressions to include (all attributes when
+    /// `nil`). Key paths go through to-one relationships (`"department.name"`); expressions may be
+    /// aggregates (see ``ExpressionDescription``).
+    public var propertiesToFetch: [FetchProperty]?
+    /// For dictionary results: the key paths whose distinct values form the groups that the
+    /// aggregates of ``propertiesToFetch`` are computed over (Core Data's `propertiesToGroupBy`);
+    /// every key path fetched must be one of them.
+    public var propertiesToGroupBy: [FetchProperty]?
+    /// For grouped dictionary results: which groups are returned (Core Data's `havingPredicate`).
+    /// It reads the result's keys: grouped key paths and expression names (also as `$name`).
+    public var havingPredicate: FetchPredicate?
+    /// For dictionary results: whether equal dictionaries come back once (Core Data's
+    /// `returnsDistinctResults`).
+    public var returnsDistinctResults: Bool = false
     /// Whether objects of subentities match.
     public var includesSubentities: Bool = true
     /// Whether the context's unsaved inserts, updates and deletes are reflected in the results.
     public var includesPendingChanges: Bool = true
     /// Whether returned objects start as faults (their rows are in the row cache either way).
     public var returnsObjectsAsFaults: Bool = true
+    /// Whether the rows' values are fetched with the objects (Core Data's `includesPropertyValues`).
+    /// When `false`, only the IDs are fetched and objects not yet registered come back as faults
+    /// that read their row when first used (in chunks of ``fetchBatchSize`` when it is set).
+    public var includesPropertyValues: Bool = true
+    /// Whether objects already registered and loaded take the fetched rows' values (Core Data's
+    /// `shouldRefreshRefetchedObjects`); their unsaved changes stay on top. By default a loaded
+    /// object keeps its values.
+    public var shouldRefreshRefetchedObjects: Bool = false
     /// Relationship key paths whose destinations are loaded with the results.
     public var relationshipKeyPathsForPrefetching: [String] = []
     /// The stores to search; every store holding the entity when `nil`.

@@ -25,30 +25,6 @@ extension ManagedObjectContext {
         return try run(request, kind: .ids).objects.map(\.objectID)
     }
 
-    /// Fetches dictionaries of property values (Core Data's dictionary result type): attribute
-    /// names to Swift values, to-one relationships to ``ManagedObjectID``.
-    public func fetchDictionaries(_ request: FetchRequest) throws -> [[String: Any]] {
-        checkConfinement("fetchDictionaries(_:) of \(request.entityName)")
-        let objects = try run(request, kind: .rows).objects
-        let entity = try entity(named: request.entityName)
-        let names = request.propertiesToFetch ?? entity.attributes.filter { !$0.isTransient }.map(\.name)
-        for name in names where entity.property(named: name) == nil && !entity.isComposite(name) {
-            throw StoreError(.invalidRequest, "propertiesToFetch names '\(name)', which '\(entity.name)' does not have")
-        }
-        return objects.map { object in
-            var row: [String: Any] = [:]
-            for name in names {
-                if let relationship = object.entity.property(named: name)?.relationship {
-                    let ids = object.objectIDs(forRelationshipNamed: name)
-                    if relationship.isToMany { row[name] = ids } else if let id = ids.first { row[name] = id }
-                } else if let value = object.value(forKey: name) {
-                    row[name] = value
-                }
-            }
-            return row
-        }
-    }
-
     /// Runs a request and returns what its ``FetchRequest/resultType`` asks for (Core Data's
     /// `execute(_:)` / result-typed `fetch(_:)`).
     public func execute(_ request: FetchRequest) throws -> FetchResults {
@@ -61,8 +37,12 @@ extension ManagedObjectContext {
     }
 
     /// Counts matching objects, without loading them where the stores can count.
+    ///
+    /// A dictionary request that groups (``FetchRequest/propertiesToGroupBy``, aggregates, or
+    /// ``FetchRequest/returnsDistinctResults``) counts its groups.
     public func count(for request: FetchRequest) throws -> Int {
         checkConfinement("count(for:) of \(request.entityName)")
+        if Self.groupsResults(request) { return try dictionaryRecords(request).1.count }
         return try run(request, kind: .count).count
     }
 
@@ -100,7 +80,10 @@ extension ManagedObjectContext {
         // The common case: one store, nothing pending, the driver does everything.
         var firstResult: StoreFetchResult?
         if pushPage, let store = stores.first {
-            let batched = kind == .rows && request.fetchBatchSize > 0
+            // Batched fetches, and fetches without property values, ask for IDs and make faults;
+            // refreshing registered objects needs the rows.
+            let batched = kind == .rows && (request.fetchBatchSize > 0 || !request.includesPropertyValues)
+                && !request.shouldRefreshRefetchedObjects
             var fetch = storeFetch(request, entity, kind: batched ? .ids : kind)
             fetch.limit = limit
             fetch.offset = request.fetchOffset
@@ -135,7 +118,9 @@ extension ManagedObjectContext {
                 if result.appliedPage {
                     if kind == .count, let count = result.count { return Outcome(count: count) }
                     if batched, let ids = result.ids {
-                        return Outcome(objects: faults(for: ids, in: store, size: request.fetchBatchSize), count: ids.count)
+                        let objects = faults(
+                            for: ids, in: store, size: request.fetchBatchSize, prefetching: request.relationshipKeyPathsForPrefetching)
+                        return Outcome(objects: objects, count: ids.count)
                     }
                     if kind == .ids, let ids = result.ids {
                         let objects = ids.map { fault(for: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // the coordinator checked the IDs
@@ -183,12 +168,14 @@ extension ManagedObjectContext {
         return Outcome(objects: page, count: page.count)
     }
 
-    /// Objects for IDs, as faults that fire together in chunks of the fault batch size.
-    private func faults(for ids: [RowID], in store: PersistentStore, size: Int) -> [ManagedObject] {
+    /// Objects for IDs, as faults that fire together in chunks of `size` (each alone when `size`
+    /// is 0), prefetching `prefetching` for each chunk as it loads.
+    func faults(for ids: [RowID], in store: PersistentStore, size: Int, prefetching: [String] = []) -> [ManagedObject] {
         let model = coordinator.managedObjectModel
         // IDs come from a store of this model.
         let objectIDs = ids.map { ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store) }
-        let batch = FaultBatch(ids: objectIDs, size: size)
+        guard size > 0 else { return objectIDs.map { fault(for: $0) } }
+        let batch = FaultBatch(ids: objectIDs, size: size, prefetching: prefetching)
         return objectIDs.map { id in
             let object = fault(for: id)
             if object.faulted && !object.hasSnapshot { faultBatches[ObjectIdentifier(object)] = batch }
@@ -205,7 +192,7 @@ extension ManagedObjectContext {
         return fetch
     }
 
-    private func hasPendingChanges(matching matches: (ManagedObject) -> Bool) -> Bool {
+    func hasPendingChanges(matching matches: (ManagedObject) -> Bool) -> Bool {
         insertedObjects_.values.contains(where: matches) || deletedObjects_.values.contains(where: matches)
             || updatedObjects_.values.contains { $0.isUpdated && matches($0) }
     }

@@ -30,7 +30,8 @@ extension ManagedObjectContext {
         _ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest,
         into state: inout Materializing, reserving: Bool, read: RowCache.Read
     ) {
-        let asFault = request.returnsObjectsAsFaults
+        let asFault = request.returnsObjectsAsFaults || !request.includesPropertyValues
+        let refreshing = request.shouldRefreshRefetchedObjects
         let cache = coordinator.rowCache
         let storeKey = ObjectIdentifier(store)
         if reserving { state.objects.reserveCapacity(rows.count) }
@@ -44,7 +45,8 @@ extension ManagedObjectContext {
             let end = min(start + Self.materializePart, rows.endIndex)
             for index in start..<end {
                 let known = registered.count
-                let object = register(rows[index], in: store, asFault: asFault, pinLater: true, awakening: &state.awakening)
+                let object = register(
+                    rows[index], in: store, asFault: asFault, pinLater: true, refreshing: refreshing, awakening: &state.awakening)
                 state.objects.append(object)
                 let isNew = registered.count > known
                 if !isNew && object.pinnedKey == nil {

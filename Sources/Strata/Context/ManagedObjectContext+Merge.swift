@@ -157,6 +157,7 @@ extension ManagedObjectContext {
                 // Its stashed row is old: the next access loads the saved one.
                 object.snapshot = nil
                 changes.refreshed.insert(id)
+                noteRefreshed(object)
                 continue
             }
             stale.append(object)

@@ -47,10 +47,12 @@ extension ManagedObjectContext {
             return
         }
         var batch = [object.objectID]
+        var prefetching: [String] = []
         if let faults = faultBatches[ObjectIdentifier(object)], let position = faults.index[object.objectID] {
             let size = faults.size
             let start = (position / size) * size
             batch = Array(faults.ids[start..<min(start + size, faults.ids.count)])
+            prefetching = faults.prefetching
         }
         let wanted = batch.filter { id in
             id.persistentStore === store && (registered[id]?.faulted ?? false)
@@ -67,17 +69,21 @@ extension ManagedObjectContext {
             return
         }
         let rows = try coordinator.rows(for: wanted.map(\.rowID), in: store, maxAge: stalenessInterval)
+        var loaded: [ManagedObject] = []
         for id in wanted {
             guard let target = registered[id] else { continue }
             faultBatches[ObjectIdentifier(target)] = nil
             if let row = rows[id.rowID] {
                 target.fulfill(from: row)
                 notePin(target)
+                loaded.append(target)
             } else {
                 markInaccessible(target)
             }
         }
         flushPins()
+        // A batched fetch's prefetching happens chunk by chunk, as the chunks load.
+        if !prefetching.isEmpty { try prefetch(prefetching, of: loaded) }
     }
 
     /// Marks an object whose row no store holds: loaded, every value `nil` (to-many empty).

@@ -421,8 +421,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Registers a row like ``register(_:in:asFault:pinLater:)`` but leaves `awakeFromFetch()` to
     /// the caller: objects whose values it loaded are appended to `awakening` (only those of
     /// subclasses; ManagedObject's own hook does nothing).
+    ///
+    /// - Parameter refreshing: Whether an object already loaded takes the row's values, its unsaved
+    ///   changes staying on top (``FetchRequest/shouldRefreshRefetchedObjects``).
     func register(
-        _ row: RowSnapshot, in store: PersistentStore, asFault: Bool, pinLater: Bool, awakening: inout [ManagedObject]
+        _ row: RowSnapshot, in store: PersistentStore, asFault: Bool, pinLater: Bool, refreshing: Bool = false,
+        awakening: inout [ManagedObject]
     ) -> ManagedObject {
         // Rows come from stores of this coordinator's model.
         let entity = coordinator.managedObjectModel.entity(number: row.id.entity)!
@@ -433,12 +437,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
             let found = registered.permanentObject(id) { ManagedObject(entity: entity, insertInto: nil) }
             object = found.object
             if !found.isNew {
-                refill(object, from: row, asFault: asFault, awakening: &awakening)
+                refill(object, from: row, asFault: asFault, refreshing: refreshing, awakening: &awakening)
                 return object
             }
         } else {
             if let existing = registered[id] {
-                refill(existing, from: row, asFault: asFault, awakening: &awakening)
+                refill(existing, from: row, asFault: asFault, refreshing: refreshing, awakening: &awakening)
                 return existing
             }
             object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
@@ -463,9 +467,21 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     /// A registered object meets a fetched row of itself: a fault keeps the row as its snapshot
-    /// and, unless `asFault`, takes its values; a loaded object keeps its values (as in Core Data).
-    private func refill(_ object: ManagedObject, from row: RowSnapshot, asFault: Bool, awakening: inout [ManagedObject]) {
-        guard object.faulted else { return }
+    /// and, unless `asFault`, takes its values; a loaded object keeps its values (as in Core Data),
+    /// unless `refreshing`: then a newer row replaces its saved values, its unsaved changes on top.
+    private func refill(
+        _ object: ManagedObject, from row: RowSnapshot, asFault: Bool, refreshing: Bool, awakening: inout [ManagedObject]
+    ) {
+        guard object.faulted else {
+            if refreshing, !object.inserted, object.isAccessible, object.snapshot?.version != row.version {
+                let mine = object.changedSlots.map { ($0, object.values[$0]) }
+                object.values = row.values
+                object.snapshot = row
+                for (slot, value) in mine { object.values[slot] = value }
+                noteRefreshed(object)
+            }
+            return
+        }
         object.snapshot = row
         if !asFault {
             object.fulfill(from: row, awaken: false)
@@ -506,9 +522,13 @@ final class FaultBatch {
     var ids: [ManagedObjectID]
     var index: [ManagedObjectID: Int] = [:]
     let size: Int
-    init(ids: [ManagedObjectID], size: Int) {
+    /// Relationship key paths loaded for each chunk when it is fulfilled
+    /// (``FetchRequest/relationshipKeyPathsForPrefetching``).
+    let prefetching: [String]
+    init(ids: [ManagedObjectID], size: Int, prefetching: [String] = []) {
         self.ids = ids
         self.size = max(size, 1)
+        self.prefetching = prefetching
         for (i, id) in ids.enumerated() { index[id] = i }
     }
 }

@@ -226,6 +226,10 @@ public struct StoreFetch: Sendable {
     /// coordinator; a driver may take a row's values from here when the versions agree
     /// (``CachedRows``), or ignore it.
     public var cachedRows: CachedRows? = nil
+    /// Grouping and aggregates wanted instead of rows (a grouped or distinct dictionary fetch). A
+    /// driver may answer with ``StoreFetchResult/groups`` (see ``StoreAggregation`` for the rules)
+    /// or ignore it and answer with rows; `sort`, `limit` and `offset` are empty when it is set.
+    public var aggregation: StoreAggregation? = nil
 
     /// What a fetch returns.
     public enum ResultKind: Sendable, Hashable {
@@ -264,15 +268,19 @@ public struct StoreFetchResult: Sendable {
     public var appliedSort: Bool
     /// Whether offset and limit were applied.
     public var appliedPage: Bool
+    /// The groups of ``StoreFetch/aggregation``, when the driver computed them (then it applied the
+    /// predicate); `nil` when it answered with rows.
+    public var groups: [StoreGroup]?
 
     /// Creates a result.
     public init(
         rows: [RowSnapshot] = [], ids: [RowID]? = nil, count: Int? = nil, appliedPredicate: Bool,
-        appliedSort: Bool, appliedPage: Bool
+        appliedSort: Bool, appliedPage: Bool, groups: [StoreGroup]? = nil
     ) {
         self.rows = rows
         self.ids = ids
         self.count = count
+        self.groups = appliedPredicate ? groups : nil
         self.appliedPredicate = appliedPredicate
         self.appliedSort = appliedSort && appliedPredicate
         self.appliedPage = appliedPage && appliedSort && appliedPredicate

@@ -367,7 +367,13 @@ extension ManagedObject {
         changedSlots.insert(slot)
         // The context is alive while the object is registered in it (see contextReference); the
         // guaranteed reference spares a retain and release per change.
-        if !inserted { contextReference?._withUnsafeGuaranteedRef { $0.noteUpdated(self) } }
+        if !inserted {
+            contextReference?._withUnsafeGuaranteedRef { $0.noteUpdated(self) }
+        } else {
+            // An inserted object changed in a later event is an updated object of that event's
+            // objects-did-change, as in Core Data (nothing is recorded while nobody observes).
+            contextReference?._withUnsafeGuaranteedRef { $0.noteChanged(self) }
+        }
     }
 
     private func relationshipValue(slot: Int, _ relationship: RelationshipDescription) -> Any? {

@@ -26,6 +26,13 @@ public struct QueryOptions: Sendable {
     public var format: QueryFormat = .table
     /// A model for stores without their own.
     public var modelPath: String?
+    /// Group key paths (`--group-by`): one output row per distinct combination.
+    public var groupBy: [String] = []
+    /// Aggregates (`--aggregate`): `count:*`, `sum:age`, `avg:age`, `min:name`, `max:date`.
+    public var aggregates: [String] = []
+    /// Which groups are printed (`--having`): group key paths and aggregates as `$count`,
+    /// `$sum_age` (see ``QueryAggregate/alias``).
+    public var having: String?
 
     /// Creates a query of `entity`.
     public init(entity: String) { self.entity = entity }
@@ -43,6 +50,12 @@ public enum StoreQuery {
         guard let entity = model.entity(named: options.entity) else {
             throw ToolError.usage(
                 "the model has no entity '\(options.entity)'; entities: \(model.entities.map(\.name).joined(separator: ", "))")
+        }
+        if !options.groupBy.isEmpty || !options.aggregates.isEmpty {
+            return try runGrouped(location, options, model: model, entity: entity)
+        }
+        if options.having != nil {
+            throw ToolError.usage("--having filters groups; add --group-by or --aggregate")
         }
         var request = FetchRequest(entityName: entity.name)
         if let text = options.predicate {
@@ -189,7 +202,7 @@ public enum StoreQuery {
         return present ? .object(members) : .null
     }
 
-    private static func text(_ value: JSONValue, empty: String) -> String {
+    static func text(_ value: JSONValue, empty: String) -> String {
         switch value {
         case .null: return empty
         case .bool(let b): return b ? "true" : "false"
@@ -200,7 +213,7 @@ public enum StoreQuery {
         }
     }
 
-    private static func csvField(_ text: String) -> String {
+    static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

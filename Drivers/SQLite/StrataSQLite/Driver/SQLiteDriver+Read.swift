@@ -24,6 +24,10 @@ extension SQLiteDriver {
     /// count) in a last part. The statement is reset when `body` throws, so the read connection
     /// does not stay on an old snapshot.
     private func fetch(_ request: StoreFetch, partSize: Int, _ body: (inout StoreFetchResult) throws -> Void) throws {
+        if let aggregation = request.aggregation, request.resultKind == .rows, let groups = try aggregate(request, aggregation) {
+            var answer = StoreFetchResult(appliedPredicate: true, appliedSort: false, appliedPage: false, groups: groups)
+            return try body(&answer)
+        }
         guard let entityLayout = layout.entity(request.entity.entityNumber),
             let table = layout.tables[request.entity.rootEntityName]
         else {

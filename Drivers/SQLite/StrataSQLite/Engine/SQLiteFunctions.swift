@@ -11,6 +11,9 @@ import Strata
 /// - `strata_match(op, options, text, pattern)`: 1 when the core's evaluator accepts
 ///   `text <op>[options] pattern` for a string operator (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`,
 ///   `LIKE`, `MATCHES`), else 0 (also 0 when either side is NULL, as the evaluator answers false).
+/// - `strata_aggregate(function, type, value)`: an aggregate (sum, average, min, max by
+///   ``code(of:)-(AggregateFunction)``) over values of an attribute type (its raw value), computed by the core's
+///   ``AggregateAccumulator``; NULL over no values.
 /// - `NSCoreDataDATriggerUpdatedAffectedObjectValue`, `NSCoreDataDATriggerInsertUpdatedAffectedObjectValue`:
 ///   no-ops, so the derived-attribute triggers Apple's Core Data leaves in stores can run.
 enum SQLiteFunctions {
@@ -40,6 +43,21 @@ enum SQLiteFunctions {
         }
     }
 
+    /// Function codes of `strata_aggregate`.
+    static func code(of function: AggregateFunction) -> Int64 {
+        switch function {
+        case .count: 0
+        case .sum: 1
+        case .average: 2
+        case .min: 3
+        case .max: 4
+        }
+    }
+
+    static func function(code: Int64) -> AggregateFunction? {
+        AggregateFunction.allCases.first { Self.code(of: $0) == code }
+    }
+
     /// Registers everything on `connection`.
     static func register(on connection: SQLiteConnection) throws {
         let db = try connection.openHandle()
@@ -50,6 +68,8 @@ enum SQLiteFunctions {
         guard status == SQLITE_OK else { throw connection.engineError(status, "cannot register strata_fold") }
         status = sqlite3_create_function_v2(db, "strata_match", 4, flags, nil, match, nil, nil, nil)
         guard status == SQLITE_OK else { throw connection.engineError(status, "cannot register strata_match") }
+        status = sqlite3_create_function_v2(db, "strata_aggregate", 3, flags, nil, nil, aggregateStep, aggregateFinal, nil)
+        guard status == SQLITE_OK else { throw connection.engineError(status, "cannot register strata_aggregate") }
         for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"] {
             status = sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8, nil, noOp, nil, nil, nil)
             guard status == SQLITE_OK else { throw connection.engineError(status, "cannot register \(name)") }
@@ -117,4 +137,102 @@ private let match: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<O
 
 private let noOp: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
     context, _, _ in sqlite3_result_null(context)
+}
+
+/// One group's accumulator, kept in SQLite's aggregate context between steps.
+private final class AggregateBox {
+    var accumulator: AggregateAccumulator
+    var type: AttributeType
+    var failure: String?
+
+    init(_ accumulator: AggregateAccumulator, type: AttributeType) {
+        self.accumulator = accumulator
+        self.type = type
+    }
+}
+
+/// The box of the group being aggregated: made at its first step, kept as a retained pointer in
+/// the aggregate context until `aggregateFinal` releases it; `nil` when no step ran.
+private func aggregateBox(_ context: OpaquePointer?, creating make: () -> AggregateBox) -> AggregateBox? {
+    // Zeroed by SQLite on first use, so the slot starts as nil.
+    guard let memory = sqlite3_aggregate_context(context, Int32(MemoryLayout<UnsafeMutableRawPointer?>.size)) else { return nil }
+    let slot = memory.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    if let existing = slot.pointee { return Unmanaged<AggregateBox>.fromOpaque(existing).takeUnretainedValue() }
+    let box = make()
+    slot.pointee = Unmanaged.passRetained(box).toOpaque()
+    return box
+}
+
+/// A column value of an attribute of `type`, as the driver decodes it (ValueCoding.attribute).
+private func storeValue(_ value: OpaquePointer?, _ type: AttributeType) -> StoreValue {
+    let storage = sqlite3_value_type(value)
+    if storage == SQLITE_NULL { return .null }
+    switch type {
+    case .integer16, .integer32, .integer64:
+        return .integer(storage == SQLITE_FLOAT ? Int64(exactly: sqlite3_value_double(value).rounded(.towardZero)) ?? 0 : sqlite3_value_int64(value))
+    case .boolean: return .bool(sqlite3_value_int64(value) != 0)
+    case .double, .float:
+        if storage == SQLITE_BLOB, sqlite3_value_bytes(value) == 8, let bytes = sqlite3_value_blob(value) {
+            let raw = UnsafeRawBufferPointer(start: bytes, count: 8)
+            return .double(Double(bitPattern: raw.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }))
+        }
+        return .double(sqlite3_value_double(value))
+    case .string: return text(value).map(StoreValue.string) ?? .null
+    case .date: return .date(Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
+    default: return .null
+    }
+}
+
+private let aggregateStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, count, arguments in
+    guard let arguments, count == 3, let function = SQLiteFunctions.function(code: sqlite3_value_int64(arguments[0])),
+        let type = AttributeType(rawValue: Int(sqlite3_value_int64(arguments[1])))
+    else {
+        sqlite3_result_error(context, "strata_aggregate: bad arguments", -1)
+        return
+    }
+    guard let box = aggregateBox(context, creating: { AggregateBox(AggregateAccumulator(function, type: type), type: type) }) else {
+        sqlite3_result_error_nomem(context)
+        return
+    }
+    guard box.failure == nil else { return }
+    do {
+        try box.accumulator.add(storeValue(arguments[2], box.type))
+    } catch {
+        box.failure = "\(error)"
+    }
+}
+
+private let aggregateFinal: @convention(c) (OpaquePointer?) -> Void = { context in
+    guard let memory = sqlite3_aggregate_context(context, 0),
+        let pointer = memory.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee
+    else {
+        // No step ran (no rows in the group): the caller reads NULL as the aggregate of no values.
+        sqlite3_result_null(context)
+        return
+    }
+    let box = Unmanaged<AggregateBox>.fromOpaque(pointer).takeRetainedValue()
+    memory.assumingMemoryBound(to: UnsafeMutableRawPointer?.self).pointee = nil
+    if let failure = box.failure {
+        sqlite3_result_error(context, failure, -1)
+        return
+    }
+    switch box.accumulator.result {
+    case .null: sqlite3_result_null(context)
+    case .integer(let n): sqlite3_result_int64(context, n)
+    case .bool(let b): sqlite3_result_int64(context, b ? 1 : 0)
+    case .double(let d):
+        if d.isNaN || (d == 0 && d.sign == .minus) {
+            var bits = d.bitPattern.bigEndian
+            withUnsafeBytes(of: &bits) { raw in
+                // SQLITE_TRANSIENT (-1): SQLite copies the 8 bytes before returning.
+                sqlite3_result_blob(context, raw.baseAddress, 8, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            }
+        } else {
+            sqlite3_result_double(context, d)
+        }
+    case .string(let s): resultText(context, s)
+    case .date(let date): sqlite3_result_double(context, date.timeIntervalSinceReferenceDate)
+    default: sqlite3_result_error(context, "strata_aggregate: a value SQL cannot hold", -1)
+    }
 }
