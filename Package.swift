@@ -50,6 +50,10 @@ let package = Package(
         .target(
             name: "StrataPostgreSQL", dependencies: ["Strata", "CLibPQ"], path: "Drivers/PostgreSQL/StrataPostgreSQL",
             swiftSettings: checks),
+        // One process of the PostgreSQL tests that need several: saves, conflicts and merges on a shared store.
+        .executableTarget(
+            name: "strata-postgres-worker", dependencies: ["Strata", "StrataPostgreSQL", "StrataTesting"],
+            path: "Drivers/PostgreSQL/Worker"),
         .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
@@ -69,7 +73,7 @@ let package = Package(
             dependencies: ["StrataXML", "Strata", "StrataTesting", "StrataInMemory", "strata-xml-killtest"]),
         .testTarget(
             name: "StrataPostgreSQLTests",
-            dependencies: ["StrataPostgreSQL", "Strata", "StrataTesting"]),
+            dependencies: ["StrataPostgreSQL", "Strata", "StrataTesting", "strata-postgres-worker"]),
         .testTarget(
             name: "StrataToolsTests", dependencies: ["StrataTools", "strata", "Strata", "StrataInMemory", "StrataTesting"]),
     ],

@@ -41,6 +41,8 @@ public final class PostgreSQLTestServer: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         /// What went wrong.
         public var message: String
+        /// Creates a failure.
+        public init(message: String) { self.message = message }
         public var description: String { message }
     }
 
@@ -188,7 +190,7 @@ public final class PostgreSQLTestServer: Sendable {
     }
 
     /// A loopback port nothing listens on right now.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         #if os(Linux)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -320,48 +322,5 @@ private final class SharedServer: @unchecked Sendable {
             failure = error
             throw error
         }
-    }
-}
-
-/// Child processes through `posix_spawn` and `waitpid`: Foundation's `Process` waits for its
-/// children on a run loop that the test runner's busy threads may never turn, and `pg_ctl start`
-/// leaves a daemon holding its output.
-enum ChildProcess {
-    /// Starts `arguments` with standard input from /dev/null and output to `output` (or /dev/null).
-    static func start(_ arguments: [String], output: Int32? = nil, directory: String = "/") throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if let output {
-            posix_spawn_file_actions_adddup2(&actions, output, 1)
-            posix_spawn_file_actions_adddup2(&actions, output, 2)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
-        // Through the shell's `cd`: the server's user may not be allowed into this process's working
-        // directory (posix_spawn_file_actions_addchdir_np is not in Swift's Glibc module).
-        let line = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", directory] + arguments
-        let argv = line.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, line[0], &actions, nil, argv, environ)
-        guard status == 0 else {
-            throw PostgreSQLTestServer.Failure(message: "cannot start \(arguments[0]) (error \(status))")
-        }
-        return pid
-    }
-
-    /// Runs `arguments` to the end and returns its exit status (128 + n when killed by signal n).
-    static func run(_ arguments: [String], output: Int32? = nil) throws -> Int32 {
-        let pid = try start(arguments, output: output)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw PostgreSQLTestServer.Failure(message: "waitpid failed (errno \(errno))") }
-        }
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 }

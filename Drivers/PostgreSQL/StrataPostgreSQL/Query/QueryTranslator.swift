@@ -34,7 +34,7 @@ struct QueryTranslator {
     var parameters = PGParameters()
     private var joinAliases: [String: String] = [:]
     private var counter = 0
-    private var nesting = 0
+    private(set) var nesting = 0
 
     init(layout: StoreLayout, strings: Bool) {
         self.layout = layout
@@ -82,15 +82,24 @@ struct QueryTranslator {
         var clauses: [String] = []
         var exact = true
         for part in parts {
-            let saved = self
-            if let sql = translate(part, entity, alias), parameters.count <= Self.maximumBindings {
+            if let sql = attempt({ $0.translate(part, entity, alias) }) {
                 clauses.append(sql)
             } else {
-                self = saved
                 exact = false
+                // A wider condition the server can check: the driver finishes with the evaluator.
+                if let sql = attempt({ $0.superset(part, entity, alias) }) { clauses.append(sql) }
             }
         }
         return (clauses.isEmpty ? nil : Self.balanced(clauses, "AND"), exact)
+    }
+
+    /// Runs one translation; when it gives nothing (or binds too much), the translator is as it was
+    /// before, so no parameter or join of the failed attempt stays.
+    mutating func attempt(_ body: (inout QueryTranslator) -> String?) -> String? {
+        let saved = self
+        if let sql = body(&self), parameters.count <= Self.maximumBindings { return sql }
+        self = saved
+        return nil
     }
 
     mutating func translate(_ predicate: FetchPredicate, _ entity: EntityDescription, _ alias: String) -> String? {
@@ -298,7 +307,7 @@ struct QueryTranslator {
         }
     }
 
-    private mutating func nextAlias(_ prefix: String) -> String {
+    mutating func nextAlias(_ prefix: String) -> String {
         counter += 1
         return "\(prefix)\(counter)"
     }
