@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
-            dependencies: ["Strata", "StrataInMemory", "StrataSQLite", "StrataXML", "StrataLMDB"],
+            dependencies: ["Strata", "StrataInMemory", "StrataSQLite", "StrataXML", "StrataLMDB", "StrataPostgreSQL"],
             path: "Sources/StrataTools", swiftSettings: checks),
         .executableTarget(
             name: "strata",

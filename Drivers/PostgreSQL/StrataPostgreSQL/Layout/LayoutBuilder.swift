@@ -3,6 +3,9 @@ import Strata
 
 /// Computes a ``StoreLayout``: table and column names the way Core Data names them in its SQLite
 /// stores, so that a store converted from SQLite keeps its tables, columns and keys.
+///
+/// PostgreSQL keeps only 63 bytes of a name; a longer one is shortened the same way every time
+/// (``StoreLayout/identifier(_:)``: a prefix and a hash of the whole name), where it is made.
 struct LayoutBuilder {
     let model: ManagedObjectModel
     let schema: String
@@ -56,7 +59,7 @@ struct LayoutBuilder {
     }
 
     private mutating func buildTable(_ root: EntityDescription) {
-        let name = "Z" + root.name.uppercased()
+        let name = StoreLayout.identifier("Z" + root.name.uppercased())
         var table = TableLayout(name: name, root: root.name, columns: [])
         var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
         func allocate(_ property: String) -> String {
@@ -67,7 +70,7 @@ struct LayoutBuilder {
                 suffix += 1
             }
             used.insert(candidate)
-            return candidate
+            return StoreLayout.identifier(candidate)
         }
         for entity in hierarchy(of: root) {
             for property in entity.ownProperties where !property.isTransient {
@@ -84,7 +87,7 @@ struct LayoutBuilder {
                     if let destination = model.entity(named: relationship.destinationEntityName),
                         !destination.subentityNames.isEmpty
                     {
-                        let entityColumn = "Z\(destination.entityNumber)_" + column.dropFirst()
+                        let entityColumn = StoreLayout.identifier("Z\(destination.entityNumber)_" + column.dropFirst())
                         table.columns.append(.init(name: entityColumn, kind: .entityNumber))
                         entityColumns[key] = entityColumn
                         used.insert(entityColumn)
@@ -102,7 +105,7 @@ struct LayoutBuilder {
             for case .relationship(let relationship) in entity.ownProperties
             where relationship.isToMany && relationship.isOrdered && !relationship.isTransient {
                 guard let (column, tableRoot) = inverseForeignKey(of: relationship) else { continue }
-                let order = "Z_FOK_" + column.dropFirst()
+                let order = StoreLayout.identifier("Z_FOK_" + column.dropFirst())
                 guard var table = tables[tableRoot], !table.columns.contains(where: { $0.name == order }) else { continue }
                 let position = (table.columns.firstIndex { $0.name == column } ?? table.columns.count - 1) + 1
                 table.columns.insert(.init(name: order, kind: .counter), at: position)
@@ -132,12 +135,12 @@ struct LayoutBuilder {
                 let destinationTable = tables[destination.rootEntityName]
             else { continue }
             let inverse = relationship.inverseName.flatMap { destination.property(named: $0)?.relationship }
-            let memberColumn = "Z_\(destination.entityNumber)" + relationship.name.uppercased()
+            let memberColumn = StoreLayout.identifier("Z_\(destination.entityNumber)" + relationship.name.uppercased())
             guard let inverse, inverse.isToMany else {
                 // No inverse: a join table of this relationship alone.
-                let table = "Z_\(entity.entityNumber)" + relationship.name.uppercased()
-                let source = "Z_\(entity.entityNumber)" + relationship.name.uppercased() + "INVERSE"
-                let order = relationship.isOrdered ? "Z_FOK_" + memberColumn.dropFirst(2) : nil
+                let table = StoreLayout.identifier("Z_\(entity.entityNumber)" + relationship.name.uppercased())
+                let source = StoreLayout.identifier("Z_\(entity.entityNumber)" + relationship.name.uppercased() + "INVERSE")
+                let order = relationship.isOrdered ? StoreLayout.identifier("Z_FOK_" + memberColumn.dropFirst(2)) : nil
                 joinTables[table] = JoinTable(
                     name: table, firstColumn: source, secondColumn: memberColumn, secondOrderColumn: order)
                 joins[key] = JoinToMany(
@@ -147,13 +150,13 @@ struct LayoutBuilder {
             }
             let inverseOwner = declaringEntity(of: inverse.name, from: destination)
             let inverseKey = "\(inverseOwner.name).\(inverse.name)"
-            let sourceColumn = "Z_\(entity.entityNumber)" + inverse.name.uppercased()
+            let sourceColumn = StoreLayout.identifier("Z_\(entity.entityNumber)" + inverse.name.uppercased())
             // The table is named after the relationship declared on the entity with the lower number.
             let thisFirst = (entity.entityNumber, relationship.name) <= (inverseOwner.entityNumber, inverse.name)
             let named = thisFirst ? (relationship, entity) : (inverse, inverseOwner)
-            let tableName = "Z_\(named.1.entityNumber)" + named.0.name.uppercased()
-            let thisOrder = relationship.isOrdered ? "Z_FOK_" + memberColumn.dropFirst(2) : nil
-            let inverseOrder = inverse.isOrdered ? "Z_FOK_" + sourceColumn.dropFirst(2) : nil
+            let tableName = StoreLayout.identifier("Z_\(named.1.entityNumber)" + named.0.name.uppercased())
+            let thisOrder = relationship.isOrdered ? StoreLayout.identifier("Z_FOK_" + memberColumn.dropFirst(2)) : nil
+            let inverseOrder = inverse.isOrdered ? StoreLayout.identifier("Z_FOK_" + sourceColumn.dropFirst(2)) : nil
             // First column: keys of the named relationship's owner; second: its members.
             joinTables[tableName] = thisFirst
                 ? JoinTable(
@@ -213,7 +216,7 @@ struct LayoutBuilder {
                             ForeignKeyToMany(
                                 table: destinationTable.name, column: column,
                                 destinationNumbers: destination.hierarchyNumbers.sorted(),
-                                orderColumn: relationship.isOrdered ? "Z_FOK_" + column.dropFirst() : nil)))
+                                orderColumn: relationship.isOrdered ? StoreLayout.identifier("Z_FOK_" + column.dropFirst()) : nil)))
                 } else if let join = joins[key] {
                     slots.append(.toManyJoin(join))
                 } else {
