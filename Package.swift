@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataLMDB", targets: ["StrataLMDB"]),
         .library(name: "StrataXML", targets: ["StrataXML"]),
+        .library(name: "StrataPostgreSQL", targets: ["StrataPostgreSQL"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -44,10 +45,19 @@ let package = Package(
         // Saves to an XML store in a loop until killed; the XML crash-safety test runs it.
         .executableTarget(
             name: "strata-xml-killtest", dependencies: ["StrataXML", "Strata"], path: "Drivers/XML/KillTest"),
+        .systemLibrary(
+            name: "CLibPQ", path: "Drivers/PostgreSQL/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .target(
+            name: "StrataPostgreSQL", dependencies: ["Strata", "CLibPQ"], path: "Drivers/PostgreSQL/StrataPostgreSQL",
+            swiftSettings: checks),
+        // One process of the PostgreSQL tests that need several: saves, conflicts and merges on a shared store.
+        .executableTarget(
+            name: "strata-postgres-worker", dependencies: ["Strata", "StrataPostgreSQL", "StrataTesting"],
+            path: "Drivers/PostgreSQL/Worker"),
         .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
-            dependencies: ["Strata", "StrataInMemory", "StrataSQLite", "StrataXML", "StrataLMDB"],
+            dependencies: ["Strata", "StrataInMemory", "StrataSQLite", "StrataXML", "StrataLMDB", "StrataPostgreSQL"],
             path: "Sources/StrataTools", swiftSettings: checks),
         .executableTarget(
             name: "strata",
@@ -70,6 +80,9 @@ let package = Package(
         .testTarget(
             name: "StrataXMLTests",
             dependencies: ["StrataXML", "Strata", "StrataTesting", "StrataInMemory", "strata-xml-killtest"]),
+        .testTarget(
+            name: "StrataPostgreSQLTests",
+            dependencies: ["StrataPostgreSQL", "Strata", "StrataTesting", "strata-postgres-worker"]),
         .testTarget(
             name: "StrataToolsTests", dependencies: ["StrataTools", "strata", "Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(

@@ -191,6 +191,30 @@ struct ContextMergeTests {
         #expect(view.registeredObject(for: ManagedObjectID(entity: tag.entity, rowID: tag.objectID.rowID, store: store)) != nil)
     }
 
+    @Test("a driver that may have missed remote changes empties the store's rows from the row cache, and nobody hears of nothing")
+    func missedRemoteChanges() throws {
+        let url = URL(string: "memory://missed-\(UUID().uuidString)")
+        let mine = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let store = try mine.addPersistentStore(type: StoreType(name: "RemoteTest", factory: RemoteFactory()), at: url)
+        try ConformanceModel.seed(ManagedObjectContext(coordinator: mine))
+        let view = ManagedObjectContext(coordinator: mine)
+        let employees = try view.fetch(FetchRequest(entityName: "Employee"))
+        let ann = try #require(employees.first)
+        let key = RowCache.Key(store: ObjectIdentifier(store), row: ann.objectID.rowID)
+        #expect(mine.rowCache.snapshot(for: key) != nil)
+        let heard = Locked<Int>(0)
+        mine.addRemoteChangeObserver { _ in heard.withLock { $0 += 1 } }
+        // The store was attached through RemoteFactory.
+        let driver = store.driver as! RemoteReportingDriver
+        #expect(!RemoteChanges(mayHaveMissedChanges: true).isEmpty)
+        driver.report(RemoteChanges(mayHaveMissedChanges: true))
+        #expect(mine.rowCache.snapshot(for: key) == nil, "every cached row of the store is dropped")
+        #expect(heard.withLock { $0 } == 0, "no observer is told of an empty change")
+        // The rows load again from the store.
+        let again = try ManagedObjectContext(coordinator: mine).fetch(FetchRequest(entityName: "Employee"))
+        #expect(again.count == employees.count)
+    }
+
     @Test("a long-lived context lets go of fetched objects nobody holds; retainsRegisteredObjects keeps them")
     func weakRegistration() throws {
         let stack = try TestStack(seeded: false)

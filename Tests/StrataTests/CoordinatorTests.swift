@@ -30,6 +30,22 @@ struct CoordinatorTests {
         #expect(parts.first?.rows.count == 300)
     }
 
+    @Test("stores are named by their file's path, or by their URL without its password")
+    func storeNames() throws {
+        #expect(URL(fileURLWithPath: "/data/Shop.sqlite").storeName == "/data/Shop.sqlite")
+        let server = try #require(URL(string: "postgres://ada:s3cret@db:5432/shop?schema=sales"))
+        #expect(server.storeName == "postgres://ada@db:5432/shop?schema=sales")
+        let request = StoreOpenRequest(url: server, model: ConformanceModel.model, configuration: nil, options: StoreOptions())
+        #expect(request.displayName(type: "X") == "postgres://ada@db:5432/shop?schema=sales")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let url = try #require(URL(string: "memory://ada:s3cret@names-\(UUID().uuidString)"))
+        let store = try coordinator.addPersistentStore(type: .inMemory, at: url)
+        #expect(!store.displayName.contains("s3cret"))
+        #expect(store.displayName.hasPrefix("memory://ada@names-"))
+        let error = #expect(throws: StoreError.self) { try coordinator.addPersistentStore(type: .inMemory, at: url) }
+        #expect(error.map { "\($0)".contains("s3cret") } == false)
+    }
+
     @Test("inserts are routed to the store whose configuration holds the entity")
     func routing() throws {
         let (coordinator, staff, media) = try twoStores()

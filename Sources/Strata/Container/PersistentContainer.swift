@@ -141,7 +141,7 @@ public final class PersistentContainer: Sendable {
             throw StoreError(
                 .invalidRequest,
                 "no store type named '\(description.type)' is registered; link its driver and use its type once (for SQLite: import StrataSQLite and StoreType.sqlite), or give the description a StoreType",
-                store: description.url?.path)
+                store: description.url?.storeName)
         }
         if let url = description.url, url.isFileURL, !description.isReadOnly {
             let directory = url.deletingLastPathComponent()

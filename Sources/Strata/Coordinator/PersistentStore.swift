@@ -60,7 +60,7 @@ public final class PersistentStore: Sendable, CustomStringConvertible {
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// A name for messages: the path, or the type.
-    public var displayName: String { url?.path ?? "\(type.name) store" }
+    public var displayName: String { url?.storeName ?? "\(type.name) store" }
 
     public var description: String { "\(type.name) store \(displayName)" }
 

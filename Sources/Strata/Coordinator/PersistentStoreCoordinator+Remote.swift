@@ -27,7 +27,12 @@ extension PersistentStoreCoordinator {
     func deliverRemoteChanges(_ changes: RemoteChanges, in store: PersistentStore) {
         guard !changes.isEmpty, !store.isClosed else { return }
         let key = ObjectIdentifier(store)
-        rowCache.remove((changes.updated + changes.deleted).map { RowCache.Key(store: key, row: $0) })
+        if changes.mayHaveMissedChanges {
+            rowCache.removeAll(in: key)
+        } else {
+            rowCache.remove((changes.updated + changes.deleted).map { RowCache.Key(store: key, row: $0) })
+        }
+        guard !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) else { return }
         let model = managedObjectModel
         func ids(_ rows: [RowID]) -> [ManagedObjectID] {
             rows.compactMap { row in

@@ -64,10 +64,10 @@ public final class PersistentStoreCoordinator: Sendable {
         do {
             entities = try managedObjectModel.entities(forConfiguration: configuration)
         } catch {
-            throw StoreError(.invalidRequest, "\(error)", store: url?.path)
+            throw StoreError(.invalidRequest, "\(error)", store: url?.storeName)
         }
         if let url, persistentStore(for: url) != nil {
-            throw StoreError(.invalidRequest, "the store is already attached to this coordinator", store: url.path)
+            throw StoreError(.invalidRequest, "the store is already attached to this coordinator", store: url.storeName)
         }
         if let url { try migrateIfNeeded(at: url, type: type, configuration: configuration, options: options) }
         let request = StoreOpenRequest(
@@ -95,7 +95,7 @@ public final class PersistentStoreCoordinator: Sendable {
         entities: [EntityDescription]
     ) throws -> PersistentStore {
         var metadata = try driver.loadMetadata()
-        let name = url?.path ?? "\(type.name) store"
+        let name = url?.storeName ?? "\(type.name) store"
         if metadata.entityVersionHashes.isEmpty {
             metadata.entityVersionHashes = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.versionHash) })
             metadata.values[StoreMetadata.modelVersionHashKey] = .data(managedObjectModel.versionHash)

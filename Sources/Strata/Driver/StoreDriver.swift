@@ -122,16 +122,23 @@ public struct RemoteChanges: Sendable, Hashable {
     public var updated: [RowID]
     /// Rows deleted.
     public var deleted: [RowID]
+    /// Whether the driver may have missed changes (its link to the server's notifications was
+    /// down for a while): any row of the store may have changed, so the coordinator drops every
+    /// row of the store from its row cache. The listed rows are reported as usual.
+    public var mayHaveMissedChanges: Bool
 
     /// Creates a record of remote changes.
-    public init(inserted: [RowID] = [], updated: [RowID] = [], deleted: [RowID] = []) {
+    public init(
+        inserted: [RowID] = [], updated: [RowID] = [], deleted: [RowID] = [], mayHaveMissedChanges: Bool = false
+    ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.mayHaveMissedChanges = mayHaveMissedChanges
     }
 
-    /// Whether nothing changed.
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    /// Whether nothing changed and nothing may have been missed.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !mayHaveMissedChanges }
 }
 
 extension StoreDriver {

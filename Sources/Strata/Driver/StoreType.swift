@@ -132,8 +132,9 @@ public struct StoreOpenRequest: Sendable {
         (try? model.entities(forConfiguration: configuration)) ?? model.entities
     }
 
-    /// A short name for messages: the file path, or the store type.
-    public func displayName(type: String) -> String { url?.path ?? type }
+    /// A short name for messages: the file path, the URL of a store on a server (without its
+    /// password), or the store type.
+    public func displayName(type: String) -> String { url?.storeName ?? type }
 }
 
 /// Options of an attached store. Known options have properties; drivers read their own from
@@ -202,5 +203,19 @@ public struct StoreType: Sendable, Hashable, CustomStringConvertible {
     /// The registered type named `name` (case-insensitive), or `nil`.
     public static func named(_ name: String) -> StoreType? {
         registry.withLock { $0[name.lowercased()] }
+    }
+}
+
+extension URL {
+    /// How messages name the store at this URL: a file's path; for other URLs (a database server's,
+    /// an in-memory store's name) the URL itself with any password left out, so an error never
+    /// shows a credential.
+    public var storeName: String {
+        if isFileURL { return path }
+        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false), components.password != nil else {
+            return absoluteString
+        }
+        components.password = nil
+        return components.string ?? "\(scheme ?? "store"):…"
     }
 }

@@ -45,7 +45,7 @@ extension StoreError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: Hashable, Sendable {
             case notFound, conflict, corrupt, unsupported, closed, io, readOnly, modelMismatch, locked, full
-            case constraint, crossStore, partialCommit, invalidRequest, notDurable
+            case constraint, crossStore, partialCommit, invalidRequest, notDurable, timedOut
         }
         private let kind: Kind
         /// A store, file, row or object that does not exist.
@@ -80,6 +80,11 @@ extension StoreError {
         /// file system did not confirm durable (a failed directory fsync): a system crash may
         /// still lose it. Thrown by ``StoreDriver/apply(_:)`` only after applying the whole batch.
         public static var notDurable: Self { Self(kind: .notDurable) }
+
+        /// A statement that ran past the store's statement timeout, or a wait for a connection of a
+        /// busy pool that ran past the store's timeout (a database server's store). Nothing was
+        /// changed; the request may be tried again.
+        public static var timedOut: Self { Self(kind: .timedOut) }
 
         /// Lets `catch StoreError.Code.conflict` match.
         public static func ~= (code: Self, error: any Error) -> Bool { (error as? StoreError)?.code == code }

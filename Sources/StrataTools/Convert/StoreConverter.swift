@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataPostgreSQL
 
 /// What to convert and how.
 public struct ConversionOptions {
@@ -37,8 +38,10 @@ public struct ConversionOptions {
 /// A file-backed destination is never removed or truncated first: the copy is written under a
 /// temporary name beside the destination's file (symbolic links followed), closed and verified,
 /// and only then put in its place in one `rename(2)` (``FileReplacement``: fsynced, with the old
-/// file's mode and owner, the directory fsynced). A failure or a kill at any moment leaves the
-/// old destination or the complete new one; a failure removes the temporary store.
+/// file's mode and owner, the directory fsynced). A PostgreSQL destination is built the same way
+/// in a temporary schema and moved into the destination's schema in one transaction
+/// (`PostgreSQLDriverFactory.install(_:over:)`). A failure or a kill at any moment leaves the old
+/// destination or the complete new one; a failure removes the temporary store.
 public enum StoreConverter {
     /// Converts `source` into `destination` and verifies the result.
     ///
@@ -63,7 +66,7 @@ public enum StoreConverter {
             throw ToolError.usage("\(error)")
         }
         _ = try destination.storeType()
-        if destination.exists && !destination.isFileBacked {
+        if destination.scheme == .memory && destination.exists {
             throw ToolError.usage("the in-memory store '\(destination)' already exists in this process; name another")
         }
         if destination.exists && !options.overwrite {
@@ -90,7 +93,10 @@ public enum StoreConverter {
         }
         let total = totals.values.reduce(0, +)
 
-        let working = target.map { temporaryLocation(beside: $0, scheme: destination.scheme) } ?? destination
+        var working = target.map { temporaryLocation(beside: $0, scheme: destination.scheme) } ?? destination
+        if destination.isOnServer, let url = destination.url {
+            working = StoreLocation(scheme: .postgres, url: try write(destination) { try PostgreSQLDriverFactory.temporaryLocation(beside: url) })
+        }
         var sourceDigests: [String: ContentDigest] = [:]
         do {
             let writer = try StoreOpener.openDriver(
@@ -141,6 +147,9 @@ public enum StoreConverter {
             // A complete copy takes the destination's place even when verification found a
             // difference (a value the destination cannot hold): the report says which.
             if let target, let file = working.url { try install(file.path, over: target, overwrite: options.overwrite) }
+            if destination.isOnServer, let temporary = working.url, let url = destination.url {
+                try PostgreSQLDriverFactory.install(temporary, over: url)
+            }
             return report
         } catch {
             if working != destination { removeStoreFiles(working) }
@@ -241,6 +250,11 @@ public enum StoreConverter {
 
     private static func removeStoreFiles(_ location: StoreLocation) {
         guard let url = location.url else { return }
+        if location.isOnServer {
+            // Best effort on a schema of our own making: one left behind is named "…__converting_…".
+            try? PostgreSQLDriverFactory.removeStore(at: url)
+            return
+        }
         // Best effort on a path of our own making: a file left behind is hidden and harmless.
         for file in storeFiles(url) { try? FileManager.default.removeItem(at: file) }
     }

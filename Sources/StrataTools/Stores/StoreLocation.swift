@@ -2,7 +2,8 @@ import Foundation
 import Strata
 
 /// Where a store lives and which driver reads it, as the command line writes it:
-/// `sqlite:PATH`, `xml:PATH`, `lmdb:PATH`, `memory:` / `memory:NAME`, or a bare path whose
+/// `sqlite:PATH`, `xml:PATH`, `lmdb:PATH`, `memory:` / `memory:NAME`,
+/// `postgres://user@host:port/database?schema=NAME` (or `postgresql://`), or a bare path whose
 /// extension picks the driver (`.sqlite .sqlite3 .db .storedata` → SQLite, `.xml` → XML, a
 /// directory or `.lmdb` → LMDB).
 ///
@@ -11,7 +12,7 @@ import Strata
 public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
     /// A location scheme: one per driver.
     public enum Scheme: String, Sendable, Hashable, CaseIterable {
-        case sqlite, xml, lmdb, memory
+        case sqlite, xml, lmdb, memory, postgres
 
         /// The name of the driver's ``StoreType``.
         public var driverName: String {
@@ -20,6 +21,7 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
             case .xml: "XML"
             case .lmdb: "LMDB"
             case .memory: "InMemory"
+            case .postgres: "PostgreSQL"
             }
         }
 
@@ -34,7 +36,8 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// The driver scheme.
     public var scheme: Scheme
-    /// The store's file (or directory) URL; for `memory:NAME`, a `memory:NAME` URL; `nil` for `memory:`.
+    /// The store's file (or directory) URL; for `memory:NAME`, a `memory:NAME` URL; `nil` for
+    /// `memory:`; for a server's store, its `postgres://` URL (credentials included, never printed).
     public var url: URL?
 
     /// Creates a location.
@@ -52,8 +55,20 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
             self.init(scheme: .memory, url: nil)
             return
         }
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
+            guard let url = URL(string: text), url.host != nil || url.path.count > 1 || url.query != nil else {
+                throw ToolError.usage(
+                    "'\(URL(string: text)?.storeName ?? "the store URL")' is not a store URL; write postgres://user@host:5432/database?schema=NAME")
+            }
+            self.init(scheme: .postgres, url: url)
+            return
+        }
         if let colon = text.firstIndex(of: ":") {
             let prefix = String(text[..<colon])
+            if prefix.lowercased() == "postgres" || prefix.lowercased() == "postgresql" {
+                throw ToolError.usage("a PostgreSQL store is a URL: write postgres://user@host:5432/database?schema=NAME")
+            }
             let rest = String(text[text.index(after: colon)...])
             if let scheme = Scheme(rawValue: prefix.lowercased()) {
                 if scheme == .memory {
@@ -67,7 +82,7 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
             let looksLikeScheme = !prefix.isEmpty && prefix.allSatisfy { $0.isLetter || $0.isNumber }
             if looksLikeScheme && !FileManager.default.fileExists(atPath: text) {
                 throw ToolError.usage(
-                    "unknown store type '\(prefix)' in '\(text)'; write sqlite:PATH, xml:PATH, lmdb:PATH or memory:")
+                    "unknown store type '\(prefix)' in '\(text)'; write sqlite:PATH, xml:PATH, lmdb:PATH, memory: or postgres://…")
             }
         }
         guard !text.isEmpty else { throw ToolError.usage("the store location is empty") }
@@ -125,26 +140,40 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether something exists at the location (always `false` for `memory:`; for `memory:NAME`,
-    /// whether that store was opened earlier in this process).
+    /// whether that store was opened earlier in this process; for a server's store, whether its
+    /// schema holds a store, `false` also when the server cannot be reached: opening it says why).
     public var exists: Bool {
         guard let url else { return false }
-        if scheme == .memory {
-            return (try? storeType().factory.metadata(at: url, options: StoreOptions())) != nil
+        if scheme == .memory || scheme == .postgres {
+            // A server that cannot be reached counts as "nothing there"; opening the store then
+            // reports the connection error itself.
+            return (try? storeType().factory.metadata(at: url, options: StoreOptions(isReadOnly: true, createIfMissing: false))) != nil
         }
         return FileManager.default.fileExists(atPath: url.path)
     }
 
-    /// Whether the store lives in a file or directory (every scheme but `memory:`).
-    public var isFileBacked: Bool { scheme != .memory }
+    /// Whether the store lives in a file or directory (every scheme but `memory:` and server stores).
+    public var isFileBacked: Bool { scheme != .memory && scheme != .postgres }
 
-    /// A path for messages.
+    /// Whether the store lives on a database server (`postgres://`).
+    public var isOnServer: Bool { scheme == .postgres }
+
+    /// A path (or URL, without its password) for messages.
     public var displayName: String {
         guard let url else { return "memory:" }
-        return scheme == .memory ? url.absoluteString : url.path
+        switch scheme {
+        case .memory: return url.absoluteString
+        case .postgres: return url.storeName
+        default: return url.path
+        }
     }
 
     public var description: String {
         guard let url else { return "memory:" }
-        return scheme == .memory ? url.absoluteString : "\(scheme.rawValue):\(url.path)"
+        switch scheme {
+        case .memory: return url.absoluteString
+        case .postgres: return url.storeName
+        default: return "\(scheme.rawValue):\(url.path)"
+        }
     }
 }

@@ -40,6 +40,9 @@ public enum StoreOpener {
         if location.isFileBacked, !location.exists {
             throw ToolError.usage("no store at '\(location.displayName)'")
         }
+        if location.isOnServer, try metadata(at: location) == nil {
+            throw ToolError.usage("no store at '\(location.displayName)': its schema holds no store; check the URL's schema")
+        }
         let type = try location.storeType()
         var found: ResolvedModel?
         if let url = location.url {

@@ -1,0 +1,316 @@
+import CLibPQ
+import Foundation
+import Strata
+
+extension PostgreSQLDriver {
+    /// Rows handed over at a time by ``fetch(_:inParts:)``.
+    static let fetchPart = 256
+
+    public func fetch(_ request: StoreFetch) throws -> StoreFetchResult {
+        var answer: StoreFetchResult?
+        var rows: [RowSnapshot] = []
+        try fetch(request, partSize: .max) { part in
+            rows += part.rows
+            part.rows = []
+            answer = part
+        }
+        // `fetch(_:partSize:_:)` hands over at least one part.
+        var result = answer!
+        result.rows = rows
+        return result
+    }
+
+    public func fetch(_ request: StoreFetch, inParts body: (inout StoreFetchResult) throws -> Void) throws {
+        try fetch(request, partSize: Self.fetchPart, body)
+    }
+
+    /// The SQL of one fetch: what was translated, and what the driver finishes itself.
+    private struct FetchPlan {
+        var translator: QueryTranslator
+        var from: String
+        var whereSQL: String
+        /// The SQL translation of the predicate is exact.
+        var exact: Bool
+        /// The predicate, compiled, when the SQL selects a superset the driver filters itself.
+        var residual: CompiledRowPredicate?
+        /// `ORDER BY` terms, when the sort translates (and the predicate is applied, here or in SQL).
+        var order: [String]?
+
+        var appliesPredicate: Bool { exact || residual != nil }
+    }
+
+    private func plan(_ request: StoreFetch, table: TableLayout) -> FetchPlan {
+        var translator = QueryTranslator(layout: layout, strings: pushesDownStrings)
+        var clauses: [String] = []
+        let hierarchy = model.entity(named: table.root)?.hierarchyNumbers ?? []
+        let numbers = request.entityNumbers.intersection(hierarchy)
+        if numbers != hierarchy {
+            let sorted = numbers.sorted()
+            let placeholder = translator.bind { parameters in
+                parameters.appendArray(PGType.int4Array, elementType: PGType.int4, count: sorted.count) { index, bytes in
+                    PGParameters.write(sorted[index], into: &bytes)
+                    return true
+                }
+            }
+            clauses.append("t0.\("Z_ENT".sqlName) = ANY(\(placeholder))")
+        }
+        var exact = true
+        var residual: CompiledRowPredicate?
+        if let predicate = request.predicate {
+            let (sql, isExact) = translator.whereClause(predicate, request.entity, "t0")
+            if let sql { clauses.append(sql) }
+            exact = isExact
+            if !exact { residual = CompiledRowPredicate(predicate, entity: request.entity) }
+        }
+        let order = exact || residual != nil ? translator.orderBy(request.sort, request.entity, "t0") : nil
+        let from = (["FROM \(layout.qualified(table.name)) t0"] + translator.joins).joined(separator: " ")
+        let whereSQL = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+        return FetchPlan(translator: translator, from: from, whereSQL: whereSQL, exact: exact, residual: residual, order: order)
+    }
+
+    /// Answers a fetch, handing rows to `body` every `partSize` rows and the rest (or the IDs or
+    /// count) in a last part.
+    private func fetch(_ request: StoreFetch, partSize: Int, _ body: (inout StoreFetchResult) throws -> Void) throws {
+        guard plans.entity(request.entity.entityNumber) != nil, let table = layout.tables[request.entity.rootEntityName]
+        else {
+            // The entity is not stored here (another configuration): nothing matches.
+            var nothing = StoreFetchResult(rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            return try body(&nothing)
+        }
+        var plan = plan(request, table: table)
+        let orderSQL = plan.order.map { " ORDER BY " + $0.joined(separator: ", ") } ?? ""
+        let paged = request.offset > 0 || request.limit != nil
+        let action = "fetching \(request.entity.name)"
+        if request.resultKind == .count, plan.exact {
+            // A count does not depend on order: what remains after the offset, up to the limit.
+            let sql = "SELECT count(*) \(plan.from)\(plan.whereSQL)"
+            let total = try read(action) { Int(try $0.execute(sql, plan.translator.parameters).int64(0, 0)) }
+            var answer = StoreFetchResult(
+                count: Self.page(total, offset: request.offset, limit: request.limit), appliedPredicate: true,
+                appliedSort: true, appliedPage: true)
+            return try body(&answer)
+        }
+        if request.resultKind == .ids, plan.exact, plan.order != nil {
+            var page = ""
+            if paged {
+                page = " LIMIT \(plan.translator.bind { $0.append(Int64(request.limit ?? Int.max)) })"
+                page += " OFFSET \(plan.translator.bind { $0.append(Int64(request.offset)) })"
+            }
+            let sql = "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
+            let ids = try read(action) { connection -> [RowID] in
+                let result = try connection.execute(sql, plan.translator.parameters)
+                var ids: [RowID] = []
+                ids.reserveCapacity(result.rowCount)
+                for row in 0..<result.rowCount {
+                    guard let number = modelNumber(result.int64(row, 1)) else { continue }
+                    ids.append(RowID(entity: number, primaryKey: try checkedKey(result.int64(row, 0), of: number)))
+                }
+                return ids
+            }
+            var answer = StoreFetchResult(ids: ids, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            return try body(&answer)
+        }
+        // Rows. SQL applies the page only when it applies predicate and sort; with a residual the
+        // driver filters and pages while it decodes.
+        var page = ""
+        if plan.exact, plan.order != nil, paged {
+            page = " LIMIT \(plan.translator.bind { $0.append(Int64(request.limit ?? Int.max)) })"
+            page += " OFFSET \(plan.translator.bind { $0.append(Int64(request.offset)) })"
+        }
+        let sql = "SELECT \(table.selectList("t0")) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
+        let result = try read(action) { try $0.execute(sql, plan.translator.parameters) }
+        let sorted = plan.order != nil && plan.appliesPredicate
+        let pageByDriver = plan.residual != nil && sorted
+        var skip = pageByDriver ? request.offset : 0
+        var remaining = pageByDriver ? (request.limit ?? Int.max) : Int.max
+        var matched = 0
+        var part = StoreFetchResult(appliedPredicate: plan.appliesPredicate, appliedSort: sorted, appliedPage: sorted)
+        let countOnly = request.resultKind == .count && plan.residual != nil
+        for row in 0..<result.rowCount where remaining > 0 {
+            guard let snapshot = try decode(result, row, cached: request.cachedRows) else { continue }
+            if let residual = plan.residual, try !residual.matches(snapshot.values) { continue }
+            matched += 1
+            if skip > 0 {
+                skip -= 1
+                continue
+            }
+            remaining -= 1
+            if countOnly { continue }
+            part.rows.append(snapshot)
+            if part.rows.count >= partSize {
+                try body(&part)
+                part.rows.removeAll(keepingCapacity: true)
+            }
+        }
+        if countOnly {
+            part.count = Self.page(matched, offset: request.offset, limit: request.limit)
+            // A count is complete whatever the order.
+            part = StoreFetchResult(count: part.count, appliedPredicate: true, appliedSort: true, appliedPage: true)
+        } else if request.resultKind == .ids, part.appliedPage {
+            part.ids = part.rows.map(\.id)
+        }
+        try body(&part)
+    }
+
+    /// How many of `total` rows remain after skipping `offset` and keeping at most `limit`.
+    static func page(_ total: Int, offset: Int, limit: Int?) -> Int {
+        let rest = max(total - max(offset, 0), 0)
+        return limit.map { min(rest, max($0, 0)) } ?? rest
+    }
+
+    public func rows(for ids: [RowID]) throws -> [RowSnapshot] {
+        if ids.count == 1, let plan = plans.entity(ids[0].entity) {
+            // One row (a fault, an object by ID): one prepared statement.
+            var parameters = PGParameters()
+            parameters.append(ids[0].primaryKey)
+            return try read("loading rows") { connection in
+                let result = try connection.executePrepared(plan.lookup, parameters)
+                return try (0..<result.rowCount).compactMap { try decode(result, $0) }
+            }
+        }
+        var byTable: [String: [Int64]] = [:]
+        for id in ids {
+            guard let plan = plans.entity(id.entity) else { continue }
+            byTable[plan.layout.table, default: []].append(id.primaryKey)
+        }
+        guard !byTable.isEmpty else { return [] }
+        return try read("loading rows") { connection in
+            var rows: [RowSnapshot] = []
+            rows.reserveCapacity(ids.count)
+            for (table, keys) in byTable.sorted(by: { $0.key < $1.key }) {
+                guard let plan = plans.tables[table] else { continue }
+                let result = try connection.executePrepared(plan.lookupMany, Self.keyArray(keys))
+                for row in 0..<result.rowCount { if let snapshot = try decode(result, row) { rows.append(snapshot) } }
+            }
+            return rows
+        }
+    }
+
+    /// One `bigint[]` parameter holding `keys`.
+    static func keyArray(_ keys: [Int64]) -> PGParameters {
+        var parameters = PGParameters()
+        parameters.appendArray(PGType.int8Array, elementType: PGType.int8, count: keys.count) { index, bytes in
+            PGParameters.write(keys[index], into: &bytes)
+            return true
+        }
+        return parameters
+    }
+
+    public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
+        guard let entityLayout = layout.entity(request.entity.entityNumber) else { return [:] }
+        let sql: String
+        switch entityLayout.slots[request.slot] {
+        case .toManyForeignKey(let fk):
+            var filter = ""
+            if !fk.destinationNumbers.isEmpty {
+                filter = " AND m.\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
+            }
+            let order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
+            let column = fk.column.sqlName
+            sql = """
+                SELECT m.\(column), m.\("Z_PK".sqlName), m.\("Z_ENT".sqlName) FROM \(layout.qualified(fk.table)) m \
+                WHERE m.\(column) = ANY($1::bigint[])\(filter) ORDER BY m.\(column), \(order)m.\("Z_PK".sqlName)
+                """
+        case .toManyJoin(let join):
+            let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
+            let source = join.sourceColumn.sqlName
+            sql = """
+                SELECT j.\(source), m.\("Z_PK".sqlName), m.\("Z_ENT".sqlName) FROM \(layout.qualified(join.table)) j \
+                JOIN \(layout.qualified(join.destinationTable)) m ON m.\("Z_PK".sqlName) = j.\(join.memberColumn.sqlName) \
+                WHERE j.\(source) = ANY($1::bigint[]) ORDER BY j.\(source), \(order)m.\("Z_PK".sqlName)
+                """
+        default:
+            return Dictionary(request.sources.map { ($0, []) }) { first, _ in first }
+        }
+        var sources: [Int64: RowID] = [:]
+        for source in request.sources { sources[source.primaryKey] = source }
+        let parameters = Self.keyArray(request.sources.map(\.primaryKey))
+        return try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
+            var related: [RowID: [RowID]] = [:]
+            for source in request.sources { related[source] = [] }
+            let result = try connection.executePrepared(sql, parameters)
+            for row in 0..<result.rowCount {
+                guard let source = sources[result.int64(row, 0)], let number = modelNumber(result.int64(row, 2)) else {
+                    continue
+                }
+                let key = try checkedKey(result.int64(row, 1), of: number)
+                related[source, default: []].append(RowID(entity: number, primaryKey: key))
+            }
+            return related
+        }
+    }
+
+    /// The model entity number of a stored `Z_ENT`, when this store holds that entity.
+    @inline(__always)
+    func modelNumber(_ stored: Int64) -> Int32? {
+        guard let number = Int32(exactly: stored), plans.entity(number) != nil else { return nil }
+        return number
+    }
+
+    /// A primary key read from the server, checked: keys start at 1, and a key below 1 would
+    /// collide with the core's temporary IDs.
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` naming the store, the entity and the key.
+    @inline(__always)
+    func checkedKey(_ key: Int64, of entity: Int32, relationship: String? = nil) throws -> Int64 {
+        guard key > 0 else { throw damagedKey(key, of: entity, relationship: relationship) }
+        return key
+    }
+
+    func damagedKey(_ key: Int64, of entity: Int32, relationship: String?) -> StoreError {
+        let entityName = model.entity(number: entity)?.name ?? "number \(entity)"
+        let table = layout.entity(entity)?.table ?? "?"
+        let what = relationship.map { "to-one relationship '\($0)' holds key" } ?? "has primary key (Z_PK)"
+        return StoreError(
+            .corrupt,
+            "a row of entity '\(entityName)' (table \(SQLIdentifier.display(table))) \(what) \(key); keys start at 1. Fix or delete that row with psql",
+            store: name)
+    }
+
+    /// The row at `row` of a result of `SELECT Z_PK, Z_ENT, Z_OPT, <table columns>`, or `nil`
+    /// for a `Z_ENT` this store does not hold. When `cached` holds the row at the same `Z_OPT`, its
+    /// values are taken instead of decoded (``CachedRows``).
+    func decode(_ result: PGResult, _ row: Int, cached: CachedRows? = nil) throws -> RowSnapshot? {
+        guard let number = modelNumber(result.int64(row, 1)), let plan = plans.entity(number) else { return nil }
+        let id = RowID(entity: number, primaryKey: try checkedKey(result.int64(row, 0), of: number))
+        let version = result.int64(row, 2)
+        if let cached, let values = cached.values(of: id, version: version) {
+            return RowSnapshot(id: id, version: version, values: values)
+        }
+        var values: [StoreValue] = []
+        values.reserveCapacity(plan.decode.count)
+        for slot in plan.decode {
+            switch slot {
+            case .null:
+                values.append(.null)
+            case .empty:
+                values.append(.references([]))
+            case .unfetched:
+                values.append(.unfetched)
+            case .attribute(let index, let type):
+                values.append(
+                    try ValueCoding.attribute(result, row, index, type) { problem in
+                        StoreError(
+                            .corrupt,
+                            "row \(id.primaryKey) of entity '\(plan.layout.entity.name)': \(problem); fix the row with psql",
+                            store: name)
+                    })
+            case .toOne(let index, let entityIndex, let destination):
+                if result.isNull(row, index) {
+                    values.append(.null)
+                    continue
+                }
+                var target = destination
+                if let entityIndex, !result.isNull(row, entityIndex), let stored = modelNumber(result.int64(row, entityIndex)) {
+                    target = stored
+                }
+                let key = result.int64(row, index)
+                guard key > 0 else {
+                    throw damagedKey(key, of: number, relationship: plan.layout.entity.properties[values.count].name)
+                }
+                values.append(.reference(RowID(entity: target, primaryKey: key)))
+            }
+        }
+        return RowSnapshot(id: id, version: version, values: values)
+    }
+}
