@@ -228,15 +228,17 @@ struct XcodeMappingModelTests {
         #expect(town.valueExpression == (try FetchExpression(mappingFormat: "$source.city")))
     }
 
-    static func expectInvalid(_ url: URL, mentioning words: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectInvalid(
+        _ url: URL, mentioning words: [String], code: MigrationError.Code = .unreadableMapping, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(sourceLocation: sourceLocation) { try XcodeMappingModel.read(at: url) } throws: { error in
-            guard let error = error as? MigrationError, error.code == .invalidMapping else { return false }
+            guard let error = error as? MigrationError, error.code == code else { return false }
             let text = "\(error)"
             return words.allSatisfy { text.contains($0) }
         }
     }
 
-    @Test("missing, empty, foreign and damaged files are invalidMapping errors naming the file and the way out")
+    @Test("missing, empty, foreign and damaged files are unreadableMapping errors naming the file and the way out")
     func damaged() throws {
         let directory = try TemporaryDirectory(prefix: "xcmapping")
         Self.expectInvalid(directory.file("Nope.xcmappingmodel"), mentioning: ["Nope.xcmappingmodel", "give the path"])
@@ -282,6 +284,6 @@ struct XcodeMappingModelTests {
             try XcodeMappingFixture.write(
                 XcodeMappingFixture.document(XcodeMappingFixture.migrationModels + [XcodeMappingFixture.migrationModels[0]]),
                 named: "Twice", in: directory),
-            mentioning: ["Twice.xcmappingmodel", "PersonToMember", "two entity mappings"])
+            mentioning: ["Twice.xcmappingmodel", "PersonToMember", "two entity mappings"], code: .invalidMapping)
     }
 }

@@ -22,26 +22,26 @@ enum ArchivedMappingExpression {
         do {
             root = try KeyedArchive(data: data).topObject()
         } catch {
-            throw MigrationError(.invalidMapping, "is not a readable keyed archive (\(error))")
+            throw MigrationError(.unreadableMapping, "is not a readable keyed archive (\(error))")
         }
         return try format(root, depth: 0)
     }
 
     static func format(_ object: ArchivedObject?, depth: Int) throws -> String {
-        guard let object else { throw MigrationError(.invalidMapping, "has a missing part") }
+        guard let object else { throw MigrationError(.unreadableMapping, "has a missing part") }
         guard depth < maximumDepth else {
-            throw MigrationError(.invalidMapping, "nests deeper than \(maximumDepth) levels (or refers to itself)")
+            throw MigrationError(.unreadableMapping, "nests deeper than \(maximumDepth) levels (or refers to itself)")
         }
         if object.isKind(of: "NSKeyPathSpecifierExpression") {
             guard let path = object["NSKeyPath"]?.string, isKeyPath(path) else {
-                throw MigrationError(.invalidMapping, "has a key path that is not a list of names")
+                throw MigrationError(.unreadableMapping, "has a key path that is not a list of names")
             }
             return path
         }
         if object.isKind(of: "NSSelfExpression") { return "SELF" }
         if object.isKind(of: "NSVariableExpression") {
             guard let name = object["NSVariable"]?.string, isName(name) else {
-                throw MigrationError(.invalidMapping, "has a variable whose name is not a plain name")
+                throw MigrationError(.unreadableMapping, "has a variable whose name is not a plain name")
             }
             return "$" + name
         }
@@ -50,11 +50,11 @@ enum ArchivedMappingExpression {
             if let text = value.string { return quoted(text) }
             if let number = value.integer { return String(number) }
             if let number = value.real, number.isFinite { return String(number) }
-            throw MigrationError(.invalidMapping, "has a constant of class \(value.className ?? "unknown") that Strata cannot read")
+            throw MigrationError(.unreadableMapping, "has a constant of class \(value.className ?? "unknown") that Strata cannot read")
         }
         if object.isKind(of: "NSKeyPathExpression") {
             guard let arguments = object["NSArguments"]?.elements, !arguments.isEmpty else {
-                throw MigrationError(.invalidMapping, "has a key path expression without a key path")
+                throw MigrationError(.unreadableMapping, "has a key path expression without a key path")
             }
             let path = try arguments.map { try format($0, depth: depth + 1) }.joined(separator: ".")
             guard let operand = object["NSOperand"], !operand.isKind(of: "NSSelfExpression") else { return path }
@@ -62,13 +62,13 @@ enum ArchivedMappingExpression {
         }
         if object.isKind(of: "NSFunctionExpression") {
             guard let selector = object["NSSelectorName"]?.string, let operand = object["NSOperand"] else {
-                throw MigrationError(.invalidMapping, "has a function expression without a selector or a target")
+                throw MigrationError(.unreadableMapping, "has a function expression without a selector or a target")
             }
             let arguments = try (object["NSArguments"]?.elements ?? []).map { try format($0, depth: depth + 1) }
             return "FUNCTION(\(([try format(operand, depth: depth + 1), quoted(selector)] + arguments).joined(separator: ", ")))"
         }
         throw MigrationError(
-            .invalidMapping, "is an expression of class \(object.className ?? "unknown"), which Strata cannot read (it reads constants, variables, key paths and FUNCTION calls)")
+            .unreadableMapping, "is an expression of class \(object.className ?? "unknown"), which Strata cannot read (it reads constants, variables, key paths and FUNCTION calls)")
     }
 
     /// `text` as a quoted string literal.

@@ -29,13 +29,14 @@ public enum XcodeMappingModel {
 
     /// Reads the mapping model at `url`: an `.xcmappingmodel` directory or its `xcmapping.xml`.
     ///
-    /// - Throws: ``MigrationError`` `.invalidMapping`, naming the file (and the mapping and
-    ///   property) and what to do, for a missing, unreadable, damaged or foreign file.
+    /// - Throws: ``MigrationError`` naming the file (and the mapping and property) and what to
+    ///   do: `.unreadableMapping` for a missing, unreadable, damaged or foreign file or an entry
+    ///   that does not parse; `.invalidMapping` for two mappings with one name.
     public static func read(at url: URL) throws -> MappingModel {
         let document = try documentURL(url)
         let shown = document.path
-        func invalid(_ message: String, underlying: (any Error & Sendable)? = nil) -> MigrationError {
-            MigrationError(.invalidMapping, "mapping model '\(shown)': \(message)", underlying: underlying)
+        func invalid(_ message: String, code: MigrationError.Code = .unreadableMapping, underlying: (any Error & Sendable)? = nil) -> MigrationError {
+            MigrationError(code, "mapping model '\(shown)': \(message)", underlying: underlying)
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strata-xcmapping-\(UUID().uuidString)")
         do {
@@ -55,7 +56,7 @@ public enum XcodeMappingModel {
         do {
             rows = try readRows(copy)
         } catch let error as MigrationError {
-            throw invalid(error.message, underlying: error.underlying)
+            throw invalid(error.message, code: error.code, underlying: error.underlying)
         } catch let error as StoreError {
             throw invalid(
                 "is not a readable Core Data XML store (\(error.message)); re-save the mapping model in Xcode or give the .xcmappingmodel Xcode made",
@@ -66,7 +67,7 @@ public enum XcodeMappingModel {
         do {
             return try mappingModel(rows)
         } catch let error as MigrationError {
-            throw invalid(error.message, underlying: error.underlying)
+            throw invalid(error.message, code: error.code, underlying: error.underlying)
         }
     }
 
@@ -75,14 +76,14 @@ public enum XcodeMappingModel {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw MigrationError(
-                .invalidMapping,
+                .unreadableMapping,
                 "no mapping model at '\(url.path)'; give the path of an .xcmappingmodel directory (or the xcmapping.xml inside it)")
         }
         guard isDirectory.boolValue else { return url }
         let document = url.appendingPathComponent(documentName)
         guard FileManager.default.fileExists(atPath: document.path) else {
             throw MigrationError(
-                .invalidMapping,
+                .unreadableMapping,
                 "'\(url.path)' holds no \(documentName); give an .xcmappingmodel directory Xcode made")
         }
         return document
@@ -112,7 +113,7 @@ public enum XcodeMappingModel {
         let type = StoreType.xml
         let options = StoreOptions(isReadOnly: true, createIfMissing: false)
         guard let recovered = try type.factory.recoverModel(at: url, options: options) else {
-            throw MigrationError(.invalidMapping, "is not there any more")
+            throw MigrationError(.unreadableMapping, "is not there any more")
         }
         let model = recovered.model
         func entity(_ name: String) -> EntityDescription? {
@@ -120,7 +121,7 @@ public enum XcodeMappingModel {
         }
         guard let mappingEntity = entity("XDDevEntityMapping") else {
             throw MigrationError(
-                .invalidMapping,
+                .unreadableMapping,
                 "holds no entity mappings (no XDDevEntityMapping objects); it is not an Xcode mapping model, or Xcode saved it empty")
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
@@ -187,7 +188,7 @@ public enum XcodeMappingModel {
         for row in rows {
             guard row.sourceName != nil || row.destinationName != nil else {
                 throw MigrationError(
-                    .invalidMapping,
+                    .unreadableMapping,
                     "entity mapping \(row.number == Int.max ? "without a number" : "number \(row.number)") names neither a source nor a destination entity; fix or delete it in Xcode's mapping editor")
             }
             let name = row.name ?? defaultName(source: row.sourceName, destination: row.destinationName)
@@ -195,7 +196,7 @@ public enum XcodeMappingModel {
             if let typeName = row.typeName {
                 guard let known = typeNames[typeName.lowercased()] else {
                     throw MigrationError(
-                        .invalidMapping,
+                        .unreadableMapping,
                         "entity mapping '\(name)' has the type '\(typeName)'; Core Data's types are \(typeNames.keys.sorted().joined(separator: ", "))")
                 }
                 type = known
@@ -206,7 +207,7 @@ public enum XcodeMappingModel {
                     filter = try FetchPredicate(format: text)
                 } catch {
                     throw MigrationError(
-                        .invalidMapping, "entity mapping '\(name)' has a filter predicate that does not parse ('\(text)': \(error)); fix it in Xcode's mapping editor",
+                        .unreadableMapping, "entity mapping '\(name)' has a filter predicate that does not parse ('\(text)': \(error)); fix it in Xcode's mapping editor",
                         underlying: error)
                 }
             }
@@ -230,11 +231,11 @@ public enum XcodeMappingModel {
         let kind = isRelationship ? "relationship" : "attribute"
         guard let name = row.name else {
             throw MigrationError(
-                .invalidMapping, "entity mapping '\(mapping)' has an \(kind) mapping without a name; fix or delete it in Xcode's mapping editor")
+                .unreadableMapping, "entity mapping '\(mapping)' has an \(kind) mapping without a name; fix or delete it in Xcode's mapping editor")
         }
         guard ArchivedMappingExpression.isName(name) else {
             throw MigrationError(
-                .invalidMapping,
+                .unreadableMapping,
                 "entity mapping '\(mapping)' maps the \(kind) \(ArchivedMappingExpression.quoted(name)), which is not a property name; fix it in Xcode's mapping editor")
         }
         let format: String
@@ -243,7 +244,7 @@ public enum XcodeMappingModel {
                 format = try ArchivedMappingExpression.format(data)
             } catch let error as MigrationError {
                 throw MigrationError(
-                    .invalidMapping, "the value expression of \(kind) '\(name)' in entity mapping '\(mapping)' \(error.message); rewrite it in Xcode's mapping editor")
+                    .unreadableMapping, "the value expression of \(kind) '\(name)' in entity mapping '\(mapping)' \(error.message); rewrite it in Xcode's mapping editor")
             }
         } else {
             format = isRelationship
@@ -254,7 +255,7 @@ public enum XcodeMappingModel {
             return try PropertyMapping(name: name, format: format)
         } catch {
             throw MigrationError(
-                .invalidMapping,
+                .unreadableMapping,
                 "the value expression of \(kind) '\(name)' in entity mapping '\(mapping)' ('\(format)') does not parse (\(error)); rewrite it in Xcode's mapping editor",
                 underlying: error)
         }
