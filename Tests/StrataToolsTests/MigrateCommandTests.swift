@@ -167,6 +167,8 @@ struct MigrateCommandTests {
         #expect(noModel.status == 64 && noModel.stderr.contains("nope.json"), "\(noModel.stderr)")
         let noMapping = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2, "--mapping", fixture.directory.file("Gone.xcmappingmodel").path])
         #expect(noMapping.status == 64 && noMapping.stderr.contains("Gone.xcmappingmodel"), "\(noMapping.stderr)")
+        let wrongSource = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2, "--from-model", fixture.version2])
+        #expect(wrongSource.status == 1 && wrongSource.stderr.contains("does not match"), "\(wrongSource.stderr)")
         var mappings = XcodeMappingFixture.migrationModels
         mappings[0].destination = "Nobody"
         let unfit = try XcodeMappingFixture.write(XcodeMappingFixture.document(mappings), named: "Unfit", in: fixture.directory)
