@@ -172,3 +172,44 @@ struct ValidateCommand: ParsableCommand {
         }
     }
 }
+
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate a store to a new version of its model, inferring the mapping or using an Xcode mapping model.",
+        discussion: """
+            The store's own model is read from the store (Strata's embedded model, or Apple's model cache); \
+            give --from-model for stores that hold neither. SQLite stores are migrated in place in one \
+            transaction when the mapping is inferred; otherwise the new store is written beside the old one \
+            and swapped in only when complete. A failed migration leaves the store as it was. --dry-run \
+            writes nothing and prints the mapping with the rows each entity mapping reads.
+
+            Example:
+              strata migrate app.sqlite --model Model.xcdatamodeld/V2.xcdatamodel --dry-run
+              strata migrate app.sqlite --model V3.xcdatamodel --mapping V2toV3.xcmappingmodel --backup
+            """)
+
+    @Argument(help: "The store to migrate.") var store: String
+    @Option(help: "The new model (.xcdatamodeld, .xcdatamodel, contents or Strata model .json).") var model: String
+    @Option(name: .customLong("from-model"), help: "The model the store was written with, when the store holds none.") var fromModel: String?
+    @Option(help: "An Xcode mapping model (.xcmappingmodel); without it the mapping is inferred.") var mapping: String?
+    @Flag(name: .customLong("dry-run"), help: "Print the mapping and row counts; write nothing.") var dryRun = false
+    @Flag(help: "Keep a copy of the store at STORE.backup before migrating.") var backup = false
+    @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Print no progress.") var quiet = false
+
+    func run() throws {
+        try runTool("migrate") {
+            let location = try StoreLocation(parsing: store)
+            let bar = quiet || dryRun ? nil : ProgressBar(isTerminal: standardErrorIsTerminal) { text in
+                FileHandle.standardError.write(Data(text.utf8))
+            }
+            let report = try StoreMigrator.migrate(
+                location,
+                options: MigrateOptions(
+                    modelPath: model, fromModelPath: fromModel, mappingPath: mapping, dryRun: dryRun, backup: backup,
+                    progress: bar.map { bar in { bar.update($0) } }))
+            print(json ? report.json.serialized() : report.lines.joined(separator: "\n"))
+        }
+    }
+}

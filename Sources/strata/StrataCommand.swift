@@ -19,7 +19,7 @@ struct StrataCommand: ParsableCommand {
             """,
         subcommands: [
             ConvertCommand.self, InspectCommand.self, QueryCommand.self, ExportCommand.self, ImportCommand.self,
-            ValidateCommand.self, ModelCommand.self, CodegenCommand.self, DemoCommand.self,
+            ValidateCommand.self, MigrateCommand.self, ModelCommand.self, CodegenCommand.self, DemoCommand.self,
             BenchCommand.self,
         ])
 }

@@ -5,7 +5,7 @@ import Testing
 struct HelpTests {
     @Test("every command's help shows an example", arguments: [
         ["convert"], ["inspect"], ["query"], ["export"], ["import"], ["validate"], ["model"], ["model", "show"],
-        ["model", "diff"], ["codegen"], ["demo"],
+        ["model", "diff"], ["codegen"], ["demo"], ["migrate"],
     ])
     func examples(_ command: [String]) throws {
         let result = try runStrata(command + ["--help"])
@@ -49,6 +49,8 @@ struct HelpTests {
                                   docs/formats/json.md).
           import                  Read a JSON interchange file into a store, after checking all of it.
           validate                Check a store's integrity against its model; exits 0 only when clean.
+          migrate                 Migrate a store to a new version of its model, inferring the mapping or
+                                  using an Xcode mapping model.
           model                   Show a model or compare two.
           codegen                 Generate a typed ManagedObject subclass per entity, with fetch helpers.
           demo                    Build a small model, save a graph, fetch it with predicates and sorts,

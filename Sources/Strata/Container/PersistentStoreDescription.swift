@@ -10,14 +10,24 @@ public struct PersistentStoreDescription: Sendable, Hashable, CustomStringConver
     public var url: URL?
     /// The model configuration the store holds (`nil`: every entity).
     public var configuration: String?
-    /// Options given to the driver (read-only, lock timeout, driver-specific values).
+    /// Options the store is added with (read-only, lock timeout, migration, driver-specific
+    /// values). A description's options migrate and infer by default (see
+    /// ``shouldMigrateStoreAutomatically``), unlike a bare ``StoreOptions``.
     public var options: StoreOptions
     /// Migrate the store when it was written with an older version of the model (Core Data's
-    /// `shouldMigrateStoreAutomatically`; `true` by default).
-    public var shouldMigrateStoreAutomatically = true
+    /// `shouldMigrateStoreAutomatically`; `true` by default). The same flag as
+    /// ``StoreOptions/shouldMigrateStoreAutomatically`` in ``options``.
+    public var shouldMigrateStoreAutomatically: Bool {
+        get { options.shouldMigrateStoreAutomatically }
+        set { options.shouldMigrateStoreAutomatically = newValue }
+    }
     /// Infer the mapping between model versions when no mapping model is given (Core Data's
-    /// `shouldInferMappingModelAutomatically`; `true` by default).
-    public var shouldInferMappingModelAutomatically = true
+    /// `shouldInferMappingModelAutomatically`; `true` by default). The same flag as
+    /// ``StoreOptions/shouldInferMappingModelAutomatically`` in ``options``.
+    public var shouldInferMappingModelAutomatically: Bool {
+        get { options.shouldInferMappingModelAutomatically }
+        set { options.shouldInferMappingModelAutomatically = newValue }
+    }
     /// Load the store on a background thread in ``PersistentContainer/loadPersistentStores(completionHandler:)``
     /// (Core Data's `shouldAddStoreAsynchronously`; `false` by default).
     public var shouldAddStoreAsynchronously = false
@@ -27,7 +37,7 @@ public struct PersistentStoreDescription: Sendable, Hashable, CustomStringConver
         StoreType.register(type)
         self.type = type.name
         self.url = url
-        self.options = StoreOptions()
+        self.options = Self.defaultOptions
     }
 
     /// A SQLite store at `url` (the type Core Data's `init(url:)` picks). The SQLite driver must be
@@ -35,7 +45,13 @@ public struct PersistentStoreDescription: Sendable, Hashable, CustomStringConver
     public init(url: URL) {
         self.type = "SQLite"
         self.url = url
-        self.options = StoreOptions()
+        self.options = Self.defaultOptions
+    }
+
+    /// A description's options: migrate automatically and infer the mapping, as Core Data's
+    /// descriptions do.
+    static var defaultOptions: StoreOptions {
+        StoreOptions(shouldMigrateStoreAutomatically: true, shouldInferMappingModelAutomatically: true)
     }
 
     /// Whether saves to the store are refused (Core Data's `isReadOnly`).

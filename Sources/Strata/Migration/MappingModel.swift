@@ -4,8 +4,9 @@ import Foundation
 /// one ``EntityMapping`` per destination entity (and per source entity that goes away).
 ///
 /// Three ways in: ``inferredMappingModel(forSourceModel:destinationModel:)`` (what Core Data's
-/// lightweight migration infers), ``init(contentsOf:)`` (an Xcode `.xcmappingmodel`), and
-/// ``init(entityMappings:)`` with mappings built in Swift.
+/// lightweight migration infers), ``init(entityMappings:)`` with mappings built in Swift, and an
+/// Xcode `.xcmappingmodel` read by `XcodeMappingModel.read(at:)` in StrataTools (reading one
+/// takes the XML driver, which the core does not import).
 ///
 /// Thread safety: immutable and `Sendable`.
 public final class MappingModel: Sendable, Hashable, CustomStringConvertible {

@@ -31,12 +31,28 @@ public struct ModelDiff: Sendable {
     public var oldVersionHash: String
     /// The new model's version hash (hex).
     public var newVersionHash: String
+    /// Whether a store of the old model can be migrated to the new one by inference alone
+    /// (Core Data's lightweight migration): `true` when no migration is needed.
+    public var isLightweight = true
+    /// When not lightweight: each change a mapping model is needed for, one line each.
+    public var changesNeedingMappingModel: [String] = []
 
     /// Compares two models.
     public init(old: ManagedObjectModel, new: ManagedObjectModel) {
         needsMigration = old.versionHash != new.versionHash
         oldVersionHash = old.versionHash.hexString
         newVersionHash = new.versionHash.hexString
+        if needsMigration {
+            do {
+                _ = try MappingModel.inferredMappingModel(forSourceModel: old, destinationModel: new)
+            } catch let error as MigrationError {
+                isLightweight = false
+                changesNeedingMappingModel = error.changes.isEmpty ? [error.message] : error.changes
+            } catch {
+                isLightweight = false
+                changesNeedingMappingModel = ["\(error)"]
+            }
+        }
         var matchedOld = Set<String>()
         var pairs: [(EntityDescription, EntityDescription)] = []
         for entity in new.entities {
@@ -141,6 +157,14 @@ public struct ModelDiff: Sendable {
             needsMigration
                 ? "migration needed: version hash \(oldVersionHash.prefix(12)) → \(newVersionHash.prefix(12))"
                 : "no migration needed: the version hashes are equal")
+        if needsMigration {
+            if isLightweight {
+                out.append("lightweight: Strata (and Core Data) can infer the mapping; no mapping model is needed")
+            } else {
+                out.append("not lightweight: a mapping model is needed for these changes:")
+                out += changesNeedingMappingModel.map { "  \($0)" }
+            }
+        }
         return out
     }
 
@@ -148,7 +172,8 @@ public struct ModelDiff: Sendable {
     public var json: JSONValue {
         .object([
             ("needsMigration", .bool(needsMigration)), ("oldVersionHash", .string(oldVersionHash)),
-            ("newVersionHash", .string(newVersionHash)),
+            ("newVersionHash", .string(newVersionHash)), ("lightweight", .bool(isLightweight)),
+            ("changesNeedingMappingModel", .array(changesNeedingMappingModel.map(JSONValue.string))),
             ("changes", .array(changes.map { .object([("kind", .string($0.kind.rawValue)), ("name", .string($0.name)), ("detail", .optional($0.detail))]) })),
         ])
     }
