@@ -29,9 +29,13 @@ struct KillTests {
     /// Whether the store at `location` has been written to at all: a child killed while it created
     /// the store (the file exists, its metadata and model not yet saved) leaves a store that opens
     /// with its model but carries none yet, which only a store nothing was confirmed for may be.
+    /// Read as an app restarting would: with a connection that may write, so a transaction the
+    /// kill left half-written (a SQLite hot journal) is rolled back first.
     static func isInitialized(_ location: StoreLocation) throws -> Bool {
         KnownDrivers.registerAll()
-        return try StoreOpener.metadata(at: location)?.values[StoreMetadata.modelKey] != nil
+        guard let url = location.url else { return false }
+        let metadata = try location.storeType().factory.metadata(at: url, options: StoreOptions(createIfMissing: false))
+        return metadata?.values[StoreMetadata.modelKey] != nil
     }
 
     /// `strata validate` on the store: it must exit 0.

@@ -50,6 +50,43 @@ struct SQLiteErrorTests {
         #expect(try again.tableExists("Z_PRIMARYKEY") == false)
     }
 
+    @Test("a transaction a crash left half-written (a hot journal) is rolled back when a writer reads the metadata, and named to a read-only reader")
+    func hotJournal() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-errors")
+        let text = String(repeating: "s", count: 400)
+        let (coordinator, store, url) = try makeItemStore(in: directory, named: "live.sqlite", count: 300) { "\(text) \($0)" }
+        try coordinator.remove(store)
+        // A writer in rollback-journal mode whose transaction spilled pages into the file (its
+        // cache holds two pages, so the journal was synced and is live); copying the file and its
+        // journal then is what a crash at that moment leaves: a journal no process holds.
+        let crashed = directory.file("crashed.sqlite")
+        let writer = try SQLiteConnection(path: url.path, mode: .readWrite)
+        try writer.execute("PRAGMA journal_mode=DELETE")
+        try writer.execute("PRAGMA cache_size=2")
+        try writer.execute("BEGIN IMMEDIATE")
+        try writer.execute("DELETE FROM Z_METADATA")
+        try writer.execute("UPDATE ZITEM SET ZSTRING = 'changed ' || ZSTRING")
+        try FileManager.default.copyItem(atPath: url.path, toPath: crashed.path)
+        try FileManager.default.copyItem(atPath: url.path + "-journal", toPath: crashed.path + "-journal")
+        try writer.execute("ROLLBACK")
+        writer.close()
+
+        let factory = StoreType.sqlite.factory
+        let readOnly = Self.code { _ = try factory.metadata(at: crashed, options: StoreOptions(isReadOnly: true)) }
+        #expect(readOnly?.code == .readOnly)
+        #expect(readOnly?.message.contains("-journal") == true, "\(String(describing: readOnly))")
+        #expect(readOnly?.store == crashed.path)
+
+        let recovered = try factory.metadata(at: crashed, options: StoreOptions())
+        #expect(recovered?.values[StoreMetadata.modelKey] != nil, "the rolled-back store has its metadata again")
+        let again = try factory.metadata(at: crashed, options: StoreOptions(isReadOnly: true))
+        #expect(again?.uuid == recovered?.uuid)
+        let (_, context) = try Self.open(crashed, options: StoreOptions(isReadOnly: true))
+        #expect(try context.count(for: FetchRequest(entityName: "Item")) == 300)
+        let changed = try context.count(for: FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "string BEGINSWITH 'changed'")))
+        #expect(changed == 0, "the half-written update is rolled back")
+    }
+
     @Test("a truncated store fails with a corrupt error instead of crashing")
     func truncated() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-errors")

@@ -21,7 +21,7 @@ extension LMDBDriver {
                 try txn.delete(try rowsDatabase(delete.id.entity), Keys.row(delete.id))
             }
             var writer = ByteWriter(capacity: 256)
-            var key = ByteWriter(capacity: 12)
+            var key = ByteWriter(capacity: Keys.rowIDSize)
             var scratch = [UInt8](repeating: 0, count: 256)
             var last: (entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], plan: RowCodec.Plan, unique: Bool, linked: Bool)?
             var runMax: Int64 = 0
@@ -215,7 +215,7 @@ extension LMDBDriver {
     private func writeOrder(_ order: UInt32, _ id: RowID, _ members: [RowID], _ txn: LMDBTransaction) throws {
         let key = Keys.relationship(order, id)
         if members.isEmpty { return try txn.delete(databases.orders, key) }
-        var writer = ByteWriter(capacity: 4 + members.count * 12)
+        var writer = ByteWriter(capacity: 4 + members.count * Keys.rowIDSize)
         writer.appendLittleEndian(UInt32(members.count))
         for member in members { Keys.appendRowID(member, to: &writer) }
         try txn.put(databases.orders, key, writer.bytes)

@@ -162,11 +162,22 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
     public func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata? {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         return try mappingErrors(store: url.path, action: "reading metadata", timeout: options.timeout) {
-            let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
-            defer { connection.close() }
-            connection.setBusyTimeout(options.timeout)
-            return try MetadataCoding.read(from: connection)
+            do {
+                return try Self.readMetadata(at: url, mode: .readOnly, options: options)
+            } catch let error as SQLiteError where error.isHotJournalOnReadOnlyConnection && !options.isReadOnly {
+                // A crash left a transaction half-written (a hot -journal): only a connection that
+                // may write rolls it back, restoring the last committed state, as the next open
+                // of the store would. A caller that asked for read-only access gets the error.
+                return try Self.readMetadata(at: url, mode: .readWrite, options: options)
+            }
         }
+    }
+
+    private static func readMetadata(at url: URL, mode: SQLiteConnection.OpenMode, options: StoreOptions) throws -> StoreMetadata? {
+        let connection = try SQLiteConnection(path: url.path, mode: mode)
+        defer { connection.close() }
+        connection.setBusyTimeout(options.timeout)
+        return try MetadataCoding.read(from: connection)
     }
 
     /// SQLite's journal files beside the main file.

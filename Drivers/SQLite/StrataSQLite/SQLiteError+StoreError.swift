@@ -18,6 +18,8 @@ extension SQLiteError {
             (code, message) = (.locked, "\(action) failed: the store stayed locked by another connection for longer than its \(timeout)s timeout; close the other writer or raise StoreOptions.timeout")
         case SQLITE_FULL:
             (code, message) = (.full, "\(action) failed: the disk or the store's size limit (max_page_count) is full; free space or raise the limit, then save again")
+        case SQLITE_READONLY where resultCode == Self.readOnlyRollback:
+            (code, message) = (.readOnly, "\(action) failed: a transaction interrupted by a crash must be rolled back (the -journal beside the file) before the store can be read, and this connection may not write; open the store once without StoreOptions(isReadOnly: true), from a process that can write its folder")
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
             (code, message) = (.readOnly, "\(action) failed: the store file or its folder cannot be written; move it somewhere writable or open it with StoreOptions(isReadOnly: true)")
         case SQLITE_CORRUPT:
@@ -41,6 +43,12 @@ extension SQLiteError {
         }
         return StoreError(code, message, store: file ?? store, underlying: self)
     }
+
+    /// `SQLITE_READONLY_ROLLBACK`: a hot rollback journal a read-only connection cannot roll back.
+    static let readOnlyRollback: Int32 = 776
+
+    /// Whether this is a read-only connection meeting a hot journal (`SQLITE_READONLY_ROLLBACK`).
+    var isHotJournalOnReadOnlyConnection: Bool { resultCode == Self.readOnlyRollback }
 }
 
 /// Runs `body`, turning a ``SQLiteError`` into a ``StoreError``.

@@ -69,9 +69,16 @@ struct XMLChunkLayout: Sendable {
         }
     }
 
+    /// The markup the scanner looks for, with their lengths taken from the text.
+    private enum Markup {
+        static let databaseInfoEnd: StaticString = "</databaseInfo>"
+        static let objectTag: StaticString = "<object"
+        static let idPrefix: StaticString = " id=\"z"
+    }
+
     private static func ranges(of starts: [(chunk: Int64, id: Int64)], in bytes: UnsafeRawBufferPointer) -> [Int64: Range<Int>]? {
-        guard let end = objectsEnd(in: bytes), let info = find("</databaseInfo>", in: bytes, from: 0, to: end) else { return nil }
-        let region = (info + 15)..<end
+        guard let end = objectsEnd(in: bytes), let info = find(Markup.databaseInfoEnd, in: bytes, from: 0, to: end) else { return nil }
+        let region = (info + Markup.databaseInfoEnd.utf8CodeUnitCount)..<end
         guard !follows(0x3C, 0x21, in: bytes, region), !follows(0x3C, 0x3F, in: bytes, region) else { return nil }  // "<!", "<?"
         var offsets: [Int] = []
         offsets.reserveCapacity(starts.count + 1)
@@ -85,13 +92,13 @@ struct XMLChunkLayout: Sendable {
             while low < high {
                 let middle = low + (high - low) / 2
                 if let next = nextObject(in: bytes, from: middle, end: end), next.id < start.id {
-                    low = next.tag + 7
+                    low = next.tag + Markup.objectTag.utf8CodeUnitCount
                 } else {
                     high = middle
                 }
             }
             guard let found = nextObject(in: bytes, from: low, end: end), found.id == start.id else { return nil }
-            cursor = found.tag + 7
+            cursor = found.tag + Markup.objectTag.utf8CodeUnitCount
             var line = found.tag
             while line > region.lowerBound, bytes[line - 1] == 0x20 || bytes[line - 1] == 0x09 { line -= 1 }
             guard bytes[line - 1] == 0x0A else { return nil }
@@ -112,19 +119,19 @@ struct XMLChunkLayout: Sendable {
     /// when it has none that parses, which stops a search there).
     private static func nextObject(in bytes: UnsafeRawBufferPointer, from: Int, end: Int) -> (tag: Int, id: Int64)? {
         var at = from
-        while let tag = find("<object", in: bytes, from: at, to: end) {
-            at = tag + 7
+        while let tag = find(Markup.objectTag, in: bytes, from: at, to: end) {
+            at = tag + Markup.objectTag.utf8CodeUnitCount
             guard at < end, isSpace(bytes[at]) else { continue }
-            guard let close = find(">", in: bytes, from: tag, to: end), let id = find(" id=\"z", in: bytes, from: tag, to: close) else {
+            guard let close = find(">", in: bytes, from: tag, to: end), let id = find(Markup.idPrefix, in: bytes, from: tag, to: close) else {
                 return (tag, .max)
             }
-            var index = id + 6
+            var index = id + Markup.idPrefix.utf8CodeUnitCount
             var number: Int64 = 0
             while index < close, bytes[index] >= 0x30, bytes[index] <= 0x39, number < Int64.max / 10 - 9 {
                 number = number * 10 + Int64(bytes[index] - 0x30)
                 index += 1
             }
-            return (tag, index > id + 6 && index < close && bytes[index] == 0x22 ? number : .max)
+            return (tag, index > id + Markup.idPrefix.utf8CodeUnitCount && index < close && bytes[index] == 0x22 ? number : .max)
         }
         return nil
     }

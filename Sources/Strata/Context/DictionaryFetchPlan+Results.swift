@@ -6,14 +6,26 @@ extension DictionaryFetchPlan {
     /// The record of one object of an ungrouped fetch.
     func record(of object: ManagedObject, reader: ResultValueReader) throws -> ResultRecord {
         var values: [String: ResultValue] = [:]
-        for case .value(let name, let path, _) in columns { values[name] = try reader.read(path, from: object) }
+        for case .value(let name, let path, let target) in columns {
+            if case .composite(let attribute) = target {
+                values[name] = try reader.composite(attribute, at: path) { try reader.read($0, from: object) }
+            } else {
+                values[name] = try reader.read(path, from: object)
+            }
+        }
         return ResultRecord(values: values)
     }
 
     /// The record of one row of an ungrouped fetch.
     func record(of row: RowSnapshot, in store: PersistentStore, reader: ResultValueReader) throws -> ResultRecord {
         var values: [String: ResultValue] = [:]
-        for case .value(let name, let path, _) in columns { values[name] = try reader.read(path, from: row, in: store) }
+        for case .value(let name, let path, let target) in columns {
+            if case .composite(let attribute) = target {
+                values[name] = try reader.composite(attribute, at: path) { try reader.read($0, from: row, in: store) }
+            } else {
+                values[name] = try reader.read(path, from: row, in: store)
+            }
+        }
         return ResultRecord(values: values)
     }
 
@@ -131,6 +143,9 @@ extension DictionaryFetchPlan {
             switch (column, value) {
             case (_, .object(let id)): if let id { result[column.name] = id }
             case (_, .objects(let ids)): result[column.name] = ids
+            case (.value(_, _, .composite(let attribute)), .composite(let elements)):
+                if let dictionary = Self.dictionary(elements, of: attribute) { result[column.name] = dictionary }
+            case (_, .composite): continue  // only composite columns hold composite values
             case (.value(_, _, .attribute(let attribute)), .value(let stored)):
                 if let swift = Self.swiftValue(stored, attribute) { result[column.name] = swift }
             case (.aggregate(_, let index, let resultType, let inputType), .value(let stored)):
@@ -142,6 +157,20 @@ extension DictionaryFetchPlan {
             }
         }
         return result
+    }
+
+    /// A composite's element values as `value(forKey:)` returns the composite: a dictionary by
+    /// element name, nested composites nested, `nil` elements left out, `nil` when all are.
+    static func dictionary(_ elements: [String: ResultValue], of composite: AttributeDescription) -> [String: Any]? {
+        var result: [String: Any] = [:]
+        for element in composite.elements {
+            switch elements[element.name] {
+            case .composite(let inner)?: if let nested = dictionary(inner, of: element) { result[element.name] = nested }
+            case .value(let stored)?: if let swift = swiftValue(stored, element) { result[element.name] = swift }
+            default: continue
+            }
+        }
+        return result.isEmpty ? nil : result
     }
 
     /// An attribute's stored value as `value(forKey:)` returns it (transformables through their

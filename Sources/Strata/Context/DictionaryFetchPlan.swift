@@ -6,6 +6,8 @@ struct DictionaryFetchPlan {
     /// What a key path ends in.
     enum Target {
         case attribute(AttributeDescription)
+        /// A composite attribute of the root entity, read as a dictionary of its elements.
+        case composite(AttributeDescription)
         case toOne
         case toMany
     }
@@ -63,7 +65,12 @@ struct DictionaryFetchPlan {
             case .aggregate(let function, let path):
                 var inputType: AttributeType?
                 if let path {
-                    guard case .attribute(let attribute) = try Self.target(path, entity, model, "propertiesToFetch") else {
+                    let target = try Self.target(path, entity, model, "propertiesToFetch")
+                    if case .composite = target {
+                        throw Self.invalid(
+                            entity, "\(function.selector) of '\(path)': '\(path)' is a composite attribute; aggregate one of its elements (\(path).\(target.firstElementName))")
+                    }
+                    guard case .attribute(let attribute) = target else {
                         throw Self.invalid(
                             entity, "\(function.selector) of '\(path)': '\(path)' is a relationship; aggregate one of its attributes (\(path).name)")
                     }
@@ -88,6 +95,9 @@ struct DictionaryFetchPlan {
                 throw Self.invalid(entity, "propertiesToGroupBy: '\(property.name)' is not a key path; group by attributes or to-one relationships")
             }
             let target = try Self.target(path, entity, model, "propertiesToGroupBy")
+            if case .composite = target {
+                throw Self.invalid(entity, "propertiesToGroupBy: '\(path)' is a composite attribute; group by its elements (\(path).\(target.firstElementName))")
+            }
             if case .toMany = target {
                 throw Self.invalid(entity, "propertiesToGroupBy: '\(path)' is a to-many relationship; group by attributes or to-one relationships")
             }
@@ -110,6 +120,9 @@ struct DictionaryFetchPlan {
             for case .value(let name, let path, let target) in columns {
                 if case .toMany = target {
                     throw Self.invalid(entity, "returnsDistinctResults: '\(path)' is a to-many relationship, which distinct results cannot compare")
+                }
+                if case .composite = target {
+                    throw Self.invalid(entity, "returnsDistinctResults: '\(path)' is a composite attribute; fetch its elements (\(path).\(target.firstElementName)) to compare them")
                 }
                 groupPaths.append(path)
                 groupNames.append(name)
@@ -187,6 +200,7 @@ struct DictionaryFetchPlan {
     }
 
     private static func target(_ path: String, _ entity: EntityDescription, _ model: ManagedObjectModel, _ what: String) throws -> Target {
+        if let composite = entity.compositeAttribute(atKeyPath: path) { return .composite(composite) }
         let validator = PredicateValidator(root: entity, model: model)
         let shape: PredicateValidator.Shape
         do {
@@ -280,5 +294,13 @@ struct DictionaryFetchPlan {
         }
         visit(predicate)
         return names
+    }
+}
+
+extension DictionaryFetchPlan.Target {
+    /// A composite's first element name, for messages that suggest one (`element` otherwise).
+    var firstElementName: String {
+        if case .composite(let attribute) = self, let first = attribute.elements.first { return first.name }
+        return "element"
     }
 }

@@ -120,6 +120,8 @@ enum ResultValue {
     case value(StoreValue)
     case object(ManagedObjectID?)
     case objects([ManagedObjectID])
+    /// A composite attribute's elements by name (nested composites nested).
+    case composite([String: ResultValue])
 
     /// The value as grouping, having predicates and sort keys see it.
     var storeValue: StoreValue {
@@ -127,6 +129,7 @@ enum ResultValue {
         case .value(let value): value
         case .object(let id): id.map { .reference($0.rowID) } ?? .null
         case .objects(let ids): .references(ids.map(\.rowID))
+        case .composite: .null  // not groupable or sortable: the plan refuses composites there
         }
     }
 
@@ -224,6 +227,16 @@ struct ResultValueReader {
             object = next
             rest = rest[rest.index(after: dot)...]
         }
+    }
+
+    /// A composite attribute's elements at `path`, each leaf read by `read` at its key path.
+    func composite(_ attribute: AttributeDescription, at path: String, read: (String) throws -> ResultValue) throws -> ResultValue {
+        var elements: [String: ResultValue] = [:]
+        for element in attribute.elements {
+            let elementPath = path + "." + element.name
+            elements[element.name] = element.isComposite ? try composite(element, at: elementPath, read: read) : try read(elementPath)
+        }
+        return .composite(elements)
     }
 
     private func objectID(_ id: RowID, _ store: PersistentStore) -> ManagedObjectID {

@@ -25,10 +25,9 @@ struct LMDBTransaction {
 
     /// The value stored under the row key of `id` (``Keys/row(_:)``), the key built on the stack.
     func get(_ dbi: MDB_dbi, row id: RowID) throws -> UnsafeRawBufferPointer? {
-        try withUnsafeTemporaryAllocation(byteCount: 12, alignment: 8) { key in
-            key.storeBytes(of: UInt32(bitPattern: id.entity).bigEndian, toByteOffset: 0, as: UInt32.self)
-            key.storeBytes(of: (UInt64(bitPattern: id.primaryKey) ^ (1 << 63)).bigEndian, toByteOffset: 4, as: UInt64.self)
-            var k = MDB_val(mv_size: 12, mv_data: key.baseAddress)
+        try withUnsafeTemporaryAllocation(byteCount: Keys.rowIDSize, alignment: 8) { key in
+            Keys.storeRowID(id, into: key, at: 0)
+            var k = MDB_val(mv_size: Keys.rowIDSize, mv_data: key.baseAddress)
             var v = MDB_val()
             let rc = mdb_get(handle, dbi, &k, &v)
             if rc == MDB_NOTFOUND { return nil }

@@ -7,27 +7,43 @@ enum Keys {
     /// A row key: entity number (u32 BE), then primary key (u64 BE with the sign bit flipped, so
     /// negative keys, never stored, would still sort first).
     static func row(_ id: RowID) -> [UInt8] {
-        var writer = ByteWriter(capacity: 12)
+        var writer = ByteWriter(capacity: Keys.rowIDSize)
         appendRowID(id, to: &writer)
         return writer.bytes
     }
 
+    /// The size of an encoded row ID: the entity number (4) and the primary key (8).
+    static let rowIDSize = 12
+
+    /// The primary key as stored: its sign bit flipped, so the unsigned big-endian order of the
+    /// bytes is the signed order of the keys.
+    @inline(__always) private static func orderedKey(_ primaryKey: Int64) -> UInt64 { UInt64(bitPattern: primaryKey) ^ (1 << 63) }
+
+    /// The primary key from its stored form (the inverse of ``orderedKey(_:)``).
+    @inline(__always) private static func primaryKey(_ ordered: UInt64) -> Int64 { Int64(bitPattern: ordered ^ (1 << 63)) }
+
     static func appendRowID(_ id: RowID, to writer: inout ByteWriter) {
         writer.appendBigEndian(UInt32(bitPattern: id.entity))
-        writer.appendBigEndian(UInt64(bitPattern: id.primaryKey) ^ (1 << 63))
+        writer.appendBigEndian(orderedKey(id.primaryKey))
     }
 
-    /// Reads a 12-byte row ID.
+    /// Stores the encoded row ID at `offset` of `bytes`, which has room for ``rowIDSize`` bytes there.
+    @inline(__always) static func storeRowID(_ id: RowID, into bytes: UnsafeMutableRawBufferPointer, at offset: Int) {
+        bytes.storeBytes(of: UInt32(bitPattern: id.entity).bigEndian, toByteOffset: offset, as: UInt32.self)
+        bytes.storeBytes(of: orderedKey(id.primaryKey).bigEndian, toByteOffset: offset + 4, as: UInt64.self)
+    }
+
+    /// Reads an encoded row ID.
     static func rowID(_ reader: inout ByteReader) throws -> RowID {
         let entity = Int32(bitPattern: try reader.bigEndian(UInt32.self))
-        let key = Int64(bitPattern: try reader.bigEndian(UInt64.self) ^ (1 << 63))
+        let key = primaryKey(try reader.bigEndian(UInt64.self))
         return RowID(entity: entity, primaryKey: key)
     }
 
     static func rowID(_ buffer: UnsafeRawBufferPointer) throws -> RowID {
-        guard buffer.count == 12 else { throw FormatError("a row key has \(buffer.count) bytes, not 12") }
+        guard buffer.count == rowIDSize else { throw FormatError("a row key has \(buffer.count) bytes, not \(rowIDSize)") }
         let entity = Int32(bitPattern: UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
-        let key = Int64(bitPattern: UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt64.self)) ^ (1 << 63))
+        let key = primaryKey(UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt64.self)))
         return RowID(entity: entity, primaryKey: key)
     }
 
@@ -36,7 +52,7 @@ enum Keys {
 
     /// A relationship key with a row: `rel` (u32 BE) then the row ID (refs, links and orders keys).
     static func relationship(_ rel: UInt32, _ id: RowID) -> [UInt8] {
-        var writer = ByteWriter(capacity: 16)
+        var writer = ByteWriter(capacity: 4 + rowIDSize)
         writer.appendBigEndian(rel)
         appendRowID(id, to: &writer)
         return writer.bytes

@@ -49,7 +49,7 @@ extension RowCodec {
     /// The width of a fixed-width field, or `nil` for length-prefixed and unstored slots.
     static func fixedWidth(_ slot: StoreLayout.Slot) -> Int? {
         switch slot {
-        case .toOne: return 12
+        case .toOne: return Keys.rowIDSize
         case .attribute(let type):
             switch type {
             case .integer16: return 2
@@ -80,10 +80,10 @@ extension RowCodec {
         guard count == layout.count, count == fields.offsets.count else {
             throw FormatError("the row has \(count) slots; its entity has \(layout.count) properties")
         }
-        let bitmap = try reader.bytes((count + 7) / 8)
+        let bitmap = try reader.bytes(RowCodec.bitmapSize(count))
         let end = complete ? count : fields.lastWanted + 1
         for slot in 0..<end {
-            let present = bitmap[slot / 8] & (1 << UInt8(slot % 8)) != 0
+            let present = bitmap[RowCodec.presenceBit(slot).byte] & RowCodec.presenceBit(slot).mask != 0
             let width = fields.widths[slot]
             guard present else {
                 fields.offsets[slot] = -1

@@ -75,11 +75,11 @@ extension RowCodec {
 
     private static func fastDecode(_ buffer: UnsafeRawBufferPointer, id: RowID, plan: Plan) throws -> RowSnapshot {
         let count = plan.kinds.count
-        let header = 11 + (count + 7) / 8
-        guard buffer.count >= header, buffer[0] == encodingVersion,
-            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 9, as: UInt16.self))) == count
+        let header = RowCodec.Header.size + RowCodec.bitmapSize(count)
+        guard buffer.count >= header, buffer[RowCodec.Header.encodingVersionOffset] == encodingVersion,
+            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self))) == count
         else { throw Unexpected() }
-        let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: 1, as: Int64.self))
+        let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.rowVersionOffset, as: Int64.self))
         let end = buffer.count
         var offset = header
         // Appended to a reserved array: `Array(unsafeUninitializedCapacity:)` calls the standard
@@ -91,7 +91,7 @@ extension RowCodec {
         for slot in 0..<count {
             let kind = plan.kinds[slot]
             let value: StoreValue
-            if buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) == 0 {
+            if !RowCodec.isPresent(slot, in: buffer) {
                 value = kind == .toMany ? .unfetched : .null
             } else {
                 // A string's 4-byte length prefix first; references take the general decoder.
@@ -134,16 +134,16 @@ extension RowCodec.Plan {
     /// which reports the problem precisely.
     func probe(_ buffer: UnsafeRawBufferPointer, wanted: [Bool], last: Int, into values: inout [StoreValue]) -> Bool {
         let count = kinds.count
-        let header = 11 + (count + 7) / 8
-        guard last < count, buffer.count >= header, buffer[0] == RowCodec.encodingVersion,
-            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 9, as: UInt16.self))) == count
+        let header = RowCodec.Header.size + RowCodec.bitmapSize(count)
+        guard last < count, buffer.count >= header, buffer[RowCodec.Header.encodingVersionOffset] == RowCodec.encodingVersion,
+            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self))) == count
         else { return false }
         let end = buffer.count
         var offset = header
         var slot = 0
         while slot <= last {
             let kind = kinds[slot]
-            let present = buffer[11 + slot >> 3] & (1 << UInt8(slot & 7)) != 0
+            let present = RowCodec.isPresent(slot, in: buffer)
             if !present {
                 if kind == .other { return false }
                 if wanted[slot] { values[slot] = kind == .toMany ? .unfetched : .null }
@@ -180,14 +180,14 @@ extension RowCodec.Plan {
     /// holds anything the fast path does not expect (the caller then takes the general path).
     func integer(at slot: Int, in buffer: UnsafeRawBufferPointer) -> Int64? {
         let count = kinds.count
-        let header = 11 + (count + 7) / 8
-        guard slot < count, buffer.count >= header, buffer[0] == RowCodec.encodingVersion,
-            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 9, as: UInt16.self))) == count
+        let header = RowCodec.Header.size + RowCodec.bitmapSize(count)
+        guard slot < count, buffer.count >= header, buffer[RowCodec.Header.encodingVersionOffset] == RowCodec.encodingVersion,
+            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self))) == count
         else { return nil }
         let end = buffer.count
         var offset = header
         for current in 0...slot {
-            guard buffer[11 + current >> 3] & (1 << UInt8(current & 7)) != 0 else {
+            guard RowCodec.isPresent(current, in: buffer) else {
                 if current == slot { return nil }
                 continue
             }
@@ -215,7 +215,7 @@ extension RowCodec {
     static func encode(version: RowVersion, values: [StoreValue], plan: Plan, into buffer: inout [UInt8]) -> Int? {
         let count = plan.kinds.count
         guard values.count == count else { return nil }
-        let header = 11 + (count + 7) / 8
+        let header = RowCodec.Header.size + RowCodec.bitmapSize(count)
         var size = header
         for slot in 0..<count {
             switch (plan.kinds[slot], values[slot]) {
@@ -224,17 +224,17 @@ extension RowCodec {
             case (.int32, .integer(let n)) where Int32(exactly: n) != nil: size += 4
             case (.int64, .integer), (.double, .double), (.date, .date): size += 8
             case (.boolean, .bool): size += 1
-            case (.toOne, .reference): size += 12
+            case (.toOne, .reference): size += Keys.rowIDSize
             case (.string, .string(let text)): size += 4 + text.utf8.count
             default: return nil
             }
         }
         if buffer.count < size { buffer = [UInt8](repeating: 0, count: max(size, buffer.count * 2)) }
         buffer.withUnsafeMutableBytes { bytes in
-            bytes.storeBytes(of: encodingVersion, toByteOffset: 0, as: UInt8.self)
-            bytes.storeBytes(of: UInt64(bitPattern: version).littleEndian, toByteOffset: 1, as: UInt64.self)
-            bytes.storeBytes(of: UInt16(count).littleEndian, toByteOffset: 9, as: UInt16.self)
-            for index in 11..<header { bytes[index] = 0 }
+            bytes.storeBytes(of: encodingVersion, toByteOffset: Header.encodingVersionOffset, as: UInt8.self)
+            bytes.storeBytes(of: UInt64(bitPattern: version).littleEndian, toByteOffset: Header.rowVersionOffset, as: UInt64.self)
+            bytes.storeBytes(of: UInt16(count).littleEndian, toByteOffset: Header.slotCountOffset, as: UInt16.self)
+            for index in Header.size..<header { bytes[index] = 0 }
             var offset = header
             for slot in 0..<count {
                 let present: Bool
@@ -265,9 +265,8 @@ extension RowCodec {
                     offset += 1
                     present = true
                 case (.toOne, .reference(let id)):
-                    bytes.storeBytes(of: UInt32(bitPattern: id.entity).bigEndian, toByteOffset: offset, as: UInt32.self)
-                    bytes.storeBytes(of: (UInt64(bitPattern: id.primaryKey) ^ (1 << 63)).bigEndian, toByteOffset: offset + 4, as: UInt64.self)
-                    offset += 12
+                    Keys.storeRowID(id, into: bytes, at: offset)
+                    offset += Keys.rowIDSize
                     present = true
                 case (.string, .string(var text)):
                     text.withUTF8 { utf8 in
@@ -278,7 +277,10 @@ extension RowCodec {
                     present = true
                 default: present = false  // the sizing pass accepted only the cases above
                 }
-                if present { bytes[11 + slot / 8] |= 1 << UInt8(slot % 8) }
+                if present {
+                    let bit = presenceBit(slot)
+                    bytes[Header.size + bit.byte] |= bit.mask
+                }
             }
         }
         return size

@@ -12,6 +12,30 @@ import Strata
 enum RowCodec {
     static let encodingVersion: UInt8 = 1
 
+    /// The fixed header before the presence bitmap (docs/formats/lmdb.md, "Row body").
+    enum Header {
+        /// The encoding version byte.
+        static let encodingVersionOffset = 0
+        /// The row version, u64 little-endian.
+        static let rowVersionOffset = 1
+        /// The slot count, u16 little-endian.
+        static let slotCountOffset = 9
+        /// The header's size: the presence bitmap starts here.
+        static let size = 11
+    }
+
+    /// The size of the presence bitmap of a row of `slotCount` slots (one bit per slot).
+    @inline(__always) static func bitmapSize(_ slotCount: Int) -> Int { (slotCount + 7) >> 3 }
+
+    /// Where slot `slot`'s presence bit lies: its byte from the bitmap's start, and its mask.
+    @inline(__always) static func presenceBit(_ slot: Int) -> (byte: Int, mask: UInt8) { (slot >> 3, 1 << UInt8(slot & 7)) }
+
+    /// Whether slot `slot` holds a value in the row `buffer` (whose header was checked).
+    @inline(__always) static func isPresent(_ slot: Int, in buffer: UnsafeRawBufferPointer) -> Bool {
+        let bit = presenceBit(slot)
+        return buffer[Header.size + bit.byte] & bit.mask != 0
+    }
+
     /// Encodes `values` of a row of an entity whose slots are `layout`.
     ///
     /// - Throws: ``FormatError`` when a value's case does not fit its attribute type.
@@ -31,7 +55,7 @@ enum RowCodec {
         writer.appendLittleEndian(UInt64(bitPattern: version))
         writer.appendLittleEndian(UInt16(layout.count))
         let bitmapStart = writer.bytes.count
-        writer.appendZeros((layout.count + 7) / 8)
+        writer.appendZeros(bitmapSize(layout.count))
         for slot in 0..<layout.count {
             let value = values[slot]
             if value.isNull { continue }
@@ -43,7 +67,8 @@ enum RowCodec {
             case .attribute(let type):
                 try encode(value, type: type, slot: slot, into: &writer)
             }
-            writer.bytes[bitmapStart + slot / 8] |= 1 << UInt8(slot % 8)
+            let bit = presenceBit(slot)
+            writer.bytes[bitmapStart + bit.byte] |= bit.mask
         }
     }
 
@@ -96,11 +121,11 @@ enum RowCodec {
         guard count == layout.count else {
             throw FormatError("the row has \(count) slots; its entity has \(layout.count) properties")
         }
-        let bitmap = try reader.bytes((count + 7) / 8)
+        let bitmap = try reader.bytes(bitmapSize(count))
         var values = [StoreValue]()
         values.reserveCapacity(count)
         for slot in 0..<count {
-            let present = bitmap[slot / 8] & (1 << UInt8(slot % 8)) != 0
+            let present = bitmap[presenceBit(slot).byte] & presenceBit(slot).mask != 0
             switch layout[slot] {
             case .reverse, .links:
                 if present { throw FormatError("slot \(slot) is a to-many relationship but is marked present") }
