@@ -21,12 +21,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `swift package generate-documentation` (the DocC catalog in Sources/Strata/Strata.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // StoreLog: drivers report statements and transactions through swift-log.
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // The core: model, predicates, objects, contexts, coordinator, row cache, driver protocol.
         // It imports no driver and no C library; its one C target is a prefetch hint.
         .target(name: "CStrataPrefetch", path: "Sources/CStrataPrefetch"),
-        .target(name: "Strata", dependencies: ["CStrataPrefetch"], path: "Sources/Strata", swiftSettings: checks),
+        .target(
+            name: "Strata", dependencies: ["CStrataPrefetch", .product(name: "Logging", package: "swift-log")],
+            path: "Sources/Strata", swiftSettings: checks),
         .target(name: "StrataInMemory", dependencies: ["Strata"], path: "Drivers/InMemory", swiftSettings: checks),
         .systemLibrary(
             name: "CSQLite", path: "Drivers/SQLite/CSQLite", pkgConfig: "sqlite3",
@@ -56,7 +60,9 @@ let package = Package(
         .executableTarget(
             name: "strata-postgres-worker", dependencies: ["Strata", "StrataPostgreSQL", "StrataTesting"],
             path: "Drivers/PostgreSQL/Worker"),
-        .target(name: "StrataTesting", dependencies: ["Strata"], path: "Sources/StrataTesting", swiftSettings: checks),
+        .target(
+            name: "StrataTesting", dependencies: ["Strata", .product(name: "Logging", package: "swift-log")],
+            path: "Sources/StrataTesting", swiftSettings: checks),
         .target(
             name: "StrataTools",
             dependencies: ["Strata", "StrataInMemory", "StrataSQLite", "StrataXML", "StrataLMDB", "StrataPostgreSQL"],
@@ -78,7 +84,9 @@ let package = Package(
         .testTarget(name: "StrataInMemoryTests", dependencies: ["Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(
             name: "StrataLMDBTests", dependencies: ["StrataLMDB", "Strata", "StrataTesting", "strata-lmdb-killtest"]),
-        .testTarget(name: "StrataSQLiteTests", dependencies: ["StrataSQLite", "Strata", "StrataTesting"]),
+        .testTarget(
+            name: "StrataSQLiteTests",
+            dependencies: ["StrataSQLite", "Strata", "StrataTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "StrataXMLTests",
             dependencies: ["StrataXML", "Strata", "StrataTesting", "StrataInMemory", "strata-xml-killtest"]),

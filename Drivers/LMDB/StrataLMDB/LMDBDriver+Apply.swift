@@ -8,7 +8,13 @@ extension LMDBDriver {
     /// unique constraints are checked. Any failure aborts the transaction; the store is unchanged.
     public func apply(_ batch: ChangeBatch) throws -> CommitResult {
         try ensureOpen()
-        return try environment.write { txn in
+        return try log.logged(
+            "write transaction: \(batch.inserts.count) inserts, \(batch.updates.count) updates, \(batch.deletes.count) deletes"
+        ) { try commit(batch) }
+    }
+
+    private func commit(_ batch: ChangeBatch) throws -> CommitResult {
+        try environment.write { txn in
             try checkVersions(batch, txn)
             var versions: [RowID: RowVersion] = [:]
             var touched: [RowSnapshot] = []

@@ -50,7 +50,11 @@ public final class LMDBDriver: StoreDriver {
     /// small and dense): a point lookup reads them without hashing.
     private let access: [(plan: RowCodec.Plan, rows: MDB_dbi)?]
 
-    init(environment: LMDBEnvironment, layout: StoreLayout, databases: Databases, storeName: String? = nil) {
+    /// Where write transactions are logged (``StoreLog``).
+    let log: StoreLog
+
+    init(environment: LMDBEnvironment, layout: StoreLayout, databases: Databases, storeName: String? = nil, log: StoreLog = .off) {
+        self.log = log
         self.environment = environment
         self.layout = layout
         self.databases = databases

@@ -63,7 +63,9 @@ public struct LMDBDriverFactory: StoreDriverFactory {
         do {
             let layout = StoreLayout(model: model)
             let databases = try Self.prepare(environment, layout: layout, readOnly: options.isReadOnly)
-            let driver = LMDBDriver(environment: environment, layout: layout, databases: databases, storeName: url.standardizedFileURL.path)
+            let driver = LMDBDriver(
+                environment: environment, layout: layout, databases: databases, storeName: url.standardizedFileURL.path,
+                log: options.log ?? .environment(store: url.standardizedFileURL.path))
             try driver.checkLayout(readOnly: options.isReadOnly)
             return driver
         } catch {

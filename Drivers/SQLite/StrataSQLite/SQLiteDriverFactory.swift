@@ -38,6 +38,7 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
             writer = nil
         } else {
             let connection = try SQLiteConnection(path: path, mode: .readWriteCreate)
+            connection.trace(to: request.log)
             connection.setBusyTimeout(options.timeout)
             try SQLiteFunctions.register(on: connection)
             writer = connection
@@ -66,6 +67,7 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
             layout = try existingLayout(on: inspector, request: request)
         }
         let reader = try SQLiteConnection(path: path, mode: .readOnly)
+        reader.trace(to: request.log)
         reader.setBusyTimeout(options.timeout)
         try SQLiteFunctions.register(on: reader)
         if writer == nil { inspector.close() }

@@ -63,7 +63,14 @@ public final class XMLDriver: StoreDriver {
     /// How many keys past an allocation the file reserves when it must be written for one (X3).
     static let keyReservation: Int64 = 1_024
 
-    init(engine: AtomicStoreEngine, file: XMLStoreFile, nextObjectID: Int64, isReadOnly: Bool, layout: XMLChunkLayout? = nil) {
+    /// Where file writes are logged (``StoreLog``).
+    let log: StoreLog
+
+    init(
+        engine: AtomicStoreEngine, file: XMLStoreFile, nextObjectID: Int64, isReadOnly: Bool, layout: XMLChunkLayout? = nil,
+        log: StoreLog = .off
+    ) {
+        self.log = log
         self.engine = engine
         self.reuse = Locked(Reuse(layout: layout))
         self.file = file
@@ -132,7 +139,9 @@ public final class XMLDriver: StoreDriver {
             for row in batch.updates { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
             for row in batch.deletes { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
         }
-        return try persisting { hook in try engine.apply(batch, persist: { try hook($0, nil) }) }
+        return try log.logged(
+            "writing \(file.url.path): \(batch.inserts.count) inserts, \(batch.updates.count) updates, \(batch.deletes.count) deletes"
+        ) { try persisting { hook in try engine.apply(batch, persist: { try hook($0, nil) }) } }
     }
 
     /// Releases the lock. Every key handed out is already below the file's `<nextObjectID>` (X3),

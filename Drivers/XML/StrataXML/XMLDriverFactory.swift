@@ -49,7 +49,7 @@ public struct XMLDriverFactory: StoreDriverFactory {
         let engine = AtomicStoreEngine(model: request.model, storeName: url.path, state: loaded.state)
         return XMLDriver(
             engine: engine, file: file, nextObjectID: loaded.nextObjectID, isReadOnly: options.isReadOnly,
-            layout: options.isReadOnly ? nil : layout)
+            layout: options.isReadOnly ? nil : layout, log: request.log)
     }
 
     /// Reads `<databaseInfo>` only; `nil` when there is no file.

@@ -135,6 +135,9 @@ public struct StoreOpenRequest: Sendable {
     /// A short name for messages: the file path, the URL of a store on a server (without its
     /// password), or the store type.
     public func displayName(type: String) -> String { url?.storeName ?? type }
+
+    /// Where the driver logs: ``StoreOptions/log``, else what `STRATA_SQL_DEBUG` asks for.
+    public var log: StoreLog { options.log ?? .environment(store: url?.storeName ?? "store") }
 }
 
 /// Options of an attached store. Known options have properties; drivers read their own from
@@ -158,12 +161,15 @@ public struct StoreOptions: Sendable, Hashable {
     /// What an automatic migration may use: mapping models, the model versions to find the
     /// store's own among, a staged migration manager, a backup location.
     public var migration = MigrationOptions()
+    /// Where the driver logs what it does to its engine; `nil` (the default) follows
+    /// `STRATA_SQL_DEBUG` (see ``StoreLog``).
+    public var log: StoreLog?
 
     /// Creates options.
     public init(
         isReadOnly: Bool = false, timeout: Double = 5, createIfMissing: Bool = true, values: [String: String] = [:],
         shouldMigrateStoreAutomatically: Bool = false, shouldInferMappingModelAutomatically: Bool = false,
-        migration: MigrationOptions = MigrationOptions()
+        migration: MigrationOptions = MigrationOptions(), log: StoreLog? = nil
     ) {
         self.isReadOnly = isReadOnly
         self.timeout = timeout
@@ -172,6 +178,7 @@ public struct StoreOptions: Sendable, Hashable {
         self.shouldMigrateStoreAutomatically = shouldMigrateStoreAutomatically
         self.shouldInferMappingModelAutomatically = shouldInferMappingModelAutomatically
         self.migration = migration
+        self.log = log
     }
 }
 

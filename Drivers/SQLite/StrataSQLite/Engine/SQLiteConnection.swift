@@ -29,6 +29,8 @@ public final class SQLiteConnection {
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements the caller names by a small number instead of their text (``cached(_:slot:)``).
     @exclusivity(unchecked) private var slots: [SQLiteStatement?] = []
+    /// What ``trace(to:)`` logs to, kept alive as long as SQLite may call back with it.
+    var traceSink: SQLiteTraceSink?
     /// The most statements ``cached(_:)`` keeps; past it the cache is emptied and refilled.
     static let cacheLimit = 256
 
