@@ -40,6 +40,7 @@ extension ManagedObjectContext {
         for object in registered.values {
             object.managedObjectContext = nil
             object.pinnedKey = nil
+            object.fetchedResults = nil  // also breaks cycles of objects holding each other
         }
         for object in orphans.values { object.managedObjectContext = nil }
         orphans = [:]
@@ -66,11 +67,14 @@ extension ManagedObjectContext {
     /// read, the object becomes a fault without a saved row (its next access reads the store) and
     /// the error is kept in ``accessFailure``.
     ///
+    /// Fetched properties of the object are fetched again when next read.
+    ///
     /// - Parameter mergeChanges: When `false`, unsaved changes are dropped and the object becomes a
     ///   fault that reloads on next access. When `true`, the latest saved values are loaded and the
     ///   object's own unsaved changes are applied on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkConfinement("refresh(_:mergeChanges:)", of: object)
+        object.fetchedResults = nil  // fetched properties are evaluated again on next read
         drainMerges()
         guard object.isIn(self), !object.inserted, object.isAccessible,
             parent != nil || object.objectID.persistentStore != nil

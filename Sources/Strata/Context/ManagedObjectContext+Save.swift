@@ -56,6 +56,7 @@ extension ManagedObjectContext {
         }
         try applyDeleteRules()
         try throwAccessFailure()
+        try computeDerivedAttributes()
         try validateChanges()
 
         // Usually every listed insert is saved as it is: then the list itself serves.
