@@ -7,6 +7,7 @@ extension ManagedObjectContext {
     public func rollback() {
         checkConfinement("rollback()")
         for object in insertedObjects_.values {
+            fetchedPropertyResults[ObjectIdentifier(object)] = nil
             unregister(object)
             object.inserted = false
             object.deleted = false
@@ -40,7 +41,6 @@ extension ManagedObjectContext {
         for object in registered.values {
             object.managedObjectContext = nil
             object.pinnedKey = nil
-            object.fetchedResults = nil  // also breaks cycles of objects holding each other
         }
         for object in orphans.values { object.managedObjectContext = nil }
         orphans = [:]
@@ -54,6 +54,7 @@ extension ManagedObjectContext {
         assignedStores = [:]
         crossStoreLinks = []
         faultBatches = [:]
+        fetchedPropertyResults = [:]
         accessFailures = nil
         coordinator.rowCache.unpin(pins)
         pendingPins = []
@@ -74,7 +75,7 @@ extension ManagedObjectContext {
     ///   object's own unsaved changes are applied on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkConfinement("refresh(_:mergeChanges:)", of: object)
-        object.fetchedResults = nil  // fetched properties are evaluated again on next read
+        fetchedPropertyResults[ObjectIdentifier(object)] = nil  // fetched properties are evaluated again on next read
         drainMerges()
         guard object.isIn(self), !object.inserted, object.isAccessible,
             parent != nil || object.objectID.persistentStore != nil

@@ -2,8 +2,9 @@ import Foundation
 
 // Fetched properties (Core Data's NSFetchedPropertyDescription): a named query evaluated lazily,
 // the first time the property is read on an object, through the object's context's fetch (so on
-// every driver, with the context's pending changes). The result is kept on the object and is not
-// updated as the store changes; `refresh(_:mergeChanges:)` drops it so the next read fetches again.
+// every driver, with the context's pending changes). The result is kept by the context for the
+// object and is not updated as the store changes; `refresh(_:mergeChanges:)` drops it so the next
+// read fetches again, and `reset()` drops them all.
 
 extension ManagedObject {
     /// The objects of the fetched property `key`, fetching them on first access (Core Data's
@@ -23,11 +24,15 @@ extension ManagedObject {
     public func fetchedObjects(forKey key: String) throws -> [ManagedObject] {
         guard let property = fetchedPropertyDescription(named: key) else { throw unknownKey(key) }
         checkConfinement("fetchedObjects(forKey: \"\(key)\")")
-        if let kept = fetchedResults?[key] { return kept }
         guard let context = managedObjectContext else {
             throw StoreError(
                 .invalidRequest,
                 "cannot evaluate fetched property '\(entity.name).\(key)': the object is in no context; insert it or read it from one")
+        }
+        if let kept = context.fetchedPropertyResults[ObjectIdentifier(self)], kept.object === self,
+            let objects = kept.byName[key]
+        {
+            return objects
         }
         let objects: [ManagedObject]
         do {
@@ -36,7 +41,10 @@ extension ManagedObject {
             error.message = "fetched property '\(entity.name).\(key)' ('\(property.predicateFormat)'): \(error.message)"
             throw error
         }
-        fetchedResults = (fetchedResults ?? [:]).merging([key: objects]) { _, new in new }
+        var kept = context.fetchedPropertyResults[ObjectIdentifier(self)] ?? FetchedPropertyResults(object: self)
+        if kept.object !== self { kept = FetchedPropertyResults(object: self) }
+        kept.byName[key] = objects
+        context.fetchedPropertyResults[ObjectIdentifier(self)] = kept
         return objects
     }
 
@@ -72,6 +80,13 @@ extension ManagedObject {
             return []
         }
     }
+}
+
+/// The fetched property results of one object, kept by its context. The weak reference makes an
+/// entry left behind by an object that is gone unusable by another object at the same address.
+struct FetchedPropertyResults {
+    weak var object: ManagedObject?
+    var byName: [String: [ManagedObject]] = [:]
 }
 
 /// Replaces `$FETCH_SOURCE` and `$FETCHED_PROPERTY`, with the key paths read through them, by

@@ -64,9 +64,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var listMembership: UInt8 = 0
     /// Whether the object holds a pin on its row in the row cache (owned by its context).
     @exclusivity(unchecked) private var isPinned: Bool = false
-    /// Results of fetched properties evaluated so far, by property name (`nil` until the first);
-    /// dropped by ``ManagedObjectContext/refresh(_:mergeChanges:)`` and ``ManagedObjectContext/reset()``.
-    var fetchedResults: [String: [ManagedObject]]?
 
     // The last saved row and the pinned row-cache key are always the object's own row (the
     // context sets them only for the object's ID, and an ID with a row has a store), so the
