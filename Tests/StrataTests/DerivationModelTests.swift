@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataInMemory
+import StrataTesting
 import Testing
 
 /// A model document around `body`; the body starts on line 3.
@@ -111,6 +112,28 @@ struct DerivationModelTests {
         #expect(child.attributesByName["derivedCount"]?.derivationExpression == "oneToMany.@count")
         #expect(child.attributesByName["now"]?.isDerived == true)
         #expect(model.fetchedProperty(named: "fetchedProperty", of: child) != nil)
+    }
+
+    @Test("a store error while computing derived attributes fails the save, changes nothing, and a retry works")
+    func derivationStoreError() throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: DerivedModel.model)
+        let store = try coordinator.addPersistentStore(type: RecordingDriver.storeType(wrapping: .inMemory))
+        let driver = try #require(store.driver as? RecordingDriver)
+        let first = ManagedObjectContext(coordinator: coordinator)
+        try DerivedModel.department("Sales", employees: [("Ames", "Manager", 10), ("Baker", nil, 20)], in: first)
+        try first.save()
+        coordinator.rowCache.removeAll(in: ObjectIdentifier(store))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let ames = try #require(try context.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "surname == 'Ames'"))).first)
+        try ames.setConvertedValue(15.0, forKey: "salary")
+        driver.failNext(.rows, with: StoreError(.io, "injected read failure"))
+        #expect(throws: StoreError.self) { try context.save() }
+        let fresh = ManagedObjectContext(coordinator: coordinator)
+        let stored = try fresh.fetch(FetchRequest(entityName: "Department"))
+        #expect(stored.first?.value(forKey: "payroll") as? Double == 30, "nothing was written")
+        try context.save()
+        let again = ManagedObjectContext(coordinator: coordinator)
+        #expect(try again.fetch(FetchRequest(entityName: "Department")).first?.value(forKey: "payroll") as? Double == 35)
     }
 
     @Test("canonical: lowercases and removes diacritics")

@@ -64,6 +64,9 @@ extension ManagedObjectContext {
     private func derive(_ derivation: DerivationPlan.Derivation, on object: ManagedObject) throws {
         let attribute = derivation.attribute
         let name = "\(object.entity.name).\(attribute.name)"
+        // A store error loading the object or what it reads stops the save (reads that cannot
+        // throw keep theirs in accessFailures, which the save throws after this pass).
+        try object.fireFaultThrowing()
         let value: StoreValue
         do {
             var computed = try derivation.expression.value(with: object)
@@ -82,7 +85,6 @@ extension ManagedObjectContext {
                 objectIDs: [object.objectID], underlying: error)
         }
         guard let slot = object.entity.index(ofProperty: attribute.name) else { return }
-        object.fireFault()
         guard !object.values.isEmpty, object.values[slot] != value else { return }
         object.values[slot] = value
         object.markChanged(slot)
