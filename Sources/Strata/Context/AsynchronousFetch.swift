@@ -43,9 +43,8 @@ public final class AsynchronousFetchResult: @unchecked Sendable {
 
     /// The request.
     public let fetchRequest: AsynchronousFetchRequest
-    /// The progress: ``Foundation/Progress/totalUnitCount`` is the number of objects matched
-    /// (`-1` until known), ``Foundation/Progress/completedUnitCount`` those loaded so far.
-    /// Cancelling it cancels the fetch.
+    /// The progress: `totalUnitCount` is the number of objects matched (`-1` until known),
+    /// `completedUnitCount` those loaded so far. Cancelling it cancels the fetch.
     public let progress: Progress
     /// The context the fetch runs in.
     public private(set) weak var managedObjectContext: ManagedObjectContext?
@@ -85,7 +84,7 @@ extension ManagedObjectContext {
     /// Starts an asynchronous fetch on the context's queue and returns at once (Core Data's
     /// `execute(_:)` of an `NSAsynchronousFetchRequest`).
     ///
-    /// The fetch runs as work scheduled with ``perform(_:)-(()->Void)``, so the context must not be
+    /// The fetch runs as work scheduled with `perform(_:)`, so the context must not be
     /// used from another thread until it ends (join it with ``performAndWait(_:)``).
     ///
     /// - Throws: ``StoreError/Code/invalidRequest`` when the request's entity is not in the model;
