@@ -28,7 +28,7 @@ public enum ConformanceSuite {
     /// Every case.
     public static var cases: [ConformanceCase] {
         crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases + saveCases
-            + raceCases + shapeCases + compositeCases + fetchOptionCases + groupedCases
+            + raceCases + shapeCases + compositeCases + fetchOptionCases + groupedCases + derivationCases
     }
 
     /// A seeded store in a fresh directory, and a fresh context on it.

@@ -122,6 +122,19 @@ struct CodegenTests {
         #expect(byName["ModelClasses.swift"]?.contains("\"SportsCar\": SportsCar.self,") == true)
     }
 
+    @Test("a derived attribute becomes a read-only property and a fetched property a throwing method")
+    func derivedAndFetched() throws {
+        let files = CodeGenerator.generate(DerivedModel.model)
+        let byName = Dictionary(uniqueKeysWithValues: files.map { ($0.name, $0.contents) })
+        let department = try #require(byName["Department.swift"])
+        #expect(department.contains("computed at save from `employees.@count`."))
+        #expect(department.contains("public var headcount: Int64? { value(forKey: \"headcount\", as: Int64.self) }"))
+        #expect(!department.contains("@ManagedAttribute(\"headcount\")"), "no setter for a derived attribute")
+        #expect(department.contains("public func managers() throws -> [Employee] {"))
+        #expect(department.contains("try fetchedObjects(forKey: \"managers\").compactMap { $0 as? Employee }"))
+        #expect(department.contains("@ManagedAttribute(\"name\") public var name: String\n"))
+    }
+
     @Test("a composite becomes a nested struct and a property reading its elements by key path")
     func composites() throws {
         let files = Dictionary(uniqueKeysWithValues: CodeGenerator.generate(CompositeModel.model).map { ($0.name, $0.contents) })
@@ -216,7 +229,7 @@ struct CodegenTests {
         let directory = try TemporaryDirectory(prefix: "strata-codegen")
         var targets: [String] = []
         let models = try corpusModelFiles().map { try ManagedObjectModel(contentsOf: $0) }
-            + [try awkwardNamesModel(), CompositeModel.model, try awkwardCompositeModel()]
+            + [try awkwardNamesModel(), CompositeModel.model, try awkwardCompositeModel(), DerivedModel.model]
         for (index, model) in models.enumerated() {
             let name = "Model\(index)"
             let folder = directory.url.appendingPathComponent("Sources/\(name)")
@@ -244,6 +257,15 @@ struct CodegenTests {
                     }
                     """
                 try Data(composites.utf8).write(to: folder.appendingPathComponent("UseComposites.swift"))
+            }
+            if model === DerivedModel.model {
+                let derived = """
+                    import Strata
+                    func useDerived(_ department: Department) throws -> (Int64?, [Employee], String?) {
+                        (department.headcount, try department.managers(), try department.namesakes().first?.departmentName)
+                    }
+                    """
+                try Data(derived.utf8).write(to: folder.appendingPathComponent("UseDerived.swift"))
             }
             targets.append(name)
         }

@@ -7,6 +7,7 @@ extension ManagedObjectContext {
     public func rollback() {
         checkConfinement("rollback()")
         for object in insertedObjects_.values {
+            fetchedPropertyResults[ObjectIdentifier(object)] = nil
             unregister(object)
             object.inserted = false
             object.deleted = false
@@ -53,6 +54,7 @@ extension ManagedObjectContext {
         assignedStores = [:]
         crossStoreLinks = []
         faultBatches = [:]
+        fetchedPropertyResults = [:]
         accessFailures = nil
         coordinator.rowCache.unpin(pins)
         pendingPins = []
@@ -66,11 +68,14 @@ extension ManagedObjectContext {
     /// read, the object becomes a fault without a saved row (its next access reads the store) and
     /// the error is kept in ``accessFailure``.
     ///
+    /// Fetched properties of the object are fetched again when next read.
+    ///
     /// - Parameter mergeChanges: When `false`, unsaved changes are dropped and the object becomes a
     ///   fault that reloads on next access. When `true`, the latest saved values are loaded and the
     ///   object's own unsaved changes are applied on top.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         checkConfinement("refresh(_:mergeChanges:)", of: object)
+        fetchedPropertyResults[ObjectIdentifier(object)] = nil  // fetched properties are evaluated again on next read
         drainMerges()
         guard object.isIn(self), !object.inserted, object.isAccessible,
             parent != nil || object.objectID.persistentStore != nil

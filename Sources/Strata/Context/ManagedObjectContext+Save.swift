@@ -56,6 +56,8 @@ extension ManagedObjectContext {
         }
         try applyDeleteRules()
         try throwAccessFailure()
+        try computeDerivedAttributes()
+        try throwAccessFailure()  // a relationship or fault the derivations read could not be loaded
         try validateChanges()
 
         // Usually every listed insert is saved as it is: then the list itself serves.

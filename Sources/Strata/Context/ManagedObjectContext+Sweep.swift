@@ -30,6 +30,7 @@ extension ManagedObjectContext {
             if let key = object.pinnedKey { unpinned.append(key) }
             object.pinnedKey = nil
             faultBatches[ObjectIdentifier(object)] = nil
+            fetchedPropertyResults[ObjectIdentifier(object)] = nil
             object.context = nil
         }
         if !unpinned.isEmpty { coordinator.rowCache.unpin(unpinned) }

@@ -64,6 +64,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The store each entity's inserts go to, worked out once per save.
     @exclusivity(unchecked) var defaultStores: [Int32: PersistentStore] = [:]
     var faultBatches: [ObjectIdentifier: FaultBatch] = [:]
+    /// Results of fetched properties read so far, by object (ManagedObject+FetchedProperties.swift);
+    /// kept here rather than on objects, which stay small.
+    var fetchedPropertyResults: [ObjectIdentifier: FetchedPropertyResults] = [:]
     /// Registered objects whose rows are waiting to be pinned in the row cache (see ``flushPins()``).
     @exclusivity(unchecked) var pendingPins: [ManagedObject] = []
     /// How a save resolves conflicts (Core Data's `mergePolicy`); ``MergePolicy/error`` by default.
@@ -385,6 +388,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if let key = object.pinnedKey { coordinator.rowCache.unpin([key]) }
         object.pinnedKey = nil
         faultBatches[ObjectIdentifier(object)] = nil
+        fetchedPropertyResults[ObjectIdentifier(object)] = nil
         insertedObjects_.remove(object)
         updatedObjects_.remove(object)
         deletedObjects_.remove(object)

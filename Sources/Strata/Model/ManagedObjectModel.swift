@@ -32,6 +32,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
     /// built in Swift. See ``ModelWarning``.
     public let loadWarnings: [ModelWarning]
     private let entitiesByLowercasedName: [String: EntityDescription]
+    /// Whether some entity has a derived attribute (saves compute them only then).
+    let hasDerivedAttributes: Bool
 
     /// Builds and checks a model.
     ///
@@ -80,6 +82,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         self.userInfo = userInfo
         self.loadWarnings = loadWarnings
         self.versionHash = VersionHasher.modelHash(resolved)
+        self.hasDerivedAttributes = resolved.contains { $0.attributes.contains(where: \.isDerived) }
+        try checkDerivations()
     }
 
     /// The entity named `name`, or `nil`.

@@ -7,6 +7,7 @@ extension ManagedObject {
     /// to-many as `[ManagedObject]`. A composite attribute reads as `[String: Any]` keyed by
     /// element name (nested composites as nested dictionaries, `nil` elements left out), or `nil`
     /// when every element is `nil`; an element reads by its key path (`"location.latitude"`).
+    /// A fetched property reads as `[ManagedObject]` (see ``fetchedObjects(forKey:)``).
     /// Fires the fault if needed.
     ///
     /// Misuse (an unknown key) stops the program with a message, as Core Data raises; use
@@ -14,6 +15,7 @@ extension ManagedObject {
     public func value(forKey key: String) -> Any? {
         guard let slot = entity.index(ofProperty: key) else {
             if let composite = entity.compositesByKeyPath[key] { return compositeValue(composite) }
+            if fetchedPropertyDescription(named: key) != nil { return fetchedObjectsRecording(key) }
             // Misuse no valid program commits: asking an object for a key its entity lacks.
             preconditionFailure("\(unknownKey(key))")
         }

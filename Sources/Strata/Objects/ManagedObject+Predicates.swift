@@ -5,6 +5,7 @@ extension ManagedObject: PredicateEvaluable {
     public func keyValue(forKey key: String) throws -> KeyValue {
         guard let slot = entity.index(ofProperty: key) else {
             guard let composite = entity.compositesByKeyPath[key] else {
+                if fetchedPropertyDescription(named: key) != nil { return .objects(try fetchedObjects(forKey: key)) }
                 throw FetchPredicateError.unknownKey(key, entity: entity.name)
             }
             fireFault()

@@ -194,7 +194,7 @@ struct PredicateValidator {
             let shapes = try arguments.map(shape)
             switch name {
             case "now": return .attribute(.date, many: false)
-            case "uppercase:", "lowercase:": return .attribute(.string, many: false)
+            case "uppercase:", "lowercase:", "canonical:": return .attribute(.string, many: false)
             case "castObject:toType:":
                 if case .constant(.string(let type)) = shapes.last {
                     switch type {

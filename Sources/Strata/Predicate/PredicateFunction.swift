@@ -1,7 +1,9 @@
 /// The functions of `NSExpression` a predicate can call, by selector name.
 ///
 /// In a format string a function is written `name:(arguments)` (`lowercase:(name)`,
-/// `modulus:by:(a, 3)`, `now()`); the bare form `lowercase(name)` is accepted too. Arithmetic
+/// `modulus:by:(a, 3)`, `now()`); the bare form `lowercase(name)` is accepted too. `canonical:` is
+/// Core Data's canonical form of a string (derived attributes): lowercased, diacritics removed,
+/// in normalization form KC, as `==[cd]` compares. Arithmetic
 /// operators are functions: `a + b` is `add:to:`, `a - b` is `from:subtract:`, `a * b` is
 /// `multiply:by:`, `a / b` is `divide:by:`, `a ** b` is `raise:toPower:`; a unary minus `-x` is
 /// `from:subtract:(0, x)`. `CAST(x, "NSDate")` is `castObject:toType:`.
@@ -11,7 +13,7 @@ public enum PredicateFunction {
         "sum:": 1, "count:": 1, "min:": 1, "max:": 1, "average:": 1, "median:": 1, "mode:": 1, "stddev:": 1,
         "add:to:": 2, "from:subtract:": 2, "multiply:by:": 2, "divide:by:": 2, "modulus:by:": 2,
         "sqrt:": 1, "log:": 1, "ln:": 1, "raise:toPower:": 2, "exp:": 1, "ceiling:": 1, "floor:": 1, "abs:": 1,
-        "trunc:": 1, "uppercase:": 1, "lowercase:": 1, "random": 0, "random:": 1, "now": 0,
+        "trunc:": 1, "uppercase:": 1, "lowercase:": 1, "canonical:": 1, "random": 0, "random:": 1, "now": 0,
         "bitwiseAnd:with:": 2, "bitwiseOr:with:": 2, "bitwiseXor:with:": 2, "leftshift:by:": 2,
         "rightshift:by:": 2, "onesComplement:": 1, "noindex:": 1, "castObject:toType:": 2,
     ]

@@ -35,6 +35,11 @@ enum PredicateFunctionEvaluation {
                 throw FetchPredicateError(.typeMismatch, "\(name) needs a string, found \(values[0].kindName.withArticle)")
             }
             return .value(.string(name == "uppercase:" ? s.uppercased() : s.lowercased()))
+        case "canonical:":
+            guard case .string(let s) = values[0] else {
+                throw FetchPredicateError(.typeMismatch, "\(name) needs a string, found \(values[0].kindName.withArticle)")
+            }
+            return .value(.string(PredicateStringMatching.prepared(s, [.caseInsensitive, .diacriticInsensitive]).lowercased()))
         case "add:to:", "from:subtract:":
             if let dated = try dateArithmetic(name, values[0], values[1]) { return .value(dated) }
         default: break

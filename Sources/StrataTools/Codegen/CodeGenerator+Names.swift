@@ -74,6 +74,8 @@ extension CodeGenerator {
     struct Members {
         /// Property name → Swift declaration name (backticked when a keyword).
         var properties: [String: String] = [:]
+        /// Fetched property name → Swift declaration name.
+        var fetched: [String: String] = [:]
         /// To-many relationship name → (add method, remove method) base names.
         var accessors: [String: (add: String, remove: String)] = [:]
         /// Composite attribute name → the name of its nested struct; attributes with the same
@@ -124,6 +126,12 @@ extension CodeGenerator {
                     let suffix = name.prefix(1).uppercased() + name.dropFirst()
                     members.accessors[property.name] = (unique("addTo" + suffix), unique("removeFrom" + suffix))
                 }
+            }
+            for fetched in entity.fetchedProperties {
+                var name = sanitized(fetched.name)
+                if reservedMembers.contains(name) || typeNames.contains(name) || classes.contains(name) { name += "Value" }
+                name = unique(name)
+                members.fetched[fetched.name] = keywords.contains(name) ? "`\(name)`" : name
             }
             taken[entity.name] = used
             result[entity.name] = members

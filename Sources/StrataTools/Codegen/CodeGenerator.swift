@@ -105,6 +105,15 @@ public enum CodeGenerator {
             case .attribute(let attribute) where attribute.isComposite:
                 // Every own composite has a struct name (members).
                 out += compositeProperty(attribute, swiftName: swiftName, typeName: members.types[attribute.name]!)
+            case .attribute(let attribute) where attribute.isDerived:
+                // Derived: computed by every save, so read-only here (a value set by hand would be replaced).
+                let expression = commentText(attribute.derivationExpression ?? "")
+                out += "    /// Derived attribute `\(commentText(attribute.name))` (\(attribute.type.xcodeName)), computed at save from `\(expression)`.\n"
+                if let type = swiftType(attribute.type) {
+                    out += "    public var \(swiftName): \(type)? { value(forKey: \(literal(attribute.name)), as: \(type).self) }\n"
+                } else {
+                    out += "    public var \(swiftName): Any? { self[\(literal(attribute.name))] }\n"
+                }
             case .attribute(let attribute):
                 out += "    /// Attribute `\(commentText(attribute.name))` (\(attribute.type.xcodeName)\(attribute.isOptional ? ", optional" : "")\(attribute.isTransient ? ", transient" : "")).\n"
                 if let type = swiftType(attribute.type) {
@@ -133,6 +142,15 @@ public enum CodeGenerator {
                 out += "    public func \(accessors.remove)(_ object: \(destination)) {\n"
                 out += "        removeObject(object, fromRelationship: \(literal(relationship.name)))\n    }\n"
             }
+        }
+        for fetched in entity.fetchedProperties {
+            let swiftName = members.fetched[fetched.name]!  // every own fetched property has a member name
+            let destination = classNames[fetched.entityName] ?? "ManagedObject"
+            let predicate = fetched.predicateFormat.isEmpty ? "" : " where `\(commentText(fetched.predicateFormat))`"
+            out += "\n    /// Fetched property `\(commentText(fetched.name))`: \(destination) objects\(predicate), fetched on first read\n"
+            out += "    /// and kept until the context refreshes this object. Throws the fetch's error.\n"
+            out += "    public func \(swiftName)() throws -> [\(destination)] {\n"
+            out += "        try fetchedObjects(forKey: \(literal(fetched.name))).compactMap { $0 as? \(destination) }\n    }\n"
         }
         for (typeName, attribute) in members.structs {
             out += "\n" + compositeStruct(attribute, typeName: typeName, outerNames: [], indent: "    ")
