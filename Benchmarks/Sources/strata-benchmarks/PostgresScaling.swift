@@ -46,11 +46,20 @@ enum PostgresScaling {
         var previous: ManagedObject?
         var context = ManagedObjectContext(coordinator: coordinator)
         var id = Int64(getpid()) * 1_000_000
-        // Untimed warm-up: connections, prepared statements, the server's caches.
-        for _ in 0..<warmUpSaves {
+        func newItem(in context: ManagedObjectContext) throws -> ManagedObject {
             id += 1
             let item = try context.insertNewObject(forEntityName: "Item")
             item["id"] = id
+            item["name"] = "writer-\(id)"
+            item["email"] = "w\(id)@example.com"
+            item["age"] = Int32(18 + id % 100)
+            item["score"] = Double(id % 1000) / 10
+            item["created"] = Date(timeIntervalSinceReferenceDate: Double(id))
+            return item
+        }
+        // Untimed warm-up: connections, prepared statements, the server's caches.
+        for _ in 0..<warmUpSaves {
+            _ = try newItem(in: context)
             try context.save()
         }
         let start = Date().timeIntervalSince1970
@@ -61,17 +70,7 @@ enum PostgresScaling {
                 previous = nil
             }
             var last: ManagedObject?
-            for _ in 0..<insertsPerSave {
-                id += 1
-                let item = try context.insertNewObject(forEntityName: "Item")
-                item["id"] = id
-                item["name"] = "writer-\(id)"
-                item["email"] = "w\(id)@example.com"
-                item["age"] = Int32(18 + id % 100)
-                item["score"] = Double(id % 1000) / 10
-                item["created"] = Date(timeIntervalSinceReferenceDate: Double(id))
-                last = item
-            }
+            for _ in 0..<insertsPerSave { last = try newItem(in: context) }
             if let previous { previous["score"] = (previous["score"] as Double? ?? 0) + 1 }
             try context.save()
             previous = last
