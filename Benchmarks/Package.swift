@@ -22,12 +22,15 @@ let package = Package(
         .systemLibrary(
             name: "CLibXML2Bench", path: "Sources/CLibXML2Bench", pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]),
-        // The peers: raw SQLite, raw LMDB and GRDB, behind the same BenchContender protocol as Strata;
+        // libpq, the raw PostgreSQL baseline (the driver's module is CLibPQ).
+        .systemLibrary(
+            name: "CLibPQBench", path: "Sources/CLibPQBench", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // The peers: raw SQLite, raw LMDB, raw libpq and GRDB, behind the same BenchContender protocol as Strata;
         // and the XML section (libxml2's reader, write + fsync, memory at rest).
         .target(
             name: "BenchPeers",
             dependencies: [
-                "CSQLiteBench", "CLMDBBench", "CLibXML2Bench",
+                "CSQLiteBench", "CLMDBBench", "CLibXML2Bench", "CLibPQBench",
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataTools", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -35,7 +38,11 @@ let package = Package(
             path: "Sources/BenchPeers"),
         .executableTarget(
             name: "strata-benchmarks",
-            dependencies: ["BenchPeers", .product(name: "StrataTools", package: "Strata")],
+            dependencies: [
+                "BenchPeers", .product(name: "StrataTools", package: "Strata"),
+                .product(name: "StrataTesting", package: "Strata"), .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataPostgreSQL", package: "Strata"),
+            ],
             path: "Sources/strata-benchmarks"),
     ],
     swiftLanguageModes: [.v6]

@@ -55,15 +55,17 @@ public final class PostgreSQLTestServer: Sendable {
 
     /// Starts a server of its own (stop it with ``stop()``).
     ///
-    /// - Parameter durable: `true` for PostgreSQL's default durability (benchmarks); `false` turns
-    ///   `fsync` and `synchronous_commit` off, which tests do not need.
-    public init(durable: Bool = false) throws {
+    /// - Parameters:
+    ///   - durable: `true` for PostgreSQL's default durability (benchmarks); `false` turns `fsync`
+    ///     and `synchronous_commit` off, which tests do not need.
+    ///   - settings: more `postgresql.conf` lines (`"autovacuum = off"`).
+    public init(durable: Bool = false, settings extra: [String] = []) throws {
         let runAs = try Self.serverUser()
         // As root the server's user must reach the directory: /tmp, whatever TMPDIR says.
         let base = runAs == nil ? FileManager.default.temporaryDirectory : URL(fileURLWithPath: "/tmp")
         let programs = Programs(
             binaries: try Self.findBinaries(), runAs: runAs,
-            directory: base.appendingPathComponent("strata-pg-\(UUID().uuidString)"), isDurable: durable)
+            directory: base.appendingPathComponent("strata-pg-\(UUID().uuidString)"), isDurable: durable, settings: extra)
         self.programs = programs
         let directory = programs.directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -222,6 +224,7 @@ private struct Programs: Sendable {
     let runAs: String?
     let directory: URL
     let isDurable: Bool
+    let settings: [String]
     var user: String { Self.superuser }
 
     var dataDirectory: URL { directory.appendingPathComponent("data") }
@@ -239,6 +242,7 @@ private struct Programs: Sendable {
             "shared_buffers = 64MB", "log_min_messages = warning",
         ]
         if !isDurable { settings += ["fsync = off", "synchronous_commit = off", "full_page_writes = off"] }
+        settings += self.settings
         let conf = dataDirectory.appendingPathComponent("postgresql.conf")
         let existing = try String(contentsOf: conf, encoding: .utf8)
         try (existing + "\n# strata test server\n" + settings.joined(separator: "\n") + "\n").write(to: conf, atomically: false, encoding: .utf8)

@@ -136,6 +136,31 @@ struct PostgreSQLStoreTests {
         #expect(heard.withLock { $0.count } == 1)
     }
 
+    @Test("fetches through the row cache return current rows whether all, some or most rows changed elsewhere")
+    func cachedFetches() throws {
+        let (mine, _, url) = try Self.store("cachedfetch", seeded: true)
+        let theirs = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        try theirs.addPersistentStore(type: .postgreSQL, at: url)
+        func ages(_ coordinator: PersistentStoreCoordinator, where format: String = "TRUEPREDICATE") throws -> [Int] {
+            let request = FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: format), sortKeys: [SortKey("name")])
+            return try ManagedObjectContext(coordinator: coordinator).fetch(request).map { $0["age"] as? Int ?? -1 }
+        }
+        func change(_ count: Int, by amount: Int) throws {
+            let context = ManagedObjectContext(coordinator: theirs)
+            let request = FetchRequest(entityName: "Employee", sortKeys: [SortKey("name")])
+            for employee in try context.fetch(request).prefix(count) { employee["age"] = (employee["age"] as? Int ?? 0) + amount }
+            try context.save()
+        }
+        let before = try ages(mine)
+        #expect(try ages(mine) == before, "every row from the cache")
+        for (count, amount) in [(1, 100), (12, 1_000), (3, 7)] {
+            try change(count, by: amount)
+            // Whether or not the notification has arrived yet, the versions tell what is stale.
+            #expect(try ages(mine) == ages(theirs), "\(count) changed")
+            #expect(try ages(mine, where: "age > 50") == ages(theirs, where: "age > 50"))
+        }
+    }
+
     @Test("primary keys are never handed out twice: across coordinators at once, and after a reopen")
     func keys() throws {
         let (first, store, url) = try Self.store("keys")

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTesting
 import StrataTools
 import Testing
 
@@ -9,6 +10,7 @@ struct DriverBenchTests {
 
     @Test("the driver-level contender runs every workload on every driver with the dataset's answers", arguments: DriverKind.allCases)
     func everyWorkloadOnEveryDriver(kind: DriverKind) throws {
+        if kind == .postgres { DriverKind.usePostgresServer(try PostgreSQLTestServer.shared().url(schema: "public")) }
         let contender = try #require(try DriverBenchContender(kind: kind))
         #expect(contender.id == "driver-\(kind.rawValue)")
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("driver-bench-\(UUID().uuidString)")
@@ -34,6 +36,14 @@ struct DriverBenchTests {
         #expect(result.measurement(.lookupCold)?.checksum == dataset.expectedLookups.checksum)
         #expect(result.measurement(.filtered)?.checksum == dataset.expectedFiltered.checksum)
         #expect(result.measurement(.graphPrefetch)?.checksum == dataset.expectedGraphWalk.checksum)
+    }
+
+    @Test("strata bench runs PostgreSQL on the server it is given, and skips it with the reason without one")
+    func postgresBench() throws {
+        DriverKind.usePostgresServer(try PostgreSQLTestServer.shared().url(schema: "public"))
+        let report = try StrataBench.run(drivers: [.postgres], rows: Self.rows, rounds: 1)
+        #expect(report.contenders.map(\.id) == ["strata-postgres"])
+        #expect(Set(report.contenders.first?.measurements.map(\.workload) ?? []) == Set(BenchWorkload.allCases))
     }
 
     @Test("the driver-level contender's store holds the updated rows after W5 when reopened")

@@ -86,6 +86,48 @@ struct PostgreSQLToolsTests {
         #expect(!missing.stderr.contains(Self.password))
     }
 
+    @Test("a predicate corpus kept in a file outside the project, queried on PostgreSQL through strata query, gives the in-memory evaluator's answers")
+    func predicateCorpusThroughTheCLI() throws {
+        // The corpus as a user keeps it: a file of its own (entity, tab, predicate), read back line by line.
+        let directory = try TemporaryDirectory(prefix: "pg-predicates")
+        let file = directory.file("predicates.tsv")
+        try PredicateCorpus.entries.map { "\($0.entity)\t\($0.format)" }.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == PredicateCorpus.entries.count)
+        let memory = try seededMemoryStore()
+        let server = try postgresLocation("predicates")
+        #expect(try StoreConverter.convert(from: memory, to: server).isVerified)
+        let url = try #require(server.url).absoluteString
+        let (stack, _) = try StoreOpener.attach(memory, model: ConformanceModel.model, readOnly: true)
+        var compared = 0
+        for line in lines {
+            let parts = line.split(separator: "\t", maxSplits: 1).map(String.init)
+            try #require(parts.count == 2, "\(line)")
+            let (entity, format) = (parts[0], parts[1])
+            // The evaluator's answer: every object of the entity, filtered in Swift. The copy keeps
+            // keys and the store UUID, so object URIs are the same on both stores.
+            let predicate = try FetchPredicate(format: format)
+            // The context outlives the evaluation, which follows relationships through it.
+            let context = ManagedObjectContext(coordinator: stack)
+            let all = try context.fetch(FetchRequest(entityName: entity))
+            let expected = Set(try all.filter { try predicate.evaluate(with: $0) }.map { $0.objectID.uriRepresentation().absoluteString })
+            // `--where=P`: a predicate may start with `-` (`-age < -50`).
+            let result = try runStrata(["query", url, "--entity", entity, "--where=\(format)", "--format", "json"])
+            #expect(result.status == 0, "\(entity) [\(format)]: \(result.stderr)")
+            guard result.status == 0, case .array(let rows) = try parseJSON(result.stdout) else { continue }
+            let ids = rows.compactMap { row -> String? in
+                guard case .object(let fields) = row, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { return nil }
+                return id
+            }
+            #expect(ids.count == rows.count && Set(ids) == expected && ids.count == expected.count, "\(entity) [\(format)]: \(ids.count) rows, expected \(expected.count)")
+            let counted = try runStrata(["query", url, "--entity", entity, "--where=\(format)", "--count", "--format", "json"])
+            #expect(try parseJSON(counted.stdout) == .object([("count", .number(String(expected.count)))]),
+                    "\(entity) [\(format)] --count: \(counted.stdout)\(counted.stderr)")
+            compared += 1
+        }
+        #expect(compared == PredicateCorpus.entries.count)
+    }
+
     @Test("Apple-written SQLite stores convert into PostgreSQL with exact counts, and queries agree", .needsCorpus,
         arguments: ["SampleModel_V1.sqlite", "SampleModel_V2.sqlite", "SampleModel2_V1.sqlite", "SampleModel3_V1.sqlite", "test_data_ios_NoteStore.sqlite",
             "test_data_ios_Accounts3.sqlite", "test_data_ios_kik.sqlite", "Recipes.sqlite", "test_data_macos_knowledgec-10.13.db"])

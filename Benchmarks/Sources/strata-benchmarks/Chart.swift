@@ -8,6 +8,7 @@ enum Chart {
         "strata-memory": "#1f77b4", "strata-sqlite": "#2ca02c", "strata-xml": "#9467bd", "strata-lmdb": "#17becf",
         "driver-memory": "#aec7e8", "driver-sqlite": "#98df8a", "driver-xml": "#c5b0d5", "driver-lmdb": "#9edae5",
         "sqlite-c": "#ff7f0e", "lmdb-c": "#d62728", "grdb": "#8c564b",
+        "strata-postgres": "#3a7d44", "driver-postgres": "#9cc5a1", "libpq-c": "#e377c2",
     ]
 
     static func svg(_ report: BenchReport, machine: Machine) -> String {

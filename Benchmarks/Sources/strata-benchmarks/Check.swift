@@ -15,7 +15,10 @@ struct CheckResult: Codable {
 /// The targets of ../shared/DESIGN.md "Performance shape" and issues 4, 5 and 6, as ratios of
 /// medians measured in one run.
 enum Check {
-    static func evaluate(_ report: BenchReport, xml: XMLSectionResult? = nil, contexts: ContextSectionResult? = nil) -> [CheckResult] {
+    static func evaluate(
+        _ report: BenchReport, xml: XMLSectionResult? = nil, contexts: ContextSectionResult? = nil,
+        scaling: PostgresScaling.Result? = nil
+    ) -> [CheckResult] {
         var results: [CheckResult] = []
         let n = report.rows
         func median(_ id: String, _ w: BenchWorkload) -> Double? { report.contender(id)?.measurement(w)?.medianMs }
@@ -90,6 +93,23 @@ enum Check {
         for w in workloads {
             ratio("issue 4 (information)", "SQLite driver against the C API on \(w.rawValue) (driver level)", "driver-sqlite",
                   "sqlite-c", w, limit: 2, info: true)
+        }
+        for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .lookupWarm, .update, .delete] {
+            ratio("issue 21", "PostgreSQL: Strata within 1.5x of raw libpq on \(w.rawValue)", "strata-postgres", "libpq-c", w, limit: 1.5)
+        }
+        for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete, .saveFew] {
+            ratio("issue 21 (information)", "PostgreSQL driver against raw libpq on \(w.rawValue) (driver level)", "driver-postgres",
+                  "libpq-c", w, limit: 1.5, info: true)
+        }
+        ratio("issue 21 (information)", "PostgreSQL: Strata against raw libpq on W4 (filter and sort)", "strata-postgres", "libpq-c",
+              .filtered, limit: 1.5, info: true)
+        if let scaling {
+            let figures = scaling.points.map { String(format: "%d writer%@: %.0f saves/s", $0.writers, $0.writers == 1 ? "" : "s", $0.savesPerSecond) }
+            results.append(.init(source: "issue 21", target: "PostgreSQL: throughput with 1, 2 and 4 writer processes (charted)",
+                                 status: .info, figure: figures.joined(separator: ", ")))
+        } else {
+            results.append(.init(source: "issue 21", target: "PostgreSQL: throughput with 1, 2 and 4 writer processes (charted)",
+                                 status: .notMeasured, figure: "the scaling run did not run (it runs with strata-postgres)"))
         }
         results += xmlTargets(xml)
         results += contextTargets(contexts)

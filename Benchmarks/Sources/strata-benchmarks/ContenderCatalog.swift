@@ -8,7 +8,7 @@ enum ContenderCatalog {
     static let strata = DriverKind.allCases.map { "strata-\($0.rawValue)" }
     /// Each driver called through the driver protocol directly (``DriverBenchContender``).
     static let driverLevel = DriverKind.allCases.map { "driver-\($0.rawValue)" }
-    static let peers = ["sqlite-c", "lmdb-c", "grdb"]
+    static let peers = ["sqlite-c", "lmdb-c", "libpq-c", "grdb"]
     static let all = strata + driverLevel + peers
 
     /// The driver of a `strata-…` or `driver-…` contender.
@@ -23,16 +23,18 @@ enum ContenderCatalog {
 
     /// Why `id` cannot run in this build, or `nil` when it can.
     static func unavailableReason(_ id: String) -> String? {
-        guard let kind = kind(id) else { return nil }
-        return kind.storeType == nil
-            ? "the \(kind.storeTypeName) driver is not linked into this build (store type '\(kind.storeTypeName)' is not registered)"
-            : nil
+        if id == "libpq-c", DriverKind.postgresServer == nil { return DriverKind.postgres.unavailableReason }
+        return kind(id)?.unavailableReason
     }
+
+    /// Whether `id` needs the PostgreSQL server the run starts.
+    static func needsPostgres(_ id: String) -> Bool { id == "libpq-c" || kind(id) == .postgres }
 
     static func make(_ id: String) throws -> any BenchContender {
         switch id {
         case "sqlite-c": return SQLiteCContender()
         case "lmdb-c": return LMDBCContender()
+        case "libpq-c": return LibPQCContender()
         case "grdb": return GRDBContender()
         default:
             let contender: (any BenchContender)? =

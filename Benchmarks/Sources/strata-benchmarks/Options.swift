@@ -18,6 +18,11 @@ struct Options {
     var store: URL?
     /// Run the contexts section (issue 18) too.
     var contexts = false
+    /// A PostgreSQL writer child's store and saves (the scaling run).
+    var writerURL: URL?
+    var writerSaves = 0
+    /// Saves per writer process in the PostgreSQL scaling run.
+    var scalingSaves = 200
 
     static let usage = """
         usage: strata-benchmarks [--rows N] [--rounds R] [--passes P] [--contenders a,b,…] [--out DIR] [--check]
@@ -35,8 +40,14 @@ struct Options {
           --contexts       also run the contexts section (issue 18: child saves, merges, DataAccess,
                            a view context's memory over 100 fetch-and-drop cycles), on SQLite
 
+          --scaling-saves N saves per writer process in the PostgreSQL scaling run (default 200)
+
         The XML section (issue 5: open and save against libxml2's reader and write + fsync, memory
         per object at rest) runs when strata-xml or driver-xml is among the contenders.
+        PostgreSQL contenders (strata-postgres, driver-postgres, libpq-c) run on a throwaway server
+        the run starts (initdb and pg_ctl, durable defaults, a free loopback port), or on the server
+        STRATA_BENCH_POSTGRES names; with strata-postgres, the scaling run (1, 2 and 4 writer
+        processes) follows.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -73,6 +84,13 @@ struct Options {
             case "--in-process": options.inProcess = true
             case "--contexts": options.contexts = true
             case "--store": options.store = URL(fileURLWithPath: try value(arg))
+            case "--writer-url": options.writerURL = URL(string: try value(arg))
+            case "--writer-saves":
+                guard let n = Int(try value(arg)), n > 0 else { throw BenchError("--writer-saves must be a positive number") }
+                options.writerSaves = n
+            case "--scaling-saves":
+                guard let n = Int(try value(arg)), (1...100_000).contains(n) else { throw BenchError("--scaling-saves must be 1…100000") }
+                options.scalingSaves = n
             case "-h", "--help": throw BenchError(usage)
             default: throw BenchError("unknown option '\(arg)'\n\(usage)")
             }

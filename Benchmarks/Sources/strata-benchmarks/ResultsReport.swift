@@ -9,6 +9,7 @@ enum ResultsReport {
         switch engine {
         case "sqlite": "sqlite-c"
         case "lmdb": "lmdb-c"
+        case "postgres": "libpq-c"
         default: nil
         }
     }

@@ -1,5 +1,6 @@
 import BenchPeers
 import Foundation
+import StrataTesting
 import StrataTools
 
 // strata-benchmarks: Strata on every linked driver against raw SQLite, raw LMDB and GRDB.
@@ -22,6 +23,11 @@ do {
 
 if let child = options.child {
     do {
+        if child == PostgresScaling.child {
+            guard let url = options.writerURL else { fail("\(child) needs --writer-url", status: 64) }
+            try PostgresScaling.runWriter(url: url, saves: options.writerSaves)
+            exit(0)
+        }
         try ChildProcess.runChild(child, options: options)
         exit(0)
     } catch {
@@ -38,6 +44,8 @@ struct SavedResults: Codable {
     var xml: XMLSectionResult?
     /// The contexts section (issue 18), when it ran.
     var contexts: ContextSectionResult?
+    /// The PostgreSQL scaling run (issue 21), when it ran.
+    var scaling: PostgresScaling.Result?
 }
 
 func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
@@ -48,8 +56,14 @@ func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
     let checksObject = try JSONSerialization.jsonObject(with: encoder.encode(checks))
     let json = try saved.report.flatJSON(extra: ["full": savedObject, "checks": checksObject])
     try json.write(to: options.output.appendingPathComponent("results.json"), atomically: true, encoding: .utf8)
-    let markdown = ResultsReport.markdown(
+    var markdown = ResultsReport.markdown(
         saved.report, machine: saved.machine, baseline: saved.baseline, xml: saved.xml, checks: checks)
+    if let scaling = saved.scaling {
+        markdown += "\n" + PostgresScaling.markdown(scaling) + "\n"
+        try PostgresScaling.svg(scaling, machine: saved.machine).write(
+            to: options.output.appendingPathComponent("postgres-scaling.svg"), atomically: true, encoding: .utf8)
+        _ = renderPNG(options.output.appendingPathComponent("postgres-scaling.svg"))
+    }
     try markdown.write(to: options.output.appendingPathComponent("results.md"), atomically: true, encoding: .utf8)
     try Chart.svg(saved.report, machine: saved.machine).write(
         to: options.output.appendingPathComponent("chart.svg"), atomically: true, encoding: .utf8)
@@ -88,7 +102,7 @@ if let file = options.checkFile {
             fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
         }
         let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
-        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts))
+        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling))
     } catch {
         fail("cannot read \(file.path): \(error)", status: 1)
     }
@@ -108,6 +122,24 @@ func runXMLSection() throws -> XMLSectionResult {
         result.memoryBytesPerObject = try ChildProcess.bytesPerObject(ChildProcess.memoryAtRest, store: nil, options: options)
     }
     return result
+}
+
+/// The throwaway PostgreSQL server of this run, stopped at exit.
+/// `nonisolated(unsafe)`: written once below, before any thread or exit handler reads it.
+nonisolated(unsafe) var postgresServer: PostgreSQLTestServer?
+if options.contenders.contains(where: ContenderCatalog.needsPostgres), DriverKind.postgresServer == nil {
+    log("starting a throwaway PostgreSQL server (server defaults: fsync=on, synchronous_commit=on; autovacuum off)")
+    do {
+        // Autovacuum off: its run after a contender's 100,000 inserts would land on whichever
+        // workload comes next, faster contenders' sooner.
+        let server = try PostgreSQLTestServer(durable: true, settings: ["autovacuum = off"])
+        postgresServer = server
+        // Children inherit it through the environment.
+        setenv(DriverKind.postgresServerVariable, server.url(schema: "public").absoluteString, 1)
+        atexit { postgresServer?.stop() }
+    } catch {
+        log("PostgreSQL contenders will be skipped: \(error)")
+    }
 }
 
 var report = BenchReport(rows: options.rows, rounds: options.rounds * options.passes)
@@ -158,8 +190,15 @@ do {
         defer { try? FileManager.default.removeItem(at: work) }
         contexts = try ContextSection.run(rows: options.rows, rounds: options.rounds, in: work)
     }
-    let checks = Check.evaluate(report, xml: xml, contexts: contexts)
-    try writeOutputs(SavedResults(machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts), checks: checks)
+    var scaling: PostgresScaling.Result?
+    if runnable.contains("strata-postgres"), let server = DriverKind.postgresServer {
+        log("running the PostgreSQL scaling run (1, 2 and 4 writer processes, \(options.scalingSaves) saves each)")
+        scaling = try PostgresScaling.run(server: server, savesPerWriter: options.scalingSaves, log: log)
+    }
+    let checks = Check.evaluate(report, xml: xml, contexts: contexts, scaling: scaling)
+    try writeOutputs(
+        SavedResults(machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts, scaling: scaling),
+        checks: checks)
     finish(checks)
 } catch {
     fail("\(error)", status: 1)

@@ -109,7 +109,8 @@ public struct BenchReport: Sendable, Codable {
 public enum StrataBench {
     /// Runs the workloads on `drivers` (every linked driver when empty) with `rows` rows.
     ///
-    /// Drivers not linked into this build are listed in ``BenchReport/skipped``.
+    /// Drivers not linked into this build, and PostgreSQL without a server
+    /// (``DriverKind/postgresServerVariable``), are listed in ``BenchReport/skipped``.
     public static func run(
         drivers: [DriverKind], rows: Int, rounds: Int, progress: ((String) -> Void)? = nil
     ) throws -> BenchReport {
@@ -121,7 +122,7 @@ public enum StrataBench {
         var report = BenchReport(rows: rows, rounds: rounds)
         for kind in wanted {
             guard let contender = try StrataBenchContender(kind: kind) else {
-                report.skipped.append(.init(id: kind.rawValue, reason: "driver not linked into this build (store type '\(kind.storeTypeName)' is not registered)"))
+                report.skipped.append(.init(id: kind.rawValue, reason: kind.unavailableReason ?? "not available"))
                 continue
             }
             report.contenders.append(try runner.run(contender))

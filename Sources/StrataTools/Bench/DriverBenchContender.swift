@@ -49,10 +49,12 @@ public final class DriverBenchContender: BenchContender {
     private var firstKey: Int64 = 0
     /// W8: the rows loaded by `loadForChange`.
     private var changeRows: [RowSnapshot] = []
+    /// The open store's location (a server's store is removed when it closes).
+    private var location: URL?
 
     /// Creates the contender, or `nil` when `kind`'s driver is not linked into this build.
     public init?(kind: DriverKind) throws {
-        guard let type = kind.storeType else { return nil }
+        guard let type = kind.storeType, kind.unavailableReason == nil else { return nil }
         self.kind = kind
         self.type = type
         let model = try BenchModel.make()
@@ -87,7 +89,8 @@ public final class DriverBenchContender: BenchContender {
     public var settings: String { kind.settings + "; the driver protocol called directly (no coordinator, contexts or row cache)" }
 
     public func open(in directory: URL) throws {
-        let url = kind.fileName.map { directory.appendingPathComponent($0) }
+        let url = kind.location(in: directory)
+        location = url
         let request = StoreOpenRequest(url: url, model: model, configuration: nil, options: kind.storeOptions)
         let driver = try type.factory.makeDriver(request)
         // What the coordinator writes when it attaches a new store.
@@ -107,6 +110,8 @@ public final class DriverBenchContender: BenchContender {
         changeRows = []
         try driver?.close()
         driver = nil
+        try kind.removeStore(at: location)
+        location = nil
     }
 
     private func store() throws -> any StoreDriver {

@@ -2,6 +2,7 @@ import Foundation
 import Strata
 import StrataInMemory
 import StrataLMDB
+import StrataPostgreSQL
 import StrataSQLite
 import StrataXML
 
@@ -19,6 +20,9 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
     case xml
     /// The LMDB driver (`StoreType.lmdb`, product StrataLMDB).
     case lmdb
+    /// The PostgreSQL driver (`StoreType.postgreSQL`, product StrataPostgreSQL), on the server
+    /// named by the environment variable `STRATA_BENCH_POSTGRES` (``postgresServerVariable``).
+    case postgres
 
     /// The name the driver registers its store type under.
     public var storeTypeName: String {
@@ -27,17 +31,74 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
         case .sqlite: "SQLite"
         case .xml: "XML"
         case .lmdb: "LMDB"
+        case .postgres: "PostgreSQL"
         }
     }
 
     /// The file the store is created as inside a round's directory (`nil`: no file).
     public var fileName: String? {
         switch self {
-        case .memory: nil
+        case .memory, .postgres: nil
         case .sqlite: "bench.sqlite"
         case .xml: "bench.xml"
         case .lmdb: "bench.lmdb"
         }
+    }
+
+    /// The environment variable naming the PostgreSQL server the benchmarks use: a store URL
+    /// without a schema (`postgres://user@127.0.0.1:5432/postgres`). `scripts/bench.sh` starts a
+    /// throwaway server and sets it; each round uses a schema of its own, dropped when it closes.
+    public static let postgresServerVariable = "STRATA_BENCH_POSTGRES"
+
+    private static let postgresServerOverride = Locked<URL?>(nil)
+
+    /// Names the PostgreSQL server for this process (instead of ``postgresServerVariable``), or
+    /// `nil` to go back to the environment.
+    public static func usePostgresServer(_ url: URL?) { postgresServerOverride.withLock { $0 = url } }
+
+    /// The PostgreSQL server the benchmarks use, if any.
+    public static var postgresServer: URL? {
+        postgresServerOverride.withLock { $0 }
+            ?? ProcessInfo.processInfo.environment[postgresServerVariable].flatMap { URL(string: $0) }
+    }
+
+    /// The store's location for a round whose directory is `directory`: the file inside it, a
+    /// schema named after it on the benchmark server, or `nil` (in memory).
+    public func location(in directory: URL) -> URL? {
+        if self == .postgres {
+            guard let base = Self.postgresServer, var components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
+                return nil
+            }
+            // The same directory gives the same schema (a reopen finds its store); another
+            // directory another one, through a hash of the whole path.
+            var digest = SHA256Digest()
+            digest.update(Array(directory.standardizedFileURL.path.utf8))
+            let hash = digest.finalize().prefix(8).map { String(format: "%02x", $0) }.joined()
+            let name = directory.lastPathComponent.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" }
+            components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" }
+                + [URLQueryItem(name: "schema", value: "bench_\(hash)_" + String(name.suffix(24)))]
+            return components.url
+        }
+        return fileName.map { directory.appendingPathComponent($0) }
+    }
+
+    /// Removes what a round left on a server (the round's schema); files go with their directory.
+    public func removeStore(at url: URL?) throws {
+        guard self == .postgres, let url else { return }
+        try PostgreSQLDriverFactory.removeStore(at: url)
+    }
+
+    /// Why this driver cannot be benchmarked now, or `nil`: not linked into this build, or (for
+    /// PostgreSQL) no server named.
+    public var unavailableReason: String? {
+        Self.registerLinkedDrivers()
+        if StoreType.named(storeTypeName) == nil {
+            return "the \(storeTypeName) driver is not linked into this build (store type '\(storeTypeName)' is not registered)"
+        }
+        if self == .postgres, Self.postgresServer == nil {
+            return "no PostgreSQL server: set \(Self.postgresServerVariable) to a server's URL (scripts/bench.sh starts one)"
+        }
+        return nil
     }
 
     /// The engine family whose raw C baseline Strata on this driver is compared with.
@@ -55,6 +116,8 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
         case .sqlite: "driver defaults: WAL journal, synchronous=NORMAL"
         case .xml: "driver defaults: whole file written to a temporary file, fsync, rename"
         case .lmdb: "driver defaults: LMDB sync on commit"
+        case .postgres:
+            "PostgreSQL on loopback: fsync=on, synchronous_commit=on (the run's server also has autovacuum off); array statements, one transaction per save"
         }
     }
 
@@ -71,10 +134,11 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
         _ = StoreType.sqlite
         _ = StoreType.xml
         _ = StoreType.lmdb
+        _ = StoreType.postgreSQL
     }
 
-    /// The drivers whose store types are registered now.
-    public static var available: [DriverKind] { allCases.filter { $0.storeType != nil } }
+    /// The drivers that can be benchmarked now (``unavailableReason`` is `nil`).
+    public static var available: [DriverKind] { allCases.filter { $0.unavailableReason == nil } }
 
     /// Parses a comma-separated list (`sqlite,lmdb`); `nil` for an unknown name, with the name.
     public static func parseList(_ text: String) -> Result<[DriverKind], BenchError> {

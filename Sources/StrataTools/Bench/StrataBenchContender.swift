@@ -21,10 +21,12 @@ public final class StrataBenchContender: BenchContender {
     /// W8: the context and objects loaded by `loadForChange`.
     private var changeContext: ManagedObjectContext?
     private var changeObjects: [ManagedObject] = []
+    /// The open store's location (a server's store is removed when it closes).
+    private var location: URL?
 
     /// Creates the contender, or `nil` when `kind`'s driver is not linked into this build.
     public init?(kind: DriverKind) throws {
-        guard let type = kind.storeType else { return nil }
+        guard let type = kind.storeType, kind.unavailableReason == nil else { return nil }
         self.kind = kind
         self.type = type
         self.model = try BenchModel.make()
@@ -36,7 +38,8 @@ public final class StrataBenchContender: BenchContender {
 
     public func open(in directory: URL) throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let url = kind.fileName.map { directory.appendingPathComponent($0) }
+        let url = kind.location(in: directory)
+        location = url
         store = try coordinator.addPersistentStore(type: type, at: url, options: kind.storeOptions)
         self.coordinator = coordinator
         objectIDs = []
@@ -48,6 +51,8 @@ public final class StrataBenchContender: BenchContender {
         if let store, let coordinator { try coordinator.remove(store) }
         store = nil
         coordinator = nil
+        try kind.removeStore(at: location)
+        location = nil
     }
 
     private func context() throws -> ManagedObjectContext {

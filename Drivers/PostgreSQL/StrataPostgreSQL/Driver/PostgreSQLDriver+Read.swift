@@ -118,7 +118,18 @@ extension PostgreSQLDriver {
             page += " OFFSET \(plan.translator.bind { $0.append(Int64(request.offset)) })"
         }
         let sql = "SELECT \(table.selectList("t0")) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
-        let result = try read(action) { try $0.execute(sql, plan.translator.parameters) }
+        let source: RowSource
+        if let cached = request.cachedRows, request.resultKind == .rows, cacheHitRate(request.entity) >= 0.5 {
+            // Most rows were in the row cache last time: read keys and versions first, and only the
+            // rows the cache does not hold (PostgreSQLDriver+CachedFetch.swift).
+            let keysSQL = "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName), t0.\("Z_OPT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
+            source = .rows(try fetchThroughCache(request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action))
+        } else {
+            source = .result(try read(action) { try $0.execute(sql, plan.translator.parameters) })
+        }
+        var hits = 0
+        var decoded = 0
+        defer { noteCacheHits(request.entity, hits: hits, rows: decoded, cached: request.cachedRows != nil) }
         let sorted = plan.order != nil && plan.appliesPredicate
         let pageByDriver = plan.residual != nil && sorted
         var skip = pageByDriver ? request.offset : 0
@@ -126,8 +137,19 @@ extension PostgreSQLDriver {
         var matched = 0
         var part = StoreFetchResult(appliedPredicate: plan.appliesPredicate, appliedSort: sorted, appliedPage: sorted)
         let countOnly = request.resultKind == .count && plan.residual != nil
-        for row in 0..<result.rowCount where remaining > 0 {
-            guard let snapshot = try decode(result, row, cached: request.cachedRows) else { continue }
+        for row in 0..<source.count where remaining > 0 {
+            let snapshot: RowSnapshot
+            switch source {
+            case .result(let result):
+                var hit = false
+                guard let decodedRow = try decode(result, row, cached: request.cachedRows, hit: &hit) else { continue }
+                snapshot = decodedRow
+                decoded += 1
+                if hit { hits += 1 }
+            case .rows(let rows):
+                // The share of cached rows was recorded as they were assembled.
+                snapshot = rows[row]
+            }
             if let residual = plan.residual, try !residual.matches(snapshot.values) { continue }
             matched += 1
             if skip > 0 {
@@ -271,10 +293,17 @@ extension PostgreSQLDriver {
     /// for a `Z_ENT` this store does not hold. When `cached` holds the row at the same `Z_OPT`, its
     /// values are taken instead of decoded (``CachedRows``).
     func decode(_ result: PGResult, _ row: Int, cached: CachedRows? = nil) throws -> RowSnapshot? {
-        guard let number = modelNumber(result.int64(row, 1)), let plan = plans.entity(number) else { return nil }
+        var hit = false
+        return try decode(result, row, cached: cached, hit: &hit)
+    }
+
+    /// ``decode(_:_:cached:)``, setting `hit` when the values came from `cached`.
+    func decode(_ result: PGResult, _ row: Int, cached: CachedRows?, hit: inout Bool) throws -> RowSnapshot? {
+        guard let number = Int32(exactly: result.int64(row, 1)), let plan = plans.entity(number) else { return nil }
         let id = RowID(entity: number, primaryKey: try checkedKey(result.int64(row, 0), of: number))
         let version = result.int64(row, 2)
         if let cached, let values = cached.values(of: id, version: version) {
+            hit = true
             return RowSnapshot(id: id, version: version, values: values)
         }
         var values: [StoreValue] = []

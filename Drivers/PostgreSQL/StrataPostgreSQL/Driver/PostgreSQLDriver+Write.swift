@@ -114,8 +114,9 @@ extension PostgreSQLDriver {
             for case .toManyJoin(let join) in plan.layout.slots {
                 var parameters = PGParameters()
                 appendKeys(group.map(\.id.primaryKey), to: &parameters)
+                let reflexive = join.isReflexive ? " OR \(join.memberColumn.sqlName) = ANY($1::bigint[])" : ""
                 try connection.executePrepared(
-                    "DELETE FROM \(layout.qualified(join.table)) WHERE \(join.sourceColumn.sqlName) = ANY($1::bigint[])", parameters)
+                    "DELETE FROM \(layout.qualified(join.table)) WHERE \(join.sourceColumn.sqlName) = ANY($1::bigint[])\(reflexive)", parameters)
             }
         }
     }

@@ -1,5 +1,20 @@
 import Foundation
 import Strata
+import Synchronization
+
+/// SQL prepared on each connection the first time it runs there, found by a number rather than by
+/// hashing its text (``PGConnection/executePrepared(_:_:)``).
+struct PreparedSQL: Sendable {
+    let sql: String
+    let id: Int
+
+    private static let counter = Atomic<Int>(0)
+
+    init(_ sql: String) {
+        self.sql = sql
+        id = Self.counter.add(1, ordering: .relaxed).newValue
+    }
+}
 
 /// The statements run for every row, built once per entity or table: reading rows by key,
 /// inserting, deleting, and updating a given set of slots. Each writes many rows with one
@@ -24,30 +39,45 @@ final class StatementPlans: Sendable {
         var kind: ColumnKind
     }
 
-    struct Entity: Sendable {
+    /// An entity's plan; a class, so a row's decoding finds it without copying its arrays.
+    final class Entity: Sendable {
         let layout: EntityLayout
         /// `SELECT … FROM table t0 WHERE t0.Z_PK = $1`.
-        let lookup: String
+        let lookup: PreparedSQL
         let decode: [Decode]
         /// The columns an insert writes after `Z_PK, Z_ENT, Z_OPT`.
         let inserted: [Write]
         /// `INSERT … SELECT … FROM unnest($1::bigint[], $3::…, …)`, `$2` the entity number.
-        let insert: String
+        let insert: PreparedSQL
         /// Slots of to-many relationships.
         let toManySlots: [Int]
+
+        init(layout: EntityLayout, lookup: String, decode: [Decode], inserted: [Write], insert: String, toManySlots: [Int]) {
+            self.layout = layout
+            self.lookup = PreparedSQL(lookup)
+            self.decode = decode
+            self.inserted = inserted
+            self.insert = PreparedSQL(insert)
+            self.toManySlots = toManySlots
+        }
     }
 
-    struct Table: Sendable {
+    final class Table: Sendable {
         /// `SELECT … FROM table t0 WHERE t0.Z_PK = ANY($1::bigint[])`.
-        let lookupMany: String
+        let lookupMany: PreparedSQL
         /// `DELETE … USING unnest($1::bigint[], $2::bigint[]) … RETURNING Z_PK`.
-        let delete: String
+        let delete: PreparedSQL
+
+        init(lookupMany: String, delete: String) {
+            self.lookupMany = PreparedSQL(lookupMany)
+            self.delete = PreparedSQL(delete)
+        }
     }
 
     private let entities: [Int32: Entity]
     let tables: [String: Table]
     private let layout: StoreLayout
-    private let updates = Locked<[UpdateShape: String]>([:])
+    private let updates = Locked<[UpdateShape: PreparedSQL]>([:])
 
     private struct UpdateShape: Hashable {
         var entity: Int32
@@ -126,7 +156,7 @@ final class StatementPlans: Sendable {
 
     /// `UPDATE … SET <columns of slots>, Z_OPT = Z_OPT + 1 FROM unnest(keys, versions, …) WHERE
     /// Z_PK = key AND Z_OPT = version RETURNING Z_PK`, built once per entity and set of slots.
-    func update(_ plan: Entity, slots: [Int]) -> String {
+    func update(_ plan: Entity, slots: [Int]) -> PreparedSQL {
         let shape = UpdateShape(entity: plan.layout.entity.entityNumber, slots: slots)
         if let sql = updates.withLock({ $0[shape] }) { return sql }
         let columns = updatedColumns(plan, slots: slots)
@@ -141,12 +171,16 @@ final class StatementPlans: Sendable {
             aliases.append("c\(position)")
         }
         sets.append("\(opt) = t.\(opt) + 1")
-        let sql = """
+        let sql = PreparedSQL(
+            """
             UPDATE \(layout.qualified(plan.layout.table)) t SET \(sets.joined(separator: ", ")) \
             FROM unnest(\(arrays.joined(separator: ", "))) AS u(\(aliases.joined(separator: ", "))) \
             WHERE t.\(pk) = u.k AND t.\(opt) = u.v RETURNING t.\(pk)
-            """
-        updates.withLock { $0[shape] = sql }
-        return sql
+            """)
+        return updates.withLock { cached in
+            if let existing = cached[shape] { return existing }
+            cached[shape] = sql
+            return sql
+        }
     }
 }

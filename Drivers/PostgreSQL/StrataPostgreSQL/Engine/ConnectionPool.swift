@@ -93,6 +93,9 @@ final class ConnectionPool: Sendable {
         let kept = state.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.idle.append(connection)
+            #if STRATA_CHECKS
+                checkInvariants(state.idle)
+            #endif
             return true
         }
         if !kept { connection.close() }
@@ -107,6 +110,15 @@ final class ConnectionPool: Sendable {
         }
         for connection in idle { connection.close() }
     }
+
+    #if STRATA_CHECKS
+        /// P1 and P2: no connection idle twice, never more idle than the pool holds.
+        private func checkInvariants(_ idle: [PGConnection]) {
+            // A broken invariant is a bug in this file, not bad data: stop at once in checked builds.
+            precondition(idle.count <= size, "connection pool: \(idle.count) idle connections in a pool of \(size)")
+            precondition(Set(idle.map(ObjectIdentifier.init)).count == idle.count, "connection pool: a connection is idle twice")
+        }
+    #endif
 
     func closedError() -> StoreError {
         StoreError(.closed, "the store was closed; attach it again to use it", store: storeName)

@@ -10,6 +10,8 @@ final class PGConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     /// SQL text → name of the statement prepared for it on this connection.
     private var prepared: [String: String] = [:]
+    /// ``PreparedSQL`` number → name of the statement prepared for it on this connection.
+    private var preparedByNumber: [Int: String] = [:]
     private var isClosed = false
 
     /// Connects with libpq keyword/value parameters (`host`, `port`, `dbname`, `user`, …). A
@@ -92,6 +94,25 @@ final class PGConnection: @unchecked Sendable {
             let result = parameters.withPointers { count, types, _, _, _ in PQprepare(handle, name, sql, count, types) }
             _ = try checked(result)
             prepared[sql] = name
+        }
+        let result = parameters.withPointers { count, _, values, lengths, formats in
+            PQexecPrepared(handle, name, count, values, lengths, formats, 1)
+        }
+        return try checked(result)
+    }
+
+    /// Runs one of the driver's fixed statements, prepared on this connection on first use and found
+    /// again by its number.
+    @discardableResult
+    func executePrepared(_ statement: PreparedSQL, _ parameters: PGParameters) throws -> PGResult {
+        let name: String
+        if let existing = preparedByNumber[statement.id] {
+            name = existing
+        } else {
+            name = "strata_n\(statement.id)"
+            let result = parameters.withPointers { count, types, _, _, _ in PQprepare(handle, name, statement.sql, count, types) }
+            _ = try checked(result)
+            preparedByNumber[statement.id] = name
         }
         let result = parameters.withPointers { count, _, values, lengths, formats in
             PQexecPrepared(handle, name, count, values, lengths, formats, 1)

@@ -25,8 +25,10 @@ struct LayoutBuilder {
 
     /// The entity declaring `property` as seen from `entity` (itself or an ancestor).
     func declaringEntity(of property: String, from entity: EntityDescription) -> EntityDescription {
+        // A composite's element (`location.latitude`) is declared where its composite is.
+        let declared = property.firstIndex(of: ".").map { String(property[..<$0]) } ?? property
         var current = entity
-        while !current.ownProperties.contains(where: { $0.name == property }), let parent = current.superentityName,
+        while !current.ownProperties.contains(where: { $0.name == declared }), let parent = current.superentityName,
             let next = model.entity(named: parent)
         {
             current = next
@@ -76,6 +78,14 @@ struct LayoutBuilder {
             for property in entity.ownProperties where !property.isTransient {
                 let key = "\(entity.name).\(property.name)"
                 switch property {
+                case .attribute(let attribute) where attribute.isComposite:
+                    // As in SQLite (docs/formats/sqlite.md): one column per leaf element, named
+                    // from the element's own name like any attribute.
+                    for (path, element) in attribute.leafElements {
+                        let column = allocate(element.name)
+                        table.columns.append(.init(name: column, kind: .attribute(element.type)))
+                        columns["\(key).\(path)"] = column
+                    }
                 case .attribute(let attribute):
                     let column = allocate(attribute.name)
                     table.columns.append(.init(name: column, kind: .attribute(attribute.type)))
@@ -151,6 +161,18 @@ struct LayoutBuilder {
             let inverseOwner = declaringEntity(of: inverse.name, from: destination)
             let inverseKey = "\(inverseOwner.name).\(inverse.name)"
             let sourceColumn = StoreLayout.identifier("Z_\(entity.entityNumber)" + inverse.name.uppercased())
+            if inverseKey == key {
+                // Its own inverse (`friends`): Core Data's table `Z_<e>FRIENDS` holds the owners in
+                // `Z_<e>FRIENDS` and the members in `REFLEXIVE` (their order in `FOK_REFLEXIVE`);
+                // each pair is stored once per side.
+                let order = relationship.isOrdered ? "FOK_REFLEXIVE" : nil
+                joinTables[sourceColumn] = JoinTable(
+                    name: sourceColumn, firstColumn: sourceColumn, secondColumn: "REFLEXIVE", secondOrderColumn: order)
+                joins[key] = JoinToMany(
+                    table: sourceColumn, sourceColumn: sourceColumn, memberColumn: "REFLEXIVE", orderColumn: order,
+                    destinationTable: destinationTable.name, isReflexive: true)
+                continue
+            }
             // The table is named after the relationship declared on the entity with the lower number.
             let thisFirst = (entity.entityNumber, relationship.name) <= (inverseOwner.entityNumber, inverse.name)
             let named = thisFirst ? (relationship, entity) : (inverse, inverseOwner)

@@ -188,6 +188,9 @@ struct JoinToMany: Sendable, Hashable {
     var orderColumn: String?
     /// The destination root's table (joined for the members' `Z_ENT`).
     var destinationTable: String
+    /// Whether the relationship is its own inverse (owners and members are rows of one entity,
+    /// and a deleted row leaves both columns).
+    var isReflexive = false
 }
 
 /// How one entity's rows are read and written.

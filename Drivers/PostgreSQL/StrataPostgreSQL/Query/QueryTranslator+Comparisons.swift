@@ -7,8 +7,10 @@ import Strata
 // - NaN is unordered: double, date and decimal columns compare through `NULLIF(col, 'NaN')`.
 // - An integer compares exactly with a double: the double constant is turned into an integer
 //   bound (`x < 2.5` is `x <= 2`), never the column into a double.
-// - Strings compare by canonical equivalence and NFC scalar order: `normalize(col, NFC) COLLATE "C"`
-//   against the NFC form of the constant, both in their stored (escaped) form.
+// - Strings are equal literally (`==`, `!=` and `IN` without [c]/[d]: the stored text against the
+//   constant, byte for byte) and ordered by canonical equivalence and NFC scalar order
+//   (`normalize(col, NFC) COLLATE "C"` against the NFC form of the constant), both in their stored
+//   (escaped) form.
 
 extension QueryTranslator {
     /// Binds a value and returns its placeholder.
@@ -78,11 +80,19 @@ extension QueryTranslator {
             switch op {
             case .equal: return "\(column.raw) IS NULL"
             case .notEqual: return "\(column.raw) IS NOT NULL"
-            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .beginsWith, .endsWith, .like,
-                .matches, .contains:
+            // NSComparisonPredicateOperator: nil against nil is "same" for <= and >=.
+            case .lessThanOrEqual, .greaterThanOrEqual: return "\(column.raw) IS NULL"
+            case .lessThan, .greaterThan, .beginsWith, .endsWith, .like, .matches, .contains:
                 return "FALSE"
             default: return nil
             }
+        }
+        if column.kind == .string, op == .equal || op == .notEqual, case .string(let s) = constant {
+            // Without [c]/[d], strings are equal literally, scalar by scalar, as Foundation's
+            // isEqualToString: (StoreValue.predicateEqual): the stored text byte for byte, not
+            // normalized ("e\u{301}" is not "\u{e9}").
+            let value = bind { $0.append(text: s) } + " COLLATE \"C\""
+            return op == .equal ? "\(column.raw) = \(value)" : "\(column.raw) IS DISTINCT FROM \(value)"
         }
         switch op {
         case .equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
@@ -132,10 +142,11 @@ extension QueryTranslator {
     {
         switch op {
         case .in:
-            if list.isEmpty { return "FALSE" }
+            if list.allSatisfy(\.isNull) { return "FALSE" }
             guard list.count <= Self.maximumBindings else { return nil }
             var parts: [String] = []
-            for member in list {
+            // Membership is `==` per member, and a `nil` member matches nothing (NSInPredicateOperator).
+            for member in list where !member.isNull {
                 guard let part = compare(column, .equal, member, options) else { return nil }
                 parts.append(part)
             }
@@ -143,8 +154,15 @@ extension QueryTranslator {
         case .between:
             guard list.count == 2, [.integer, .double, .decimal, .date, .string].contains(column.kind) else { return nil }
             if list.contains(where: \.isNull) { return "FALSE" }
-            guard let low = compare(column, .greaterThanOrEqual, list[0], options),
-                let high = compare(column, .lessThanOrEqual, list[1], options)
+            // NSBetweenPredicateOperator swaps bounds given in descending order.
+            guard let order = try? StoreValue.predicateOrder(list[0], list[1], options: options) else {
+                // Bounds that do not order (a string and a number; NaN): the evaluator decides, and
+                // reports a mismatch. Not an engine error, so nothing is lost by `try?`.
+                return nil
+            }
+            let (lower, upper) = order == .orderedDescending ? (list[1], list[0]) : (list[0], list[1])
+            guard let low = compare(column, .greaterThanOrEqual, lower, options),
+                let high = compare(column, .lessThanOrEqual, upper, options)
             else { return nil }
             return "(\(low)) AND (\(high))"
         default:
@@ -167,9 +185,12 @@ extension QueryTranslator {
         switch op {
         case .equal: return equal
         case .notEqual: return "NOT \(equal)"
-        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+        case .lessThan, .greaterThan:
             // Every ordering operator has an SQL spelling.
             return "\(a.value) \(Self.sqlOperator(op)!) \(b.value)"
+        case .lessThanOrEqual, .greaterThanOrEqual:
+            // NSComparisonPredicateOperator: nil against nil is "same" (a NaN is not nil).
+            return "(\(a.value) \(Self.sqlOperator(op)!) \(b.value) OR (\(a.raw) IS NULL AND \(b.raw) IS NULL))"
         default: return nil
         }
     }

@@ -239,11 +239,16 @@ struct QueryTranslator {
         let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current = entity
         var currentAlias = alias
-        for (position, key) in components.enumerated() {
-            guard let layoutEntity = layout.entity(current.entityNumber), let slot = current.index(ofProperty: key) else {
+        var position = 0
+        while position < components.count {
+            // A composite's element (`location.latitude`) is one slot spanning several components.
+            guard let layoutEntity = layout.entity(current.entityNumber),
+                let (slot, used) = current.slot(forComponents: components, from: position)
+            else {
                 return nil
             }
-            let isLast = position == components.count - 1
+            position += used
+            let isLast = position == components.count
             switch layoutEntity.slots[slot] {
             case .attribute(let column, _, let type):
                 guard isLast, let resolved = Self.column("\(currentAlias).\(column.sqlName)", type) else { return nil }
@@ -273,7 +278,7 @@ struct QueryTranslator {
                 else { return nil }
                 return .toMany(
                     owner: currentAlias, slot: layoutEntity.slots[slot], destination: destination,
-                    rest: Array(components[(position + 1)...]))
+                    rest: Array(components[position...]))
             case .none:
                 return nil
             }
