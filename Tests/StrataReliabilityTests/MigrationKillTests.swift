@@ -11,7 +11,7 @@ import Testing
 @Suite("Migration kill tests")
 struct MigrationKillTests {
     /// People in the store migrated: enough rows that kills land inside the migration.
-    static let people = ["sqlite": 3_000, "xml": 1_500, "lmdb": 3_000]
+    static let people = ["sqlite": 1_500, "xml": 800, "lmdb": 1_500]
 
     /// The worker's answer for the store at `path`: `old`, `new` or `broken …`.
     static func check(_ worker: URL, _ driver: String, _ path: String, people: Int) throws -> String {
@@ -32,6 +32,7 @@ struct MigrationKillTests {
         var random = SeededGenerator(seed: seed)
         let directory = try TemporaryDirectory(prefix: "kill-migration")
         let people = Self.people[driver] ?? 1_000
+        KnownDrivers.registerAll()
         let worker = try FuzzHarness.worker()
         let type = try #require(StoreType.named(StoreLocation.Scheme(rawValue: driver)?.driverName ?? driver))
         let pristine = directory.file("pristine.\(driver)")
@@ -42,14 +43,18 @@ struct MigrationKillTests {
             try type.factory.destroyStore(at: store, options: StoreOptions())
             try type.factory.copyStore(from: pristine, to: store, options: StoreOptions())
         }
-        // How long a whole migration takes, the process's start included: kills land anywhere in it.
-        try restore()
-        try #require(try Self.check(worker, driver, store.path, people: people) == "old", "the copied store is the old version")
-        let start = Date()
-        let full = try ChildProcess.run(worker, ["migration-open", driver, store.path], killAfter: nil)
-        let span = max(0.05, Date().timeIntervalSince(start))
-        try #require(full.lines == ["migrated"], "the migration works when not killed: \(full.errors)")
-        try #require(try Self.check(worker, driver, store.path, people: people) == "new", "the migrated store holds every row")
+        // How long a whole migration takes, the process's start included (the shorter of two
+        // runs): kills land anywhere in it. The clock only spreads the kills; counts decide.
+        var span = Double.infinity
+        for _ in 0..<2 {
+            try restore()
+            try #require(try Self.check(worker, driver, store.path, people: people) == "old", "the copied store is the old version")
+            let start = Date()
+            let full = try ChildProcess.run(worker, ["migration-open", driver, store.path], killAfter: nil)
+            span = min(span, max(0.05, Date().timeIntervalSince(start)))
+            try #require(full.lines == ["migrated"], "the migration works when not killed: \(full.errors)")
+            try #require(try Self.check(worker, driver, store.path, people: people) == "new", "the migrated store holds every row")
+        }
         print("kill test \(driver) migration: an unkilled migration of \(people) people takes about \(Int(span * 1_000)) ms")
         var problems: [String] = []
         var killed = 0
@@ -59,7 +64,9 @@ struct MigrationKillTests {
         for round in 0..<kills * 3 where killed < kills {
             if state == "new" { try restore() }
             let backup = round % 3 == 0 ? directory.file("backup-\(round).\(driver)") : nil
-            let delay = UInt32(Double.random(in: 0...(span * 1.2), using: &random) * 1_000_000)
+            // Every other kill near the end, where the new store is committed or swapped in.
+            let window = round % 2 == 0 ? 0...span : (span * 0.7)...(span * 1.1)
+            let delay = UInt32(Double.random(in: window, using: &random) * 1_000_000)
             let run = try ChildProcess.run(worker, ["migration-open", driver, store.path] + (backup.map { [$0.path] } ?? []), killAfter: delay)
             let label = "seed \(seed), round \(round) (killed after \(delay) µs, \(run.killed ? "killed" : "finished"))"
             if run.killed {
@@ -72,7 +79,10 @@ struct MigrationKillTests {
             case "old" where run.killed: sawOld += 1
             case "new":
                 sawNew += 1
-                try KillTests.validate(StoreLocation(scheme: StoreLocation.Scheme(rawValue: driver) ?? .sqlite, url: store), label)
+                // strata validate too, on every store a killed migration left new and every fifth other.
+                if run.killed || sawNew % 5 == 1 {
+                    try KillTests.validate(StoreLocation(scheme: StoreLocation.Scheme(rawValue: driver) ?? .sqlite, url: store), label)
+                }
             default: problems.append("\(label): \(state == "old" ? "the migration finished but the store is old" : state)")
             }
             // A backup that is there is a whole copy of the old store.
@@ -95,11 +105,16 @@ struct MigrationKillTests {
         print("kill test \(driver) migration: \(killed) kills, \(sawOld) left the old store, \(sawNew) the new one, \(problems.count) problems")
     }
 
-    /// The bytes of every file in `directory`, by name.
+    /// The bytes of every file in `directory` that holds data, by name: not lock files (LMDB's
+    /// reader table, XML's lock) nor SQLite's shared-memory index, which every open rewrites, nor
+    /// an empty write-ahead log, which a read-only open of a SQLite store leaves.
     static func snapshot(_ directory: TemporaryDirectory) throws -> [String: Data] {
         var files: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path) {
-            files[name] = try Data(contentsOf: directory.file(name))
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        where !name.hasSuffix("-lock") && !name.hasSuffix(".lock") && !name.hasSuffix("-shm") {
+            let data = try Data(contentsOf: directory.file(name))
+            if name.hasSuffix("-wal") && data.isEmpty { continue }
+            files[name] = data
         }
         return files
     }
