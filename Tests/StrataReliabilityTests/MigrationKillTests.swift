@@ -98,7 +98,11 @@ struct MigrationKillTests {
             #expect(last.lines == ["migrated"], "the migration after the kills failed: \(last.errors)")
             #expect(try Self.check(worker, driver, store.path, people: people) == "new")
         }
-        let left = try Self.leftovers(in: directory).filter { $0.hasPrefix(".store.") }
+        let hidden = try Self.leftovers(in: directory)
+        let left = hidden.filter { $0.hasPrefix(".store.") }
+        // Backups killed while being copied leave their hidden temporaries beside the backup path
+        // (nothing removes them); they are named after the backup, so no store open looks at them.
+        print("kill test \(driver) migration: \(hidden.count - left.count) hidden temporaries of killed backup copies left")
         #expect(left.isEmpty, "temporary stores the killed migrations left beside the store remain after a later one: \(left)")
         #expect(problems.isEmpty, "\(problems.count) problems: \(problems.joined(separator: "\n"))")
         #expect(killed == kills, "the migration was killed \(killed) times")

@@ -38,6 +38,8 @@ struct SavedResults: Codable {
     var xml: XMLSectionResult?
     /// The contexts section (issue 18), when it ran.
     var contexts: ContextSectionResult?
+    /// The migration section (issue 19), when it ran.
+    var migration: MigrationSectionResult?
 }
 
 func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
@@ -88,7 +90,7 @@ if let file = options.checkFile {
             fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
         }
         let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
-        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts))
+        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts, migration: saved.migration))
     } catch {
         fail("cannot read \(file.path): \(error)", status: 1)
     }
@@ -106,6 +108,29 @@ func runXMLSection() throws -> XMLSectionResult {
     if !options.inProcess {
         result.xmlBytesPerObject = try ChildProcess.bytesPerObject(ChildProcess.xmlAtRest, store: store, options: options)
         result.memoryBytesPerObject = try ChildProcess.bytesPerObject(ChildProcess.memoryAtRest, store: nil, options: options)
+    }
+    return result
+}
+
+/// Issue 19's figures (the issue fixes the sizes; --rows does not change them): (a) on a SQLite
+/// store of 1,000,000 rows, (b) a copying LMDB migration at 100,000 and 1,000,000 rows, each in a
+/// child process of its own.
+func runMigrationSection() throws -> MigrationSectionResult {
+    let rows = 1_000_000
+    log("running the migration section (\(rows) rows)")
+    let work = try ChildProcess.workDirectory()
+    defer { try? FileManager.default.removeItem(at: work) }
+    var result = try MigrationSection.addColumn(rows: rows, rounds: options.rounds, in: work, log: log)
+    for size in [100_000, 1_000_000] {
+        let directory = work.appendingPathComponent("copy-\(size)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        log("  building an LMDB store of \(size) items")
+        let store = try MigrationSection.build(.lmdb, rows: size, in: directory)
+        let (ms, peak) = try ChildProcess.migrationCopy(store: store, rows: size, options: options)
+        result.copyMs[size] = ms
+        result.copyPeakBytes[size] = peak
+        result.copyStrategy = "copy"
+        log("  copying migration of \(size) rows: \(String(format: "%.0f", ms)) ms, peak \(peak / 1_048_576) MB")
     }
     return result
 }
@@ -158,8 +183,12 @@ do {
         defer { try? FileManager.default.removeItem(at: work) }
         contexts = try ContextSection.run(rows: options.rows, rounds: options.rounds, in: work)
     }
-    let checks = Check.evaluate(report, xml: xml, contexts: contexts)
-    try writeOutputs(SavedResults(machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts), checks: checks)
+    var migration: MigrationSectionResult?
+    if options.migration { migration = try runMigrationSection() }
+    let checks = Check.evaluate(report, xml: xml, contexts: contexts, migration: migration)
+    try writeOutputs(
+        SavedResults(machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts, migration: migration),
+        checks: checks)
     finish(checks)
 } catch {
     fail("\(error)", status: 1)
