@@ -80,10 +80,15 @@ public enum MigrationSection {
             while start < rows {
                 let end = min(start + 100_000, rows)
                 // The rows of one chunk only, so building a large store stays small in memory.
-                let chunk = (start..<end).map { index in
-                    BenchRow(
-                        id: Int64(index + 1), name: "name \(index)", email: "user\(index)@example.com", age: Int32(index % 90),
-                        score: Double(index) * 0.5, created: Date(timeIntervalSinceReferenceDate: Double(index)))
+                var chunk: [BenchRow] = []
+                chunk.reserveCapacity(end - start)
+                for index in start..<end {
+                    let id = Int64(index + 1)
+                    let age = Int32(index % 90)
+                    let score = Double(index) * 0.5
+                    let created = Date(timeIntervalSinceReferenceDate: Double(index))
+                    chunk.append(
+                        BenchRow(id: id, name: "name \(index)", email: "user\(index)@example.com", age: age, score: score, created: created))
                 }
                 _ = try contender.insert(chunk[...])
                 start = end
