@@ -20,6 +20,9 @@ public struct MigrationSectionResult: Codable, Sendable {
     public var copyDriver = "LMDB"
     public var copyMs: [Int: Double] = [:]
     public var copyPeakBytes: [Int: Int64] = [:]
+    /// The largest anonymous part of the resident set seen at a batch (the heap, without the
+    /// store files' mapped pages).
+    public var copyAnonymousPeakBytes: [Int: Int64] = [:]
     public var copyStrategy = ""
 
     /// The median of `values`.
@@ -169,14 +172,26 @@ public enum MigrationSection {
 
     /// (b), in the child: migrates the LMDB store at `store` to ``modelRebuilt()`` by copying;
     /// returns the time (ms) and the strategy.
-    public static func copyInChild(store: URL) throws -> (Double, String) {
+    /// `anonymousPeak` is the largest anonymous (heap) part of the resident set seen at a
+    /// progress report (each batch), which leaves out the store files' mapped pages.
+    public static func copyInChild(store: URL) throws -> (ms: Double, strategy: String, anonymousPeak: Int64) {
         guard let lmdb = DriverKind.lmdb.storeType else { throw BenchError("the LMDB driver is not linked") }
         let model = try modelRebuilt()
+        var anonymousPeak: Int64 = 0
         let (outcome, ms) = try BenchClock.measure { () throws -> StoreMigration.Outcome in
             guard let migration = try StoreMigration.plan(storeAt: store, type: lmdb, to: model, options: DriverKind.lmdb.storeOptions)
             else { throw BenchError("the store needs no migration") }
-            return try migration.run()
+            return try migration.run { _ in anonymousPeak = max(anonymousPeak, residentAnonymousBytes()) }
         }
-        return (ms, outcome.strategy.rawValue)
+        return (ms, outcome.strategy.rawValue, anonymousPeak)
+    }
+
+    /// `RssAnon` of /proc/self/status, in bytes (0 when unreadable).
+    static func residentAnonymousBytes() -> Int64 {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
+            let kilobytes = Int64(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes * 1024
     }
 }

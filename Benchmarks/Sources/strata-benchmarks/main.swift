@@ -126,11 +126,12 @@ func runMigrationSection() throws -> MigrationSectionResult {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         log("  building an LMDB store of \(size) items")
         let store = try MigrationSection.build(.lmdb, rows: size, in: directory)
-        let (ms, peak) = try ChildProcess.migrationCopy(store: store, rows: size, options: options)
-        result.copyMs[size] = ms
-        result.copyPeakBytes[size] = peak
+        let run = try ChildProcess.migrationCopy(store: store, rows: size, options: options)
+        result.copyMs[size] = run.ms
+        result.copyPeakBytes[size] = run.peak
+        result.copyAnonymousPeakBytes[size] = run.anonymousPeak
         result.copyStrategy = "copy"
-        log("  copying migration of \(size) rows: \(String(format: "%.0f", ms)) ms, peak \(peak / 1_048_576) MB")
+        log("  copying migration of \(size) rows: \(String(format: "%.0f", run.ms)) ms, peak \(run.peak / 1_048_576) MiB, anonymous peak \(run.anonymousPeak / 1_048_576) MiB")
     }
     return result
 }
