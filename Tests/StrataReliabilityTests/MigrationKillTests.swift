@@ -109,6 +109,30 @@ struct MigrationKillTests {
         print("kill test \(driver) migration: \(killed) kills, \(sawOld) left the old store, \(sawNew) the new one, \(problems.count) problems")
     }
 
+    @Test("a backup copy killed half-way leaves a hidden temporary that the next copy to the same place removes", arguments: KillTests.drivers)
+    func staleBackupTemporariesAreRemoved(_ driver: String) throws {
+        let (directory, url, type) = try Self.version1Store(driver, people: 5)
+        let backup = directory.file("backup.\(driver)")
+        // What a copy killed between creating its temporary and renaming it leaves, named with
+        // the pid of a process that no longer runs.
+        let stale = directory.file(".backup.copying-\(Self.deadProcess())-1a2b.\(driver)")
+        try Data(repeating: 7, count: 4_096).write(to: stale)
+        try type.factory.copyStore(from: url, to: backup, options: StoreOptions())
+        let hidden = try Self.leftovers(in: directory)
+        #expect(!FileManager.default.fileExists(atPath: stale.path), "the stale temporary is still there: \(hidden)")
+        #expect(FileManager.default.fileExists(atPath: backup.path))
+    }
+
+    /// The pid of a process that has exited and been reaped.
+    static func deadProcess() -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        // /bin/true exists on every Linux the suite runs on; a failed launch leaves pid 0, which the check below rejects.
+        try? process.run()
+        process.waitUntilExit()
+        return process.processIdentifier > 0 ? process.processIdentifier : Int32.max
+    }
+
     /// The bytes of every file in `directory` that holds data, by name: not lock files (LMDB's
     /// reader table, XML's lock) nor SQLite's shared-memory index, which every open rewrites, nor
     /// an empty write-ahead log, which a read-only open of a SQLite store leaves.
