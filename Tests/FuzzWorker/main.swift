@@ -16,6 +16,9 @@
 //       children of itself until N minutes have passed; prints every failure with its replay line.
 //   strata-fuzz-worker save-loop|key-loop|metadata-loop DRIVER PATH
 //       Saves to the store at PATH until killed (KillLoops.swift says what each loop writes).
+//   strata-fuzz-worker migration-seed|migration-open|migration-check DRIVER PATH …
+//       Writes a store to migrate, migrates it on open (the migration kill test kills this), or
+//       says whether it is entirely the old version or entirely the new (MigrationKill.swift).
 import Foundation
 import StrataTools
 
@@ -62,6 +65,13 @@ case "save-loop", "key-loop", "metadata-loop":
         FileHandle.standardError.write(Data("strata-fuzz-worker: \(error)\n".utf8))
         exit(1)
     }
+case "migration-seed", "migration-open", "migration-check":
+    do {
+        try MigrationKill.run(arguments)
+    } catch {
+        FileHandle.standardError.write(Data("strata-fuzz-worker: \(error)\n".utf8))
+        exit(1)
+    }
 default:
-    usage("usage: strata-fuzz-worker run TARGET --seed S [--from N] [--to M] | campaign --minutes N | targets | save-loop|key-loop|metadata-loop DRIVER PATH")
+    usage("usage: strata-fuzz-worker run TARGET --seed S [--from N] [--to M] | campaign --minutes N | targets | save-loop|key-loop|metadata-loop DRIVER PATH | migration-seed|migration-open|migration-check DRIVER PATH …")
 }

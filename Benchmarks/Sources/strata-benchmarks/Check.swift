@@ -17,7 +17,7 @@ struct CheckResult: Codable {
 enum Check {
     static func evaluate(
         _ report: BenchReport, xml: XMLSectionResult? = nil, contexts: ContextSectionResult? = nil,
-        scaling: PostgresScaling.Result? = nil
+        scaling: PostgresScaling.Result? = nil, migration: MigrationSectionResult? = nil
     ) -> [CheckResult] {
         var results: [CheckResult] = []
         let n = report.rows
@@ -113,6 +113,7 @@ enum Check {
         }
         results += xmlTargets(xml)
         results += contextTargets(contexts)
+        results += migrationTargets(migration)
         results.append(.init(
             source: "DESIGN", target: "fetching with a batch size keeps memory bounded whatever the result size",
             status: .notMeasured, figure: "no batched-fetch memory workload yet"))
@@ -183,6 +184,37 @@ enum Check {
             results.append(.init(
                 source: "issue 18", target: targets[3], status: Double(growth) <= 0.1 * Double(early) ? .met : .notMet,
                 figure: "\(figures); growth from cycle \(first) to \(last): \(mib(growth)) (limit: 10% of cycle \(first))" + size))
+        }
+        return results
+    }
+
+    /// Issue 19: adding an optional attribute to a SQLite store of 1,000,000 rows ≤ 2x the raw
+    /// SQL, in place; a copying migration's peak memory at 1,000,000 rows ≤ 1.5x at 100,000.
+    static func migrationTargets(_ migration: MigrationSectionResult?) -> [CheckResult] {
+        let targets = [
+            "migration: adding an optional attribute to a SQLite store of 1,000,000 rows ≤ 2x ALTER TABLE ADD COLUMN + the metadata by hand, in place",
+            "migration: a copying migration's peak resident memory at 1,000,000 rows ≤ 1.5x at 100,000 rows",
+        ]
+        guard let m = migration else {
+            return targets.map { .init(source: "issue 19", target: $0, status: .notMeasured, figure: "run with --migration") }
+        }
+        let strata = MigrationSectionResult.median(m.strataAddColumnMs), raw = MigrationSectionResult.median(m.rawAddColumnMs)
+        let r = raw > 0 ? strata / raw : .infinity
+        let inPlace = m.addColumnStrategy == "inPlace" && m.addColumnKeptFile
+        var results = [
+            CheckResult(
+                source: "issue 19", target: targets[0], status: r <= 2 && inPlace ? .met : .notMet,
+                figure: String(format: "Strata %.2f ms / raw SQL %.2f ms = %.2fx", strata, raw, r)
+                    + " at \(m.rows) rows; \(m.addColumnStrategy)\(m.addColumnKeptFile ? ", same file" : ", the file was replaced")")
+        ]
+        if let small = m.copyPeakBytes[100_000], let large = m.copyPeakBytes[1_000_000], small > 0 {
+            let growth = Double(large) / Double(small)
+            let mib = { (bytes: Int64) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+            results.append(.init(
+                source: "issue 19", target: targets[1], status: growth <= 1.5 ? .met : .notMet,
+                figure: "\(m.copyDriver): peak \(mib(large)) at 1,000,000 rows (\(String(format: "%.0f", m.copyMs[1_000_000] ?? 0)) ms) / \(mib(small)) at 100,000 (\(String(format: "%.0f", m.copyMs[100_000] ?? 0)) ms) = \(String(format: "%.2f", growth))x; anonymous (heap) part at its largest: \(mib(m.copyAnonymousPeakBytes[1_000_000] ?? 0)) / \(mib(m.copyAnonymousPeakBytes[100_000] ?? 0))"))
+        } else {
+            results.append(.init(source: "issue 19", target: targets[1], status: .notMeasured, figure: "the copying migration did not run"))
         }
         return results
     }

@@ -26,6 +26,13 @@ enum ChildProcess {
 
     /// Runs in the child: one contender (or the baseline), result as JSON on stdout.
     static func runChild(_ id: String, options: Options) throws {
+        if id == migrationCopy {
+            guard let store = options.store else { throw BenchError("\(id) needs --store PATH") }
+            let run = try MigrationSection.copyInChild(store: store)
+            guard run.strategy == "copy" else { throw BenchError("the LMDB migration ran as \(run.strategy), not as a copy") }
+            FileHandle.standardOutput.write(try JSONEncoder().encode([run.ms, Double(peakResidentBytes()), Double(run.anonymousPeak)]))
+            return
+        }
         if id == xmlAtRest || id == memoryAtRest {
             let perObject: Double
             if id == xmlAtRest {
@@ -67,6 +74,20 @@ enum ChildProcess {
     static let xmlAtRest = "xml-at-rest"
     /// The child that fills an in-memory store and reports resident bytes per object.
     static let memoryAtRest = "memory-at-rest"
+
+    /// The child that migrates the LMDB store at `--store` by copying and reports its time and peak
+    /// resident bytes.
+    static let migrationCopy = "migration-copy"
+
+    /// Runs the copying-migration child on `store` of `rows` rows: ms, peak resident bytes, and the
+    /// largest anonymous resident bytes seen at a batch.
+    static func migrationCopy(store: URL, rows: Int, options: Options) throws -> (ms: Double, peak: Int64, anonymousPeak: Int64) {
+        var childOptions = options
+        childOptions.rows = rows
+        let values = try JSONDecoder().decode([Double].self, from: output(migrationCopy, options: childOptions, store: store))
+        guard values.count == 3 else { throw BenchError("\(migrationCopy) reported \(values)") }
+        return (values[0], Int64(values[1]), Int64(values[2]))
+    }
 
     /// Runs a memory-at-rest child (`xmlAtRest` with the store's path, or `memoryAtRest`).
     static func bytesPerObject(_ id: String, store: URL?, options: Options) throws -> Double {

@@ -23,6 +23,8 @@ struct Options {
     var writerSaves = 0
     /// Saves per writer process in the PostgreSQL scaling run.
     var scalingSaves = 200
+    /// Run the migration section (issue 19) too.
+    var migration = false
 
     static let usage = """
         usage: strata-benchmarks [--rows N] [--rounds R] [--passes P] [--contenders a,b,…] [--out DIR] [--check]
@@ -39,6 +41,10 @@ struct Options {
           --in-process     run every contender in this process (no peak-memory or memory-at-rest figures)
           --contexts       also run the contexts section (issue 18: child saves, merges, DataAccess,
                            a view context's memory over 100 fetch-and-drop cycles), on SQLite
+          --migration      also run the migration section (issue 19: adding an optional attribute to
+                           a SQLite store of 1,000,000 rows against ALTER TABLE by hand; a copying
+                           LMDB migration's peak memory at 100,000 and 1,000,000 rows); with
+                           --contenders none, only the sections run
 
           --scaling-saves N saves per writer process in the PostgreSQL scaling run (default 200)
 
@@ -72,7 +78,8 @@ struct Options {
                 guard let n = Int(try value(arg)), (1...20).contains(n) else { throw BenchError("--passes must be 1…20") }
                 options.passes = n
             case "--contenders":
-                let list = try value(arg).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                let given = try value(arg)
+                let list = given == "none" ? [] : given.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 for id in list where !ContenderCatalog.all.contains(id) && id != ContenderCatalog.baseline {
                     throw BenchError("unknown contender '\(id)'; known: \(ContenderCatalog.all.joined(separator: ", "))")
                 }
@@ -83,6 +90,7 @@ struct Options {
             case "--child": options.child = try value(arg)
             case "--in-process": options.inProcess = true
             case "--contexts": options.contexts = true
+            case "--migration": options.migration = true
             case "--store": options.store = URL(fileURLWithPath: try value(arg))
             case "--writer-url": options.writerURL = URL(string: try value(arg))
             case "--writer-saves":

@@ -46,6 +46,8 @@ struct SavedResults: Codable {
     var contexts: ContextSectionResult?
     /// The PostgreSQL scaling run (issue 21), when it ran.
     var scaling: PostgresScaling.Result?
+    /// The migration section (issue 19), when it ran.
+    var migration: MigrationSectionResult?
 }
 
 func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
@@ -102,7 +104,7 @@ if let file = options.checkFile {
             fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
         }
         let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
-        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling))
+        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling, migration: saved.migration))
     } catch {
         fail("cannot read \(file.path): \(error)", status: 1)
     }
@@ -140,6 +142,30 @@ if options.contenders.contains(where: ContenderCatalog.needsPostgres), DriverKin
     } catch {
         log("PostgreSQL contenders will be skipped: \(error)")
     }
+}
+
+/// Issue 19's figures (the issue fixes the sizes; --rows does not change them): (a) on a SQLite
+/// store of 1,000,000 rows, (b) a copying LMDB migration at 100,000 and 1,000,000 rows, each in a
+/// child process of its own.
+func runMigrationSection() throws -> MigrationSectionResult {
+    let rows = 1_000_000
+    log("running the migration section (\(rows) rows)")
+    let work = try ChildProcess.workDirectory()
+    defer { try? FileManager.default.removeItem(at: work) }
+    var result = try MigrationSection.addColumn(rows: rows, rounds: options.rounds, in: work, log: log)
+    for size in [100_000, 1_000_000] {
+        let directory = work.appendingPathComponent("copy-\(size)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        log("  building an LMDB store of \(size) items")
+        let store = try MigrationSection.build(.lmdb, rows: size, in: directory)
+        let run = try ChildProcess.migrationCopy(store: store, rows: size, options: options)
+        result.copyMs[size] = run.ms
+        result.copyPeakBytes[size] = run.peak
+        result.copyAnonymousPeakBytes[size] = run.anonymousPeak
+        result.copyStrategy = "copy"
+        log("  copying migration of \(size) rows: \(String(format: "%.0f", run.ms)) ms, peak \(run.peak / 1_048_576) MiB, anonymous peak \(run.anonymousPeak / 1_048_576) MiB")
+    }
+    return result
 }
 
 var report = BenchReport(rows: options.rows, rounds: options.rounds * options.passes)
@@ -195,9 +221,13 @@ do {
         log("running the PostgreSQL scaling run (1, 2 and 4 writer processes, \(options.scalingSaves) saves each)")
         scaling = try PostgresScaling.run(server: server, savesPerWriter: options.scalingSaves, log: log)
     }
-    let checks = Check.evaluate(report, xml: xml, contexts: contexts, scaling: scaling)
+    var migration: MigrationSectionResult?
+    if options.migration { migration = try runMigrationSection() }
+    let checks = Check.evaluate(report, xml: xml, contexts: contexts, scaling: scaling, migration: migration)
     try writeOutputs(
-        SavedResults(machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts, scaling: scaling),
+        SavedResults(
+            machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts, scaling: scaling,
+            migration: migration),
         checks: checks)
     finish(checks)
 } catch {

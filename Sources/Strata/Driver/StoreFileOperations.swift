@@ -126,7 +126,8 @@ public enum StoreFileOperations {
 
     /// Copies the closed store files `files` (main file or directory first) to the same names
     /// with `destination` in place of `source`'s path, each through a temporary file fsynced and
-    /// renamed into place; files that do not exist are skipped.
+    /// renamed into place; files that do not exist are skipped. Temporaries an earlier copy to
+    /// the same names left when its process died (``staleTemporaryPaths(beside:tag:)``) are removed.
     ///
     /// - Throws: ``StoreError`` `.io` (or `.full` when the disk fills).
     public static func copy(_ files: [String], from source: String, to destination: String) throws {
@@ -141,6 +142,11 @@ public enum StoreFileOperations {
                     try copy([file + "/" + entry], from: file, to: target)
                 }
                 continue
+            }
+            // Temporaries of copies to this place killed before their rename (a backup taken
+            // by a migration that was killed) would stay hidden beside it for good.
+            for stale in staleTemporaryPaths(beside: target, tag: "copying") {
+                unlink(stale)  // best effort: a leftover that stays is hidden and changes nothing
             }
             let temporary = try temporaryPath(beside: target, tag: "copying")
             do {

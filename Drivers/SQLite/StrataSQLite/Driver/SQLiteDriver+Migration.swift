@@ -22,7 +22,9 @@ extension SQLiteDriver {
         return true
     }
 
-    /// Refuses rows that leave a required attribute of the new model without a value.
+    /// Refuses rows that leave a required attribute of the new model without a value; only
+    /// attributes that become required are checked (one the old model required already has a
+    /// value in every saved row).
     private func checkRequired(_ plan: StoreMigrationPlan, _ script: SQLiteMigrationScript, _ connection: SQLiteConnection) throws {
         for entityPlan in plan.entities {
             guard let old = layout.entity(entityPlan.source.entityNumber) else { continue }
@@ -33,6 +35,14 @@ extension SQLiteDriver {
                 case .null: condition = "1"
                 case .attribute(let from, _, nil):
                     guard case .attribute(let column, _, _) = old.slots[from] else { continue }
+                    // Required in the old model too: every saved row holds a value, so the rows
+                    // are not scanned again (a full scan per attribute made adding an optional
+                    // attribute to a large table cost a read of every row).
+                    if from < entityPlan.source.properties.count, case .attribute(let source) = entityPlan.source.properties[from],
+                        !source.isOptional, !source.isTransient
+                    {
+                        continue
+                    }
                     condition = "\(column.sqlName) IS NULL"
                 default: continue
                 }
