@@ -1,0 +1,92 @@
+import Foundation
+import PropertyBased
+import Strata
+import StrataTesting
+import StrataTools
+import Synchronization
+import Testing
+
+/// How many cases to run and from which seed: `STRATA_ROUNDTRIP_COUNT` (default 200, the CI run),
+/// `STRATA_ROUNDTRIP_FIRST_SEED` (default 1); `STRATA_ROUNDTRIP_SEED` replays one seed.
+/// scripts/roundtrip.sh sets them.
+struct RoundTripSettings: Sendable {
+    var firstSeed: UInt64
+    var count: Int
+    /// `STRATA_ROUNDTRIP_SURVEY=1`: run every seed and list each failing one, without shrinking
+    /// (for long campaigns; replay a listed seed to shrink it).
+    var survey = false
+
+    static var current: RoundTripSettings {
+        let environment = ProcessInfo.processInfo.environment
+        if let seed = environment["STRATA_ROUNDTRIP_SEED"].flatMap(UInt64.init) { return RoundTripSettings(firstSeed: seed, count: 1) }
+        return RoundTripSettings(
+            firstSeed: environment["STRATA_ROUNDTRIP_FIRST_SEED"].flatMap(UInt64.init) ?? 1,
+            count: environment["STRATA_ROUNDTRIP_COUNT"].flatMap(Int.init) ?? 200,
+            survey: environment["STRATA_ROUNDTRIP_SURVEY"] == "1")
+    }
+}
+
+extension RoundTripCase: CustomTestStringConvertible {
+    public var testDescription: String { "\n" + description + "\nreplay: scripts/roundtrip.sh --seed \(seed)" }
+}
+
+@Suite("Generative round trip")
+struct RoundTripTests {
+    @Test("random models and graphs save, reopen, convert, validate and recover the same on every driver")
+    func randomCases() async {
+        let settings = RoundTripSettings.current
+        let last = settings.firstSeed + UInt64(max(settings.count, 1)) - 1
+        print("round trip: seeds \(settings.firstSeed)...\(last) (\(settings.count) models × \(RoundTripDriver.allCases.count) drivers); replay one with scripts/roundtrip.sh --seed N")
+        if settings.survey {
+            survey(settings)
+            return
+        }
+        // Seeds are handed out in order, whatever random source PropertyBased passes in: the run is
+        // the same every time, and each case names its seed.
+        let nextSeed = Atomic<UInt64>(settings.firstSeed)
+        let generator = Generator<RoundTripCase, [RoundTripCase]>(
+            run: { _ in
+                let seed = nextSeed.wrappingAdd(1, ordering: .relaxed).oldValue
+                do {
+                    return try RoundTripCase.generate(seed: seed)
+                } catch {
+                    // A model the generator makes always builds; if not, this case reports it.
+                    return RoundTripCase(
+                        seed: seed, model: RoundTripModelSpec(entities: [], configurations: []),
+                        graph: RoundTripGraph(objects: [RoundTripObject(entity: "generator failed: \(error)")]))
+                }
+            },
+            shrink: { $0.shrinkCandidates() })
+        // Once a case fails, shrinking reruns only the stages that failed.
+        let focus = Mutex<Set<RoundTripStage>?>(nil)
+        let started = ContinuousClock.now  // reported only; no check depends on time
+        await propertyCheck(count: settings.count, input: generator) { testCase in
+            let stages = focus.withLock { $0 } ?? Set(RoundTripStage.allCases)
+            let failures = RoundTripRunner.run(testCase, stages: stages)
+            guard !failures.isEmpty else { return }
+            focus.withLock { $0 = Set(failures.map(\.stage)) }
+            for failure in failures.prefix(20) {
+                Issue.record("seed \(testCase.seed) [\(failure.stage.rawValue)] \(failure.message)")
+            }
+        }
+        print("round trip: \(settings.count) cases in \(ContinuousClock.now - started)")
+    }
+
+    /// Runs every seed of `settings` and records one issue per failing seed, without shrinking.
+    func survey(_ settings: RoundTripSettings) {
+        var failing: [UInt64] = []
+        for seed in settings.firstSeed..<settings.firstSeed + UInt64(settings.count) {
+            let failures: [(stage: RoundTripStage, message: String)]
+            do {
+                failures = RoundTripRunner.run(try RoundTripCase.generate(seed: seed))
+            } catch {
+                failures = [(.save, "the generator made a model that does not build: \(error)")]
+            }
+            guard !failures.isEmpty else { continue }
+            failing.append(seed)
+            let lines = failures.prefix(6).map { "[\($0.stage.rawValue)] \($0.message)" }.joined(separator: "\n")
+            Issue.record("seed \(seed) fails (replay: scripts/roundtrip.sh --seed \(seed)):\n\(lines)")
+        }
+        print("round trip survey: \(failing.count) of \(settings.count) seeds fail: \(failing)")
+    }
+}
