@@ -68,4 +68,20 @@ struct RoundTripRegressionTests {
         ])
         expectRoundTrip(RoundTripCase(seed: 2, model: model, graph: graph))
     }
+
+    @Test("attributes name and Name (equal after Core Data's case change) save to XML and every driver, and read back")
+    func nameAndCapitalName() {
+        let model = RoundTripModelSpec(
+            entities: [
+                RoundTripEntitySpec(
+                    name: "Item", properties: [.attribute("name", .string), .attribute("Name", .integer64)]),
+                RoundTripEntitySpec(name: "ITEM", properties: [.attribute("NAME", .string)]),
+            ], configurations: [])
+        let graph = RoundTripGraph(objects: [
+            RoundTripObject(entity: "Item", values: ["name": .store(.string("lower")), "Name": .store(.integer(Int64.min))]),
+            RoundTripObject(entity: "ITEM", values: ["NAME": .store(.string("upper"))]),
+        ])
+        expectRoundTrip(RoundTripCase(seed: 0, model: model, graph: graph))
+    }
 }
+
