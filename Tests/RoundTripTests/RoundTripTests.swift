@@ -76,9 +76,14 @@ struct RoundTripTests {
     func survey(_ settings: RoundTripSettings) {
         var failing: [UInt64] = []
         for seed in settings.firstSeed..<settings.firstSeed + UInt64(settings.count) {
+            // Printed first, so a case that ends the process (a trap) still names its seed.
+            print("round trip: seed \(seed)")
             let failures: [(stage: RoundTripStage, message: String)]
             do {
-                failures = RoundTripRunner.run(try RoundTripCase.generate(seed: seed))
+                let testCase = try RoundTripCase.generate(seed: seed)
+                // One seed replayed: show the whole case before it runs (a trap ends the process).
+                if settings.count == 1 { print(testCase.description) }
+                failures = RoundTripRunner.run(testCase)
             } catch {
                 failures = [(.save, "the generator made a model that does not build: \(error)")]
             }
