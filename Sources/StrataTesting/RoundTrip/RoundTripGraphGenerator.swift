@@ -98,9 +98,11 @@ struct RoundTripGraphGenerator<G: RandomNumberGenerator> {
 
     // MARK: Links
 
-    func concreteKinds(of name: String) -> Set<String> {
+    /// The concrete entities that are `name` or below it, in model order (an array, never a set:
+    /// a set's order changes between processes, and the case must not).
+    func concreteKinds(of name: String) -> [String] {
         guard let destination = model.entity(named: name) else { return [] }
-        return Set(model.entities.filter { !$0.isAbstract && $0.isKind(of: destination) }.map(\.name))
+        return model.entities.filter { !$0.isAbstract && $0.isKind(of: destination) }.map(\.name)
     }
 
     private mutating func links(for index: Int, in objects: [RoundTripObject]) -> [String: [Int]] {
