@@ -83,5 +83,25 @@ struct RoundTripRegressionTests {
         ])
         expectRoundTrip(RoundTripCase(seed: 0, model: model, graph: graph))
     }
-}
 
+    @Test("seeds 2, 22, 23: attributes _fok_x, _ent and _opt are recovered from a SQLite store's tables as attributes, not as order or entity columns")
+    func seeds2And22BookkeepingLookalikes() {
+        let model = RoundTripModelSpec(
+            entities: [
+                RoundTripEntitySpec(
+                    name: "Item",
+                    properties: [
+                        .attribute("_fok_x", .string), .attribute("_ent", .integer64), .attribute("_opt", .integer32),
+                        .attribute("name", .string),
+                    ]),
+                RoundTripEntitySpec(name: "Note", parent: "Item", properties: [.attribute("_fok_y", .double)]),
+            ], configurations: [])
+        let graph = RoundTripGraph(objects: [
+            RoundTripObject(
+                entity: "Item",
+                values: ["_fok_x": .store(.string("x")), "_ent": .store(.integer(7)), "_opt": .store(.integer(-3))]),
+            RoundTripObject(entity: "Note", values: ["_fok_y": .store(.double(2.5)), "name": .store(.string("n"))]),
+        ])
+        expectRoundTrip(RoundTripCase(seed: 22, model: model, graph: graph))
+    }
+}

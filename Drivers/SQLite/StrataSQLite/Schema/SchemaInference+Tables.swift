@@ -26,16 +26,23 @@ extension SchemaInference {
         let indexes = Set(
             try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", [.text(table)])
                 .compactMap { $0[0].text?.uppercased() })
+        let columnNames = Set(columns.map(\.name))
         // `Z<n>_<COL>`: the entity number of the row ZCOL points at (its destination has subentities).
+        // Never of a bookkeeping or order column: `Z1__ENT` is an attribute `_ent` renamed away from `Z_ENT`.
+        func entityColumnTarget(_ column: String) -> (Int32, String)? {
+            guard let (number, target) = numberedColumn(column, separator: "_"), columnNames.contains(target),
+                !bookkeepingColumns.contains(target), !target.hasPrefix("Z_FOK_")
+            else { return nil }
+            return (number, target)
+        }
         var destinationNumbers: [String: Int32] = [:]
         for column in columns where !column.name.hasPrefix("Z_") {
-            if let (number, name) = numberedColumn(column.name, separator: "_") { destinationNumbers[name] = number }
+            if let (number, name) = entityColumnTarget(column.name) { destinationNumbers[name] = number }
         }
-        let columnNames = Set(columns.map(\.name))
         var properties: [PropertyDescription] = []
         var owned: [OwnedToMany] = []
-        for column in columns where !bookkeepingColumns.contains(column.name) && !column.name.hasPrefix("Z_FOK_") {
-            if let (_, target) = numberedColumn(column.name, separator: "_"), columnNames.contains(target) { continue }
+        for column in columns where !bookkeepingColumns.contains(column.name) && !isOrderColumn(column.name, among: columnNames) {
+            if entityColumnTarget(column.name) != nil { continue }
             if let (number, name) = ownedForeignKey(column.name), byNumber[number] != nil {
                 let ordered = columnNames.contains("Z_FOK_" + column.name.dropFirst())
                 owned.append(
@@ -65,6 +72,17 @@ extension SchemaInference {
             properties.append(.attribute(AttributeDescription(name, type)))
         }
         return (properties, owned)
+    }
+
+    /// Whether `column` is a `Z_FOK_<NAME>` column ordering the foreign key `Z<NAME>` beside it (a
+    /// numeric suffix Core Data's name generator added dropped). Without that key it is an attribute
+    /// whose name starts `_fok_` (its column is `Z` + the name, upper-cased).
+    static func isOrderColumn(_ column: String, among columns: Set<String>) -> Bool {
+        guard column.hasPrefix("Z_FOK_") else { return false }
+        let key = "Z" + column.dropFirst("Z_FOK_".count)
+        if columns.contains(key) { return true }
+        let trimmed = String(key.reversed().drop(while: { $0.isASCII && $0.isNumber }).reversed())
+        return trimmed != key && columns.contains(trimmed)
     }
 
     /// Splits Core Data's foreign key of a to-many without inverse, `Z<n><NAME>` (digits right
