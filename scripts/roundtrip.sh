@@ -6,6 +6,8 @@
 #   scripts/roundtrip.sh --first 10001 --count 5000
 #   scripts/roundtrip.sh --survey --count 5000  every seed, listing each failing one (no shrinking)
 #   scripts/roundtrip.sh --seed 36            replay one seed, shrink it, print the small case
+#   --all-pairs                               convert every store to every other driver (default:
+#                                             one target per seed, rotating; a replay does all)
 #
 # Builds the tests first unless --skip-build is given. Exits non-zero when a case fails.
 set -euo pipefail
@@ -18,8 +20,9 @@ while [ $# -gt 0 ]; do
     --first) export STRATA_ROUNDTRIP_FIRST_SEED="$2"; shift 2 ;;
     --seed) export STRATA_ROUNDTRIP_SEED="$2"; shift 2 ;;
     --survey) export STRATA_ROUNDTRIP_SURVEY=1; shift ;;
+    --all-pairs) export STRATA_ROUNDTRIP_ALL_PAIRS=1; shift ;;
     --skip-build) build=0; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "roundtrip.sh: unknown argument '$1' (see --help)" >&2; exit 64 ;;
   esac
 done

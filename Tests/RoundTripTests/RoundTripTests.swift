@@ -15,14 +15,20 @@ struct RoundTripSettings: Sendable {
     /// `STRATA_ROUNDTRIP_SURVEY=1`: run every seed and list each failing one, without shrinking
     /// (for long campaigns; replay a listed seed to shrink it).
     var survey = false
+    /// `STRATA_ROUNDTRIP_ALL_PAIRS=1`: convert every store to every other driver (default: to one,
+    /// rotating with the seed, so three consecutive seeds cover every pair).
+    var allPairs = false
 
     static var current: RoundTripSettings {
         let environment = ProcessInfo.processInfo.environment
-        if let seed = environment["STRATA_ROUNDTRIP_SEED"].flatMap(UInt64.init) { return RoundTripSettings(firstSeed: seed, count: 1) }
+        if let seed = environment["STRATA_ROUNDTRIP_SEED"].flatMap(UInt64.init) {
+            // A replay converts through every pair.
+            return RoundTripSettings(firstSeed: seed, count: 1, survey: environment["STRATA_ROUNDTRIP_SURVEY"] == "1", allPairs: true)
+        }
         return RoundTripSettings(
             firstSeed: environment["STRATA_ROUNDTRIP_FIRST_SEED"].flatMap(UInt64.init) ?? 1,
             count: environment["STRATA_ROUNDTRIP_COUNT"].flatMap(Int.init) ?? 200,
-            survey: environment["STRATA_ROUNDTRIP_SURVEY"] == "1")
+            survey: environment["STRATA_ROUNDTRIP_SURVEY"] == "1", allPairs: environment["STRATA_ROUNDTRIP_ALL_PAIRS"] == "1")
     }
 }
 
@@ -62,7 +68,7 @@ struct RoundTripTests {
         let started = ContinuousClock.now  // reported only; no check depends on time
         await propertyCheck(count: settings.count, input: generator) { testCase in
             let stages = focus.withLock { $0 } ?? Set(RoundTripStage.allCases)
-            let failures = RoundTripRunner.run(testCase, stages: stages)
+            let failures = RoundTripRunner.run(testCase, stages: stages, allPairs: settings.allPairs)
             guard !failures.isEmpty else { return }
             focus.withLock { $0 = Set(failures.map(\.stage)) }
             for failure in failures.prefix(20) {
@@ -75,6 +81,7 @@ struct RoundTripTests {
     /// Runs every seed of `settings` and records one issue per failing seed, without shrinking.
     func survey(_ settings: RoundTripSettings) {
         var failing: [UInt64] = []
+        let started = ContinuousClock.now  // reported only; no check depends on time
         for seed in settings.firstSeed..<settings.firstSeed + UInt64(settings.count) {
             // Printed first, so a case that ends the process (a trap) still names its seed.
             print("round trip: seed \(seed)")
@@ -83,7 +90,7 @@ struct RoundTripTests {
                 let testCase = try RoundTripCase.generate(seed: seed)
                 // One seed replayed: show the whole case before it runs (a trap ends the process).
                 if settings.count == 1 { print(testCase.description) }
-                failures = RoundTripRunner.run(testCase)
+                failures = RoundTripRunner.run(testCase, allPairs: settings.allPairs)
             } catch {
                 failures = [(.save, "the generator made a model that does not build: \(error)")]
             }
@@ -92,6 +99,6 @@ struct RoundTripTests {
             let lines = failures.prefix(6).map { "[\($0.stage.rawValue)] \($0.message)" }.joined(separator: "\n")
             Issue.record("seed \(seed) fails (replay: scripts/roundtrip.sh --seed \(seed)):\n\(lines)")
         }
-        print("round trip survey: \(failing.count) of \(settings.count) seeds fail: \(failing)")
+        print("round trip survey: \(failing.count) of \(settings.count) seeds fail: \(failing) (\(ContinuousClock.now - started))")
     }
 }
