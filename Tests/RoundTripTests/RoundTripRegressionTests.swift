@@ -104,4 +104,43 @@ struct RoundTripRegressionTests {
         ])
         expectRoundTrip(RoundTripCase(seed: 22, model: model, graph: graph))
     }
+
+    @Test("seed 80: an indexed integer attribute named like an entity (café beside Café) holding 0 is recovered as an attribute")
+    func seed80IndexedIntegerNamedLikeEntity() {
+        var index = AttributeDescription("café", .integer64)
+        index.isIndexed = true
+        let model = RoundTripModelSpec(
+            entities: [
+                RoundTripEntitySpec(name: "Café", properties: [.attribute("name", .string)]),
+                RoundTripEntitySpec(name: "Group", properties: [.attribute(index)]),
+            ], configurations: [])
+        let graph = RoundTripGraph(objects: [
+            RoundTripObject(entity: "Café", values: ["name": .store(.string("c"))]),
+            RoundTripObject(entity: "Group", values: ["café": .store(.integer(0))]),
+            RoundTripObject(entity: "Group", values: ["café": .store(.integer(-5))]),
+        ])
+        expectRoundTrip(RoundTripCase(seed: 80, model: model, graph: graph), [.recovery])
+    }
+
+    @Test("seeds 22, 38, 137: to-one relationships _ent, _pk and _fok_x (keys renamed Z_ENT1, Z_PK1; entity columns Z<n>__ENT) are recovered from a SQLite store's tables")
+    func seed22RenamedForeignKeys() {
+        let model = RoundTripModelSpec(
+            entities: [
+                RoundTripEntitySpec(name: "Node", properties: [.attribute("size", .integer16)]),
+                RoundTripEntitySpec(name: "Leaf", parent: "Node"),
+                RoundTripEntitySpec(
+                    name: "Item",
+                    properties: [
+                        .relationship(RelationshipDescription("_ent", destination: "Node")),
+                        .relationship(RelationshipDescription("_pk", destination: "Node")),
+                        .relationship(RelationshipDescription("_fok_x", destination: "Node")),
+                    ]),
+            ], configurations: [])
+        let graph = RoundTripGraph(objects: [
+            RoundTripObject(entity: "Node", values: ["size": .store(.integer(1))]),
+            RoundTripObject(entity: "Leaf", values: ["size": .store(.integer(2))]),
+            RoundTripObject(entity: "Item", links: ["_ent": [1], "_pk": [0], "_fok_x": [1]]),
+        ])
+        expectRoundTrip(RoundTripCase(seed: 22, model: model, graph: graph))
+    }
 }
