@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // StoreLog: drivers report statements and transactions through swift-log.
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // Test-only: the generative round-trip suite (Tests/RoundTripTests) shrinks failures with it.
+        .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
         // The core: model, predicates, objects, contexts, coordinator, row cache, driver protocol.
@@ -100,6 +102,14 @@ let package = Package(
             dependencies: [
                 "Strata", "StrataTesting", "StrataTools", "StrataSQLite", "StrataXML", "StrataLMDB", "strata-fuzz-worker",
                 "strata",
+            ]),
+        // The generative round-trip suite (docs/compatibility.md): random models and graphs through
+        // every driver, `strata convert`, `strata validate` and SQLite model recovery.
+        .testTarget(
+            name: "RoundTripTests",
+            dependencies: [
+                "StrataTools", "strata", "Strata", "StrataInMemory", "StrataSQLite", "StrataXML", "StrataLMDB",
+                "StrataTesting", .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -30,17 +30,17 @@ struct ModelResolver {
 
         // Core Data's numbering: roots alphabetically, each followed by its descendants breadth-first.
         var ordered: [EntityDescription] = []
-        for root in byName.values.filter({ $0.superentityName == nil }).sorted(by: { $0.name < $1.name }) {
+        for root in byName.values.filter({ $0.superentityName == nil }).sorted(by: { Self.precedes($0.name, $1.name) }) {
             var queue = [root.name]
             while !queue.isEmpty {
                 let name = queue.removeFirst()
                 ordered.append(byName[name]!)  // names in the queue come from byName
-                queue.append(contentsOf: (children[name] ?? []).sorted())
+                queue.append(contentsOf: (children[name] ?? []).sorted(by: Self.precedes))
             }
         }
         for (offset, entity) in ordered.enumerated() {
             entity.entityNumber = Int32(offset + 1)
-            entity.subentityNames = (children[entity.name] ?? []).sorted()
+            entity.subentityNames = (children[entity.name] ?? []).sorted(by: Self.precedes)
         }
         for entity in ordered {
             let chain = ancestry(entity, byName)
@@ -269,5 +269,18 @@ struct ModelResolver {
                     element: "fetchIndex \(index.name)")
             }
         }
+    }
+
+    /// The order entities are numbered in: by the names' canonical composed form (NFC) as UTF-16
+    /// code units, then (for names equal there but spelled differently) by their own code units.
+    ///
+    /// Not Swift's `<` on strings: it leaves some pairs unordered (neither `"Cafe\u{301}" <
+    /// "Caf\u{E9}2"` nor the reverse), so sorting by it followed hash order, and a model's numbers
+    /// changed between processes and between a model and its decoded copy.
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.precomposedStringWithCanonicalMapping.utf16)
+        let y = Array(b.precomposedStringWithCanonicalMapping.utf16)
+        if x != y { return x.lexicographicallyPrecedes(y) }
+        return a.utf16.lexicographicallyPrecedes(b.utf16)
     }
 }

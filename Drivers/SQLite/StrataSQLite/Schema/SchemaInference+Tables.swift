@@ -26,16 +26,33 @@ extension SchemaInference {
         let indexes = Set(
             try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", [.text(table)])
                 .compactMap { $0[0].text?.uppercased() })
-        // `Z<n>_<COL>`: the entity number of the row ZCOL points at (its destination has subentities).
-        var destinationNumbers: [String: Int32] = [:]
-        for column in columns where !column.name.hasPrefix("Z_") {
-            if let (number, name) = numberedColumn(column.name, separator: "_") { destinationNumbers[name] = number }
-        }
         let columnNames = Set(columns.map(\.name))
+        // `Z<n>_<COL>`: the entity number of the row the foreign key ZCOL points at (its destination
+        // has subentities). When ZCOL is a bookkeeping column or absent, the key was renamed by the
+        // name generator (relationship `_ent`: key `Z_ENT1`, entity column `Z1__ENT`): the key is
+        // the first `ZCOL<k>` present, and the relationship keeps the name the entity column shows.
+        var destinationNumbers: [String: Int32] = [:]
+        var renamedKeys: [String: String] = [:]
+        var entityColumns: Set<String> = []
+        for column in columns where !column.name.hasPrefix("Z_") {
+            guard let (number, target) = numberedColumn(column.name, separator: "_") else { continue }
+            if columnNames.contains(target), !bookkeepingColumns.contains(target) {
+                destinationNumbers[target] = number
+                entityColumns.insert(column.name)
+            } else if let key = (1..<100).lazy.map({ target + String($0) }).first(where: { columnNames.contains($0) }) {
+                destinationNumbers[key] = number
+                renamedKeys[key] = String(target.dropFirst())
+                entityColumns.insert(column.name)
+            }
+        }
         var properties: [PropertyDescription] = []
         var owned: [OwnedToMany] = []
-        for column in columns where !bookkeepingColumns.contains(column.name) && !column.name.hasPrefix("Z_FOK_") {
-            if let (_, target) = numberedColumn(column.name, separator: "_"), columnNames.contains(target) { continue }
+        for column in columns where !bookkeepingColumns.contains(column.name) && !isOrderColumn(column.name, among: columnNames) {
+            if entityColumns.contains(column.name) { continue }
+            if let name = renamedKeys[column.name], let number = destinationNumbers[column.name], let destination = byNumber[number]?.name {
+                properties.append(.relationship(RelationshipDescription(name, destination: destination)))
+                continue
+            }
             if let (number, name) = ownedForeignKey(column.name), byNumber[number] != nil {
                 let ordered = columnNames.contains("Z_FOK_" + column.name.dropFirst())
                 owned.append(
@@ -54,7 +71,9 @@ extension SchemaInference {
             let type = attributeType(forColumnType: column.type)
             if type == .integer64 {
                 var destination = destinationNumbers[column.name].flatMap { byNumber[$0]?.name }
-                if destination == nil, indexes.contains("\(table)_\(column.name)_INDEX".uppercased()) {
+                if destination == nil, indexes.contains("\(table)_\(column.name)_INDEX".uppercased()),
+                    try holdsOnlyKeys(table: table, column: column.name, connection)
+                {
                     destination = self.destination(forColumn: name, in: root, among: entities)
                 }
                 if let destination {
@@ -65,6 +84,27 @@ extension SchemaInference {
             properties.append(.attribute(AttributeDescription(name, type)))
         }
         return (properties, owned)
+    }
+
+    /// Whether every value of `column` could be a primary key (an integer from 1): an indexed
+    /// integer column named like an entity is a foreign key only then; an indexed integer
+    /// attribute (`café` beside entity `Café`) may hold 0 or less, and is read as an attribute.
+    static func holdsOnlyKeys(table: String, column: String, _ connection: SQLiteConnection) throws -> Bool {
+        let quoted = SQLIdentifier.quote(column)
+        let other = try connection.scalar(
+            "SELECT 1 FROM \(SQLIdentifier.quote(table)) WHERE \(quoted) IS NOT NULL AND (typeof(\(quoted)) != 'integer' OR \(quoted) < 1) LIMIT 1")
+        return other == nil || other == .null
+    }
+
+    /// Whether `column` is a `Z_FOK_<NAME>` column ordering the foreign key `Z<NAME>` beside it (a
+    /// numeric suffix Core Data's name generator added dropped). Without that key it is an attribute
+    /// whose name starts `_fok_` (its column is `Z` + the name, upper-cased).
+    static func isOrderColumn(_ column: String, among columns: Set<String>) -> Bool {
+        guard column.hasPrefix("Z_FOK_") else { return false }
+        let key = "Z" + column.dropFirst("Z_FOK_".count)
+        if columns.contains(key) { return true }
+        let trimmed = String(key.reversed().drop(while: { $0.isASCII && $0.isNumber }).reversed())
+        return trimmed != key && columns.contains(trimmed)
     }
 
     /// Splits Core Data's foreign key of a to-many without inverse, `Z<n><NAME>` (digits right
