@@ -15,7 +15,9 @@ struct CheckResult: Codable {
 /// The targets of ../shared/DESIGN.md "Performance shape" and issues 4, 5 and 6, as ratios of
 /// medians measured in one run.
 enum Check {
-    static func evaluate(_ report: BenchReport, xml: XMLSectionResult? = nil, contexts: ContextSectionResult? = nil) -> [CheckResult] {
+    static func evaluate(
+        _ report: BenchReport, xml: XMLSectionResult? = nil, contexts: ContextSectionResult? = nil, results resultsSection: ResultsSectionResult? = nil
+    ) -> [CheckResult] {
         var results: [CheckResult] = []
         let n = report.rows
         func median(_ id: String, _ w: BenchWorkload) -> Double? { report.contender(id)?.measurement(w)?.medianMs }
@@ -93,6 +95,7 @@ enum Check {
         }
         results += xmlTargets(xml)
         results += contextTargets(contexts)
+        results += resultsTargets(resultsSection)
         results.append(.init(
             source: "DESIGN", target: "fetching with a batch size keeps memory bounded whatever the result size",
             status: .notMeasured, figure: "no batched-fetch memory workload yet"))
@@ -163,6 +166,43 @@ enum Check {
             results.append(.init(
                 source: "issue 18", target: targets[3], status: Double(growth) <= 0.1 * Double(early) ? .met : .notMet,
                 figure: "\(figures); growth from cycle \(first) to \(last): \(mib(growth)) (limit: 10% of cycle \(first))" + size))
+        }
+        return results
+    }
+
+    /// Issue 20: batch insert ≤ 1.2x raw C inserts; a controller's update after 100 changes ≤ 0.1x
+    /// a refetch; a batched walk of 1,000,000 rows under 64 MiB of peak resident growth.
+    static func resultsTargets(_ r: ResultsSectionResult?) -> [CheckResult] {
+        let targets = [
+            "results: a batch insert of N rows on SQLite ≤ 1.2x raw sqlite3 C inserts of them (one transaction, prepared statement)",
+            "results: a fetched results controller updating after 100 changes to N objects ≤ 0.1x a full refetch",
+            "results: walking 1,000,000 rows fetched with fetchBatchSize = 500 grows peak resident memory < 64 MiB, on SQLite",
+            "results: walking 1,000,000 rows fetched with fetchBatchSize = 500 grows peak resident memory < 64 MiB, on LMDB",
+        ]
+        guard let r else {
+            return targets.map { .init(source: "issue 20", target: $0, status: .notMeasured, figure: "run with --results") }
+        }
+        let size = r.rows == 100_000 ? "" : " (at \(r.rows) objects; the issue names 100,000)"
+        func line(_ target: String, _ a: String, _ x: [Double], _ b: String, _ y: [Double], _ limit: Double) -> CheckResult {
+            let mx = ResultsSectionResult.median(x), my = ResultsSectionResult.median(y)
+            let ratio = my > 0 ? mx / my : .infinity
+            return .init(source: "issue 20", target: target, status: ratio <= limit ? .met : .notMet,
+                         figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.3fx", mx, my, ratio) + size)
+        }
+        var results = [
+            line(targets[0], "batch insert", r.batchInsertMs, "raw C inserts", r.rawInsertMs, 1.2),
+            line(targets[1], "update after \(r.changed) changes", r.controllerUpdateMs, "refetch", r.refetchMs, 0.1),
+        ]
+        for (index, driver) in [(2, "sqlite"), (3, "lmdb")] {
+            guard let growth = r.walkGrowthBytes[driver] else {
+                results.append(.init(source: "issue 20", target: targets[index], status: .notMeasured, figure: "the driver is not linked"))
+                continue
+            }
+            let mib = Double(growth) / 1_048_576
+            let walked = r.walkedRows == 1_000_000 ? "" : " (walked \(r.walkedRows) rows; the issue names 1,000,000)"
+            results.append(.init(
+                source: "issue 20", target: targets[index], status: mib < 64 ? .met : .notMet,
+                figure: String(format: "peak growth %.1f MiB, walk %.2f s", mib, r.walkSeconds[driver] ?? 0) + walked))
         }
         return results
     }
