@@ -164,8 +164,12 @@ extension ManagedObjectContext {
 struct BatchInsertRows {
     let entity: EntityDescription
     private(set) var rows: [[StoreValue]] = []
-    /// Non-optional attributes and required to-one relationships, checked on every row.
+    /// Non-optional attributes, checked on every row.
     private let required: [(slot: Int, name: String)]
+    /// Each slot's attribute type when it is a stored attribute a batch insert may set, else `nil`:
+    /// looked up once, so the common value (already of the attribute's Swift type) is stored
+    /// without copying the attribute's description.
+    private let settableTypes: [AttributeType?]
 
     init(entity: EntityDescription) throws {
         if entity.isAbstract {
@@ -184,6 +188,9 @@ struct BatchInsertRows {
             }
         }
         self.required = required
+        settableTypes = entity.properties.map { property in
+            property.attribute.flatMap { $0.isTransient ? nil : $0.type }
+        }
     }
 
     mutating func reserve(_ count: Int) { rows.reserveCapacity(count) }
@@ -196,10 +203,16 @@ struct BatchInsertRows {
                 throw StoreError(
                     .invalidRequest, "object \(rows.count) of the batch insert names '\(key)', which '\(entity.name)' does not have; use the model's attribute names")
             }
-            guard let attribute = entity.properties[slot].attribute, !attribute.isTransient else {
+            guard let type = settableTypes[slot] else {
                 throw StoreError(
                     .invalidRequest, "object \(rows.count) of the batch insert sets '\(entity.name).\(key)'; a batch insert sets stored attributes only")
             }
+            if let exact = StoreValueCoercion.exactMatch(value, type) {
+                values[slot] = exact
+                continue
+            }
+            // A stored attribute: settableTypes has a type for it.
+            let attribute = entity.properties[slot].attribute!
             do {
                 values[slot] = try StoreValueCoercion.coerce(any: value, to: attribute, entity: entity.name)
             } catch let error as StoreError {
