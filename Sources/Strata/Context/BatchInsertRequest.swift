@@ -124,10 +124,11 @@ extension ManagedObjectContext {
     @discardableResult
     public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
         let entity = try entity(named: request.entityName)
-        let stores = request.affectedStores ?? coordinator.stores(holding: entity)
-        guard let store = stores.first(where: { !$0.isReadOnly && $0.holds(entityNumber: entity.entityNumber) }) ?? stores.first else {
+        let stores = (request.affectedStores ?? coordinator.stores(holding: entity)).filter { $0.holds(entityNumber: entity.entityNumber) }
+        guard let store = stores.first(where: { !$0.isReadOnly }) ?? stores.first else {
             throw StoreError(
-                .invalidRequest, "no attached store holds entity '\(entity.name)'; add a store whose configuration includes it")
+                .invalidRequest,
+                "no \(request.affectedStores == nil ? "attached" : "affected") store holds entity '\(entity.name)'; add a store whose configuration includes it")
         }
         var builder = try BatchInsertRows(entity: entity)
         if let objects = request.objects {
