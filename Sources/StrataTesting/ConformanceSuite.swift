@@ -27,7 +27,7 @@ public struct ConformanceCase: Sendable, CustomStringConvertible {
 public enum ConformanceSuite {
     /// Every case.
     public static var cases: [ConformanceCase] {
-        crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases + saveCases
+        crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases + batchInsertCases + saveCases
             + raceCases + shapeCases + compositeCases + fetchOptionCases + groupedCases + derivationCases
     }
 

@@ -8,10 +8,17 @@ import Testing
 @Suite("Grouped queries on every driver and through strata query")
 struct GroupedQueryTests {
     static let fileSchemes: [StoreLocation.Scheme] = [.sqlite, .xml, .lmdb]
+    /// Every driver the tool opens: the file drivers and a PostgreSQL server (the test server).
+    static let toolSchemes: [StoreLocation.Scheme] = fileSchemes + [.postgres]
 
     /// A coordinator on a seeded store of `scheme`.
     private func seeded(_ scheme: StoreLocation.Scheme, in directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, StoreLocation) {
-        let location = scheme == .memory ? memoryLocation("grouped") : fileLocation(scheme, "grouped", in: directory)
+        let location =
+            switch scheme {
+            case .memory: memoryLocation("grouped")
+            case .postgres: try postgresLocation("grouped")
+            default: fileLocation(scheme, "grouped", in: directory)
+            }
         try seededMemoryStore(location)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try coordinator.addPersistentStore(type: try location.storeType(), at: location.url)
@@ -23,7 +30,7 @@ struct GroupedQueryTests {
         let directory = try TemporaryDirectory()
         let (reference, _) = try seeded(.memory, in: directory)
         let referenceContext = ManagedObjectContext(coordinator: reference)
-        for scheme in Self.fileSchemes {
+        for scheme in Self.toolSchemes {
             let (coordinator, _) = try seeded(scheme, in: directory)
             for query in PredicateCorpus.groupedEntries {
                 let expected = try referenceContext.fetchDictionaries(try query.request())
@@ -122,12 +129,12 @@ struct GroupedQueryTests {
         return arguments
     }
 
-    @Test("strata query --group-by --aggregate prints the groups computed independently, on every file driver")
+    @Test("strata query --group-by --aggregate prints the groups computed independently, on every driver the tool opens")
     func cliMatchesIndependentAnswers() throws {
         let directory = try TemporaryDirectory()
         // Queries without having, sort or limit (the tool's --having names aggregates differently).
         let queries = PredicateCorpus.groupedEntries.filter { $0.having == nil && $0.sort.isEmpty && !$0.distinct }
-        for scheme in Self.fileSchemes {
+        for scheme in Self.toolSchemes {
             let (coordinator, location) = try seeded(scheme, in: directory)
             let context = ManagedObjectContext(coordinator: coordinator)
             for query in queries {

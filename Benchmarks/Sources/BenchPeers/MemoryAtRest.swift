@@ -11,6 +11,13 @@ import StrataTools
 /// work's heap is reused), after `malloc_trim(0)` so freed heap goes back to the system before
 /// each reading. What is left is what the store keeps: rows, values, strings and indexes.
 public enum MemoryAtRest {
+    /// The resident set's high-water mark (`getrusage`'s `ru_maxrss`), in bytes.
+    public static func peakResidentBytes() -> Int64 {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int64(usage.ru_maxrss) * 1024  // kilobytes on Linux
+    }
+
     /// The resident set now, in bytes (`/proc/self/statm`), after returning freed heap to the system.
     public static func residentBytes() -> Int64 {
         _ = malloc_trim(0)

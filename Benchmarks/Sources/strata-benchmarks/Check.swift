@@ -17,7 +17,8 @@ struct CheckResult: Codable {
 enum Check {
     static func evaluate(
         _ report: BenchReport, xml: XMLSectionResult? = nil, contexts: ContextSectionResult? = nil,
-        scaling: PostgresScaling.Result? = nil, migration: MigrationSectionResult? = nil
+        scaling: PostgresScaling.Result? = nil, migration: MigrationSectionResult? = nil,
+        results resultsSection: ResultsSectionResult? = nil
     ) -> [CheckResult] {
         var results: [CheckResult] = []
         let n = report.rows
@@ -114,6 +115,7 @@ enum Check {
         results += xmlTargets(xml)
         results += contextTargets(contexts)
         results += migrationTargets(migration)
+        results += resultsTargets(resultsSection)
         results.append(.init(
             source: "DESIGN", target: "fetching with a batch size keeps memory bounded whatever the result size",
             status: .notMeasured, figure: "no batched-fetch memory workload yet"))
@@ -215,6 +217,43 @@ enum Check {
                 figure: "\(m.copyDriver): peak \(mib(large)) at 1,000,000 rows (\(String(format: "%.0f", m.copyMs[1_000_000] ?? 0)) ms) / \(mib(small)) at 100,000 (\(String(format: "%.0f", m.copyMs[100_000] ?? 0)) ms) = \(String(format: "%.2f", growth))x; anonymous (heap) part at its largest: \(mib(m.copyAnonymousPeakBytes[1_000_000] ?? 0)) / \(mib(m.copyAnonymousPeakBytes[100_000] ?? 0))"))
         } else {
             results.append(.init(source: "issue 19", target: targets[1], status: .notMeasured, figure: "the copying migration did not run"))
+        }
+        return results
+    }
+
+    /// Issue 20: batch insert ≤ 1.2x raw C inserts; a controller's update after 100 changes ≤ 0.1x
+    /// a refetch; a batched walk of 1,000,000 rows under 64 MiB of peak resident growth.
+    static func resultsTargets(_ r: ResultsSectionResult?) -> [CheckResult] {
+        let targets = [
+            "results: a batch insert of N rows on SQLite ≤ 1.2x raw sqlite3 C inserts of them (one transaction, prepared statement)",
+            "results: a fetched results controller updating after 100 changes to N objects ≤ 0.1x a full refetch",
+            "results: walking 1,000,000 rows fetched with fetchBatchSize = 500 grows peak resident memory < 64 MiB, on SQLite",
+            "results: walking 1,000,000 rows fetched with fetchBatchSize = 500 grows peak resident memory < 64 MiB, on LMDB",
+        ]
+        guard let r else {
+            return targets.map { .init(source: "issue 20", target: $0, status: .notMeasured, figure: "run with --results") }
+        }
+        let size = r.rows == 100_000 ? "" : " (at \(r.rows) objects; the issue names 100,000)"
+        func line(_ target: String, _ a: String, _ x: [Double], _ b: String, _ y: [Double], _ limit: Double) -> CheckResult {
+            let mx = ResultsSectionResult.median(x), my = ResultsSectionResult.median(y)
+            let ratio = my > 0 ? mx / my : .infinity
+            return .init(source: "issue 20", target: target, status: ratio <= limit ? .met : .notMet,
+                         figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.3fx", mx, my, ratio) + size)
+        }
+        var results = [
+            line(targets[0], "batch insert", r.batchInsertMs, "raw C inserts", r.rawInsertMs, 1.2),
+            line(targets[1], "update after \(r.changed) changes", r.controllerUpdateMs, "refetch", r.refetchMs, 0.1),
+        ]
+        for (index, driver) in [(2, "sqlite"), (3, "lmdb")] {
+            guard let growth = r.walkGrowthBytes[driver] else {
+                results.append(.init(source: "issue 20", target: targets[index], status: .notMeasured, figure: "the driver is not linked"))
+                continue
+            }
+            let mib = Double(growth) / 1_048_576
+            let walked = r.walkedRows == 1_000_000 ? "" : " (walked \(r.walkedRows) rows; the issue names 1,000,000)"
+            results.append(.init(
+                source: "issue 20", target: targets[index], status: mib < 64 ? .met : .notMet,
+                figure: String(format: "peak growth %.1f MiB, walk %.2f s", mib, r.walkSeconds[driver] ?? 0) + walked))
         }
         return results
     }

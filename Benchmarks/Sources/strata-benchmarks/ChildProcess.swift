@@ -33,6 +33,12 @@ enum ChildProcess {
             FileHandle.standardOutput.write(try JSONEncoder().encode([run.ms, Double(peakResidentBytes()), Double(run.anonymousPeak)]))
             return
         }
+        if let kind = walkKinds[id] {
+            guard let store = options.store, let type = kind.storeType else { throw BenchError("\(id) needs --store PATH and its driver") }
+            let walk = try ResultsSection.walkBatched(store: store, type: type)
+            FileHandle.standardOutput.write(try JSONEncoder().encode([Double(walk.rows), Double(walk.growth), walk.seconds]))
+            return
+        }
         if id == xmlAtRest || id == memoryAtRest {
             let perObject: Double
             if id == xmlAtRest {
@@ -87,6 +93,16 @@ enum ChildProcess {
         let values = try JSONDecoder().decode([Double].self, from: output(migrationCopy, options: childOptions, store: store))
         guard values.count == 3 else { throw BenchError("\(migrationCopy) reported \(values)") }
         return (values[0], Int64(values[1]), Int64(values[2]))
+    }
+
+    /// The children that walk a store with `fetchBatchSize = 500`, by driver.
+    static let walkKinds: [String: DriverKind] = ["walk-sqlite": .sqlite, "walk-lmdb": .lmdb]
+
+    /// Runs a batched-walk child on `store` and returns rows walked, peak resident growth and seconds.
+    static func walk(_ id: String, store: URL, options: Options) throws -> (rows: Int, growth: Int64, seconds: Double) {
+        let values = try JSONDecoder().decode([Double].self, from: output(id, options: options, store: store))
+        guard values.count == 3 else { throw BenchError("\(id) reported \(values.count) figures, not 3") }
+        return (Int(values[0]), Int64(values[1]), values[2])
     }
 
     /// Runs a memory-at-rest child (`xmlAtRest` with the store's path, or `memoryAtRest`).

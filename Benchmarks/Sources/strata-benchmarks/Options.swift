@@ -25,6 +25,10 @@ struct Options {
     var scalingSaves = 200
     /// Run the migration section (issue 19) too.
     var migration = false
+    /// Run the results section (issue 20) too.
+    var results = false
+    /// Rows of the results section's batched walk.
+    var walkRows = 1_000_000
 
     static let usage = """
         usage: strata-benchmarks [--rows N] [--rounds R] [--passes P] [--contenders a,b,…] [--out DIR] [--check]
@@ -47,6 +51,12 @@ struct Options {
                            --contenders none, only the sections run
 
           --scaling-saves N saves per writer process in the PostgreSQL scaling run (default 200)
+
+          --results        also run the results section (issue 20: batch insert against raw C
+                           inserts, a fetched results controller against a refetch, on SQLite; peak
+                           memory of walking --walk-rows rows with fetchBatchSize 500, on SQLite
+                           and LMDB, each in a child process)
+          --walk-rows N    rows of the batched walk, 1000…10000000 (default 1000000)
 
         The XML section (issue 5: open and save against libxml2's reader and write + fsync, memory
         per object at rest) runs when strata-xml or driver-xml is among the contenders.
@@ -91,6 +101,12 @@ struct Options {
             case "--in-process": options.inProcess = true
             case "--contexts": options.contexts = true
             case "--migration": options.migration = true
+            case "--results": options.results = true
+            case "--walk-rows":
+                guard let n = Int(try value(arg).replacingOccurrences(of: ",", with: "").replacingOccurrences(of: "_", with: "")),
+                    (1_000...10_000_000).contains(n)
+                else { throw BenchError("--walk-rows must be a number from 1000 to 10000000") }
+                options.walkRows = n
             case "--store": options.store = URL(fileURLWithPath: try value(arg))
             case "--writer-url": options.writerURL = URL(string: try value(arg))
             case "--writer-saves":

@@ -48,6 +48,8 @@ struct SavedResults: Codable {
     var scaling: PostgresScaling.Result?
     /// The migration section (issue 19), when it ran.
     var migration: MigrationSectionResult?
+    /// The results section (issue 20), when it ran.
+    var results: ResultsSectionResult?
 }
 
 func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
@@ -104,7 +106,7 @@ if let file = options.checkFile {
             fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
         }
         let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
-        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling, migration: saved.migration))
+        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling, migration: saved.migration, results: saved.results))
     } catch {
         fail("cannot read \(file.path): \(error)", status: 1)
     }
@@ -168,6 +170,31 @@ func runMigrationSection() throws -> MigrationSectionResult {
     return result
 }
 
+/// Issue 20's figures: batch insert and the fetched results controller timed in this process; the
+/// batched walk of --walk-rows rows on SQLite and LMDB, each store built here (untimed) and walked
+/// in a child process of its own so its peak resident set is the walk's alone.
+func runResultsSection() throws -> ResultsSectionResult {
+    log("running the results section (\(options.rows) objects; batched walk of \(options.walkRows) rows)")
+    let work = try ChildProcess.workDirectory()
+    defer { try? FileManager.default.removeItem(at: work) }
+    var result = try ResultsSection.run(rows: options.rows, rounds: options.rounds, in: work)
+    result.walkedRows = options.walkRows
+    for (id, kind) in ChildProcess.walkKinds.sorted(by: { $0.key < $1.key }) {
+        guard let type = kind.storeType else {
+            log("  skipping \(id): its driver is not linked")
+            continue
+        }
+        let store = work.appendingPathComponent("walk-\(kind.rawValue).store")
+        log("  building \(options.walkRows) rows for \(id)")
+        try ResultsSection.buildWalkStore(rows: options.walkRows, type: type, at: store)
+        let walk = try ChildProcess.walk(id, store: store, options: options)
+        guard walk.rows == options.walkRows else { throw BenchError("\(id) walked \(walk.rows) rows, not \(options.walkRows)") }
+        result.walkGrowthBytes[kind.rawValue] = walk.growth
+        result.walkSeconds[kind.rawValue] = walk.seconds
+    }
+    return result
+}
+
 var report = BenchReport(rows: options.rows, rounds: options.rounds * options.passes)
 var baseline: ContenderResult?
 let machine = Machine.current()
@@ -223,11 +250,13 @@ do {
     }
     var migration: MigrationSectionResult?
     if options.migration { migration = try runMigrationSection() }
-    let checks = Check.evaluate(report, xml: xml, contexts: contexts, scaling: scaling, migration: migration)
+    var results: ResultsSectionResult?
+    if options.results { results = try runResultsSection() }
+    let checks = Check.evaluate(report, xml: xml, contexts: contexts, scaling: scaling, migration: migration, results: results)
     try writeOutputs(
         SavedResults(
             machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts, scaling: scaling,
-            migration: migration),
+            migration: migration, results: results),
         checks: checks)
     finish(checks)
 } catch {

@@ -148,9 +148,14 @@ extension PersistentStoreCoordinator {
         if store.isReadOnly {
             throw StoreError(.readOnly, "cannot insert into a store opened read-only", store: store.displayName)
         }
+        return try store.write { try allocatePrimaryKeysHoldingWriteLock(for: entity, count: count, in: store) }
+    }
+
+    /// ``allocatePrimaryKeys(for:count:in:)`` for a caller already inside `store.write`.
+    func allocatePrimaryKeysHoldingWriteLock(for entity: EntityDescription, count: Int, in store: PersistentStore) throws -> ClosedRange<Int64> {
         let keys: ClosedRange<Int64>
         do {
-            keys = try store.write { try store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: count) }
+            keys = try store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: count)
         } catch let error as StoreError where error.code == .notDurable {
             // Keys whose reservation may not survive a crash could be handed out twice: refuse them.
             throw StoreError(

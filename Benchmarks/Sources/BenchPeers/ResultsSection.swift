@@ -1,0 +1,143 @@
+import CSQLiteBench
+import Foundation
+import Strata
+import StrataTools
+
+/// Issue 20's figures: a batch insert of N rows on SQLite against raw sqlite3 C inserts of the
+/// same rows (one transaction, one prepared statement); a fetched results controller updating
+/// after 100 changes against a result of N objects, against a full refetch; and the peak resident
+/// growth of walking a large result fetched with `fetchBatchSize = 500` (measured by the caller in
+/// child processes, ``walkBatched(store:type:)``).
+public struct ResultsSectionResult: Codable, Sendable {
+    /// Rows of the batch insert and objects of the controller's result.
+    public var rows: Int
+    /// Batch insert through `context.execute`, and raw C inserts of the same rows (ms per round).
+    public var batchInsertMs: [Double] = [], rawInsertMs: [Double] = []
+    /// The controller following 100 changes, and a full refetch (`performFetch`) (ms per round).
+    public var controllerUpdateMs: [Double] = [], refetchMs: [Double] = []
+    /// Objects changed per controller update.
+    public var changed: Int = 100
+    /// Rows walked by the batched fetch.
+    public var walkedRows: Int = 0
+    /// Peak resident growth of the batched walk by driver name, in bytes.
+    public var walkGrowthBytes: [String: Int64] = [:]
+    /// Seconds each batched walk took, by driver name.
+    public var walkSeconds: [String: Double] = [:]
+
+    /// The median of `values`.
+    public static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+
+    /// Creates an empty result.
+    public init(rows: Int) { self.rows = rows }
+}
+
+/// Runs the results workloads (see ``ResultsSectionResult``).
+public enum ResultsSection {
+    /// The objects of a batch insert of `rows`, in the request's dictionary form.
+    static func objects(_ rows: ArraySlice<BenchRow>) -> [BatchInsertRequest.Object] {
+        rows.map { ["id": $0.id, "name": $0.name, "email": $0.email, "age": $0.age, "score": $0.score, "created": $0.created] }
+    }
+
+    /// Times the batch insert and the controller `rounds` times at `rows` objects in stores under
+    /// `directory`.
+    public static func run(rows: Int, rounds: Int, in directory: URL) throws -> ResultsSectionResult {
+        guard let sqlite = DriverKind.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
+        let model = try BenchModel.make()
+        var result = ResultsSectionResult(rows: rows)
+        let dataset = BenchDataset(rows: rows, parents: 0)
+        let objects = objects(dataset.rows[...])
+        for round in 0..<rounds {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+            try coordinator.addPersistentStore(type: sqlite, at: directory.appendingPathComponent("insert-\(round).sqlite"))
+            let context = ManagedObjectContext(coordinator: coordinator)
+            let request = BatchInsertRequest(entityName: "Item", objects: objects)
+            result.batchInsertMs.append(try BenchClock.measure { () throws -> Void in _ = try context.execute(request) }.1)
+            let db = try RawSQLite(path: directory.appendingPathComponent("raw-\(round).sqlite").path)
+            try db.exec(SQLiteCContender.schema)
+            result.rawInsertMs.append(try BenchClock.measure { () throws -> Void in
+                try db.exec("BEGIN IMMEDIATE")
+                let insert = try db.prepare("INSERT INTO item(\(SQLiteCContender.columns)) VALUES (?, ?, ?, ?, ?, ?)")
+                for r in dataset.rows {
+                    insert.bind(1, r.id)
+                    insert.bind(2, r.name)
+                    insert.bind(3, r.email)
+                    insert.bind(4, Int64(r.age))
+                    insert.bind(5, r.score)
+                    insert.bind(6, r.created.timeIntervalSinceReferenceDate)
+                    try insert.run()
+                }
+                try db.exec("COMMIT")
+            }.1)
+            let count = try context.count(for: FetchRequest(entityName: "Item"))
+            guard count == rows else { throw BenchError("the batch insert stored \(count) rows, not \(rows)") }
+        }
+        // A controller over every object, sorted by score, following 100 changes of its context.
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: sqlite, at: directory.appendingPathComponent("controller.sqlite"))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        try context.execute(BatchInsertRequest(entityName: "Item", objects: objects))
+        let request = FetchRequest(entityName: "Item", sortKeys: [SortKey("score"), SortKey("id")])
+        let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context)
+        try controller.performFetch()
+        let held = controller.fetchedObjects ?? []
+        guard held.count == rows else { throw BenchError("the controller holds \(held.count) objects, not \(rows)") }
+        let changed = min(100, rows)
+        result.changed = changed
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<max(rounds, 5) {
+            let picked = (0..<changed).map { _ in held[Int.random(in: 0..<held.count, using: &generator)] }
+            result.controllerUpdateMs.append(BenchClock.measure { () -> Void in
+                for (offset, object) in picked.enumerated() {
+                    object["score"] = Double((round * 7_919 + offset * 104_729) % 100_000) / 7
+                }
+                context.processPendingChanges()
+            }.1)
+            guard controller.fetchedObjects?.count == rows else { throw BenchError("the controller lost objects") }
+            result.refetchMs.append(try BenchClock.measure { () throws -> Void in try controller.performFetch() }.1)
+        }
+        return result
+    }
+
+    /// Builds a store of `rows` items of `type` at `url` with batch inserts of 50,000 (untimed).
+    public static func buildWalkStore(rows: Int, type: StoreType, at url: URL) throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try BenchModel.make())
+        try coordinator.addPersistentStore(type: type, at: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        var start = 0
+        while start < rows {
+            let end = min(start + 50_000, rows)
+            let dataset = BenchDataset(rows: end - start, parents: 0)
+            var batch = objects(dataset.rows[...])
+            for index in batch.indices { batch[index]["id"] = Int64(start + index + 1) }
+            try context.execute(BatchInsertRequest(entityName: "Item", objects: batch))
+            start = end
+        }
+        try coordinator.remove(coordinator.persistentStores[0])
+    }
+
+    /// In a child process: opens the store, fetches every item with `fetchBatchSize = 500` and
+    /// reads one attribute of each; returns the rows walked, the peak resident growth over the
+    /// resident set after opening, and the seconds the walk took.
+    public static func walkBatched(store url: URL, type: StoreType) throws -> (rows: Int, growth: Int64, seconds: Double) {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try BenchModel.make())
+        try coordinator.addPersistentStore(type: type, at: url)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let before = MemoryAtRest.residentBytes()
+        var request = FetchRequest(entityName: "Item")
+        request.fetchBatchSize = 500
+        var sum = 0.0
+        var count = 0
+        let seconds = try BenchClock.measure { () throws -> Void in
+            let objects = try context.fetch(request)
+            for object in objects {
+                sum += (object["score"] as Double?) ?? 0
+                count += 1
+            }
+        }.1 / 1000
+        withExtendedLifetime(sum) {}
+        return (count, MemoryAtRest.peakResidentBytes() - before, seconds)
+    }
+}
