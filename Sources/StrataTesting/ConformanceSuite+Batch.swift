@@ -115,7 +115,7 @@ extension ConformanceSuite {
                 try requireEqual(names(mix.objects(forKey: "chapters"), "title"), ["Chapter 2", "Chapter 1"], "chapters left in order")
                 let before = try storeRows(fixture)
                 let support = BatchDeleteRequest(entityName: "Department", predicate: try FetchPredicate(format: "name == 'support'"))
-                try requireThrows("deleting support, whose Émile still mentors Hélène (deny)", matches: { $0 is ValidationError }) {
+                try requireThrows("deleting support, whose Émile still mentors Hélène (deny)", matches: { $0 is ObjectValidationError }) {
                     try context.execute(support)
                 }
                 try require(try storeRows(fixture) == before, "the store is unchanged after the denied delete")

@@ -72,7 +72,7 @@ extension ConformanceSuite {
                 do {
                     try context.save()
                     throw ConformanceFailure(message: "save with missing names succeeded", file: #fileID, line: #line)
-                } catch let error as ValidationError {
+                } catch let error as ObjectValidationError {
                     try requireEqual(error.failures.filter { $0.code == .missingMandatoryProperty }.count, 3, "missing names")
                 }
                 try requireEqual(try fixture.context().count(for: FetchRequest(entityName: "Employee")), 0, "employees stored")
@@ -82,7 +82,7 @@ extension ConformanceSuite {
                 let context = fixture.context()
                 let tag = try context.insertNewObject(forEntityName: "Tag")
                 tag["name"] = "red"
-                try requireThrows("a second tag named red", matches: { ($0 as? ValidationError)?.failures.first?.code == .uniqueConstraint }) {
+                try requireThrows("a second tag named red", matches: { ($0 as? ObjectValidationError)?.failures.first?.code == .uniqueConstraint }) {
                     try context.save()
                 }
                 tag["name"] = "purple"

@@ -79,7 +79,7 @@ extension ConformanceSuite {
                 let mentor = try fetch(context, "Employee", "name == 'Ann'")[0]
                 try require(!mentor.objects(forKey: "mentees").isEmpty, "Ann mentors someone")
                 context.delete(mentor)
-                try requireThrows("deleting a mentor with mentees (deny)", matches: { ($0 as? ValidationError)?.failures.contains { $0.code == .relationshipDeniedDelete && $0.property == "mentees" } ?? false }) {
+                try requireThrows("deleting a mentor with mentees (deny)", matches: { ($0 as? ObjectValidationError)?.failures.contains { $0.code == .relationshipDeniedDelete && $0.property == "mentees" } ?? false }) {
                     try context.save()
                 }
                 context.rollback()

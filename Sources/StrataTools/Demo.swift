@@ -88,7 +88,7 @@ public enum Demo {
         bad["email"] = "not an email"
         do {
             try reader.save()
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             out.append("Validation refused a save with \(error.failures.count) failures:")
             for failure in error.failures { out.append("  - \(failure.property ?? "?"): \(failure.message)") }
             reader.rollback()
@@ -101,7 +101,7 @@ public enum Demo {
         reader.delete(project)
         do {
             try reader.save()
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             out.append("Deleting the project was denied: \(error.failures[0].message)")
             reader.rollback()
         }

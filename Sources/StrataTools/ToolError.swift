@@ -51,7 +51,7 @@ public struct ToolError: Error, Sendable, CustomStringConvertible {
         case let error as StoreError:
             if error.store == nil, let store { return .failure("store '\(store)': \(error)") }
             return .failure("\(error)")
-        case let error as ValidationError: return .failure("\(store.map { "store '\($0)': " } ?? "")\(error)")
+        case let error as ObjectValidationError: return .failure("\(store.map { "store '\($0)': " } ?? "")\(error)")
         default:
             return .failure("\(store.map { "store '\($0)': " } ?? "")\(error)")
         }

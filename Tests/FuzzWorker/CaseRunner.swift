@@ -96,7 +96,7 @@ enum Outcome {
         switch error {
         case let error as StoreError: return "\(error.code)"
         case let error as ModelError: return "model.\(error.code)"
-        case is ValidationError: return "validation"
+        case is ObjectValidationError: return "validation"
         case is FetchPredicateError: return "predicate"
         case let error as ToolError:
             // A tool error wraps whatever it caught; one that wraps a foreign error shows its text.

@@ -124,7 +124,7 @@ struct ChildContextTests {
         let parent = stack.newContext()
         let child = ManagedObjectContext(parent: parent)
         _ = try child.insertNewObject(forEntityName: "Tag")
-        #expect(throws: ValidationError.self) { try child.save() }
+        #expect(throws: ObjectValidationError.self) { try child.save() }
         #expect(!parent.hasChanges)
         child.rollback()
         let research = try stack.fetch("Department", "name == 'Research'", in: child)[0]

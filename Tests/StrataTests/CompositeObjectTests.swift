@@ -107,10 +107,10 @@ struct CompositeObjectTests {
         let (stack, quake) = try quake()
         try stack.context.save()  // magnitude is optional: absent is fine, though richter is required
         quake["magnitude.depth"] = Float(3)
-        #expect(throws: ValidationError.self) { try stack.context.save() }
+        #expect(throws: ObjectValidationError.self) { try stack.context.save() }
         do {
             try stack.context.save()
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             #expect(error.failures.map(\.property) == ["magnitude.richter"])
             #expect(error.failures.map(\.code) == [.missingMandatoryProperty])
         }
@@ -130,7 +130,7 @@ struct CompositeObjectTests {
             do {
                 try other.context.save()
                 return []
-            } catch let error as ValidationError {
+            } catch let error as ObjectValidationError {
                 return error.failures.map(\.property)
             } catch {
                 return ["\(error)"]

@@ -127,7 +127,7 @@ struct MergePolicyTests {
         let duplicate = try context.insertNewObject(forEntityName: "Tag")
         duplicate["name"] = "red"
         #expect { try context.save() } throws: { error in
-            guard let error = error as? ValidationError, let conflict = error.constraintConflicts.first else { return false }
+            guard let error = error as? ObjectValidationError, let conflict = error.constraintConflicts.first else { return false }
             return conflict.constraint == ["name"] && conflict.conflictingObjects.first === duplicate && conflict.databaseObject != nil
         }
         let red = try stack.fetch("Tag", "name == 'red'", in: stack.newContext())[0].objectID

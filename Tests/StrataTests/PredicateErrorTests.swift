@@ -100,15 +100,51 @@ struct PredicateErrorTests {
         #expect(predicateErrorCode { _ = try FetchPredicate(format: format) } == .tooDeep)
     }
 
-    @Test("nesting up to the limit parses and evaluates")
+    /// Runs `body` on a thread of its own with a stack of `stackSize` bytes and waits for it.
+    static func onThread<T: Sendable>(stackSize: Int, _ body: @escaping @Sendable () -> T) -> T {
+        let result = Locked<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            result.withLock { $0 = body() }
+            done.signal()
+        }
+        thread.stackSize = stackSize
+        thread.start()
+        done.wait()
+        // The thread stored its result before signalling.
+        return result.withLock { $0! }
+    }
+
+    @Test("on a thread with a small stack, deep nesting throws tooDeep before the stack runs out", arguments: [
+        "parentheses", "subqueries",
+    ])
+    func smallStack(kind: String) {
+        let depth = FetchPredicate.maximumNestingDepth - 1
+        let format = kind == "parentheses"
+            ? String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
+            : String(repeating: "SUBQUERY(a, $x, ", count: depth) + "TRUEPREDICATE" + String(repeating: ").@count > 0", count: depth)
+        let code = Self.onThread(stackSize: 512 * 1024) { predicateErrorCode { _ = try FetchPredicate(format: format) } }
+        #expect(code == .tooDeep)
+    }
+
+    @Test("nesting up to the limit parses and evaluates (on a thread whose stack holds it)")
     func depthWithinLimit() throws {
+        let parsed = Self.onThread(stackSize: 64 * 1024 * 1024) { () -> Bool in
+            (try? Self.parseToTheLimit()) ?? false
+        }
+        #expect(parsed)
+    }
+
+    /// Parses, evaluates and reprints predicates nested one level under the limit; `true` when
+    /// every answer is right (it runs on a thread of its own, where `#expect` cannot record).
+    static func parseToTheLimit() throws -> Bool {
         let depth = FetchPredicate.maximumNestingDepth - 1
         let format = String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
         let p = try FetchPredicate(format: format)
-        #expect(try p.evaluate(with: ["a": StoreValue.integer(1)]))
-        #expect(try FetchPredicate(format: p.predicateFormat) == p)
         let nots = try FetchPredicate(format: String(repeating: "NOT ", count: depth) + "a == 1")
-        #expect(try nots.evaluate(with: ["a": StoreValue.integer(1)]) == (depth % 2 == 0))
+        return try p.evaluate(with: ["a": StoreValue.integer(1)])
+            && FetchPredicate(format: p.predicateFormat) == p
+            && nots.evaluate(with: ["a": StoreValue.integer(1)]) == (depth % 2 == 0)
     }
 
     @Test("huge flat inputs parse without recursion")

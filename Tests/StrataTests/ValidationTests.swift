@@ -32,11 +32,11 @@ struct ValidationTests {
         return ManagedObjectContext(coordinator: coordinator)
     }
 
-    func codes(_ body: () throws -> Void) -> [ValidationError.Code] {
+    func codes(_ body: () throws -> Void) -> [ObjectValidationError.Code] {
         do {
             try body()
             return []
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             return error.failures.map(\.code)
         } catch {
             return [.custom]
@@ -109,7 +109,7 @@ struct ValidationTests {
     func customValidation() throws {
         final class Picky: ManagedObject {
             override func validateForInsert() throws {
-                throw ValidationError(failures: [.init(objectID: objectID, entity: entity.name, property: "name", code: .custom, message: "no")])
+                throw ObjectValidationError(failures: [.init(objectID: objectID, entity: entity.name, property: "name", code: .custom, message: "no")])
             }
         }
         let model = try ManagedObjectModel(entities: [EntityDescription("Picky", properties: [.attribute("name", .string, isOptional: false)], managedObjectClass: Picky.self)])

@@ -15,4 +15,15 @@ static inline void strata_prefetch_range_for_write(const void *address, unsigned
     for (; line <= last; line += 64) __builtin_prefetch((const void *)line, 1, 3);
 }
 
+/// The address of the caller's stack frame (the real machine stack, also under AddressSanitizer,
+/// whose fake stacks hold locals elsewhere): recursive parsers compare it with the thread's stack
+/// bounds to stop before the stack runs out. Not inlined, so the frame is the caller's caller's.
+__attribute__((noinline)) static void *strata_frame_address(void) {
+    return __builtin_frame_address(0);
+}
+
+/// The current thread's stack: its lowest address and its size (`pthread_getattr_np`). Returns 0,
+/// or -1 when the bounds cannot be read.
+int strata_stack_bounds(unsigned long *low, unsigned long *size);
+
 #endif

@@ -49,12 +49,12 @@ extension ManagedObjectContext {
         return object.namedValues(object.snapshot?.values ?? object.values)
     }
 
-    /// The uniqueness failures a list of conflicts stands for, for a ``ValidationError``.
-    func uniquenessFailures(_ conflicts: [ConstraintConflict]) -> [ValidationError.Failure] {
+    /// The uniqueness failures a list of conflicts stands for, for a ``ObjectValidationError``.
+    func uniquenessFailures(_ conflicts: [ConstraintConflict]) -> [ObjectValidationError.Failure] {
         conflicts.flatMap { conflict in
             // Among unsaved objects only, the first one holds the values and the others clash with it.
             (conflict.databaseObject == nil ? Array(conflict.conflictingObjects.dropFirst()) : conflict.conflictingObjects).map { object in
-                ValidationError.Failure(
+                ObjectValidationError.Failure(
                     objectID: object.objectID, entity: object.entity.name, property: conflict.constraint.joined(separator: ","),
                     code: .uniqueConstraint,
                     message: "unique constraint (\(conflict.constraint.joined(separator: ", "))) violated: \(conflict.constraint.map { conflict.constraintValues[$0]?.displayText ?? "nil" }.joined(separator: ", ")) is already used by \(conflict.databaseObject.map { "\($0.objectID)" } ?? "another unsaved object")")

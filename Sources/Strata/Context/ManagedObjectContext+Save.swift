@@ -2,7 +2,7 @@ import Foundation
 
 extension ManagedObjectContext {
     /// Saves every change: applies delete rules, validates (all failures reported together in a
-    /// ``ValidationError``), resolves conflicts with the ``mergePolicy``, and writes the changes:
+    /// ``ObjectValidationError``), resolves conflicts with the ``mergePolicy``, and writes the changes:
     /// for a context on the coordinator, one change set per store, after giving inserted objects
     /// permanent IDs; for a child context, into its parent, touching no store.
     ///
@@ -16,12 +16,12 @@ extension ManagedObjectContext {
     /// Optimistic-locking conflicts (a row changed in the store, or an object changed in the
     /// parent, since this context read it) and uniqueness-constraint conflicts go to the merge
     /// policy: under ``MergePolicy/error`` the save throws ``StoreError/Code/conflict`` carrying
-    /// ``StoreError/mergeConflicts`` (or a ``ValidationError`` carrying
-    /// ``ValidationError/constraintConflicts``); under the others the conflicts are resolved and
+    /// ``StoreError/mergeConflicts`` (or a ``ObjectValidationError`` carrying
+    /// ``ObjectValidationError/constraintConflicts``); under the others the conflicts are resolved and
     /// the save goes on.
     ///
     /// - Throws: The first store error met by an earlier property access that could not report
-    ///   it (see ``accessFailure``), before anything is written; ``ValidationError``;
+    ///   it (see ``accessFailure``), before anything is written; ``ObjectValidationError``;
     ///   ``StoreError`` from the stores.
     public func save() throws {
         checkConfinement("save()")

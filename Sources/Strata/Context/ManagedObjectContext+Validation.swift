@@ -1,9 +1,9 @@
 import Foundation
 
 extension ManagedObjectContext {
-    /// Validates every pending change; throws one ``ValidationError`` listing every failure.
+    /// Validates every pending change; throws one ``ObjectValidationError`` listing every failure.
     func validateChanges() throws {
-        var failures: [ValidationError.Failure] = []
+        var failures: [ObjectValidationError.Failure] = []
         // Uniqueness needs the live objects as one list; it is built only when some entity has a constraint.
         let collectsLive = coordinator.managedObjectModel.entities.contains { !$0.uniquenessConstraints.isEmpty }
         var live: [ManagedObject] = []
@@ -23,12 +23,12 @@ extension ManagedObjectContext {
         }
         // Uniqueness is the stores' concern: a child checks it when its changes reach a root save.
         guard parent == nil, collectsLive else {
-            if !failures.isEmpty { throw ValidationError(failures: failures) }
+            if !failures.isEmpty { throw ObjectValidationError(failures: failures) }
             return
         }
         let conflicts = try constraintConflicts(live)
         if !failures.isEmpty {
-            throw ValidationError(failures: failures + uniquenessFailures(conflicts), constraintConflicts: conflicts)
+            throw ObjectValidationError(failures: failures + uniquenessFailures(conflicts), constraintConflicts: conflicts)
         }
         guard !conflicts.isEmpty else { return }
         try mergePolicy.resolve(constraintConflicts: conflicts)
@@ -36,16 +36,16 @@ extension ManagedObjectContext {
         let remaining = try constraintConflicts(
             insertedObjects_.values.filter { !$0.deleted } + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
         if !remaining.isEmpty {
-            throw ValidationError(failures: uniquenessFailures(remaining), constraintConflicts: remaining)
+            throw ObjectValidationError(failures: uniquenessFailures(remaining), constraintConflicts: remaining)
         }
     }
 
     private func runCustom(
-        _ object: ManagedObject, _ failures: inout [ValidationError.Failure], _ body: (ManagedObject) throws -> Void
+        _ object: ManagedObject, _ failures: inout [ObjectValidationError.Failure], _ body: (ManagedObject) throws -> Void
     ) {
         do {
             try body(object)
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             failures += error.failures
         } catch {
             failures.append(
@@ -53,8 +53,8 @@ extension ManagedObjectContext {
         }
     }
 
-    private func denyFailures(_ object: ManagedObject) -> [ValidationError.Failure] {
-        var failures: [ValidationError.Failure] = []
+    private func denyFailures(_ object: ManagedObject) -> [ObjectValidationError.Failure] {
+        var failures: [ObjectValidationError.Failure] = []
         for (slot, property) in object.entity.properties.enumerated() {
             guard let relationship = property.relationship, relationship.deleteRule == .deny else { continue }
             let remaining = relatedObjects(object, slot).filter { !$0.deleted }

@@ -89,8 +89,8 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
 
     /// Resolves uniqueness-constraint conflicts, or throws to fail the save.
     ///
-    /// The default follows ``kind``. Under ``Kind/error`` it throws a ``ValidationError`` listing
-    /// each clash (``ValidationError/Failure/Code/uniqueConstraint``) and carrying the conflicts.
+    /// The default follows ``kind``. Under ``Kind/error`` it throws a ``ObjectValidationError`` listing
+    /// each clash (``ObjectValidationError/Failure/Code/uniqueConstraint``) and carrying the conflicts.
     /// Under ``Kind/mergeByPropertyObjectTrump`` and ``Kind/overwrite`` the newest unsaved object
     /// wins: when a stored row has the values, the object takes over that row (an update instead of
     /// an insert; object-trump keeps the row's values for properties the object never set); the
@@ -103,7 +103,7 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
         // it set them, and the context saves them as they are.
         if kind == .error {
             let context = conflicts.first?.conflictingObjects.first?.managedObjectContext
-            throw ValidationError(failures: context?.uniquenessFailures(conflicts) ?? [], constraintConflicts: conflicts)
+            throw ObjectValidationError(failures: context?.uniquenessFailures(conflicts) ?? [], constraintConflicts: conflicts)
         }
         for conflict in conflicts {
             try conflict.conflictingObjects.first?.managedObjectContext?.resolveBuiltIn(conflict, kind: kind)

@@ -54,7 +54,7 @@ public final class MigrationManager {
     /// must not exist yet.
     ///
     /// - Throws: ``MigrationError`` (a mapping that does not fit, a policy that is missing or
-    ///   fails, rows the new model refuses, ``cancelMigration(_:)``), ``ValidationError`` when the
+    ///   fails, rows the new model refuses, ``cancelMigration(_:)``), ``ObjectValidationError`` when the
     ///   migrated objects do not validate, ``StoreError`` for the stores. The new store is then
     ///   removed; the old one is unchanged.
     public func migrateStore(
@@ -290,7 +290,7 @@ public final class MigrationManager {
             try step()
         } catch let error as MigrationError {
             throw error
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             throw error
         } catch {
             throw MigrationError(

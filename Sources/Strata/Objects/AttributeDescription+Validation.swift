@@ -3,12 +3,12 @@ import Foundation
 /// One rule of an attribute that a value breaks.
 public struct AttributeViolation: Sendable, Hashable, CustomStringConvertible {
     /// Which rule failed.
-    public var code: ValidationError.Code
+    public var code: ObjectValidationError.Code
     /// What is wrong, in the user's terms.
     public var message: String
 
     /// Creates a violation.
-    public init(code: ValidationError.Code, message: String) {
+    public init(code: ObjectValidationError.Code, message: String) {
         self.code = code
         self.message = message
     }

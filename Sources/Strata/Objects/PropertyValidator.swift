@@ -2,9 +2,9 @@ import Foundation
 
 /// The model's declarative rules, checked for one object at save.
 enum PropertyValidator {
-    static func failures(of object: ManagedObject, context: ManagedObjectContext) -> [ValidationError.Failure] {
+    static func failures(of object: ManagedObject, context: ManagedObjectContext) -> [ObjectValidationError.Failure] {
         guard !object.faulted else { return [] }
-        var failures: [ValidationError.Failure] = []
+        var failures: [ObjectValidationError.Failure] = []
         let rules = object.entity.validatedSlots
         for index in rules.indices {
             // The common cases read single fields, without copying the rule (and its name).
@@ -70,14 +70,14 @@ enum PropertyValidator {
     }
 
     private static func fail(
-        _ failures: inout [ValidationError.Failure], _ object: ManagedObject, _ property: String,
-        _ code: ValidationError.Code, _ message: String
+        _ failures: inout [ObjectValidationError.Failure], _ object: ManagedObject, _ property: String,
+        _ code: ObjectValidationError.Code, _ message: String
     ) {
         failures.append(.init(objectID: object.objectID, entity: object.entity.name, property: property, code: code, message: message))
     }
 
     static func check(
-        _ attribute: AttributeDescription, _ value: StoreValue, _ fail: (String, ValidationError.Code, String) -> Void
+        _ attribute: AttributeDescription, _ value: StoreValue, _ fail: (String, ObjectValidationError.Code, String) -> Void
     ) {
         let rules = attribute.validation
         let name = attribute.name
@@ -85,11 +85,11 @@ enum PropertyValidator {
             fail(name, .numberTooLarge, "\(i) does not fit '\(name)' (\(attribute.type.xcodeName))")
         }
         if let minimum = rules.minimum, let order = StoreValueOrder.compare(value, minimum), order == .orderedAscending {
-            let code: ValidationError.Code = attribute.type == .date ? .dateTooSoon : .numberTooSmall
+            let code: ObjectValidationError.Code = attribute.type == .date ? .dateTooSoon : .numberTooSmall
             fail(name, code, "'\(name)' is \(value.displayText), below the minimum \(minimum.displayText)")
         }
         if let maximum = rules.maximum, let order = StoreValueOrder.compare(value, maximum), order == .orderedDescending {
-            let code: ValidationError.Code = attribute.type == .date ? .dateTooLate : .numberTooLarge
+            let code: ObjectValidationError.Code = attribute.type == .date ? .dateTooLate : .numberTooLarge
             fail(name, code, "'\(name)' is \(value.displayText), above the maximum \(maximum.displayText)")
         }
         guard case .string(let text) = value else { return }

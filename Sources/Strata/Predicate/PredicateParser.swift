@@ -68,6 +68,11 @@ struct PredicateParser {
     let arguments: [any PredicateArgument]
     var argumentIndex = 0
     var depth = 0
+    /// The lowest frame address the parse may reach on its thread (0 when unknown); read when the
+    /// depth first reaches ``stackCheckDepth``.
+    var stackFloor: UInt?
+    /// The depth from which each level checks the stack's room.
+    static let stackCheckDepth = 1
     /// Whether `FUNCTION(target, "selector", …)` is accepted (mapping-model value expressions only).
     var allowsMethodCalls = false
 
@@ -103,6 +108,17 @@ struct PredicateParser {
     }
 
     mutating func nested<T>(_ body: (inout PredicateParser) throws -> T) throws -> T {
+        // Also check the stack itself (StackRoom): its bounds are read once per parse, the frame
+        // address at each level.
+        if depth >= Self.stackCheckDepth {
+            if stackFloor == nil { stackFloor = StackRoom.floor() ?? 0 }
+            if let floor = stackFloor, floor > 0, StackRoom.current() < floor {
+                var failure = error(
+                    "the predicate nests too deeply for this thread's stack (\(depth) levels)", expected: "less nesting")
+                failure.code = .tooDeep
+                throw failure
+            }
+        }
         guard depth < FetchPredicate.maximumNestingDepth else {
             var failure = error(
                 "the predicate nests deeper than \(FetchPredicate.maximumNestingDepth) levels",

@@ -77,7 +77,7 @@ public enum InterchangeImporter {
         }
         do {
             try context.save()
-        } catch let error as ValidationError {
+        } catch let error as ObjectValidationError {
             let positions = Dictionary(created.enumerated().map { ($1.objectID, document.objects[$0].index) }) { a, _ in a }
             let problems = error.failures.map { failure in
                 let at = positions[failure.objectID].map { "$.objects[\($0)]" } ?? "$"

@@ -2,7 +2,10 @@
 ///
 /// A save validates every inserted, updated and deleted object before anything reaches a store;
 /// when any check fails, nothing is written and this error lists each failure.
-public struct ValidationError: Error, Sendable, CustomStringConvertible {
+///
+/// (Core Data reports these as `NSValidation…Error` codes; the name is not `ValidationError`,
+/// which ArgumentParser, a common companion in command-line tools, already exports.)
+public struct ObjectValidationError: Error, Sendable, CustomStringConvertible {
     /// One failed check.
     public struct Failure: Sendable, CustomStringConvertible {
         /// The object that failed.
