@@ -7,7 +7,7 @@ import Strata
 /// - ``version1``: `Person` (`name`, `age` Integer 16, `nickname`, `city`), its subentity
 ///   `Employee` (`salary`), `Pet` (to-one `owner` ↔ to-many `Person.pets`), `Club` (many-to-many
 ///   `members` ↔ `Person.clubs`).
-/// - ``version2``: the change kept outside the project that issue 19 names: `Person` renamed
+/// - ``version2``: the kind of change an app ships between versions: `Person` renamed
 ///   `Member` and `city` renamed `town` (renaming identifiers), `nickname` removed, `status`
 ///   added (required, default `"active"`), `age` widened to Integer 64, `note` added (optional).
 /// - ``version3``: ``version2`` with `Member.email` and `Pet.tag` added (both optional), so a
@@ -29,7 +29,7 @@ public enum MigrationModels {
         return try! ManagedObjectModel(entities: [person, employee, pet, club], versionIdentifiers: ["1"])
     }()
 
-    /// Version 2: issue 19's change to ``version1``.
+    /// Version 2: the change to ``version1``.
     public static let version2: ManagedObjectModel = {
         var town = AttributeDescription("town", .string)
         town.renamingIdentifier = "city"

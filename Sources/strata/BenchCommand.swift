@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import StrataTools
 
-/// `strata bench`: issue 8's workloads (W1–W8) over Strata's drivers on the user's machine.
+/// `strata bench`: the workloads W1–W8 (docs/benchmarks.md) over Strata's drivers on the user's machine.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",

@@ -4,7 +4,7 @@ import StrataTesting
 import StrataTools
 
 /// What the migration kill tests run and check: a store of ``MigrationModels/version1`` seeded
-/// with `MigrationModels.seed`, migrated on open to ``MigrationModels/version2`` (issue 19's
+/// with `MigrationModels.seed`, migrated on open to ``MigrationModels/version2`` (the
 /// change: an entity and an attribute renamed, an attribute dropped, one widened, a required one
 /// with a default added). SQLite runs it in place, XML and LMDB by copying into a new store and
 /// swapping it in.

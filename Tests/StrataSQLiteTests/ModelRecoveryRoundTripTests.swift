@@ -18,7 +18,7 @@ struct ModelRecoveryRoundTripTests {
     /// The least each model compares: (columns, joins).
     static let minimumCompared = [(6, 10), (20, 4), (3, 2)]
 
-    /// Round-trip seed 1 (issue 17 part 5): relationships `Label` ↔ `_id` in join table
+    /// Round-trip seed 1 (the round-trip suite, docs/compatibility.md): relationships `Label` ↔ `_id` in join table
     /// `Z_3LABEL`, on a subentity of an entity with attribute `label` (column `ZLABEL`), so the
     /// join's relationship and the attribute are both `LABEL` once upper-cased.
     static let joinNamedLikeAttribute: ManagedObjectModel = {

@@ -27,7 +27,7 @@ struct SQLiteMigrationTests {
         return (columns, page)
     }
 
-    @Test("issue 19's change runs in place: the root table is renamed and rebuilt, and every row's data is kept")
+    @Test("MigrationModels' change runs in place: the root table is renamed and rebuilt, and every row's data is kept")
     func issueChangeInPlace() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-migration")
         let url = try Self.seededStore(directory)

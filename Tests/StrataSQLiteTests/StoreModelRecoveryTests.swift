@@ -106,7 +106,7 @@ struct CorpusLayoutTests {
         }
     }
 
-    /// Notes' suffixes, checked against the rows (research-17 §2.1): the first entity by `Z_ENT`
+    /// Notes' suffixes, checked against the rows: the first entity by `Z_ENT`
     /// declaring a name keeps the bare column, later ones get 1, 2, … in `Z_ENT` order.
     @Test("the suffixed columns of Notes belong to the entities whose rows fill them")
     func notesSuffixes() throws {

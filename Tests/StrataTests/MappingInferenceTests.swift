@@ -18,7 +18,7 @@ private func changes(_ source: ManagedObjectModel, _ destination: ManagedObjectM
 
 @Suite("Inferred mapping models")
 struct MappingInferenceTests {
-    @Test("issue 19's change is inferred: a transform per entity named as Core Data names it, with Core Data's expressions")
+    @Test("the model change of MigrationModels is inferred: a transform per entity named as Core Data names it, with Core Data's expressions")
     func issueChange() throws {
         let mapping = try MappingModel.inferredMappingModel(forSourceModel: MigrationModels.version1, destinationModel: MigrationModels.version2)
         #expect(mapping.isInferred)

@@ -2,9 +2,9 @@ import Foundation
 import Strata
 import Testing
 
-// Issue 17, part 1: every attribute and element Xcode writes loads; what Strata does not
+// Every attribute and element Xcode writes loads; what Strata does not
 // understand loads with a warning, and only what would make the model unsafe is refused.
-// Spellings are those of research-17 §Q4 (Xcode-written corpus files and third-party readers).
+// Spellings are those Xcode-written corpus files and third-party readers use (docs/models.md).
 
 /// A model document around `body`; the body starts on line 3.
 private func document(_ body: String, modelAttributes: String = "") -> String {

@@ -196,7 +196,7 @@ struct ModelLoaderTests {
         }
     }
 
-    // Defaults that do not read as their type load with a warning since issue 17
+    // Defaults that do not read as their type load with a warning (docs/models.md)
     // (ModelFileCompatibilityTests); delete rules, limits and counts are still refused.
     @Test("an unknown delete rule and a malformed limit or count are invalid values")
     func invalidValues() throws {

@@ -2,8 +2,8 @@ import Foundation
 import Strata
 import Testing
 
-// Issue 17, part 4: predicate answers as Foundation's in-memory evaluation gives them. Each test
-// names its source (research-17 §Q6 and docs/predicates.md, "Where the rules come from"):
+// Predicate answers as Foundation's in-memory evaluation gives them. Each test
+// names its source (docs/predicates.md, "Where the rules come from"):
 // - [Realm]: realm-cocoa PRs #3599, #3613, #5200 (Realm changed its engine to match Foundation)
 //   and their QueryTests.m assertions;
 // - [radar]: openradar reports of Foundation's output (lionheart/openradar-mirror);

@@ -4,9 +4,9 @@ import StrataTesting
 import StrataXML
 import Testing
 
-// Issue 17, part 3: an XML store opens without its model even when an entity has no objects in the
+// An XML store opens without its model even when an entity has no objects in the
 // file. Core Data writes every relationship of an object, also an empty one, with the destination
-// entity's name (research-17 §Q5: the cocoadev 2006 store, Xcode's mapping-model files).
+// entity's name (the cocoadev 2006 store, Xcode's mapping-model files).
 
 /// Infers the model of `text` and opens the store read-only with it.
 private func inferAndOpen(_ text: String, in directory: TemporaryDirectory) throws

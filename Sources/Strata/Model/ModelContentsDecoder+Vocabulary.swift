@@ -1,5 +1,5 @@
 /// The XML attributes and child elements Xcode writes in an `.xcdatamodel/contents` file, per
-/// element (research-17 §Q4: Xcode-written corpus files, momdec, MomXML and app files).
+/// element (Xcode-written corpus files, momdec, MomXML and app files; docs/models.md).
 ///
 /// An attribute or element listed here loads silently, whether Strata uses it or not (docs/models.md
 /// says which are used); anything else loads with a ``ModelWarning``, so that a file from a newer

@@ -22,7 +22,7 @@ enum ModelDefaultValues {
     }
 
     /// The default value `string` stands for in an attribute of `type`, read as Core Data's tools
-    /// read it (research-17 §Q4.1: momc converts with Foundation's string conversions).
+    /// read it (momc converts with Foundation's string conversions; docs/models.md).
     ///
     /// - Strings are kept as written, the empty string included; for every other type an empty
     ///   (or all-space) string means no default, as Xcode writes it for "no default".

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One benchmark workload (issue 8's W1–W8). Every contender, Strata on each driver and the
+/// One benchmark workload (W1–W8, docs/benchmarks.md). Every contender, Strata on each driver and the
 /// peers, runs the same workloads on the same data (``BenchDataset``).
 public enum BenchWorkload: String, CaseIterable, Codable, Sendable, Comparable {
     /// W1: insert N rows and save them in one transaction.

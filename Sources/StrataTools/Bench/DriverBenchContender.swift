@@ -3,8 +3,8 @@ import Strata
 
 /// One Strata driver called directly through the driver protocol (``StoreDriver``): no
 /// coordinator, no contexts, no managed objects, no row cache. It measures what the driver itself
-/// costs, for comparison with the raw engine underneath it (issue 6: "within 2x of raw LMDB C
-/// calls for the driver-level operations on the same rows").
+/// costs, for comparison with the raw engine underneath it (the driver-level targets in
+/// docs/benchmarks.md).
 ///
 /// The store is opened with the store type's factory
 /// (`type.factory.makeDriver(StoreOpenRequest(...))`) and its metadata written the way the
