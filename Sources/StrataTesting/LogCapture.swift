@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Strata
 import Synchronization
@@ -20,6 +21,20 @@ public final class LogCapture: Sendable {
 
     /// A store log of `detail` into this capture.
     public func storeLog(_ detail: StoreLog.Detail) -> StoreLog { StoreLog(logger: logger(), detail: detail) }
+
+    /// Saves three `Item`s of the conformance model into a new store of `type` at `url` with this
+    /// capture's log at `detail`, and returns what was logged.
+    public func save(into type: StoreType, at url: URL, detail: StoreLog.Detail) throws -> [(level: Logger.Level, text: String)] {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        try coordinator.addPersistentStore(type: type, at: url, options: StoreOptions(log: storeLog(detail)))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        for index in 0..<3 {
+            let item = try context.insertNewObject(forEntityName: "Item")
+            item["int64"] = index
+        }
+        try context.save()
+        return lines
+    }
 
     private struct Handler: LogHandler {
         let capture: LogCapture
