@@ -42,14 +42,18 @@ let package = Package(
             swiftSettings: checks),
         .systemLibrary(
             name: "CLMDB", path: "Drivers/LMDB/CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
-        .target(name: "StrataLMDB", dependencies: ["Strata", "CLMDB"], path: "Drivers/LMDB/StrataLMDB", swiftSettings: checks),
+        .target(
+            name: "StrataLMDB", dependencies: ["Strata", "CLMDB"], path: "Drivers/LMDB/StrataLMDB",
+            swiftSettings: checks),
         // Saves in a loop until killed; the LMDB kill test spawns it.
         .executableTarget(
             name: "strata-lmdb-killtest", dependencies: ["Strata", "StrataLMDB"], path: "Drivers/LMDB/KillTest"),
         .systemLibrary(
             name: "CLibXML2", path: "Drivers/XML/CLibXML2", pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]),
-        .target(name: "StrataXML", dependencies: ["Strata", "CLibXML2"], path: "Drivers/XML/StrataXML", swiftSettings: checks),
+        .target(
+            name: "StrataXML", dependencies: ["Strata", "CLibXML2"], path: "Drivers/XML/StrataXML",
+            swiftSettings: checks),
         // Saves to an XML store in a loop until killed; the XML crash-safety test runs it.
         .executableTarget(
             name: "strata-xml-killtest", dependencies: ["StrataXML", "Strata"], path: "Drivers/XML/KillTest"),
@@ -96,11 +100,13 @@ let package = Package(
             name: "StrataPostgreSQLTests",
             dependencies: ["StrataPostgreSQL", "Strata", "StrataTesting", "strata-postgres-worker"]),
         .testTarget(
-            name: "StrataToolsTests", dependencies: ["StrataTools", "strata", "Strata", "StrataInMemory", "StrataTesting"]),
+            name: "StrataToolsTests",
+            dependencies: ["StrataTools", "strata", "Strata", "StrataInMemory", "StrataTesting"]),
         .testTarget(
             name: "StrataReliabilityTests",
             dependencies: [
-                "Strata", "StrataTesting", "StrataTools", "StrataSQLite", "StrataXML", "StrataLMDB", "strata-fuzz-worker",
+                "Strata", "StrataTesting", "StrataTools", "StrataSQLite", "StrataXML", "StrataLMDB",
+                "strata-fuzz-worker",
                 "strata",
             ]),
         // The generative round-trip suite (docs/compatibility.md): random models and graphs through

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import Synchronization
 
 /// The in-memory store: the reference driver and the default test double.
 ///
@@ -63,7 +64,9 @@ public struct InMemoryDriverFactory: StoreDriverFactory {
     /// The named store at `destination` becomes the one at `source` (which loses its name).
     public func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws {
         guard Self.named.move(from: source, to: destination) else {
-            throw StoreError(.notFound, "there is no in-memory store named \(source.absoluteString) to put in place", store: destination.absoluteString)
+            throw StoreError(
+                .notFound, "there is no in-memory store named \(source.absoluteString) to put in place",
+                store: destination.absoluteString)
         }
     }
 
@@ -73,10 +76,13 @@ public struct InMemoryDriverFactory: StoreDriverFactory {
     /// Makes a named store at `destination` holding a copy of the rows of the one at `source`.
     public func copyStore(from source: URL, to destination: URL, options: StoreOptions) throws {
         guard let engine = Self.named.existingEngine(for: source) else {
-            throw StoreError(.notFound, "there is no in-memory store named \(source.absoluteString) to copy", store: source.absoluteString)
+            throw StoreError(
+                .notFound, "there is no in-memory store named \(source.absoluteString) to copy",
+                store: source.absoluteString)
         }
         Self.named.set(
-            AtomicStoreEngine(model: engine.model, storeName: destination.absoluteString, state: engine.snapshot), for: destination)
+            AtomicStoreEngine(model: engine.model, storeName: destination.absoluteString, state: engine.snapshot),
+            for: destination)
     }
 
     /// The model embedded in the metadata of the named store at `url`, or `nil`.
@@ -116,8 +122,6 @@ private final class NamedEngines: Sendable {
 
     func set(_ engine: AtomicStoreEngine, for url: URL) { engines.withLock { $0[url] = engine } }
 }
-
-import Synchronization
 
 extension StoreType {
     /// The name in-memory stores record as their type.

@@ -12,12 +12,15 @@ extension CaseWorker.Failure {
             let words = detail.split(separator: " ").filter { !$0.contains("/") }.joined(separator: " ")
             return String(words.filter { !$0.isNumber }.prefix(160))
         }
-        let message = lines.first { $0.contains("Fatal error") || $0.contains("Program crashed") } ?? lines.first ?? kind
+        let message =
+            lines.first { $0.contains("Fatal error") || $0.contains("Program crashed") } ?? lines.first ?? kind
         var cleaned = message.replacingOccurrences(of: "*** ", with: "").replacingOccurrences(of: " ***", with: "")
         if let address = cleaned.range(of: " at 0x") { cleaned = String(cleaned[..<address.lowerBound]) }
         // Frames of the crashed thread: "  3 [ra] 0x… symbol + 12 in image at /path/file.swift:48:79".
-        let frames = lines.drop { !($0.hasPrefix("Thread ") && $0.hasSuffix(" crashed:")) }.dropFirst().prefix { !$0.hasPrefix("Thread ") }
-            .filter { $0.contains(" 0x") }
+        let frames = lines.drop { !($0.hasPrefix("Thread ") && $0.hasSuffix(" crashed:")) }.dropFirst().prefix {
+            !$0.hasPrefix("Thread ")
+        }
+        .filter { $0.contains(" 0x") }
         // A function repeated down the stack is a recursion that ran out of stack.
         let functions = frames.compactMap { frame -> String? in
             guard let start = frame.range(of: #"0x[0-9a-f]+ "#, options: .regularExpression),
@@ -32,12 +35,13 @@ extension CaseWorker.Failure {
             return "\(cleaned): recursion in \(repeated.joined(separator: ", "))"
         }
         // The first frame in the project's own sources, else the first frame at all (a C library).
-        let location = frames.lazy.compactMap { line -> String? in
-            guard let at = line.range(of: " at /") else { return nil }
-            let path = line[line.index(before: at.upperBound)...].split(separator: "/")
-            guard let top = path.firstIndex(where: { $0 == "Sources" || $0 == "Drivers" }) else { return nil }
-            return path[top...].joined(separator: "/")
-        }.first ?? functions.first.map { "\($0) (\(frames.first?.components(separatedBy: " in ").last ?? "?"))" }
+        let location =
+            frames.lazy.compactMap { line -> String? in
+                guard let at = line.range(of: " at /") else { return nil }
+                let path = line[line.index(before: at.upperBound)...].split(separator: "/")
+                guard let top = path.firstIndex(where: { $0 == "Sources" || $0 == "Drivers" }) else { return nil }
+                return path[top...].joined(separator: "/")
+            }.first ?? functions.first.map { "\($0) (\(frames.first?.components(separatedBy: " in ").last ?? "?"))" }
         return [String(cleaned.prefix(200)), location].compactMap { $0 }.joined(separator: " at ")
     }
 }

@@ -99,12 +99,14 @@ public struct CaseWorker {
         process.arguments = arguments(first, end)
         var variables = ProcessInfo.processInfo.environment
         variables["SWIFT_BACKTRACE"] =
-            backtrace ? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,limit=40" : "enable=no"
+            backtrace
+            ? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,limit=40" : "enable=no"
         for (key, value) in environment { variables[key] = value }
         process.environment = variables
         let output = Pipe()
         process.standardOutput = output
-        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("case-worker-\(UUID().uuidString).err")
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "case-worker-\(UUID().uuidString).err")
         guard FileManager.default.createFile(atPath: errorFile.path, contents: nil),
             let errorHandle = FileHandle(forWritingAtPath: errorFile.path)
         else { throw CaseWorkerError("cannot create \(errorFile.path) for the child's standard error") }
@@ -146,11 +148,14 @@ public struct CaseWorker {
             case .end:
                 process.waitUntilExit()
                 if let current {
-                    let status = process.terminationReason == .uncaughtSignal
-                        ? "killed by signal \(process.terminationStatus)" : "exited with status \(process.terminationStatus)"
+                    let status =
+                        process.terminationReason == .uncaughtSignal
+                        ? "killed by signal \(process.terminationStatus)"
+                        : "exited with status \(process.terminationStatus)"
                     report.failures.append(
-                        Failure(index: current.index, kind: "crash", what: current.what,
-                                detail: status + "\n" + Self.tail(of: errorFile)))
+                        Failure(
+                            index: current.index, kind: "crash", what: current.what,
+                            detail: status + "\n" + Self.tail(of: errorFile)))
                     resume = current.index + 1
                 } else if !started || process.terminationStatus != 0 {
                     throw CaseWorkerError(
@@ -162,11 +167,13 @@ public struct CaseWorker {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 guard let current else {
-                    throw CaseWorkerError("\(executable.lastPathComponent) did not start a case within \(Int(startupTimeout)) s")
+                    throw CaseWorkerError(
+                        "\(executable.lastPathComponent) did not start a case within \(Int(startupTimeout)) s")
                 }
                 report.failures.append(
-                    Failure(index: current.index, kind: "hang", what: current.what,
-                            detail: "no answer within \(timeout) s\n" + Self.tail(of: errorFile)))
+                    Failure(
+                        index: current.index, kind: "hang", what: current.what,
+                        detail: "no answer within \(timeout) s\n" + Self.tail(of: errorFile)))
                 resume = current.index + 1
                 break loop
             }

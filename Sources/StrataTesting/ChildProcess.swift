@@ -1,9 +1,9 @@
 import Foundation
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-import Darwin
+    import Darwin
 #endif
 
 /// Child processes through `posix_spawn` and `waitpid`, for tests that run programs: Foundation's
@@ -52,7 +52,9 @@ public enum ChildProcess {
     }
 
     /// Runs `arguments` to the end and returns its exit status (128 + n when killed by signal n).
-    public static func run(_ arguments: [String], output: Int32? = nil, environment: [String: String]? = nil) throws -> Int32 {
+    public static func run(_ arguments: [String], output: Int32? = nil, environment: [String: String]? = nil) throws
+        -> Int32
+    {
         let pid = try start(arguments, output: output, environment: environment)
         return try wait(pid)
     }

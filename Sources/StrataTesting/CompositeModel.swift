@@ -44,18 +44,24 @@ public enum CompositeModel {
     }()
 
     /// The seeded quakes: code → (richter, magnitude depth, latitude, longitude, city, country, station).
-    public static let quakes: [(code: String, richter: Double?, depth: Float?, latitude: Double?, longitude: Double?, city: String?, country: String?, station: String?)] = [
-        ("a", 6.1, 10.5, 35.6, 139.7, "Tokyo", "JP", "North"),
-        ("b", 4.2, 2, -12.0, -77.0, "Lima", "PE", "South"),
-        ("c", 7.3, nil, 38.3, 142.4, nil, nil, "North"),
-        ("d", nil, nil, nil, nil, nil, nil, nil),
-        ("e", 4.5, 33, 0, 0, "lima", nil, nil),
-    ]
+    public static let quakes:
+        [(
+            code: String, richter: Double?, depth: Float?, latitude: Double?, longitude: Double?, city: String?,
+            country: String?, station: String?
+        )] = [
+            ("a", 6.1, 10.5, 35.6, 139.7, "Tokyo", "JP", "North"),
+            ("b", 4.2, 2, -12.0, -77.0, "Lima", "PE", "South"),
+            ("c", 7.3, nil, 38.3, 142.4, nil, nil, "North"),
+            ("d", nil, nil, nil, nil, nil, nil, nil),
+            ("e", 4.5, 33, 0, 0, "lima", nil, nil),
+        ]
 
     /// Inserts two stations and the ``quakes``, setting composites as dictionaries, and saves.
     public static func seed(_ context: ManagedObjectContext) throws {
         var stations: [String: ManagedObject] = [:]
-        for (name, latitude, longitude, city) in [("North", 10.0, 20.0, "Oslo" as String?), ("South", -33.0, 151.0, nil)] {
+        for (name, latitude, longitude, city) in [
+            ("North", 10.0, 20.0, "Oslo" as String?), ("South", -33.0, 151.0, nil),
+        ] {
             let station = try context.insertNewObject(forEntityName: "Station")
             try station.setConvertedValue(name, forKey: "name")
             var location: [String: Any] = ["latitude": latitude, "longitude": longitude]

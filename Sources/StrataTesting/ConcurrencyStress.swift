@@ -31,7 +31,9 @@ public enum ConcurrencyStress {
     /// - Throws: ``ConformanceFailure`` naming the seed when a check fails; the store's error when
     ///   an operation fails in a way the workload does not expect.
     @discardableResult
-    public static func run(_ harness: DriverHarness, seed: UInt64, workers: Int = 4, operations: Int = 150) throws -> Report {
+    public static func run(_ harness: DriverHarness, seed: UInt64, workers: Int = 4, operations: Int = 150) throws
+        -> Report
+    {
         let fixture = try ConformanceSuite.Fixture(harness)
         let coordinator = fixture.coordinator
         let report = Locked(Report())
@@ -44,7 +46,8 @@ public enum ConcurrencyStress {
                 defer { done.leave() }
                 start.wait()
                 do {
-                    let local = try work(coordinator, seed: seed &+ UInt64(worker), worker: worker, operations: operations)
+                    let local = try work(
+                        coordinator, seed: seed &+ UInt64(worker), worker: worker, operations: operations)
                     report.withLock {
                         $0.inserts += local.inserts
                         $0.updates += local.updates
@@ -60,11 +63,14 @@ public enum ConcurrencyStress {
         for _ in 0..<workers { start.signal() }
         done.wait()
         if let failure = failures.withLock({ $0.first }) {
-            throw ConformanceFailure(message: "stress run with seed \(seed) failed: \(failure)", file: #fileID, line: #line)
+            throw ConformanceFailure(
+                message: "stress run with seed \(seed) failed: \(failure)", file: #fileID, line: #line)
         }
         // Every context agrees with the store: a new context and the driver see the same rows.
         let check = ManagedObjectContext(coordinator: coordinator)
-        let titles = try check.fetch(FetchRequest(entityName: "Track")).compactMap { $0.value(forKey: "title") as? String }
+        let titles = try check.fetch(FetchRequest(entityName: "Track")).compactMap {
+            $0.value(forKey: "title") as? String
+        }
         let entity = coordinator.managedObjectModel.entity(named: "Track")!  // in the conformance model
         let stored = try fixture.store.driver.fetch(StoreFetch(entity: entity)).rows
         try requireEqual(titles.count, stored.count, "tracks seen by a new context and by the driver (seed \(seed))")
@@ -73,7 +79,9 @@ public enum ConcurrencyStress {
         return report.withLock { $0 }
     }
 
-    private static func work(_ coordinator: PersistentStoreCoordinator, seed: UInt64, worker: Int, operations: Int) throws -> Report {
+    private static func work(_ coordinator: PersistentStoreCoordinator, seed: UInt64, worker: Int, operations: Int)
+        throws -> Report
+    {
         var random = SeededGenerator(seed: seed)
         var report = Report()
         let context = ManagedObjectContext(coordinator: coordinator)
@@ -94,7 +102,9 @@ public enum ConcurrencyStress {
                 track["title"] = "w\(worker) s\(step) updated"
                 if try saveOrRollback(context) { report.updates += 1 } else { report.conflicts += 1 }
             case 5:
-                guard let track = try context.fetch(all).randomElement(using: &random), track.isAccessible else { continue }
+                guard let track = try context.fetch(all).randomElement(using: &random), track.isAccessible else {
+                    continue
+                }
                 let id = track.objectID
                 context.delete(track)
                 guard try saveOrRollback(context) else {
@@ -104,7 +114,8 @@ public enum ConcurrencyStress {
                 report.deletes += 1
                 do {
                     _ = try ManagedObjectContext(coordinator: coordinator).existingObject(with: id)
-                    throw ConformanceFailure(message: "row \(id) came back after its delete was saved", file: #fileID, line: #line)
+                    throw ConformanceFailure(
+                        message: "row \(id) came back after its delete was saved", file: #fileID, line: #line)
                 } catch StoreError.Code.notFound {}
             case 6:
                 for object in context.registeredObjects.shuffled(using: &random).prefix(5) {

@@ -18,7 +18,8 @@ public enum ConformanceModel {
                 .toMany("tags", "Tag", inverse: "items"),
             ])
         let tag = EntityDescription(
-            "Tag", properties: [.attribute("name", .string, isOptional: false), .toMany("items", "Item", inverse: "tags")],
+            "Tag",
+            properties: [.attribute("name", .string, isOptional: false), .toMany("items", "Item", inverse: "tags")],
             uniquenessConstraints: [["name"]])
         let department = EntityDescription(
             "Department",
@@ -61,7 +62,9 @@ public enum ConformanceModel {
             ])
         // The model above is fixed and valid; building it cannot fail.
         return try! ManagedObjectModel(
-            entities: [item, tag, department, employee, vehicle, car, sportsCar, truck, playlist, track, chapter, node],
+            entities: [
+                item, tag, department, employee, vehicle, car, sportsCar, truck, playlist, track, chapter, node,
+            ],
             configurations: ["Staff": ["Department", "Employee"], "Media": ["Playlist", "Track", "Chapter"]])
     }()
 
@@ -108,7 +111,8 @@ public enum ConformanceModel {
             item["decimal"] = Decimal(string: "\(index).25")
             item["double"] = Double(index) / 3
             item["float"] = Float(index) * 1.5
-            item["string"] = index % 5 == 4 ? nil : ["alpha", "Beta", "gamma*", "délta", "Alphabet"][index % 5] + "\(index)"
+            item["string"] =
+                index % 5 == 4 ? nil : ["alpha", "Beta", "gamma*", "délta", "Alphabet"][index % 5] + "\(index)"
             item["bool"] = index % 2 == 0
             item["date"] = reference.addingTimeInterval(Double(index) * 86_400.5)
             item["binary"] = Data((0..<index).map { UInt8($0) })
@@ -122,7 +126,10 @@ public enum ConformanceModel {
             let kind = ["Car", "SportsCar", "Truck", "Car", "SportsCar"][index]
             let v = try context.insertNewObject(forEntityName: kind)
             v["name"] = name
-            if kind == "Truck" { v["wheels"] = 6; v["load"] = 12.5 }
+            if kind == "Truck" {
+                v["wheels"] = 6
+                v["load"] = 12.5
+            }
             if kind != "Truck" { v["seats"] = 2 + index }
             if kind == "SportsCar" { v["topSpeed"] = 250.0 + Double(index) }
         }

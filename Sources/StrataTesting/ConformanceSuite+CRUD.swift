@@ -31,8 +31,10 @@ extension ConformanceSuite {
                 try requireEqual(track.count, 1, "Track 2 found")
                 context.delete(track[0])
                 try context.save()
-                try requireEqual(try fetch(fixture.context(), "Track", "title == 'Track 2'").count, 0, "Track 2 after delete")
-                try requireEqual(try fixture.store.driver.rows(for: [track[0].objectID.rowID]).count, 0, "driver row after delete")
+                try requireEqual(
+                    try fetch(fixture.context(), "Track", "title == 'Track 2'").count, 0, "Track 2 after delete")
+                try requireEqual(
+                    try fixture.store.driver.rows(for: [track[0].objectID.rowID]).count, 0, "driver row after delete")
             },
             ConformanceCase("a store reopened after close holds every committed change") { harness in
                 let fixture = try Fixture(harness)
@@ -42,12 +44,17 @@ extension ConformanceSuite {
                 try context.save()
                 let (_, reopened) = try fixture.reopen()
                 let again = try fetch(reopened, "Employee", "name == 'bob'")
-                try requireEqual(again.first?.value(forKey: "email") as? String, "robert@example.com", "email after reopen")
-                try requireEqual(try reopened.count(for: FetchRequest(entityName: "Employee")), 12, "employees after reopen")
+                try requireEqual(
+                    again.first?.value(forKey: "email") as? String, "robert@example.com", "email after reopen")
+                try requireEqual(
+                    try reopened.count(for: FetchRequest(entityName: "Employee")), 12, "employees after reopen")
                 let mix = try fetch(reopened, "Playlist")[0]
-                try requireEqual(names(mix.objects(forKey: "tracks"), "title"), ["Track 3", "Track 0", "Track 5", "Track 1"], "ordered tracks after reopen")
+                try requireEqual(
+                    names(mix.objects(forKey: "tracks"), "title"), ["Track 3", "Track 0", "Track 5", "Track 1"],
+                    "ordered tracks after reopen")
             },
-            ConformanceCase("primary keys are never handed out twice, even after a failed apply or a reopen") { harness in
+            ConformanceCase("primary keys are never handed out twice, even after a failed apply or a reopen") {
+                harness in
                 let fixture = try Fixture(harness)
                 let driver = fixture.store.driver
                 let entity = ConformanceModel.model.entity(named: "Tag")!  // in the model
@@ -67,7 +74,8 @@ extension ConformanceSuite {
                 let second = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 2)
                 try require(second.lowerBound > first.upperBound, "keys \(second) after \(first) and a failed apply")
                 let (coordinator, _) = try fixture.reopen()
-                let third = try coordinator.persistentStores[0].driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 1)
+                let third = try coordinator.persistentStores[0].driver.allocatePrimaryKeys(
+                    forEntity: entity.entityNumber, count: 1)
                 try require(third.lowerBound > second.upperBound, "keys \(third) after reopening, past \(second)")
             },
             ConformanceCase("close is idempotent") { harness in
@@ -85,7 +93,8 @@ extension ConformanceSuite {
                 let store = coordinator.persistentStores[0]
                 try requireEqual(store.metadata.uuid, uuid, "store UUID")
                 try requireEqual(store.metadata.values["AppKey"], .string("value ü"), "custom key")
-                try requireEqual(store.metadata.entityVersionHashes, ConformanceModel.model.entityVersionHashesByName, "hashes")
+                try requireEqual(
+                    store.metadata.entityVersionHashes, ConformanceModel.model.entityVersionHashesByName, "hashes")
             },
         ]
     }

@@ -6,29 +6,42 @@ extension ConformanceSuite {
     /// sort keys, and changes to single elements, on every driver.
     static var compositeCases: [ConformanceCase] {
         [
-            ConformanceCase("composite values round-trip: nested elements, absent elements and absent composites") { harness in
+            ConformanceCase("composite values round-trip: nested elements, absent elements and absent composites") {
+                harness in
                 let fixture = try CompositeFixture(harness)
                 let (_, context) = try fixture.reopen()
                 let quakes = try fetchQuakes(context)
-                try requireEqual(quakes.map { $0.value(forKey: "code") as? String ?? "?" }, ["a", "b", "c", "d", "e"], "quakes")
+                try requireEqual(
+                    quakes.map { $0.value(forKey: "code") as? String ?? "?" }, ["a", "b", "c", "d", "e"], "quakes")
                 for (object, expected) in zip(quakes, CompositeModel.quakes) {
                     let code = expected.code
-                    try requireEqual(object.value(forKey: "magnitude.richter") as? Double, expected.richter, "\(code) richter")
-                    try requireEqual(object.value(forKey: "magnitude.depth") as? Float, expected.depth, "\(code) magnitude depth")
-                    try requireEqual(object.value(forKey: "location.latitude") as? Double, expected.latitude, "\(code) latitude")
-                    try requireEqual(object.value(forKey: "location.place.city") as? String, expected.city, "\(code) city")
-                    try requireEqual(object.value(forKey: "location.place.country") as? String, expected.country, "\(code) country")
+                    try requireEqual(
+                        object.value(forKey: "magnitude.richter") as? Double, expected.richter, "\(code) richter")
+                    try requireEqual(
+                        object.value(forKey: "magnitude.depth") as? Float, expected.depth, "\(code) magnitude depth")
+                    try requireEqual(
+                        object.value(forKey: "location.latitude") as? Double, expected.latitude, "\(code) latitude")
+                    try requireEqual(
+                        object.value(forKey: "location.place.city") as? String, expected.city, "\(code) city")
+                    try requireEqual(
+                        object.value(forKey: "location.place.country") as? String, expected.country, "\(code) country")
                     let magnitude = object.value(forKey: "magnitude") as? [String: Any]
-                    try require((magnitude == nil) == (expected.richter == nil), "\(code): magnitude is nil exactly when absent")
+                    try require(
+                        (magnitude == nil) == (expected.richter == nil), "\(code): magnitude is nil exactly when absent"
+                    )
                     try requireEqual(magnitude?["richter"] as? Double, expected.richter, "\(code) magnitude dictionary")
                     let location = object.value(forKey: "location") as? [String: Any]
                     let place = location?["place"] as? [String: Any]
                     try requireEqual(place?["city"] as? String, expected.city, "\(code) nested dictionary")
-                    try require((place == nil) == (expected.city == nil && expected.country == nil), "\(code): place is nil exactly when absent")
+                    try require(
+                        (place == nil) == (expected.city == nil && expected.country == nil),
+                        "\(code): place is nil exactly when absent")
                 }
                 let a = quakes[0]
-                try requireEqual(a.value(forKey: "depth") as? Int, 10, "the attribute named like an element keeps its own value")
-                try requireEqual(quakes[1].value(forKey: "depth") as? Int, nil, "an element never leaks into the attribute")
+                try requireEqual(
+                    a.value(forKey: "depth") as? Int, 10, "the attribute named like an element keeps its own value")
+                try requireEqual(
+                    quakes[1].value(forKey: "depth") as? Int, nil, "an element never leaks into the attribute")
             },
             ConformanceCase("predicates on composite element key paths match the in-memory answers") { harness in
                 let fixture = try CompositeFixture(harness)
@@ -54,7 +67,8 @@ extension ConformanceSuite {
                     let request = FetchRequest(
                         entityName: entity, predicate: try FetchPredicate(format: format), sortKeys: [SortKey(key)])
                     try requireEqual(names(try context.fetch(request), key), expected, "\(entity) where \(format)")
-                    try requireEqual(try context.count(for: request), expected.count, "count of \(entity) where \(format)")
+                    try requireEqual(
+                        try context.count(for: request), expected.count, "count of \(entity) where \(format)")
                     let all = try context.fetch(FetchRequest(entityName: entity, sortKeys: [SortKey(key)]))
                     let evaluated = try all.filter { try request.predicate!.evaluate(with: $0) }
                     try requireEqual(names(evaluated, key), expected, "in memory: \(entity) where \(format)")
@@ -75,11 +89,13 @@ extension ConformanceSuite {
                     let actual = try context.fetch(FetchRequest(entityName: "Quake", sortKeys: full))
                     try requireEqual(names(actual, "code"), names(expected, "code"), "order by \(keys.map(\.keyPath))")
                 }
-                var first = FetchRequest(entityName: "Quake", sortKeys: [SortKey("magnitude.richter", ascending: false)])
+                var first = FetchRequest(
+                    entityName: "Quake", sortKeys: [SortKey("magnitude.richter", ascending: false)])
                 first.fetchLimit = 2
                 try requireEqual(names(try context.fetch(first), "code"), ["c", "a"], "the two strongest")
             },
-            ConformanceCase("changing one element or clearing a composite reaches the store and leaves the rest") { harness in
+            ConformanceCase("changing one element or clearing a composite reaches the store and leaves the rest") {
+                harness in
                 let fixture = try CompositeFixture(harness)
                 let context = fixture.context()
                 let quakes = try fetchQuakes(context)
@@ -93,11 +109,15 @@ extension ConformanceSuite {
                 try requireEqual(again[0].value(forKey: "magnitude.depth") as? Float, 10.5, "its sibling")
                 try requireEqual(again[0].value(forKey: "location.place.city") as? String, "Tokyo", "another composite")
                 try require(again[1].value(forKey: "location") == nil, "a cleared composite reads nil")
-                try requireEqual(again[1].value(forKey: "location.place.city") as? String, nil, "and so do its nested elements")
-                try requireEqual(again[1].value(forKey: "magnitude.richter") as? Double, 4.2, "the other composite stays")
+                try requireEqual(
+                    again[1].value(forKey: "location.place.city") as? String, nil, "and so do its nested elements")
+                try requireEqual(
+                    again[1].value(forKey: "magnitude.richter") as? Double, 4.2, "the other composite stays")
                 try requireEqual(again[2].value(forKey: "magnitude.richter") as? Double, 7.0, "a replaced composite")
                 let found = try reopened.fetch(
-                    FetchRequest(entityName: "Quake", predicate: try FetchPredicate(format: "location == nil"), sortKeys: [SortKey("code")]))
+                    FetchRequest(
+                        entityName: "Quake", predicate: try FetchPredicate(format: "location == nil"),
+                        sortKeys: [SortKey("code")]))
                 try requireEqual(names(found, "code"), ["b", "d"], "the store answers for the cleared composite")
             },
         ]

@@ -6,13 +6,17 @@ extension ConformanceSuite {
     /// computed by the core through the context, so every store must give the same answers.
     static var derivationCases: [ConformanceCase] {
         [
-            ConformanceCase("fetched properties evaluate lazily with $FETCH_SOURCE and $FETCHED_PROPERTY and are kept until refresh") { harness in
+            ConformanceCase(
+                "fetched properties evaluate lazily with $FETCH_SOURCE and $FETCHED_PROPERTY and are kept until refresh"
+            ) { harness in
                 let fixture = try DerivedFixture(harness)
                 let context = fixture.context()
                 let sales = try fixture.department("Sales", in: context)
                 let managers = try sales.fetchedObjects(forKey: "managers")
                 try requireEqual(Set(names(managers, "surname")), ["Ames", "Baker"], "managers of Sales")
-                try requireEqual(names(sales.value(forKey: "managers") as? [ManagedObject] ?? [], "surname").sorted(), ["Ames", "Baker"], "read with value(forKey:)")
+                try requireEqual(
+                    names(sales.value(forKey: "managers") as? [ManagedObject] ?? [], "surname").sorted(),
+                    ["Ames", "Baker"], "read with value(forKey:)")
                 let namesakes = try sales.fetchedObjects(forKey: "namesakes")
                 try requireEqual(names(namesakes, "surname"), ["sales"], "$FETCH_SOURCE.name with ==[c]")
 
@@ -24,9 +28,12 @@ extension ConformanceSuite {
                 try added.setConvertedValue("Manager", forKey: "title")
                 added.setValue(otherSales.first, forKey: "department")
                 try other.save()
-                try requireEqual(try sales.fetchedObjects(forKey: "managers").count, 2, "kept, not updated automatically")
+                try requireEqual(
+                    try sales.fetchedObjects(forKey: "managers").count, 2, "kept, not updated automatically")
                 sales.managedObjectContext?.refresh(sales, mergeChanges: false)
-                try requireEqual(Set(names(try sales.fetchedObjects(forKey: "managers"), "surname")), ["Ames", "Baker", "Cole"], "after refresh")
+                try requireEqual(
+                    Set(names(try sales.fetchedObjects(forKey: "managers"), "surname")), ["Ames", "Baker", "Cole"],
+                    "after refresh")
 
                 // Pending changes of the context count, as in any fetch.
                 let pending = try context.insertNewObject(forEntityName: "Employee")
@@ -37,7 +44,9 @@ extension ConformanceSuite {
                 try requireEqual(try sales.fetchedObjects(forKey: "managers").count, 4, "a pending manager is found")
                 try requireThrows("an unknown fetched property") { _ = try sales.fetchedObjects(forKey: "nothing") }
             },
-            ConformanceCase("derived attributes are computed at save from key paths, @count, @sum, canonical: and now()") { harness in
+            ConformanceCase(
+                "derived attributes are computed at save from key paths, @count, @sum, canonical: and now()"
+            ) { harness in
                 let fixture = try DerivedFixture(harness)
                 let before = Date()
                 let context = fixture.context()
@@ -56,7 +65,8 @@ extension ConformanceSuite {
                 // A change to a source updates what derives from it, also in other objects.
                 try ames.setConvertedValue(100_000.0, forKey: "salary")
                 try context.save()
-                try requireEqual(sales.value(forKey: "payroll") as? Double, 100_000 + 70_000 + 30_000, "@sum after a member changed")
+                try requireEqual(
+                    sales.value(forKey: "payroll") as? Double, 100_000 + 70_000 + 30_000, "@sum after a member changed")
                 try sales.setConvertedValue("Ventes", forKey: "name")
                 try context.save()
                 try requireEqual(ames.value(forKey: "departmentName") as? String, "Ventes", "a renamed destination")
@@ -86,13 +96,16 @@ extension ConformanceSuite {
                 let found = try fetch(reopened, "Department", "searchName == 'recherche avancee'")
                 try requireEqual(found.count, 1, "derived values can be fetched by")
                 let moved = try unwrap(fetch(reopened, "Employee", "surname == 'Ames'").first, "Ames")
-                try requireEqual(moved.value(forKey: "departmentName") as? String, "Récherche Avancée", "stored key path")
+                try requireEqual(
+                    moved.value(forKey: "departmentName") as? String, "Récherche Avancée", "stored key path")
             },
         ]
     }
 
     static func unwrap<T>(_ value: T?, _ what: String, file: String = #fileID, line: Int = #line) throws -> T {
-        guard let value else { throw ConformanceFailure(message: "\(what): expected a value, got nil", file: file, line: line) }
+        guard let value else {
+            throw ConformanceFailure(message: "\(what): expected a value, got nil", file: file, line: line)
+        }
         return value
     }
 
@@ -116,7 +129,8 @@ extension ConformanceSuite {
         /// another name (no employees).
         func department(_ name: String, in context: ManagedObjectContext) throws -> ManagedObject {
             let employees: [(String, String?, Double?)] =
-                name == "Sales" ? [("Ames", "Manager", 60_000), ("Baker", "Manager", 70_000), ("sales", "Engineer", 30_000)] : []
+                name == "Sales"
+                ? [("Ames", "Manager", 60_000), ("Baker", "Manager", 70_000), ("sales", "Engineer", 30_000)] : []
             let department = try DerivedModel.department(name, employees: employees, in: context)
             try context.save()
             return department

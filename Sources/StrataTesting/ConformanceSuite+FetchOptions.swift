@@ -9,27 +9,37 @@ import Strata
 extension ConformanceSuite {
     static var fetchOptionCases: [ConformanceCase] {
         [
-            ConformanceCase("offset, limit and batch size with sorts and pending changes give exactly the reference answer") { harness in
+            ConformanceCase(
+                "offset, limit and batch size with sorts and pending changes give exactly the reference answer"
+            ) { harness in
                 let fixture = try Fixture(harness)
                 for pending in [false, true] {
                     let context = fixture.context()
                     if pending { try makePendingChanges(context) }
                     for format in [nil, "age > 30", "department.name BEGINSWITH[c] 's' OR email == nil"] {
-                        for sort in [[SortKey("name")], [SortKey("age", ascending: false), SortKey("name")], [SortKey("department.name"), SortKey("name")], []] {
+                        for sort in [
+                            [SortKey("name")], [SortKey("age", ascending: false), SortKey("name")],
+                            [SortKey("department.name"), SortKey("name")], [],
+                        ] {
                             for (offset, limit) in [(0, 0), (0, 4), (3, 0), (3, 4), (20, 3)] {
                                 for batch in [0, 3] {
-                                    var request = FetchRequest(entityName: "Employee", predicate: try format.map { try FetchPredicate(format: $0) }, sortKeys: sort)
+                                    var request = FetchRequest(
+                                        entityName: "Employee",
+                                        predicate: try format.map { try FetchPredicate(format: $0) }, sortKeys: sort)
                                     request.fetchOffset = offset
                                     request.fetchLimit = limit
                                     request.fetchBatchSize = batch
-                                    let what = "pending \(pending), [\(format ?? "all")], sort \(sort.map(\.keyPath)), offset \(offset), limit \(limit), batch \(batch)"
+                                    let what =
+                                        "pending \(pending), [\(format ?? "all")], sort \(sort.map(\.keyPath)), offset \(offset), limit \(limit), batch \(batch)"
                                     let expected = try reference(context, request)
                                     let objects = try context.fetch(request)
                                     if sort.isEmpty {
                                         // Without sort keys the order is unspecified: compare as sets.
-                                        try requireEqual(Set(objects.map(\.objectID)).count, objects.count, "\(what): no duplicates")
+                                        try requireEqual(
+                                            Set(objects.map(\.objectID)).count, objects.count, "\(what): no duplicates")
                                         if offset == 0 && limit == 0 {
-                                            try requireEqual(Set(objects.map(\.objectID)), Set(expected), "\(what): objects")
+                                            try requireEqual(
+                                                Set(objects.map(\.objectID)), Set(expected), "\(what): objects")
                                         } else {
                                             try requireEqual(objects.count, expected.count, "\(what): page size")
                                         }
@@ -60,23 +70,28 @@ extension ConformanceSuite {
                     for entity in ["Vehicle", "Car", "SportsCar", "Truck"] {
                         for includes in [true, false] {
                             for (offset, limit) in [(0, 0), (1, 2)] {
-                                var request = FetchRequest(entityName: entity, sortKeys: [SortKey("name", comparison: .caseInsensitive)])
+                                var request = FetchRequest(
+                                    entityName: entity, sortKeys: [SortKey("name", comparison: .caseInsensitive)])
                                 request.includesSubentities = includes
                                 request.fetchOffset = offset
                                 request.fetchLimit = limit
-                                let what = "pending \(pending), \(entity), subentities \(includes), offset \(offset), limit \(limit)"
+                                let what =
+                                    "pending \(pending), \(entity), subentities \(includes), offset \(offset), limit \(limit)"
                                 let expected = try reference(context, request)
                                 try requireEqual(try context.fetch(request).map(\.objectID), expected, what)
                                 try requireEqual(try context.count(for: request), expected.count, "\(what): count")
                                 if !includes {
-                                    try require(try context.fetch(request).allSatisfy { $0.entity.name == entity }, "\(what): only \(entity) objects")
+                                    try require(
+                                        try context.fetch(request).allSatisfy { $0.entity.name == entity },
+                                        "\(what): only \(entity) objects")
                                 }
                             }
                         }
                     }
                 }
             },
-            ConformanceCase("includesPendingChanges false answers from the stores alone, for every result type") { harness in
+            ConformanceCase("includesPendingChanges false answers from the stores alone, for every result type") {
+                harness in
                 let fixture = try Fixture(harness)
                 let context = fixture.context()
                 try makePendingChanges(context)
@@ -88,15 +103,20 @@ extension ConformanceSuite {
                 try requireEqual(try context.count(for: request), stored.count, "count")
                 try requireEqual(try context.fetchObjectIDs(request).count, stored.count, "IDs")
                 request.propertiesToFetch = ["name"]
-                try requireEqual(try context.fetchDictionaries(request).compactMap { $0["name"] as? String }, stored, "dictionaries")
+                try requireEqual(
+                    try context.fetchDictionaries(request).compactMap { $0["name"] as? String }, stored, "dictionaries")
                 try require(!objects.contains { $0.isInserted }, "no unsaved insert")
             },
-            ConformanceCase("includesPropertyValues false returns faults that load the right values; the same objects as with values") { harness in
+            ConformanceCase(
+                "includesPropertyValues false returns faults that load the right values; the same objects as with values"
+            ) { harness in
                 let fixture = try Fixture(harness)
                 for pending in [false, true] {
                     let context = fixture.context()
                     if pending { try makePendingChanges(context) }
-                    var request = FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "age > 25"), sortKeys: [SortKey("name")])
+                    var request = FetchRequest(
+                        entityName: "Employee", predicate: try FetchPredicate(format: "age > 25"),
+                        sortKeys: [SortKey("name")])
                     // Without pending changes the reference is computed elsewhere, so nothing is loaded here first.
                     let expected = try reference(pending ? context : fixture.context(), request)
                     request.includesPropertyValues = false
@@ -108,12 +128,18 @@ extension ConformanceSuite {
                     let fresh = fixture.context()
                     for object in objects where !object.isInserted && !object.hasChanges {
                         let loaded = try fresh.existingObject(with: object.objectID)
-                        try requireEqual(object.value(forKey: "name") as? String, loaded.value(forKey: "name") as? String, "name of \(object.objectID)")
-                        try requireEqual(object.value(forKey: "age") as? Int, loaded.value(forKey: "age") as? Int, "age of \(object.objectID)")
+                        try requireEqual(
+                            object.value(forKey: "name") as? String, loaded.value(forKey: "name") as? String,
+                            "name of \(object.objectID)")
+                        try requireEqual(
+                            object.value(forKey: "age") as? Int, loaded.value(forKey: "age") as? Int,
+                            "age of \(object.objectID)")
                     }
                 }
             },
-            ConformanceCase("shouldRefreshRefetchedObjects brings loaded objects up to date and keeps their unsaved changes") { harness in
+            ConformanceCase(
+                "shouldRefreshRefetchedObjects brings loaded objects up to date and keeps their unsaved changes"
+            ) { harness in
                 let fixture = try Fixture(harness)
                 let mine = fixture.context()
                 let bob = try fetch(mine, "Employee", "name == 'bob'")[0]
@@ -128,9 +154,11 @@ extension ConformanceSuite {
                     other["salary"] = 12_345.0
                 }
                 try theirs.save()
-                let request = FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name IN {'bob', 'Ann'}"))
+                let request = FetchRequest(
+                    entityName: "Employee", predicate: try FetchPredicate(format: "name IN {'bob', 'Ann'}"))
                 _ = try mine.fetch(request)
-                try requireEqual(bob.value(forKey: "age") as? Int, bobAge, "a loaded object keeps its values by default")
+                try requireEqual(
+                    bob.value(forKey: "age") as? Int, bobAge, "a loaded object keeps its values by default")
                 var refreshing = request
                 refreshing.shouldRefreshRefetchedObjects = true
                 let again = try mine.fetch(refreshing)
@@ -145,23 +173,39 @@ extension ConformanceSuite {
                 try requireEqual(check.value(forKey: "age") as? Int, 66, "saved age")
                 try requireEqual(check.value(forKey: "email") as? String, "ann@mine.example", "saved email")
             },
-            ConformanceCase("relationshipKeyPathsForPrefetching several levels deep loads everything a walk reads") { harness in
+            ConformanceCase("relationshipKeyPathsForPrefetching several levels deep loads everything a walk reads") {
+                harness in
                 let fixture = try Fixture(harness.recording)
                 let driver = try recordingDriver(fixture.store)
                 // Roots only, so the objects a walk reaches are not registered by the fetch itself.
                 let cases: [(entity: String, format: String, paths: [String], walk: (ManagedObject) -> [String])] = [
-                    ("Department", "TRUEPREDICATE", ["employees.mentees", "manager.department"], { department in
-                        department.objects(forKey: "employees").flatMap { employee in
-                            names(employee.objects(forKey: "mentees")) + names([employee])
-                        } + names([department.object(forKey: "manager")?.object(forKey: "department")].compactMap { $0 })
-                    }),
-                    ("Node", "parent == nil", ["children.children"], { node in
-                        node.objects(forKey: "children").flatMap { child in names(child.objects(forKey: "children"), "label") }
-                    }),
-                    ("Employee", "age > 40", ["mentor.mentor", "department.employees"], { employee in
-                        names([employee.object(forKey: "mentor")?.object(forKey: "mentor")].compactMap { $0 })
-                            + names(employee.object(forKey: "department")?.objects(forKey: "employees") ?? [])
-                    }),
+                    (
+                        "Department", "TRUEPREDICATE", ["employees.mentees", "manager.department"],
+                        { department in
+                            department.objects(forKey: "employees").flatMap { employee in
+                                names(employee.objects(forKey: "mentees")) + names([employee])
+                            }
+                                + names(
+                                    [department.object(forKey: "manager")?.object(forKey: "department")].compactMap {
+                                        $0
+                                    })
+                        }
+                    ),
+                    (
+                        "Node", "parent == nil", ["children.children"],
+                        { node in
+                            node.objects(forKey: "children").flatMap { child in
+                                names(child.objects(forKey: "children"), "label")
+                            }
+                        }
+                    ),
+                    (
+                        "Employee", "age > 40", ["mentor.mentor", "department.employees"],
+                        { employee in
+                            names([employee.object(forKey: "mentor")?.object(forKey: "mentor")].compactMap { $0 })
+                                + names(employee.object(forKey: "department")?.objects(forKey: "employees") ?? [])
+                        }
+                    ),
                 ]
                 for (entity, format, paths, walk) in cases {
                     var answers: [[String]] = []
@@ -170,19 +214,25 @@ extension ConformanceSuite {
                         fixture.coordinator.rowCache.removeAll(in: ObjectIdentifier(fixture.store))
                         let context = fixture.context()
                         var request = FetchRequest(
-                            entityName: entity, predicate: try FetchPredicate(format: format), sortKeys: [SortKey(entity == "Node" ? "label" : "name")])
+                            entityName: entity, predicate: try FetchPredicate(format: format),
+                            sortKeys: [SortKey(entity == "Node" ? "label" : "name")])
                         if prefetching { request.relationshipKeyPathsForPrefetching = paths }
                         let objects = try context.fetch(request)
                         driver.clearCalls()
                         answers.append(objects.flatMap { walk($0).sorted() })
                         let reads = driver.calls.filter { [.fetch, .rows, .relatedRows].contains($0.operation) }
                         if prefetching {
-                            try require(reads.isEmpty, "\(entity) prefetching \(paths): the walk called the store: \(reads)")
+                            try require(
+                                reads.isEmpty, "\(entity) prefetching \(paths): the walk called the store: \(reads)")
                         } else {
-                            try require(!reads.isEmpty, "\(entity) without prefetching: the walk should need the store (the test would prove nothing)")
+                            try require(
+                                !reads.isEmpty,
+                                "\(entity) without prefetching: the walk should need the store (the test would prove nothing)"
+                            )
                         }
                     }
-                    try requireEqual(answers[1], answers[0], "\(entity): the walk reads the same with and without prefetching")
+                    try requireEqual(
+                        answers[1], answers[0], "\(entity): the walk reads the same with and without prefetching")
                 }
             },
         ]
@@ -229,10 +279,13 @@ extension ConformanceSuite {
             }
         }
         if let failure { throw failure }
-        return Array(objects.dropFirst(request.fetchOffset).prefix(request.fetchLimit > 0 ? request.fetchLimit : Int.max)).map(\.objectID)
+        return Array(
+            objects.dropFirst(request.fetchOffset).prefix(request.fetchLimit > 0 ? request.fetchLimit : Int.max)
+        ).map(\.objectID)
     }
 
-    private static func entityDescription(_ name: String, in context: ManagedObjectContext) throws -> EntityDescription {
+    private static func entityDescription(_ name: String, in context: ManagedObjectContext) throws -> EntityDescription
+    {
         guard let entity = context.coordinator.managedObjectModel.entity(named: name) else {
             throw ConformanceFailure(message: "no entity \(name)", file: #fileID, line: #line)
         }

@@ -15,10 +15,13 @@ extension ConformanceSuite {
                 try first.save()
                 b["age"] = 60
                 b["email"] = "stale@example.com"
-                try requireThrows("saving a stale object", matches: { error in
-                    guard let error = error as? StoreError else { return false }
-                    return error.code == .conflict && error.objectIDs.contains { $0.rowID == b.objectID.rowID }
-                }) { try second.save() }
+                try requireThrows(
+                    "saving a stale object",
+                    matches: { error in
+                        guard let error = error as? StoreError else { return false }
+                        return error.code == .conflict && error.objectIDs.contains { $0.rowID == b.objectID.rowID }
+                    }
+                ) { try second.save() }
                 let stored = try fetch(fixture.context(), "Employee", "name == 'Dan'")[0]
                 try requireEqual(stored.value(forKey: "age") as? Int, 50, "age after the refused save")
                 try requireEqual(stored.value(forKey: "email") as? String, nil, "email after the refused save")
@@ -36,7 +39,11 @@ extension ConformanceSuite {
                 batch.inserts = [inserted]
                 var values = rows[0].values
                 values[entity.index(ofProperty: "title")!] = .string("changed")  // in the model
-                batch.updates = [RowUpdate(id: rows[0].id, expectedVersion: rows[0].version, values: values, changedSlots: [entity.index(ofProperty: "title")!])]  // in the model
+                batch.updates = [
+                    RowUpdate(
+                        id: rows[0].id, expectedVersion: rows[0].version, values: values,
+                        changedSlots: [entity.index(ofProperty: "title")!])
+                ]  // in the model
                 batch.deletes = [RowDelete(id: rows[1].id, expectedVersion: rows[1].version + 7)]
                 try requireThrows("a batch with a stale delete", matches: { ($0 as? StoreError)?.code == .conflict }) {
                     _ = try driver.apply(batch)
@@ -73,16 +80,21 @@ extension ConformanceSuite {
                     try context.save()
                     throw ConformanceFailure(message: "save with missing names succeeded", file: #fileID, line: #line)
                 } catch let error as ObjectValidationError {
-                    try requireEqual(error.failures.filter { $0.code == .missingMandatoryProperty }.count, 3, "missing names")
+                    try requireEqual(
+                        error.failures.filter { $0.code == .missingMandatoryProperty }.count, 3, "missing names")
                 }
-                try requireEqual(try fixture.context().count(for: FetchRequest(entityName: "Employee")), 0, "employees stored")
+                try requireEqual(
+                    try fixture.context().count(for: FetchRequest(entityName: "Employee")), 0, "employees stored")
             },
             ConformanceCase("unique constraints are checked against saved rows") { harness in
                 let fixture = try Fixture(harness)
                 let context = fixture.context()
                 let tag = try context.insertNewObject(forEntityName: "Tag")
                 tag["name"] = "red"
-                try requireThrows("a second tag named red", matches: { ($0 as? ObjectValidationError)?.failures.first?.code == .uniqueConstraint }) {
+                try requireThrows(
+                    "a second tag named red",
+                    matches: { ($0 as? ObjectValidationError)?.failures.first?.code == .uniqueConstraint }
+                ) {
                     try context.save()
                 }
                 tag["name"] = "purple"

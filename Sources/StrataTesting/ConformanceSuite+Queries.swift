@@ -16,24 +16,32 @@ extension ConformanceSuite {
                 try requireEqual(names(sports), ["Epsilon", "beta"], "sports cars above 250")
                 let fourWheels = try fetch(context, "Vehicle", "wheels == 4", sort: [SortKey("name")])
                 try requireEqual(names(fourWheels), ["Alpha", "Epsilon", "beta", "delta"], "vehicles with four wheels")
-                try requireEqual(fourWheels.map(\.entity.name), ["Car", "SportsCar", "SportsCar", "Car"], "subentity objects have their own entity")
+                try requireEqual(
+                    fourWheels.map(\.entity.name), ["Car", "SportsCar", "SportsCar", "Car"],
+                    "subentity objects have their own entity")
             },
-            ConformanceCase("sorts match the in-memory order: several keys, descending, case-insensitive, nil first") { harness in
+            ConformanceCase("sorts match the in-memory order: several keys, descending, case-insensitive, nil first") {
+                harness in
                 let fixture = try Fixture(harness)
                 let context = fixture.context()
                 let sortings: [[SortKey]] = [
                     [SortKey("name")], [SortKey("name", ascending: false)],
-                    [SortKey("name", comparison: .caseInsensitive)], [SortKey("age"), SortKey("name", ascending: false)],
+                    [SortKey("name", comparison: .caseInsensitive)],
+                    [SortKey("age"), SortKey("name", ascending: false)],
                     [SortKey("salary"), SortKey("name")], [SortKey("department.name"), SortKey("name")],
                     [SortKey("email", ascending: false), SortKey("name")],
                 ]
                 let all = try fetch(context, "Employee")
                 for keys in sortings {
-                    let expected = try all.sorted { try SortKey.compare($0, $1, by: keys + [SortKey("name")]) == .orderedAscending }
-                    let actual = try context.fetch(FetchRequest(entityName: "Employee", sortKeys: keys + [SortKey("name")]))
+                    let expected = try all.sorted {
+                        try SortKey.compare($0, $1, by: keys + [SortKey("name")]) == .orderedAscending
+                    }
+                    let actual = try context.fetch(
+                        FetchRequest(entityName: "Employee", sortKeys: keys + [SortKey("name")]))
                     try requireEqual(names(actual), names(expected), "order by \(keys.map(\.keyPath))")
                 }
-                let byEmail = try context.fetch(FetchRequest(entityName: "Employee", sortKeys: [SortKey("email"), SortKey("name")]))
+                let byEmail = try context.fetch(
+                    FetchRequest(entityName: "Employee", sortKeys: [SortKey("email"), SortKey("name")]))
                 try require(byEmail.first?.value(forKey: "email") == nil, "nil sorts first ascending")
             },
             ConformanceCase("paging with offset and limit returns the right slice") { harness in
@@ -71,7 +79,9 @@ extension ConformanceSuite {
                 bob["age"] = 70
                 let eve = try fetch(context, "Employee", "name == 'eve'")[0]
                 context.delete(eve)
-                var request = FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "age > 40"), sortKeys: [SortKey("name")])
+                var request = FetchRequest(
+                    entityName: "Employee", predicate: try FetchPredicate(format: "age > 40"),
+                    sortKeys: [SortKey("name")])
                 let pending = names(try context.fetch(request))
                 try require(pending.contains("Aaron"), "unsaved insert matches")
                 try require(pending.contains("bob"), "unsaved update matches")

@@ -9,13 +9,17 @@ extension ConformanceSuite {
                 let context = fixture.context()
                 let research = try fetch(context, "Department", "name == 'Research'")[0]
                 let staff = names(research.objects(forKey: "employees")).sorted()
-                let expected = ConformanceModel.employeeNames.enumerated().filter { $0.offset < 11 && $0.offset % 3 == 0 }.map(\.element).sorted()
+                let expected = ConformanceModel.employeeNames.enumerated().filter {
+                    $0.offset < 11 && $0.offset % 3 == 0
+                }.map(\.element).sorted()
                 try requireEqual(staff, expected, "Research employees")
                 for employee in research.objects(forKey: "employees") {
                     try require(employee.object(forKey: "department") === research, "inverse of employees")
                 }
                 try requireEqual(research.object(forKey: "manager")?.value(forKey: "name") as? String, "Ann", "manager")
-                try require(research.object(forKey: "manager")?.object(forKey: "managedDepartment") === research, "one-to-one inverse")
+                try require(
+                    research.object(forKey: "manager")?.object(forKey: "managedDepartment") === research,
+                    "one-to-one inverse")
             },
             ConformanceCase("moving an object between owners updates all three sides and is saved") { harness in
                 let fixture = try Fixture(harness)
@@ -25,15 +29,20 @@ extension ConformanceSuite {
                 let support = try fetch(context, "Department", "name == 'support'")[0]
                 try require(old !== support, "bob starts outside support")
                 bob["department"] = support
-                try require(!(old?.objects(forKey: "employees").contains(bob) ?? false), "removed from the old department")
+                try require(
+                    !(old?.objects(forKey: "employees").contains(bob) ?? false), "removed from the old department")
                 try require(support.objects(forKey: "employees").contains(bob), "added to the new department")
                 try context.save()
                 let fresh = fixture.context()
                 let again = try fetch(fresh, "Employee", "name == 'bob'")[0]
-                try requireEqual(again.object(forKey: "department")?.value(forKey: "name") as? String, "support", "bob's department")
+                try requireEqual(
+                    again.object(forKey: "department")?.value(forKey: "name") as? String, "support", "bob's department")
                 let oldName = old?.value(forKey: "name") as? String ?? ""
-                let oldAgain = try fresh.fetch(FetchRequest(entityName: "Department", predicate: FetchPredicate(format: "name == %@", oldName)))
-                try require(!names(oldAgain.first?.objects(forKey: "employees") ?? []).contains("bob"), "old department no longer lists bob")
+                let oldAgain = try fresh.fetch(
+                    FetchRequest(entityName: "Department", predicate: FetchPredicate(format: "name == %@", oldName)))
+                try require(
+                    !names(oldAgain.first?.objects(forKey: "employees") ?? []).contains("bob"),
+                    "old department no longer lists bob")
             },
             ConformanceCase("many-to-many relationships are saved on both sides") { harness in
                 let fixture = try Fixture(harness)
@@ -52,14 +61,19 @@ extension ConformanceSuite {
                 let fixture = try Fixture(harness)
                 let context = fixture.context()
                 let mix = try fetch(context, "Playlist")[0]
-                try requireEqual(names(mix.objects(forKey: "chapters"), "title"), ["Chapter 2", "Chapter 0", "Chapter 1"], "chapters")
+                try requireEqual(
+                    names(mix.objects(forKey: "chapters"), "title"), ["Chapter 2", "Chapter 0", "Chapter 1"], "chapters"
+                )
                 let tracks = mix.objects(forKey: "tracks")
                 mix.setValue(Array(tracks.reversed()), forKey: "tracks")
                 try context.save()
                 let again = try fetch(fixture.context(), "Playlist")[0]
-                try requireEqual(names(again.objects(forKey: "tracks"), "title"), ["Track 1", "Track 5", "Track 0", "Track 3"], "reversed tracks")
+                try requireEqual(
+                    names(again.objects(forKey: "tracks"), "title"), ["Track 1", "Track 5", "Track 0", "Track 3"],
+                    "reversed tracks")
                 let track = try fetch(fixture.context(), "Track", "title == 'Track 0'")[0]
-                try requireEqual(names(track.objects(forKey: "playlists"), "title"), ["Mix"], "inverse of an ordered many-to-many")
+                try requireEqual(
+                    names(track.objects(forKey: "playlists"), "title"), ["Mix"], "inverse of an ordered many-to-many")
             },
             ConformanceCase("self-referential relationships and cascade delete through them") { harness in
                 let fixture = try Fixture(harness)
@@ -68,9 +82,12 @@ extension ConformanceSuite {
                 try requireEqual(root.objects(forKey: "children").count, 3, "root's children")
                 context.delete(root)
                 try context.save()
-                try requireEqual(try fixture.context().count(for: FetchRequest(entityName: "Node")), 0, "nodes after cascading delete")
+                try requireEqual(
+                    try fixture.context().count(for: FetchRequest(entityName: "Node")), 0,
+                    "nodes after cascading delete")
             },
-            ConformanceCase("delete rules: cascade deletes, nullify clears the inverse, deny refuses the save") { harness in
+            ConformanceCase("delete rules: cascade deletes, nullify clears the inverse, deny refuses the save") {
+                harness in
                 let fixture = try Fixture(harness)
                 let context = fixture.context()
                 let sales = try fetch(context, "Department", "name == 'Sales'")[0]
@@ -79,19 +96,32 @@ extension ConformanceSuite {
                 let mentor = try fetch(context, "Employee", "name == 'Ann'")[0]
                 try require(!mentor.objects(forKey: "mentees").isEmpty, "Ann mentors someone")
                 context.delete(mentor)
-                try requireThrows("deleting a mentor with mentees (deny)", matches: { ($0 as? ObjectValidationError)?.failures.contains { $0.code == .relationshipDeniedDelete && $0.property == "mentees" } ?? false }) {
+                try requireThrows(
+                    "deleting a mentor with mentees (deny)",
+                    matches: {
+                        ($0 as? ObjectValidationError)?.failures.contains {
+                            $0.code == .relationshipDeniedDelete && $0.property == "mentees"
+                        } ?? false
+                    }
+                ) {
                     try context.save()
                 }
                 context.rollback()
-                try requireEqual(try fetch(fixture.context(), "Employee", "name == 'Ann'").count, 1, "Ann still stored after the refused save")
+                try requireEqual(
+                    try fetch(fixture.context(), "Employee", "name == 'Ann'").count, 1,
+                    "Ann still stored after the refused save")
                 let before = try fixture.context().count(for: FetchRequest(entityName: "Employee"))
                 let managedBy = sales.object(forKey: "manager")
                 let managerIsStaff = managedBy.map { sales.objects(forKey: "employees").contains($0) } ?? true
-                for employee in sales.objects(forKey: "employees") { employee.setValue(Set<ManagedObject>(), forKey: "mentees") }
+                for employee in sales.objects(forKey: "employees") {
+                    employee.setValue(Set<ManagedObject>(), forKey: "mentees")
+                }
                 context.delete(sales)
                 try context.save()
                 let fresh = fixture.context()
-                try requireEqual(try fresh.count(for: FetchRequest(entityName: "Employee")), before - staff, "employees after cascade")
+                try requireEqual(
+                    try fresh.count(for: FetchRequest(entityName: "Employee")), before - staff,
+                    "employees after cascade")
                 if let managedBy, !managerIsStaff {
                     let manager = try fresh.existingObject(with: managedBy.objectID)
                     try require(manager.object(forKey: "managedDepartment") == nil, "nullified inverse of manager")

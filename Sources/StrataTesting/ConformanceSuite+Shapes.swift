@@ -61,7 +61,9 @@ extension ConformanceSuite {
 
     static var shapeCases: [ConformanceCase] {
         [
-            ConformanceCase("a to-many relationship that is its own inverse keeps both sides when adding, removing and reopening") { harness in
+            ConformanceCase(
+                "a to-many relationship that is its own inverse keeps both sides when adding, removing and reopening"
+            ) { harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 let ada = try one(context, "Person", "Ada")
@@ -72,33 +74,48 @@ extension ConformanceSuite {
                 try one(context, "Person", "Dee").addObject(ada, toRelationship: "friends")
                 try context.save()
                 try fixture.checkFreshAndReopened { fresh in
-                    try requireEqual(related(try one(fresh, "Person", "Ada"), "friends"), ["Dee", "Eve"], "Ada's friends after the save")
-                    try requireEqual(related(try one(fresh, "Person", "Ben"), "friends"), ["Cy"], "Ben's friends after the save")
-                    try requireEqual(related(try one(fresh, "Person", "Dee"), "friends"), ["Ada"], "Dee's friends after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Person", "Ada"), "friends"), ["Dee", "Eve"],
+                        "Ada's friends after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Person", "Ben"), "friends"), ["Cy"], "Ben's friends after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Person", "Dee"), "friends"), ["Ada"], "Dee's friends after the save")
                     let withFriends = try fetch(fresh, "Person", "ANY friends.name == 'Ada'", sort: [SortKey("name")])
                     try requireEqual(names(withFriends), ["Dee", "Eve"], "people with Ada among their friends")
-                    try requireEqual(names(try fetch(fresh, "Person", "friends.@count == 0", sort: [SortKey("name")])), ["Fay"], "people without friends")
+                    try requireEqual(
+                        names(try fetch(fresh, "Person", "friends.@count == 0", sort: [SortKey("name")])), ["Fay"],
+                        "people without friends")
                 }
             },
-            ConformanceCase("an ordered to-many relationship that is its own inverse keeps each side's order") { harness in
+            ConformanceCase("an ordered to-many relationship that is its own inverse keeps each side's order") {
+                harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 let ada = try one(context, "Person", "Ada")
                 try requireEqual(names(ada.objects(forKey: "pals")), ["Dee", "Ben", "Fay"], "Ada's pals")
-                try requireEqual(names(try one(context, "Person", "Dee").objects(forKey: "pals")), ["Ada"], "Dee's pals")
+                try requireEqual(
+                    names(try one(context, "Person", "Dee").objects(forKey: "pals")), ["Ada"], "Dee's pals")
                 let pals = ada.objects(forKey: "pals")
                 ada.setValue([pals[2], pals[0], pals[1]], forKey: "pals")
                 ada.addObject(try one(context, "Person", "Cy"), toRelationship: "pals")
                 try one(context, "Person", "Fay").addObject(try one(context, "Person", "Ben"), toRelationship: "pals")
                 try context.save()
                 try fixture.checkFreshAndReopened { fresh in
-                    try requireEqual(names(try one(fresh, "Person", "Ada").objects(forKey: "pals")), ["Fay", "Dee", "Ben", "Cy"], "Ada's pals after reordering")
-                    try requireEqual(names(try one(fresh, "Person", "Fay").objects(forKey: "pals")), ["Ada", "Ben"], "Fay's pals")
-                    try requireEqual(names(try one(fresh, "Person", "Ben").objects(forKey: "pals")), ["Ada", "Fay"], "Ben's pals")
-                    try requireEqual(names(try one(fresh, "Person", "Cy").objects(forKey: "pals")), ["Ada"], "Cy's pals")
+                    try requireEqual(
+                        names(try one(fresh, "Person", "Ada").objects(forKey: "pals")), ["Fay", "Dee", "Ben", "Cy"],
+                        "Ada's pals after reordering")
+                    try requireEqual(
+                        names(try one(fresh, "Person", "Fay").objects(forKey: "pals")), ["Ada", "Ben"], "Fay's pals")
+                    try requireEqual(
+                        names(try one(fresh, "Person", "Ben").objects(forKey: "pals")), ["Ada", "Fay"], "Ben's pals")
+                    try requireEqual(
+                        names(try one(fresh, "Person", "Cy").objects(forKey: "pals")), ["Ada"], "Cy's pals")
                 }
             },
-            ConformanceCase("two distinct reflexive to-many relationships (followers and following) stay each other's inverse") { harness in
+            ConformanceCase(
+                "two distinct reflexive to-many relationships (followers and following) stay each other's inverse"
+            ) { harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 let ada = try one(context, "Person", "Ada")
@@ -115,24 +132,33 @@ extension ConformanceSuite {
                     try requireEqual(related(ada, "following"), ["Fay"], "whom Ada follows after the save")
                     try requireEqual(related(try one(fresh, "Person", "Fay"), "followers"), ["Ada"], "Fay's followers")
                     try requireEqual(related(try one(fresh, "Person", "Dee"), "following"), [], "whom Dee follows")
-                    try requireEqual(names(try fetch(fresh, "Person", "ANY following.name == 'Ada'", sort: [SortKey("name")])), ["Ben", "Cy", "Eve"], "Ada's followers by predicate")
+                    try requireEqual(
+                        names(try fetch(fresh, "Person", "ANY following.name == 'Ada'", sort: [SortKey("name")])),
+                        ["Ben", "Cy", "Eve"], "Ada's followers by predicate")
                 }
             },
-            ConformanceCase("a reflexive to-one relationship that is its own inverse pairs and re-pairs objects") { harness in
+            ConformanceCase("a reflexive to-one relationship that is its own inverse pairs and re-pairs objects") {
+                harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 let ben = try one(context, "Person", "Ben")
                 try requireEqual(ben.object(forKey: "spouse")?.value(forKey: "name") as? String, "Ada", "Ben's spouse")
                 ben["spouse"] = try one(context, "Person", "Cy")
-                try require(try one(context, "Person", "Ada").object(forKey: "spouse") == nil, "Ada is unpaired in memory")
+                try require(
+                    try one(context, "Person", "Ada").object(forKey: "spouse") == nil, "Ada is unpaired in memory")
                 try context.save()
                 try fixture.checkFreshAndReopened { fresh in
                     try require(try one(fresh, "Person", "Ada").object(forKey: "spouse") == nil, "Ada is unpaired")
-                    try requireEqual(try one(fresh, "Person", "Cy").object(forKey: "spouse")?.value(forKey: "name") as? String, "Ben", "Cy's spouse")
-                    try requireEqual(names(try fetch(fresh, "Person", "spouse != nil", sort: [SortKey("name")])), ["Ben", "Cy"], "married people")
+                    try requireEqual(
+                        try one(fresh, "Person", "Cy").object(forKey: "spouse")?.value(forKey: "name") as? String,
+                        "Ben", "Cy's spouse")
+                    try requireEqual(
+                        names(try fetch(fresh, "Person", "spouse != nil", sort: [SortKey("name")])), ["Ben", "Cy"],
+                        "married people")
                 }
             },
-            ConformanceCase("a reflexive to-one/to-many pair (parent and children) moves, reopens and cascades") { harness in
+            ConformanceCase("a reflexive to-one/to-many pair (parent and children) moves, reopens and cascades") {
+                harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 let root = try one(context, "Node", "root", key: "label")
@@ -141,15 +167,20 @@ extension ConformanceSuite {
                 child["parent"] = try one(context, "Node", "child 0", key: "label")
                 try context.save()
                 let again = try fixture.checkFreshAndReopened { fresh in
-                    try requireEqual(related(try one(fresh, "Node", "root", key: "label"), "children", "label"), ["child 0"], "root's children")
-                    try requireEqual(related(try one(fresh, "Node", "child 0", key: "label"), "children", "label"), ["child 1"], "child 0's children")
+                    try requireEqual(
+                        related(try one(fresh, "Node", "root", key: "label"), "children", "label"), ["child 0"],
+                        "root's children")
+                    try requireEqual(
+                        related(try one(fresh, "Node", "child 0", key: "label"), "children", "label"), ["child 1"],
+                        "child 0's children")
                 }
                 again.delete(try one(again, "Node", "root", key: "label"))
                 try again.save()
                 again.reset()
                 try requireEqual(try again.count(for: FetchRequest(entityName: "Node")), 0, "nodes after the cascade")
             },
-            ConformanceCase("a many-to-many between an entity and its subentity (mentors and mentees) saves both sides") { harness in
+            ConformanceCase("a many-to-many between an entity and its subentity (mentors and mentees) saves both sides")
+            { harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 let eve = try one(context, "Employee", "Eve")
@@ -162,16 +193,25 @@ extension ConformanceSuite {
                 fay.addObject(eve, toRelationship: "mentees")
                 try context.save()
                 try fixture.checkFreshAndReopened { fresh in
-                    try requireEqual(related(try one(fresh, "Employee", "Eve"), "mentees"), ["Ada", "Fay"], "Eve's mentees after the save")
-                    try requireEqual(related(try one(fresh, "Employee", "Eve"), "mentors"), ["Fay"], "Eve's mentors after the save")
-                    try requireEqual(related(try one(fresh, "Employee", "Fay"), "mentees"), ["Ben", "Eve"], "Fay's mentees")
+                    try requireEqual(
+                        related(try one(fresh, "Employee", "Eve"), "mentees"), ["Ada", "Fay"],
+                        "Eve's mentees after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Employee", "Eve"), "mentors"), ["Fay"], "Eve's mentors after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Employee", "Fay"), "mentees"), ["Ben", "Eve"], "Fay's mentees")
                     try requireEqual(related(try one(fresh, "Person", "Ben"), "mentors"), ["Fay"], "Ben's mentors")
                     try requireEqual(related(try one(fresh, "Person", "Cy"), "mentors"), [], "Cy's mentors")
-                    try requireEqual(names(try fetch(fresh, "Person", "ANY mentors.title == 'lead'", sort: [SortKey("name")])), ["Ben", "Eve"], "people mentored by a lead")
-                    try requireEqual(names(try fetch(fresh, "Employee", "mentees.@count >= 2", sort: [SortKey("name")])), ["Eve", "Fay"], "employees with two mentees")
+                    try requireEqual(
+                        names(try fetch(fresh, "Person", "ANY mentors.title == 'lead'", sort: [SortKey("name")])),
+                        ["Ben", "Eve"], "people mentored by a lead")
+                    try requireEqual(
+                        names(try fetch(fresh, "Employee", "mentees.@count >= 2", sort: [SortKey("name")])),
+                        ["Eve", "Fay"], "employees with two mentees")
                 }
             },
-            ConformanceCase("a many-to-many inherited by a subentity (clubs and members) saves, fetches and faults") { harness in
+            ConformanceCase("a many-to-many inherited by a subentity (clubs and members) saves, fetches and faults") {
+                harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 let fay = try one(context, "Employee", "Fay")
@@ -182,20 +222,35 @@ extension ConformanceSuite {
                 fay.removeObject(try one(context, "Club", "chess"), fromRelationship: "clubs")
                 try context.save()
                 try fixture.checkFreshAndReopened { fresh in
-                    try requireEqual(related(try one(fresh, "Club", "go"), "members"), ["Ben", "Eve", "Fay"], "go's members after the save")
-                    try requireEqual(related(try one(fresh, "Club", "chess"), "members"), ["Ada", "Eve"], "chess members after the save")
-                    try requireEqual(names(try fetch(fresh, "Employee", "ANY clubs.name == 'go'", sort: [SortKey("name")])), ["Eve", "Fay"], "employees in go")
-                    try requireEqual(names(try fetch(fresh, "Person", "ANY clubs.name == 'chess'", sort: [SortKey("name")])), ["Ada", "Eve"], "people in chess")
+                    try requireEqual(
+                        related(try one(fresh, "Club", "go"), "members"), ["Ben", "Eve", "Fay"],
+                        "go's members after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Club", "chess"), "members"), ["Ada", "Eve"],
+                        "chess members after the save")
+                    try requireEqual(
+                        names(try fetch(fresh, "Employee", "ANY clubs.name == 'go'", sort: [SortKey("name")])),
+                        ["Eve", "Fay"], "employees in go")
+                    try requireEqual(
+                        names(try fetch(fresh, "Person", "ANY clubs.name == 'chess'", sort: [SortKey("name")])),
+                        ["Ada", "Eve"], "people in chess")
                 }
             },
-            ConformanceCase("to-many relationships without an inverse share destinations between owners and keep their order") { harness in
+            ConformanceCase(
+                "to-many relationships without an inverse share destinations between owners and keep their order"
+            ) { harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 let ada = try one(context, "Person", "Ada")
                 try requireEqual(related(ada, "bookmarks", "text"), ["note 0", "note 1"], "Ada's bookmarks")
-                try requireEqual(related(try one(context, "Person", "Ben"), "bookmarks", "text"), ["note 1", "note 2"], "Ben's bookmarks")
-                try requireEqual(names(ada.objects(forKey: "reading"), "text"), ["note 3", "note 1", "note 0"], "Ada's reading list")
-                try requireEqual(names(try one(context, "Employee", "Eve").objects(forKey: "reading"), "text"), ["note 1", "note 3"], "Eve's reading list")
+                try requireEqual(
+                    related(try one(context, "Person", "Ben"), "bookmarks", "text"), ["note 1", "note 2"],
+                    "Ben's bookmarks")
+                try requireEqual(
+                    names(ada.objects(forKey: "reading"), "text"), ["note 3", "note 1", "note 0"], "Ada's reading list")
+                try requireEqual(
+                    names(try one(context, "Employee", "Eve").objects(forKey: "reading"), "text"),
+                    ["note 1", "note 3"], "Eve's reading list")
                 ada.removeObject(try one(context, "Note", "note 0", key: "text"), fromRelationship: "bookmarks")
                 ada.addObject(try one(context, "Note", "note 2", key: "text"), toRelationship: "bookmarks")
                 let reading = ada.objects(forKey: "reading")
@@ -203,14 +258,24 @@ extension ConformanceSuite {
                 try context.save()
                 try fixture.checkFreshAndReopened { fresh in
                     let ada = try one(fresh, "Person", "Ada")
-                    try requireEqual(related(ada, "bookmarks", "text"), ["note 1", "note 2"], "Ada's bookmarks after the save")
-                    try requireEqual(related(try one(fresh, "Person", "Ben"), "bookmarks", "text"), ["note 1", "note 2"], "Ben's bookmarks after the save")
-                    try requireEqual(names(ada.objects(forKey: "reading"), "text"), ["note 0", "note 3"], "Ada's reading list after the save")
-                    try requireEqual(names(try one(fresh, "Employee", "Eve").objects(forKey: "reading"), "text"), ["note 1", "note 3"], "Eve's reading list after the save")
-                    try requireEqual(names(try fetch(fresh, "Person", "ANY bookmarks.text == 'note 2'", sort: [SortKey("name")])), ["Ada", "Ben"], "people who bookmarked note 2")
+                    try requireEqual(
+                        related(ada, "bookmarks", "text"), ["note 1", "note 2"], "Ada's bookmarks after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Person", "Ben"), "bookmarks", "text"), ["note 1", "note 2"],
+                        "Ben's bookmarks after the save")
+                    try requireEqual(
+                        names(ada.objects(forKey: "reading"), "text"), ["note 0", "note 3"],
+                        "Ada's reading list after the save")
+                    try requireEqual(
+                        names(try one(fresh, "Employee", "Eve").objects(forKey: "reading"), "text"),
+                        ["note 1", "note 3"], "Eve's reading list after the save")
+                    try requireEqual(
+                        names(try fetch(fresh, "Person", "ANY bookmarks.text == 'note 2'", sort: [SortKey("name")])),
+                        ["Ada", "Ben"], "people who bookmarked note 2")
                 }
             },
-            ConformanceCase("deleting an object removes it from every reflexive and many-to-many relationship") { harness in
+            ConformanceCase("deleting an object removes it from every reflexive and many-to-many relationship") {
+                harness in
                 let fixture = try ShapesFixture(harness)
                 let context = fixture.context()
                 context.delete(try one(context, "Person", "Ben"))
@@ -249,7 +314,8 @@ extension ConformanceSuite {
                     try requireEqual(gadgets.count, 3, "gadgets")
                     for (index, g) in gadgets.enumerated() {
                         try requireEqual(g["name"] as? String, "name \(index)", "name of gadget \(index)")
-                        try requireEqual(g["Name"] as? String, index == 1 ? "renamed" : "Name \(index)", "Name of gadget \(index)")
+                        try requireEqual(
+                            g["Name"] as? String, index == 1 ? "renamed" : "Name \(index)", "Name of gadget \(index)")
                         try requireEqual(g["NAME"] as? Int, 100 + index, "NAME of gadget \(index)")
                         try requireEqual(g["_pk"] as? Int, index == 1 ? 42 : -index, "_pk of gadget \(index)")
                         try requireEqual(g["_ent"] as? String, "ent \(index)", "_ent of gadget \(index)")
@@ -257,15 +323,27 @@ extension ConformanceSuite {
                         try requireEqual(g["z_pk"] as? String, "z_pk \(index)", "z_pk of gadget \(index)")
                         try requireEqual(g["title"] as? String, "title \(index)", "title of gadget \(index)")
                         try requireEqual(g["Title"] as? String, "Title \(index)", "Title of gadget \(index)")
-                        try requireEqual(g["title1"] as? String, index == 1 ? "changed" : "title1 \(index)", "title1 of gadget \(index)")
+                        try requireEqual(
+                            g["title1"] as? String, index == 1 ? "changed" : "title1 \(index)",
+                            "title1 of gadget \(index)")
                         try requireEqual(g["owner"] as? String, "owner \(index)", "owner of gadget \(index)")
                     }
-                    try requireEqual(gadgets.map { $0.object(forKey: "Owner")?.value(forKey: "name") as? String }, ["Ada", "Dee", nil], "Owner of each gadget")
-                    try requireEqual(names(try fetch(fresh, "Gadget", "Name == 'renamed' AND name == 'name 1' AND _pk == 42 AND owner == 'owner 1'")), ["name 1"], "gadget found by colliding names")
-                    try requireEqual(names(try fetch(fresh, "Gadget", "Owner.name == 'Ada'")), ["name 0"], "gadget found through Owner")
+                    try requireEqual(
+                        gadgets.map { $0.object(forKey: "Owner")?.value(forKey: "name") as? String },
+                        ["Ada", "Dee", nil], "Owner of each gadget")
+                    try requireEqual(
+                        names(
+                            try fetch(
+                                fresh, "Gadget",
+                                "Name == 'renamed' AND name == 'name 1' AND _pk == 42 AND owner == 'owner 1'")),
+                        ["name 1"], "gadget found by colliding names")
+                    try requireEqual(
+                        names(try fetch(fresh, "Gadget", "Owner.name == 'Ada'")), ["name 0"],
+                        "gadget found through Owner")
                 }
             },
-            ConformanceCase("many-to-many pairs whose join tables and columns collide keep their own members") { harness in
+            ConformanceCase("many-to-many pairs whose join tables and columns collide keep their own members") {
+                harness in
                 let fixture = try ShapesFixture(harness, collisions: true)
                 let context = fixture.context()
                 let g0 = try one(context, "Gadget", "name 0", key: "name")
@@ -280,12 +358,20 @@ extension ConformanceSuite {
                 g0.removeObject(try one(context, "Gadget", "name 1", key: "name"), fromRelationship: "links")
                 try context.save()
                 try fixture.checkFreshAndReopened { fresh in
-                    try requireEqual(related(try one(fresh, "Part", "part 1"), "Gadgets"), ["name 1", "name 2"], "part 1 Gadgets after the save")
-                    try requireEqual(related(try one(fresh, "Part", "part 1"), "gadgets"), ["name 0"], "part 1 gadgets after the save")
-                    try requireEqual(related(try one(fresh, "Gadget", "name 1", key: "name"), "Links"), ["name 2"], "g1 Links")
-                    try requireEqual(related(try one(fresh, "Gadget", "name 2", key: "name"), "Links"), ["name 0"], "g2 Links")
-                    try requireEqual(related(try one(fresh, "Gadget", "name 2", key: "name"), "links"), ["name 1"], "g2 links")
-                    try requireEqual(related(try one(fresh, "Gadget", "name 2", key: "name"), "Parts"), ["part 1"], "g2 Parts")
+                    try requireEqual(
+                        related(try one(fresh, "Part", "part 1"), "Gadgets"), ["name 1", "name 2"],
+                        "part 1 Gadgets after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Part", "part 1"), "gadgets"), ["name 0"],
+                        "part 1 gadgets after the save")
+                    try requireEqual(
+                        related(try one(fresh, "Gadget", "name 1", key: "name"), "Links"), ["name 2"], "g1 Links")
+                    try requireEqual(
+                        related(try one(fresh, "Gadget", "name 2", key: "name"), "Links"), ["name 0"], "g2 Links")
+                    try requireEqual(
+                        related(try one(fresh, "Gadget", "name 2", key: "name"), "links"), ["name 1"], "g2 links")
+                    try requireEqual(
+                        related(try one(fresh, "Gadget", "name 2", key: "name"), "Parts"), ["part 1"], "g2 Parts")
                 }
             },
             ConformanceCase("subentities sharing a table keep properties of the same name apart") { harness in
@@ -298,12 +384,15 @@ extension ConformanceSuite {
                     let circle = try one(fresh, "Circle", "circle", key: "label")
                     try requireEqual(circle["size"] as? Double, 2.5, "circle size")
                     try requireEqual(circle["kind"] as? String, "round", "circle kind")
-                    try requireEqual(circle.object(forKey: "owner")?.value(forKey: "name") as? String, "name 0", "circle owner")
+                    try requireEqual(
+                        circle.object(forKey: "owner")?.value(forKey: "name") as? String, "name 0", "circle owner")
                     let square = try one(fresh, "Square", "square", key: "Label")
                     try requireEqual(square["size"] as? Int, 9, "square size")
-                    try requireEqual(square.object(forKey: "owner")?.value(forKey: "name") as? String, "Ben", "square owner")
+                    try requireEqual(
+                        square.object(forKey: "owner")?.value(forKey: "name") as? String, "Ben", "square owner")
                     try requireEqual(try fresh.count(for: FetchRequest(entityName: "Shape")), 2, "shapes")
-                    try requireEqual(names(try fetch(fresh, "Square", "size > 5"), "Label"), ["square"], "squares by size")
+                    try requireEqual(
+                        names(try fetch(fresh, "Square", "size > 5"), "Label"), ["square"], "squares by size")
                 }
             },
         ]

@@ -18,13 +18,16 @@ extension ConformanceSuite {
             "int16": .integer(Int64(Int16.min)), "int32": .integer(Int64(Int32.max)), "int64": .integer(Int64.min),
             "decimal": .decimal(Decimal(string: "-0.000000000000000000000000001")!),  // a valid literal
             "double": .double(-0.0), "float": .double(Double(Float.greatestFiniteMagnitude)),
-            "string": .string(""), "bool": .bool(false), "date": .date(Date(timeIntervalSinceReferenceDate: 4_102_444_800.5)),
-            "binary": .binary(Data()), "uuid": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!),  // valid
+            "string": .string(""), "bool": .bool(false),
+            "date": .date(Date(timeIntervalSinceReferenceDate: 4_102_444_800.5)),
+            // valid
+            "binary": .binary(Data()), "uuid": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!),
             "uri": .uri(URL(string: "x-coredata://ABC/Item/p1")!),  // a valid literal
         ],
         [
             "double": .double(Double.infinity), "float": .double(-Double(Float.infinity)),
-            "string": .string(String(repeating: "long ✓ ", count: 20_000)), "date": .date(Date(timeIntervalSinceReferenceDate: 0.000001)),
+            "string": .string(String(repeating: "long ✓ ", count: 20_000)),
+            "date": .date(Date(timeIntervalSinceReferenceDate: 0.000001)),
             "int64": .integer(0), "decimal": .decimal(0),
         ],
         [:],
@@ -53,11 +56,15 @@ extension ConformanceSuite {
                     for attribute in item.entity.attributes where !attribute.isTransient && attribute.name != "words" {
                         let expected = values[attribute.name] ?? .null
                         let actual = try item.storeValue(forKey: attribute.name)
-                        try require(sameStoredValue(actual, expected), "item \(index) \(attribute.name): expected \(expected.displayText), got \(actual.displayText)")
+                        try require(
+                            sameStoredValue(actual, expected),
+                            "item \(index) \(attribute.name): expected \(expected.displayText), got \(actual.displayText)"
+                        )
                     }
                 }
             },
-            ConformanceCase("transformable values go through their transformer and transient ones are not stored") { harness in
+            ConformanceCase("transformable values go through their transformer and transient ones are not stored") {
+                harness in
                 let fixture = try Fixture(harness, seeded: false)
                 let context = fixture.context()
                 let item = try context.insertNewObject(forEntityName: "Item")
@@ -85,7 +92,8 @@ extension ConformanceSuite {
     /// that store seconds as doubles keep about that much).
     static func sameStoredValue(_ a: StoreValue, _ b: StoreValue) -> Bool {
         switch (a, b) {
-        case (.date(let x), .date(let y)): return abs(x.timeIntervalSinceReferenceDate - y.timeIntervalSinceReferenceDate) < 1e-6
+        case (.date(let x), .date(let y)):
+            return abs(x.timeIntervalSinceReferenceDate - y.timeIntervalSinceReferenceDate) < 1e-6
         case (.double(let x), .double(let y)): return x == y && x.sign == y.sign
         default: return a == b
         }

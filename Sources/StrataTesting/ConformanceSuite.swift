@@ -27,7 +27,8 @@ public struct ConformanceCase: Sendable, CustomStringConvertible {
 public enum ConformanceSuite {
     /// Every case.
     public static var cases: [ConformanceCase] {
-        crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases + batchInsertCases + saveCases
+        crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases
+            + batchInsertCases + saveCases
             + raceCases + shapeCases + compositeCases + fetchOptionCases + groupedCases + derivationCases
     }
 
@@ -60,7 +61,9 @@ public enum ConformanceSuite {
     static func fetch(_ context: ManagedObjectContext, _ entity: String, _ format: String? = nil, sort: [SortKey] = [])
         throws -> [ManagedObject]
     {
-        try context.fetch(FetchRequest(entityName: entity, predicate: try format.map { try FetchPredicate(format: $0) }, sortKeys: sort))
+        try context.fetch(
+            FetchRequest(
+                entityName: entity, predicate: try format.map { try FetchPredicate(format: $0) }, sortKeys: sort))
     }
 
     static func names(_ objects: [ManagedObject], _ key: String = "name") -> [String] {

@@ -49,7 +49,9 @@ public enum ContainerStress {
                     context.mergePolicy = worker % 2 == 0 ? .mergeByPropertyObjectTrump : .error
                     context.automaticallyMergesChangesFromParent = true
                     writers.withLock { $0.append(context) }
-                    let local = try write(context, child: worker >= 4, seed: seed &+ UInt64(worker), worker: worker, operations: operations)
+                    let local = try write(
+                        context, child: worker >= 4, seed: seed &+ UInt64(worker), worker: worker,
+                        operations: operations)
                     report.withLock {
                         $0.saves += local.saves
                         $0.childSaves += local.childSaves
@@ -64,24 +66,31 @@ public enum ContainerStress {
         var fetches = 0
         while workers.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
             try container.viewContext.performAndWait {
-                for track in try container.viewContext.fetch(FetchRequest(entityName: "Track")).prefix(20) { _ = track.value(forKey: "title") }
+                for track in try container.viewContext.fetch(FetchRequest(entityName: "Track")).prefix(20) {
+                    _ = track.value(forKey: "title")
+                }
             }
             fetches += 1
         }
         if let failure = failures.withLock({ $0.first }) {
-            throw ConformanceFailure(message: "container stress (seed \(seed)) failed: \(failure)", file: #fileID, line: #line)
+            throw ConformanceFailure(
+                message: "container stress (seed \(seed)) failed: \(failure)", file: #fileID, line: #line)
         }
         // Every context, once it merged what is waiting, agrees with the store.
         let stored = try storedTitles(container)
         try check(container.viewContext, against: stored, "the view context", seed: seed)
-        for context in writers.withLock({ $0 }) { try check(context, against: stored, context.name ?? "a writer", seed: seed) }
+        for context in writers.withLock({ $0 }) {
+            try check(context, against: stored, context.name ?? "a writer", seed: seed)
+        }
         return report.withLock { report in
             report.viewFetches = fetches
             return report
         }
     }
 
-    private static func write(_ context: ManagedObjectContext, child: Bool, seed: UInt64, worker: Int, operations: Int) throws -> Report {
+    private static func write(_ context: ManagedObjectContext, child: Bool, seed: UInt64, worker: Int, operations: Int)
+        throws -> Report
+    {
         var random = SeededGenerator(seed: seed)
         var report = Report()
         context.name = "stress writer \(worker)"
@@ -119,16 +128,23 @@ public enum ContainerStress {
     private static func storedTitles(_ container: PersistentContainer) throws -> [ManagedObjectID: String?] {
         let reader = ManagedObjectContext(coordinator: container.persistentStoreCoordinator)
         var titles: [ManagedObjectID: String?] = [:]
-        for track in try reader.fetch(FetchRequest(entityName: "Track")) { titles[track.objectID] = track.value(forKey: "title") as? String }
+        for track in try reader.fetch(FetchRequest(entityName: "Track")) {
+            titles[track.objectID] = track.value(forKey: "title") as? String
+        }
         return titles
     }
 
-    private static func check(_ context: ManagedObjectContext, against stored: [ManagedObjectID: String?], _ name: String, seed: UInt64) throws {
+    private static func check(
+        _ context: ManagedObjectContext, against stored: [ManagedObjectID: String?], _ name: String, seed: UInt64
+    ) throws {
         try context.performAndWait {
             context.processPendingChanges()
-            for object in context.registeredObjects where object.entity.name == "Track" && !object.isFault && !object.hasChanges {
+            for object in context.registeredObjects
+            where object.entity.name == "Track" && !object.isFault && !object.hasChanges {
                 guard object.isAccessible else {
-                    try require(stored[object.objectID] == nil, "\(name) (seed \(seed)): \(object.objectID) is gone here but stored")
+                    try require(
+                        stored[object.objectID] == nil,
+                        "\(name) (seed \(seed)): \(object.objectID) is gone here but stored")
                     continue
                 }
                 guard !object.objectID.isTemporaryID else { continue }

@@ -24,7 +24,9 @@ public final class LogCapture: Sendable {
 
     /// Saves three `Item`s of the conformance model into a new store of `type` at `url` with this
     /// capture's log at `detail`, and returns what was logged.
-    public func save(into type: StoreType, at url: URL, detail: StoreLog.Detail) throws -> [(level: Logger.Level, text: String)] {
+    public func save(into type: StoreType, at url: URL, detail: StoreLog.Detail) throws -> [(
+        level: Logger.Level, text: String
+    )] {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try coordinator.addPersistentStore(type: type, at: url, options: StoreOptions(log: storeLog(detail)))
         let context = ManagedObjectContext(coordinator: coordinator)

@@ -20,11 +20,14 @@ public enum MigrationModels {
             properties: [
                 .attribute("name", .string, isOptional: false), .attribute("age", .integer16),
                 .attribute("nickname", .string), .attribute("city", .string),
-                .toMany("pets", "Pet", inverse: "owner", deleteRule: .cascade), .toMany("clubs", "Club", inverse: "members"),
+                .toMany("pets", "Pet", inverse: "owner", deleteRule: .cascade),
+                .toMany("clubs", "Club", inverse: "members"),
             ])
         let employee = EntityDescription("Employee", parent: "Person", properties: [.attribute("salary", .double)])
-        let pet = EntityDescription("Pet", properties: [.attribute("name", .string), .toOne("owner", "Person", inverse: "pets")])
-        let club = EntityDescription("Club", properties: [.attribute("title", .string), .toMany("members", "Person", inverse: "clubs")])
+        let pet = EntityDescription(
+            "Pet", properties: [.attribute("name", .string), .toOne("owner", "Person", inverse: "pets")])
+        let club = EntityDescription(
+            "Club", properties: [.attribute("title", .string), .toMany("members", "Person", inverse: "clubs")])
         // A fixed, valid model.
         return try! ManagedObjectModel(entities: [person, employee, pet, club], versionIdentifiers: ["1"])
     }()
@@ -37,12 +40,16 @@ public enum MigrationModels {
             "Member",
             properties: [
                 .attribute("name", .string, isOptional: false), .attribute("age", .integer64), .attribute(town),
-                .attribute("status", .string, isOptional: false, defaultValue: .string("active")), .attribute("note", .string),
-                .toMany("pets", "Pet", inverse: "owner", deleteRule: .cascade), .toMany("clubs", "Club", inverse: "members"),
+                .attribute("status", .string, isOptional: false, defaultValue: .string("active")),
+                .attribute("note", .string),
+                .toMany("pets", "Pet", inverse: "owner", deleteRule: .cascade),
+                .toMany("clubs", "Club", inverse: "members"),
             ], renamingIdentifier: "Person")
         let employee = EntityDescription("Employee", parent: "Member", properties: [.attribute("salary", .double)])
-        let pet = EntityDescription("Pet", properties: [.attribute("name", .string), .toOne("owner", "Member", inverse: "pets")])
-        let club = EntityDescription("Club", properties: [.attribute("title", .string), .toMany("members", "Member", inverse: "clubs")])
+        let pet = EntityDescription(
+            "Pet", properties: [.attribute("name", .string), .toOne("owner", "Member", inverse: "pets")])
+        let club = EntityDescription(
+            "Club", properties: [.attribute("title", .string), .toMany("members", "Member", inverse: "clubs")])
         // A fixed, valid model.
         return try! ManagedObjectModel(entities: [member, employee, pet, club], versionIdentifiers: ["2"])
     }()
@@ -55,14 +62,20 @@ public enum MigrationModels {
             "Member",
             properties: [
                 .attribute("name", .string, isOptional: false), .attribute("age", .integer64), .attribute(town),
-                .attribute("status", .string, isOptional: false, defaultValue: .string("active")), .attribute("note", .string),
+                .attribute("status", .string, isOptional: false, defaultValue: .string("active")),
+                .attribute("note", .string),
                 .attribute("email", .string),
-                .toMany("pets", "Pet", inverse: "owner", deleteRule: .cascade), .toMany("clubs", "Club", inverse: "members"),
+                .toMany("pets", "Pet", inverse: "owner", deleteRule: .cascade),
+                .toMany("clubs", "Club", inverse: "members"),
             ], renamingIdentifier: "Person")
         let employee = EntityDescription("Employee", parent: "Member", properties: [.attribute("salary", .double)])
         let pet = EntityDescription(
-            "Pet", properties: [.attribute("name", .string), .attribute("tag", .integer32), .toOne("owner", "Member", inverse: "pets")])
-        let club = EntityDescription("Club", properties: [.attribute("title", .string), .toMany("members", "Member", inverse: "clubs")])
+            "Pet",
+            properties: [
+                .attribute("name", .string), .attribute("tag", .integer32), .toOne("owner", "Member", inverse: "pets"),
+            ])
+        let club = EntityDescription(
+            "Club", properties: [.attribute("title", .string), .toMany("members", "Member", inverse: "clubs")])
         // A fixed, valid model.
         return try! ManagedObjectModel(entities: [member, employee, pet, club], versionIdentifiers: ["3"])
     }()
@@ -103,20 +116,30 @@ public enum MigrationModels {
         var problems: [String] = []
         let members = try context.fetch(FetchRequest(entityName: "Member"))
         if members.count != people { problems.append("\(members.count) members, expected \(people)") }
-        let byName = Dictionary(members.compactMap { member in (member["name"] as? String).map { ($0, member) } }) { a, _ in a }
+        let byName = Dictionary(members.compactMap { member in (member["name"] as? String).map { ($0, member) } }) {
+            a, _ in a
+        }
         for index in 0..<people {
             guard let member = byName["person \(index)"] else {
                 problems.append("person \(index) is missing")
                 continue
             }
             let isEmployee = index % 5 == 4
-            if (member.entity.name == "Employee") != isEmployee { problems.append("person \(index) is a \(member.entity.name)") }
-            if member["age"] as? Int != index % 120 { problems.append("person \(index): age \(member["age"] ?? "nil")") }
+            if (member.entity.name == "Employee") != isEmployee {
+                problems.append("person \(index) is a \(member.entity.name)")
+            }
+            if member["age"] as? Int != index % 120 {
+                problems.append("person \(index): age \(member["age"] ?? "nil")")
+            }
             let town = index % 7 == 0 ? nil : "city \(index % 13)"
             if member["town"] as? String != town { problems.append("person \(index): town \(member["town"] ?? "nil")") }
-            if member["status"] as? String != "active" { problems.append("person \(index): status \(member["status"] ?? "nil")") }
+            if member["status"] as? String != "active" {
+                problems.append("person \(index): status \(member["status"] ?? "nil")")
+            }
             if member["note"] != nil { problems.append("person \(index): note \(member["note"] ?? "")") }
-            if isEmployee, member["salary"] as? Double != Double(index) * 1.5 { problems.append("person \(index): salary") }
+            if isEmployee, member["salary"] as? Double != Double(index) * 1.5 {
+                problems.append("person \(index): salary")
+            }
             let pets = member.objects(forKey: "pets").compactMap { $0["name"] as? String }
             if pets != (index < people / 2 ? ["pet \(index)"] : []) { problems.append("person \(index): pets \(pets)") }
             let clubs = Set(member.objects(forKey: "clubs").compactMap { $0["title"] as? String })

@@ -1,9 +1,9 @@
 import Foundation
 
 #if os(Linux)
-import Glibc
+    import Glibc
 #else
-import Darwin
+    import Darwin
 #endif
 
 /// A throwaway PostgreSQL server for tests and benchmarks: `initdb` and `pg_ctl` in a temporary
@@ -65,7 +65,8 @@ public final class PostgreSQLTestServer: Sendable {
         let base = runAs == nil ? FileManager.default.temporaryDirectory : URL(fileURLWithPath: "/tmp")
         let programs = Programs(
             binaries: try Self.findBinaries(), runAs: runAs,
-            directory: base.appendingPathComponent("strata-pg-\(UUID().uuidString)"), isDurable: durable, settings: extra)
+            directory: base.appendingPathComponent("strata-pg-\(UUID().uuidString)"), isDurable: durable,
+            settings: extra)
         self.programs = programs
         let directory = programs.directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -100,7 +101,9 @@ public final class PostgreSQLTestServer: Sendable {
     }
 
     /// A store URL on this server for `schema` (one store per schema), with extra query options.
-    public func url(schema: String, user: String? = nil, password: String? = nil, options: [String: String] = [:]) -> URL {
+    public func url(schema: String, user: String? = nil, password: String? = nil, options: [String: String] = [:])
+        -> URL
+    {
         var components = URLComponents()
         components.scheme = "postgres"
         components.user = user ?? self.user
@@ -108,7 +111,8 @@ public final class PostgreSQLTestServer: Sendable {
         components.host = "127.0.0.1"
         components.port = port
         components.path = "/postgres"
-        components.queryItems = [URLQueryItem(name: "schema", value: schema)]
+        components.queryItems =
+            [URLQueryItem(name: "schema", value: schema)]
             + options.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
         // The components above always form a URL.
         return components.url!
@@ -120,13 +124,14 @@ public final class PostgreSQLTestServer: Sendable {
         return "t_" + String(cleaned.suffix(40)) + "_" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 
-
     /// Restarts the server (`pg_ctl restart -m fast`): every connection is dropped.
     public func restart() throws {
         try programs.run(
             "pg_ctl",
-            ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-m", "fast",
-             "restart"])
+            [
+                "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-m", "fast",
+                "restart",
+            ])
     }
 
     /// Stops the server and removes its directory; idempotent.
@@ -142,7 +147,8 @@ public final class PostgreSQLTestServer: Sendable {
     static func findBinaries() throws -> URL {
         let manager = FileManager.default
         func has(_ directory: String) -> Bool {
-            manager.isExecutableFile(atPath: directory + "/initdb") && manager.isExecutableFile(atPath: directory + "/pg_ctl")
+            manager.isExecutableFile(atPath: directory + "/initdb")
+                && manager.isExecutableFile(atPath: directory + "/pg_ctl")
         }
         var candidates: [String] = []
         if let explicit = ProcessInfo.processInfo.environment["STRATA_PG_BIN"] { candidates.append(explicit) }
@@ -160,7 +166,9 @@ public final class PostgreSQLTestServer: Sendable {
             return has(real.path) ? real : URL(fileURLWithPath: directory)
         }
         throw Failure(
-            message: "PostgreSQL's server programs (initdb, pg_ctl) are not installed; run scripts/setup.sh (apt-get install postgresql), or set STRATA_PG_BIN to the directory holding them")
+            message:
+                "PostgreSQL's server programs (initdb, pg_ctl) are not installed; run scripts/setup.sh (apt-get install postgresql), or set STRATA_PG_BIN to the directory holding them"
+        )
     }
 
     /// The user the server runs as when this process is root: `strata-pg`, created when missing.
@@ -169,10 +177,14 @@ public final class PostgreSQLTestServer: Sendable {
         let name = "strata-pg"
         if getpwnam(name) == nil {
             // The status does not matter: whether the user exists afterwards does.
-            _ = try? ChildProcess.run(["/usr/sbin/useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
+            _ = try? ChildProcess.run([
+                "/usr/sbin/useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name,
+            ])
             guard getpwnam(name) != nil else {
                 throw Failure(
-                    message: "PostgreSQL does not run as root and the user '\(name)' could not be created; run scripts/setup.sh or create it: useradd --system \(name)")
+                    message:
+                        "PostgreSQL does not run as root and the user '\(name)' could not be created; run scripts/setup.sh or create it: useradd --system \(name)"
+                )
             }
         }
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else {
@@ -194,9 +206,9 @@ public final class PostgreSQLTestServer: Sendable {
     /// A loopback port nothing listens on right now.
     public static func freePort() throws -> Int {
         #if os(Linux)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw Failure(message: "cannot open a socket to find a free port") }
         defer { close(descriptor) }
@@ -232,20 +244,21 @@ private struct Programs: Sendable {
     var runDirectory: URL { directory.appendingPathComponent("run") }
     var logFile: URL { runDirectory.appendingPathComponent("server.log") }
 
-
     func initialize() throws {
         try run(
             "initdb",
             ["-D", dataDirectory.path, "-U", user, "--auth=trust", "--encoding=UTF8", "--locale=C", "-N"])
         var settings = [
-            "listen_addresses = '127.0.0.1'", "unix_socket_directories = '\(runDirectory.path)'", "max_connections = 400",
+            "listen_addresses = '127.0.0.1'", "unix_socket_directories = '\(runDirectory.path)'",
+            "max_connections = 400",
             "shared_buffers = 64MB", "log_min_messages = warning",
         ]
         if !isDurable { settings += ["fsync = off", "synchronous_commit = off", "full_page_writes = off"] }
         settings += self.settings
         let conf = dataDirectory.appendingPathComponent("postgresql.conf")
         let existing = try String(contentsOf: conf, encoding: .utf8)
-        try (existing + "\n# strata test server\n" + settings.joined(separator: "\n") + "\n").write(to: conf, atomically: false, encoding: .utf8)
+        try (existing + "\n# strata test server\n" + settings.joined(separator: "\n") + "\n").write(
+            to: conf, atomically: false, encoding: .utf8)
         let hba = """
             local all all trust
             host all \(user) 127.0.0.1/32 trust
@@ -258,8 +271,10 @@ private struct Programs: Sendable {
     func start(port: Int) throws {
         try run(
             "pg_ctl",
-            ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60",
-             "-o", "-p \(port)", "start"])
+            [
+                "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60",
+                "-o", "-p \(port)", "start",
+            ])
     }
 
     /// A process that waits for this one to end, then stops the server and removes its directory,
@@ -267,7 +282,8 @@ private struct Programs: Sendable {
     func startWatchdog() {
         let pid = ProcessInfo.processInfo.processIdentifier
         let stop = command("pg_ctl", ["-D", dataDirectory.path, "-m", "immediate", "stop"])
-        let script = "while kill -0 \(pid) 2>/dev/null; do sleep 1; done; \(stop.map(Self.shellQuoted).joined(separator: " ")) >/dev/null 2>&1; rm -rf \(Self.shellQuoted(directory.path))"
+        let script =
+            "while kill -0 \(pid) 2>/dev/null; do sleep 1; done; \(stop.map(Self.shellQuoted).joined(separator: " ")) >/dev/null 2>&1; rm -rf \(Self.shellQuoted(directory.path))"
         // Best effort: without the watchdog, the exit handler still stops the server.
         _ = try? ChildProcess.start(["/bin/sh", "-c", script])
     }
@@ -285,7 +301,9 @@ private struct Programs: Sendable {
     func run(_ name: String, _ arguments: [String]) throws {
         let line = command(name, arguments)
         let log = directory.appendingPathComponent("commands.log")
-        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log.path) {
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        }
         let descriptor = open(log.path, O_WRONLY | O_APPEND)
         guard descriptor >= 0 else { throw PostgreSQLTestServer.Failure(message: "cannot open \(log.path)") }
         defer { close(descriptor) }
@@ -294,7 +312,9 @@ private struct Programs: Sendable {
             let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             let serverLog = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
             throw PostgreSQLTestServer.Failure(
-                message: "\(name) \(arguments.joined(separator: " ")) failed with status \(status):\n\(output.suffix(2000))\n\(serverLog.suffix(2000))")
+                message:
+                    "\(name) \(arguments.joined(separator: " ")) failed with status \(status):\n\(output.suffix(2000))\n\(serverLog.suffix(2000))"
+            )
         }
     }
 

@@ -18,7 +18,8 @@ extension PredicateCorpus {
         return [
             ("string BEGINSWITH ''", [], "Realm #5200; Foundation NSSubstringPredicateOperator"),
             ("string ENDSWITH[c] ''", [], "Realm #5200"), ("string CONTAINS ''", [], "Realm #5200; radar 20626872"),
-            ("string CONTAINS[cd] ''", [], "Realm QueryTests"), ("'' IN string", [], "Foundation NSInPredicateOperator"),
+            ("string CONTAINS[cd] ''", [], "Realm QueryTests"),
+            ("'' IN string", [], "Foundation NSInPredicateOperator"),
             ("string LIKE ''", [], "Foundation NSMatchingPredicateOperator"),
             ("string MATCHES ''", [], "Foundation NSMatchingPredicateOperator"),
             ("string LIKE '*'", strings, "Apple doc (LIKE wildcards)"),
@@ -53,7 +54,10 @@ extension PredicateCorpus {
             ("int32 <= nil", [2, 3, 9, 11, 13], "Foundation NSComparisonPredicateOperator"),
             ("int64 >= nil", [2, 7, 10, 11], "Foundation NSComparisonPredicateOperator"),
             ("int32 > nil", [], "Foundation NSComparisonPredicateOperator"),
-            ("int64 BETWEEN {10, 1}", [1, 3, 4, 5, 6, 12, 13], "Foundation NSBetweenPredicateOperator (bounds swapped)"),
+            (
+                "int64 BETWEEN {10, 1}", [1, 3, 4, 5, 6, 12, 13],
+                "Foundation NSBetweenPredicateOperator (bounds swapped)"
+            ),
             ("int64 BETWEEN {1, 10}", [1, 3, 4, 5, 6, 12, 13], "Apple doc (BETWEEN)"),
             ("int32 IN {1, 3, nil}", [1, 4], "Foundation NSInPredicateOperator"),
             ("NOT int32 IN {1, 3}", [2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13], "Foundation NSInPredicateOperator"),
@@ -81,14 +85,19 @@ extension ConformanceSuite {
                 let label = { (object: ManagedObject) in (object["int16"] as? Int).map(Int16.init) ?? -1 }
                 let evaluated = Set(try all.filter { try predicate.evaluate(with: $0) }.map(label))
                 if evaluated != expected {
-                    failures.append("[\(format)] in memory: \(evaluated.sorted()), Foundation (\(source)): \(expected.sorted())")
+                    failures.append(
+                        "[\(format)] in memory: \(evaluated.sorted()), Foundation (\(source)): \(expected.sorted())")
                 }
                 let fetched = try fixture.context().fetch(FetchRequest(entityName: "Item", predicate: predicate))
                 if Set(fetched.map(label)) != expected || fetched.count != expected.count {
-                    failures.append("[\(format)] fetched: \(fetched.map(label).sorted()), Foundation (\(source)): \(expected.sorted())")
+                    failures.append(
+                        "[\(format)] fetched: \(fetched.map(label).sorted()), Foundation (\(source)): \(expected.sorted())"
+                    )
                 }
                 let counted = try fixture.context().count(for: FetchRequest(entityName: "Item", predicate: predicate))
-                if counted != expected.count { failures.append("[\(format)] count \(counted), expected \(expected.count)") }
+                if counted != expected.count {
+                    failures.append("[\(format)] count \(counted), expected \(expected.count)")
+                }
             }
             try require(failures.isEmpty, failures.joined(separator: "\n"))
         }

@@ -24,7 +24,8 @@ public struct GroupedQuery: Sendable, CustomStringConvertible {
 
     /// Creates a query.
     public init(
-        _ entity: String, _ predicate: String? = nil, groupBy: [String], _ aggregates: [(String, AggregateFunction, String?)],
+        _ entity: String, _ predicate: String? = nil, groupBy: [String],
+        _ aggregates: [(String, AggregateFunction, String?)],
         having: String? = nil, sort: [SortKey] = [], limit: Int = 0, distinct: Bool = false
     ) {
         self.entity = entity
@@ -44,13 +45,18 @@ public struct GroupedQuery: Sendable, CustomStringConvertible {
 
     /// The fetch request.
     public func request() throws -> FetchRequest {
-        var request = FetchRequest(entityName: entity, predicate: try predicate.map { try FetchPredicate(format: $0) }, sortKeys: sort)
+        var request = FetchRequest(
+            entityName: entity, predicate: try predicate.map { try FetchPredicate(format: $0) }, sortKeys: sort)
         request.resultType = .dictionary
-        request.propertiesToFetch = groupBy.map { FetchProperty.keyPath($0) } + aggregates.map { aggregate in
-            .expression(ExpressionDescription(
-                name: aggregate.name,
-                expression: .function(aggregate.function.selector, [aggregate.keyPath.map { .keyPath($0) } ?? .evaluatedObject])))
-        }
+        request.propertiesToFetch =
+            groupBy.map { FetchProperty.keyPath($0) }
+            + aggregates.map { aggregate in
+                .expression(
+                    ExpressionDescription(
+                        name: aggregate.name,
+                        expression: .function(
+                            aggregate.function.selector, [aggregate.keyPath.map { .keyPath($0) } ?? .evaluatedObject])))
+            }
         if distinct {
             request.returnsDistinctResults = true
         } else if !groupBy.isEmpty {
@@ -65,36 +71,61 @@ public struct GroupedQuery: Sendable, CustomStringConvertible {
 extension PredicateCorpus {
     /// Grouped and aggregated fetches every driver must answer alike.
     public static let groupedEntries: [GroupedQuery] = [
-        GroupedQuery("Employee", groupBy: ["department.name"], [
-            ("n", .count, nil), ("ages", .sum, "age"), ("meanAge", .average, "age"), ("first", .min, "name"),
-            ("top", .max, "salary"), ("paid", .count, "salary"), ("payroll", .sum, "salary"), ("meanPay", .average, "salary"),
-        ]),
-        GroupedQuery("Employee", "age > 25", groupBy: ["department"], [("n", .count, nil), ("meanPay", .average, "salary")]),
-        GroupedQuery("Employee", groupBy: [], [
-            ("n", .count, nil), ("payroll", .sum, "salary"), ("meanPay", .average, "salary"), ("youngest", .min, "age"),
-            ("oldest", .max, "age"), ("last", .max, "name"), ("mails", .count, "email"),
-        ]),
-        GroupedQuery("Employee", "age > 100", groupBy: [], [
-            ("n", .count, nil), ("ages", .sum, "age"), ("payroll", .sum, "salary"), ("meanAge", .average, "age"), ("youngest", .min, "age"),
-        ]),
+        GroupedQuery(
+            "Employee", groupBy: ["department.name"],
+            [
+                ("n", .count, nil), ("ages", .sum, "age"), ("meanAge", .average, "age"), ("first", .min, "name"),
+                ("top", .max, "salary"), ("paid", .count, "salary"), ("payroll", .sum, "salary"),
+                ("meanPay", .average, "salary"),
+            ]),
+        GroupedQuery(
+            "Employee", "age > 25", groupBy: ["department"], [("n", .count, nil), ("meanPay", .average, "salary")]),
+        GroupedQuery(
+            "Employee", groupBy: [],
+            [
+                ("n", .count, nil), ("payroll", .sum, "salary"), ("meanPay", .average, "salary"),
+                ("youngest", .min, "age"),
+                ("oldest", .max, "age"), ("last", .max, "name"), ("mails", .count, "email"),
+            ]),
+        GroupedQuery(
+            "Employee", "age > 100", groupBy: [],
+            [
+                ("n", .count, nil), ("ages", .sum, "age"), ("payroll", .sum, "salary"), ("meanAge", .average, "age"),
+                ("youngest", .min, "age"),
+            ]),
         GroupedQuery("Employee", groupBy: ["department.name"], [("n", .count, nil)], having: "$n > 3"),
-        GroupedQuery("Employee", groupBy: ["mentor.name"], [("n", .count, nil), ("oldest", .max, "age")], having: "n >= 1 AND mentor.name != nil"),
-        GroupedQuery("Employee", "email != nil", groupBy: ["department.name", "department.budget"], [("n", .count, nil), ("ages", .sum, "age")]),
-        GroupedQuery("Employee", groupBy: ["department.name"], [("payroll", .sum, "salary"), ("n", .count, nil)],
+        GroupedQuery(
+            "Employee", groupBy: ["mentor.name"], [("n", .count, nil), ("oldest", .max, "age")],
+            having: "n >= 1 AND mentor.name != nil"),
+        GroupedQuery(
+            "Employee", "email != nil", groupBy: ["department.name", "department.budget"],
+            [("n", .count, nil), ("ages", .sum, "age")]),
+        GroupedQuery(
+            "Employee", groupBy: ["department.name"], [("payroll", .sum, "salary"), ("n", .count, nil)],
             sort: [SortKey("payroll", ascending: false), SortKey("department.name")], limit: 2),
-        GroupedQuery("Employee", "department.budget > 0", groupBy: ["department.manager.name"], [("n", .count, nil), ("minAge", .min, "age")]),
+        GroupedQuery(
+            "Employee", "department.budget > 0", groupBy: ["department.manager.name"],
+            [("n", .count, nil), ("minAge", .min, "age")]),
         GroupedQuery("Employee", groupBy: ["department.name"], [], distinct: true),
         GroupedQuery("Employee", groupBy: ["age"], [("n", .count, nil)], having: "age < 40 OR $n > 1"),
-        GroupedQuery("Item", groupBy: ["bool"], [
-            ("n", .count, nil), ("s16", .sum, "int16"), ("s32", .sum, "int32"), ("s64", .sum, "int64"), ("sd", .sum, "double"),
-            ("sf", .sum, "float"), ("ad", .average, "double"), ("a32", .average, "int32"), ("firstDate", .min, "date"),
-            ("lastString", .max, "string"), ("c32", .count, "int32"), ("sdec", .sum, "decimal"), ("maxDec", .max, "decimal"),
-        ]),
+        GroupedQuery(
+            "Item", groupBy: ["bool"],
+            [
+                ("n", .count, nil), ("s16", .sum, "int16"), ("s32", .sum, "int32"), ("s64", .sum, "int64"),
+                ("sd", .sum, "double"),
+                ("sf", .sum, "float"), ("ad", .average, "double"), ("a32", .average, "int32"),
+                ("firstDate", .min, "date"),
+                ("lastString", .max, "string"), ("c32", .count, "int32"), ("sdec", .sum, "decimal"),
+                ("maxDec", .max, "decimal"),
+            ]),
         GroupedQuery("Item", "int16 > -5", groupBy: ["string"], [("n", .count, nil), ("mean", .average, "float")]),
         GroupedQuery("Item", groupBy: ["date"], [("n", .count, nil)], having: "date > CAST(700300000, 'NSDate')"),
-        GroupedQuery("Vehicle", groupBy: ["wheels"], [("n", .count, nil), ("meanWheels", .average, "wheels"), ("first", .min, "name")]),
+        GroupedQuery(
+            "Vehicle", groupBy: ["wheels"],
+            [("n", .count, nil), ("meanWheels", .average, "wheels"), ("first", .min, "name")]),
         GroupedQuery("Car", groupBy: ["seats"], [("n", .count, nil)]),
-        GroupedQuery("Department", groupBy: ["manager.department.name"], [("n", .count, nil), ("budget", .sum, "budget")]),
+        GroupedQuery(
+            "Department", groupBy: ["manager.department.name"], [("n", .count, nil), ("budget", .sum, "budget")]),
         GroupedQuery("Chapter", groupBy: ["playlist.title"], [("n", .count, nil), ("first", .min, "title")]),
         GroupedQuery("Node", groupBy: ["parent.parent.label"], [("n", .count, nil), ("last", .max, "label")]),
     ]
@@ -104,7 +135,9 @@ extension PredicateCorpus {
     /// ``ManagedObject/value(forKey:)`` reads them, sums added in order, averages divided.
     public static func expectedRows(_ query: GroupedQuery, in context: ManagedObjectContext) throws -> [[String: Any]] {
         let predicate = try query.predicate.map { try FetchPredicate(format: $0) }
-        let objects = try context.fetch(FetchRequest(entityName: query.entity)).filter { try predicate?.evaluate(with: $0) ?? true }
+        let objects = try context.fetch(FetchRequest(entityName: query.entity)).filter {
+            try predicate?.evaluate(with: $0) ?? true
+        }
         func read(_ path: String, _ object: ManagedObject) -> Any? {
             var current: ManagedObject? = object
             let keys = path.split(separator: ".").map(String.init)
@@ -126,14 +159,20 @@ extension PredicateCorpus {
             var row: [String: Any] = [:]
             for (path, key) in zip(query.groupBy, group.keys) { if let key { row[path] = key } }
             for aggregate in query.aggregates {
-                let values = aggregate.keyPath.map { path in group.members.compactMap { read(path, $0) } } ?? group.members.map { $0 as Any }
+                let values =
+                    aggregate.keyPath.map { path in group.members.compactMap { read(path, $0) } }
+                    ?? group.members.map { $0 as Any }
                 let numbers = values.compactMap(number)
-                let type = aggregate.keyPath.flatMap { attributeType($0, of: query.entity, in: context.coordinator.managedObjectModel) }
+                let type = aggregate.keyPath.flatMap {
+                    attributeType($0, of: query.entity, in: context.coordinator.managedObjectModel)
+                }
                 switch aggregate.function {
                 case .count: row[aggregate.name] = values.count
                 case .sum:
                     if values.isEmpty {
-                        row[aggregate.name] = type == .decimal ? Decimal(0) as Any : (type == .double || type == .float ? 0.0 as Any : 0 as Any)
+                        row[aggregate.name] =
+                            type == .decimal
+                            ? Decimal(0) as Any : (type == .double || type == .float ? 0.0 as Any : 0 as Any)
                     } else if values.contains(where: { $0 is Decimal }) {
                         row[aggregate.name] = values.compactMap { $0 as? Decimal }.reduce(Decimal(0), +)
                     } else if values.allSatisfy({ $0 is Int }) {
@@ -144,7 +183,8 @@ extension PredicateCorpus {
                 case .average:
                     if values.isEmpty { continue }
                     if values.contains(where: { $0 is Decimal }) {
-                        row[aggregate.name] = values.compactMap { $0 as? Decimal }.reduce(Decimal(0), +) / Decimal(values.count)
+                        row[aggregate.name] =
+                            values.compactMap { $0 as? Decimal }.reduce(Decimal(0), +) / Decimal(values.count)
                     } else {
                         row[aggregate.name] = numbers.reduce(0, +) / Double(numbers.count)
                     }
@@ -161,17 +201,22 @@ extension PredicateCorpus {
                 var values: [String: StoreValue] = [:]
                 for (key, value) in row { values[key] = storeValue(value) }
                 for path in query.groupBy where values[path] == nil { values[path] = .null }
-                return try predicate.evaluate(with: FlatRow(values: values), substitutionVariables: values.mapValues { $0 as any PredicateArgument })
+                return try predicate.evaluate(
+                    with: FlatRow(values: values),
+                    substitutionVariables: values.mapValues { $0 as any PredicateArgument })
             }
         }
         return rows
     }
 
-    private static func attributeType(_ path: String, of entityName: String, in model: ManagedObjectModel) -> AttributeType? {
+    private static func attributeType(_ path: String, of entityName: String, in model: ManagedObjectModel)
+        -> AttributeType?
+    {
         guard var entity = model.entity(named: entityName) else { return nil }
         let keys = path.split(separator: ".").map(String.init)
         for key in keys.dropLast() {
-            guard let next = entity.relationshipsByName[key].flatMap({ model.entity(named: $0.destinationEntityName) }) else { return nil }
+            guard let next = entity.relationshipsByName[key].flatMap({ model.entity(named: $0.destinationEntityName) })
+            else { return nil }
             entity = next
         }
         return entity.attributesByName[keys.last ?? ""]?.type
@@ -189,9 +234,9 @@ extension PredicateCorpus {
 
     private static func lessThan(_ a: Any, _ b: Any) -> Bool {
         switch (a, b) {
-        case let (x as String, y as String): x < y
-        case let (x as Date, y as Date): x < y
-        case let (x as Decimal, y as Decimal): x < y
+        case (let x as String, let y as String): x < y
+        case (let x as Date, let y as Date): x < y
+        case (let x as Decimal, let y as Decimal): x < y
         default: (number(a) ?? 0) < (number(b) ?? 0)
         }
     }
@@ -217,10 +262,10 @@ extension PredicateCorpus {
         for (key, x) in a {
             let y = b[key]!  // same keys
             switch (x, y) {
-            case let (p as Double, q as Double):
+            case (let p as Double, let q as Double):
                 if exact ? p.bitPattern != q.bitPattern : abs(p - q) > 1e-9 * max(1, abs(p), abs(q)) { return false }
-            case let (p as Float, q as Float): if p != q { return false }
-            case let (p as Decimal, q as Decimal): if p != q { return false }
+            case (let p as Float, let q as Float): if p != q { return false }
+            case (let p as Decimal, let q as Decimal): if p != q { return false }
             default: if storeValue(x) != storeValue(y) || "\(x)" != "\(y)" { return false }
             }
         }
@@ -228,7 +273,8 @@ extension PredicateCorpus {
     }
 
     /// Matches two lists of rows in any order; the rows of `actual` missing from `expected`.
-    public static func unmatched(_ actual: [[String: Any]], _ expected: [[String: Any]], exact: Bool) -> [[String: Any]] {
+    public static func unmatched(_ actual: [[String: Any]], _ expected: [[String: Any]], exact: Bool) -> [[String: Any]]
+    {
         var remaining = expected
         var missing: [[String: Any]] = []
         for row in actual {
@@ -259,7 +305,8 @@ private struct FlatRow: PredicateEvaluable {
 extension ConformanceSuite {
     static var groupedCases: [ConformanceCase] {
         [
-            ConformanceCase("every grouped corpus query answers as computed independently from the objects") { harness in
+            ConformanceCase("every grouped corpus query answers as computed independently from the objects") {
+                harness in
                 let fixture = try Fixture(harness)
                 var failures: [String] = []
                 for query in PredicateCorpus.groupedEntries {
@@ -271,8 +318,11 @@ extension ConformanceSuite {
                             for key in query.sort {
                                 let x = a[key.keyPath].map(PredicateCorpus.storeValue) ?? .null
                                 let y = b[key.keyPath].map(PredicateCorpus.storeValue) ?? .null
-                                let order = (try? SortKey.compare(x, y)) ?? .orderedSame  // test data holds comparable values
-                                if order != .orderedSame { return order == (key.ascending ? .orderedAscending : .orderedDescending) }
+                                // test data holds comparable values
+                                let order = (try? SortKey.compare(x, y)) ?? .orderedSame
+                                if order != .orderedSame {
+                                    return order == (key.ascending ? .orderedAscending : .orderedDescending)
+                                }
                             }
                             return false
                         }
@@ -283,7 +333,9 @@ extension ConformanceSuite {
                         failures.append("\(query): got \(actual), expected \(expected)")
                     }
                     let counted = try fixture.context().count(for: try query.request())
-                    if counted != actual.count { failures.append("\(query): count(for:) \(counted), rows \(actual.count)") }
+                    if counted != actual.count {
+                        failures.append("\(query): count(for:) \(counted), rows \(actual.count)")
+                    }
                 }
                 try require(failures.isEmpty, failures.joined(separator: "\n"))
             },
@@ -291,17 +343,24 @@ extension ConformanceSuite {
                 let fixture = try Fixture(harness)
                 let context = fixture.context()
                 try makePendingChanges(context)
-                let query = GroupedQuery("Employee", groupBy: ["department.name"], [("n", .count, nil), ("ages", .sum, "age"), ("oldest", .max, "age")])
+                let query = GroupedQuery(
+                    "Employee", groupBy: ["department.name"],
+                    [("n", .count, nil), ("ages", .sum, "age"), ("oldest", .max, "age")])
                 let actual = try context.fetchDictionaries(try query.request())
                 let expected = try PredicateCorpus.expectedRows(query, in: context)
-                try require(PredicateCorpus.unmatched(actual, expected, exact: false).isEmpty, "with pending changes: got \(actual), expected \(expected)")
+                try require(
+                    PredicateCorpus.unmatched(actual, expected, exact: false).isEmpty,
+                    "with pending changes: got \(actual), expected \(expected)")
                 var stored = try query.request()
                 stored.includesPendingChanges = false
                 let fromStore = try context.fetchDictionaries(stored)
                 let reference = try fixture.context().fetchDictionaries(try query.request())
-                try require(PredicateCorpus.unmatched(fromStore, reference, exact: true).isEmpty, "without pending changes: got \(fromStore), expected \(reference)")
+                try require(
+                    PredicateCorpus.unmatched(fromStore, reference, exact: true).isEmpty,
+                    "without pending changes: got \(fromStore), expected \(reference)")
             },
-            ConformanceCase("group keys come in order without sort keys, nil first; distinct results come once") { harness in
+            ConformanceCase("group keys come in order without sort keys, nil first; distinct results come once") {
+                harness in
                 let fixture = try Fixture(harness)
                 let context = fixture.context()
                 var request = try GroupedQuery("Employee", groupBy: ["department.name"], [("n", .count, nil)]).request()
@@ -309,11 +368,15 @@ extension ConformanceSuite {
                 try requireEqual(names, [nil, "Research", "Sales", "support"], "group order")
                 request.fetchOffset = 1
                 request.fetchLimit = 2
-                try requireEqual(try context.fetchDictionaries(request).map { $0["department.name"] as? String }, ["Research", "Sales"], "a page of groups")
+                try requireEqual(
+                    try context.fetchDictionaries(request).map { $0["department.name"] as? String },
+                    ["Research", "Sales"], "a page of groups")
                 var distinct = FetchRequest(entityName: "Employee", sortKeys: [SortKey("department.name")])
                 distinct.propertiesToFetch = ["department.name"]
                 distinct.returnsDistinctResults = true
-                try requireEqual(try context.fetchDictionaries(distinct).map { $0["department.name"] as? String }, [nil, "Research", "Sales", "support"], "distinct")
+                try requireEqual(
+                    try context.fetchDictionaries(distinct).map { $0["department.name"] as? String },
+                    [nil, "Research", "Sales", "support"], "distinct")
                 try requireEqual(try context.count(for: distinct), 4, "count of distinct results")
             },
         ]

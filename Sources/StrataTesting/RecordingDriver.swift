@@ -34,7 +34,9 @@ public final class RecordingDriver: StoreDriver {
 
     /// The wrapped driver.
     public let wrapped: any StoreDriver
-    private let state = Locked<(calls: [Call], failures: [Operation: [any Error]], hooks: [Operation: [@Sendable () -> Void]])>(
+    private let state = Locked<
+        (calls: [Call], failures: [Operation: [any Error]], hooks: [Operation: [@Sendable () -> Void]])
+    >(
         ([], [:], [:]))
 
     /// Wraps `driver`.

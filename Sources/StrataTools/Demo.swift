@@ -41,7 +41,8 @@ public enum Demo {
         let model = try makeModel()
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: type, at: url)
-        out.append("Strata demo on the \(store.type.name) driver (model hash \(model.versionHash.hexString.prefix(12)))")
+        out.append(
+            "Strata demo on the \(store.type.name) driver (model hash \(model.versionHash.hexString.prefix(12)))")
         let context = ManagedObjectContext(coordinator: coordinator)
 
         let people: [(String, Int, String, String?)] = [
@@ -70,13 +71,15 @@ public enum Demo {
 
         let reader = ManagedObjectContext(coordinator: coordinator)
         let request = FetchRequest(
-            entityName: "Employee", predicate: try FetchPredicate(format: "age > %d AND department.name == %@", 30, "Research"),
+            entityName: "Employee",
+            predicate: try FetchPredicate(format: "age > %d AND department.name == %@", 30, "Research"),
             sortKeys: [SortKey("age", ascending: false)])
         out.append("Fetch \(request.predicate!.predicateFormat), by age descending:")  // set just above
         for e in try reader.fetch(request) {
             out.append("  \(e["name"] as? String ?? "?") (\(e["age"] as? Int ?? 0))")
         }
-        let research = try reader.fetch(FetchRequest(entityName: "Department", predicate: FetchPredicate(format: "name == 'Research'")))[0]
+        let research = try reader.fetch(
+            FetchRequest(entityName: "Department", predicate: FetchPredicate(format: "name == 'Research'")))[0]
         let staff = research.objects(forKey: "employees").compactMap { $0["name"] as? String }.sorted()
         out.append("Research employs \(staff.joined(separator: ", ")) (through the inverse relationship).")
         let members = try reader.fetch(FetchRequest(entityName: "Project"))[0].objects(forKey: "members")
@@ -95,7 +98,8 @@ public enum Demo {
         }
 
         let project = try reader.fetch(FetchRequest(entityName: "Project"))[0]
-        let ada = try reader.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ada'")))[0]
+        let ada = try reader.fetch(
+            FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ada'")))[0]
         ada.addObject(project, toRelationship: "projects")
         try reader.save()
         reader.delete(project)

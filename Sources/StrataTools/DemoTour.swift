@@ -31,7 +31,9 @@ public enum DemoTour {
         let differing = transcripts.filter { comparable($0.1) != reference }.map(\.0)
         out.append("")
         if differing.isEmpty {
-            out.append("Ran the same steps on \(drivers.map(\.name).joined(separator: ", ")): every driver gave the same results.")
+            out.append(
+                "Ran the same steps on \(drivers.map(\.name).joined(separator: ", ")): every driver gave the same results."
+            )
         } else {
             out.append("Drivers that gave different results: \(differing.joined(separator: ", "))")
         }
@@ -46,7 +48,9 @@ public enum DemoTour {
             let report = try StoreConverter.convert(from: source, to: destination, options: ConversionOptions())
             let objects = report.entities.reduce(0) { $0 + $1.destinationCount }
             let verdict = report.isVerified ? "verified" : "DIFFERENT"
-            out.append("  \(source.scheme.rawValue) → \(destination.scheme.rawValue): \(objects) objects in \(report.entities.count) entities, \(verdict)")
+            out.append(
+                "  \(source.scheme.rawValue) → \(destination.scheme.rawValue): \(objects) objects in \(report.entities.count) entities, \(verdict)"
+            )
         }
 
         // 3. A small timing table.
@@ -87,7 +91,8 @@ public enum DemoTour {
         }
         let count = try clock.measure {
             let context = ManagedObjectContext(coordinator: coordinator)
-            _ = try context.count(for: FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "age BETWEEN {30, 40}")))
+            _ = try context.count(
+                for: FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "age BETWEEN {30, 40}")))
         }
         return (insert, fetch, count)
     }

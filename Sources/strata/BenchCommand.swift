@@ -6,7 +6,8 @@ import StrataTools
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Time the standard workloads (insert, fetch, lookups, filtered fetch, update, delete, graph walk, small saves) on Strata's drivers.",
+        abstract:
+            "Time the standard workloads (insert, fetch, lookups, filtered fetch, update, delete, graph walk, small saves) on Strata's drivers.",
         discussion: """
             Drivers not linked into this build are skipped and listed. Peers (raw SQLite, raw LMDB, GRDB) \
             are compared in the separate benchmarks package: scripts/bench.sh (docs/benchmarks.md).
@@ -32,8 +33,12 @@ struct BenchCommand: ParsableCommand {
         guard (1_000...1_000_000).contains(rows) else {
             throw ValidationError("--rows must be between 1000 and 1000000 (got \(rows))")
         }
-        guard (1...100).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 100 (got \(rounds))") }
-        if let drivers, case .failure(let error) = DriverKind.parseList(drivers) { throw ValidationError(error.message) }
+        guard (1...100).contains(rounds) else {
+            throw ValidationError("--rounds must be between 1 and 100 (got \(rounds))")
+        }
+        if let drivers, case .failure(let error) = DriverKind.parseList(drivers) {
+            throw ValidationError(error.message)
+        }
     }
 
     func run() throws {

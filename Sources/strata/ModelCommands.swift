@@ -26,7 +26,8 @@ struct ExportCommand: ParsableCommand {
                 }
                 return
             }
-            let summary = try InterchangeExporter.export(from: location, entities: entity, modelPath: model.model, toFile: output)
+            let summary = try InterchangeExporter.export(
+                from: location, entities: entity, modelPath: model.model, toFile: output)
             print("Exported \(summary.total) objects to \(output).")
         }
     }
@@ -53,9 +54,11 @@ struct ImportCommand: ParsableCommand {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw ToolError.usage("file '\(file)' does not exist or cannot be read")
             }
-            let summary = try InterchangeImporter.importData(data, fileName: file, into: location, modelPath: model.model)
-            print("Imported \(summary.total) objects into \(location) ("
-                + summary.counts.map { "\($0.entity) \($0.count)" }.joined(separator: ", ") + ").")
+            let summary = try InterchangeImporter.importData(
+                data, fileName: file, into: location, modelPath: model.model)
+            print(
+                "Imported \(summary.total) objects into \(location) ("
+                    + summary.counts.map { "\($0.entity) \($0.count)" }.joined(separator: ", ") + ").")
         }
     }
 }
@@ -64,7 +67,8 @@ struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
         abstract: "Show a model or compare two.",
-        discussion: "Example:\n  strata model show Model.xcdatamodeld\n  strata model diff V1.xcdatamodel V2.xcdatamodel",
+        discussion:
+            "Example:\n  strata model show Model.xcdatamodeld\n  strata model diff V1.xcdatamodel V2.xcdatamodel",
         subcommands: [ModelShowCommand.self, ModelDiffCommand.self])
 }
 
@@ -86,7 +90,10 @@ struct ModelShowCommand: ParsableCommand {
     func run() throws {
         try runTool("model show") {
             let loaded = try ModelFile.loadModelOrStore(model).model
-            print(json ? ModelDescription.json(loaded).serialized() : ModelDescription.lines(loaded).joined(separator: "\n"))
+            print(
+                json
+                    ? ModelDescription.json(loaded).serialized()
+                    : ModelDescription.lines(loaded).joined(separator: "\n"))
         }
     }
 }
@@ -106,7 +113,8 @@ struct ModelDiffCommand: ParsableCommand {
 
     func run() throws {
         try runTool("model diff") {
-            let diff = ModelDiff(old: try ModelFile.loadModelOrStore(old).model, new: try ModelFile.loadModelOrStore(new).model)
+            let diff = ModelDiff(
+                old: try ModelFile.loadModelOrStore(old).model, new: try ModelFile.loadModelOrStore(new).model)
             print(json ? diff.json.serialized() : diff.lines.joined(separator: "\n"))
         }
     }

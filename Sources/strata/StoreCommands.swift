@@ -33,9 +33,12 @@ struct ConvertCommand: ParsableCommand {
         try runTool("convert") {
             let from = try StoreLocation(parsing: source)
             let to = try StoreLocation(parsing: destination)
-            let bar = quiet ? nil : ProgressBar(isTerminal: standardErrorIsTerminal) { text in
-                FileHandle.standardError.write(Data(text.utf8))
-            }
+            let bar =
+                quiet
+                ? nil
+                : ProgressBar(isTerminal: standardErrorIsTerminal) { text in
+                    FileHandle.standardError.write(Data(text.utf8))
+                }
             let report = try StoreConverter.convert(
                 from: from, to: to,
                 options: ConversionOptions(
@@ -99,10 +102,14 @@ struct QueryCommand: ParsableCommand {
     @Option(help: "Properties to print, comma-separated.") var properties: String?
     @Flag(help: "Print only the number of matching objects.") var count = false
     @Option(help: "Output format: table, json or csv.") var format: QueryFormat = .table
-    @Option(name: .customLong("group-by"), help: "Group by a key path (repeatable, or comma-separated).") var groupBy: [String] = []
-    @Option(name: .customLong("aggregate"), help: "An aggregate FUNC:KEY: count:*, sum:age, avg:age, min:name, max:date (repeatable).")
+    @Option(name: .customLong("group-by"), help: "Group by a key path (repeatable, or comma-separated).") var groupBy:
+        [String] = []
+    @Option(
+        name: .customLong("aggregate"),
+        help: "An aggregate FUNC:KEY: count:*, sum:age, avg:age, min:name, max:date (repeatable).")
     var aggregates: [String] = []
-    @Option(help: "Keep groups matching a predicate over group key paths and $count, $sum_age, ... (with --group-by).") var having: String?
+    @Option(help: "Keep groups matching a predicate over group key paths and $count, $sum_age, ... (with --group-by).")
+    var having: String?
     @OptionGroup var model: ModelOption
 
     func validate() throws {
@@ -126,8 +133,12 @@ struct QueryCommand: ParsableCommand {
             options.countOnly = count
             options.format = format
             options.modelPath = model.model
-            options.groupBy = groupBy.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-            options.aggregates = aggregates.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            options.groupBy = groupBy.flatMap {
+                $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+            options.aggregates = aggregates.flatMap {
+                $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
             options.having = having
             print(try StoreQuery.run(try StoreLocation(parsing: store), options))
         }
@@ -155,19 +166,28 @@ struct ValidateCommand: ParsableCommand {
             let location = try StoreLocation(parsing: store)
             let problems = try StoreValidator.validate(location, modelPath: model.model)
             if json {
-                print(JSONValue.object([
-                    ("valid", .bool(problems.isEmpty)),
-                    ("problems", .array(problems.map { p in
-                        .object([("kind", .string(p.kind.rawValue)), ("object", .optional(p.object)), ("property", .optional(p.property)), ("message", .string(p.message))])
-                    })),
-                ]).serialized())
+                print(
+                    JSONValue.object([
+                        ("valid", .bool(problems.isEmpty)),
+                        (
+                            "problems",
+                            .array(
+                                problems.map { p in
+                                    .object([
+                                        ("kind", .string(p.kind.rawValue)), ("object", .optional(p.object)),
+                                        ("property", .optional(p.property)), ("message", .string(p.message)),
+                                    ])
+                                })
+                        ),
+                    ]).serialized())
             } else if problems.isEmpty {
                 print("\(location) is valid.")
             } else {
                 for problem in problems { print(problem.description) }
             }
             if !problems.isEmpty {
-                throw ToolError(.difference, "\(problems.count) problem\(problems.count == 1 ? "" : "s") in \(location)")
+                throw ToolError(
+                    .difference, "\(problems.count) problem\(problems.count == 1 ? "" : "s") in \(location)")
             }
         }
     }
@@ -176,7 +196,8 @@ struct ValidateCommand: ParsableCommand {
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Migrate a store to a new version of its model, inferring the mapping or using an Xcode mapping model.",
+        abstract:
+            "Migrate a store to a new version of its model, inferring the mapping or using an Xcode mapping model.",
         discussion: """
             The store's own model is read from the store (Strata's embedded model, or Apple's model cache); \
             give --from-model for stores that hold neither. SQLite stores are migrated in place in one \
@@ -191,7 +212,8 @@ struct MigrateCommand: ParsableCommand {
 
     @Argument(help: "The store to migrate.") var store: String
     @Option(help: "The new model (.xcdatamodeld, .xcdatamodel, contents or Strata model .json).") var model: String
-    @Option(name: .customLong("from-model"), help: "The model the store was written with, when the store holds none.") var fromModel: String?
+    @Option(name: .customLong("from-model"), help: "The model the store was written with, when the store holds none.")
+    var fromModel: String?
     @Option(help: "An Xcode mapping model (.xcmappingmodel); without it the mapping is inferred.") var mapping: String?
     @Flag(name: .customLong("dry-run"), help: "Print the mapping and row counts; write nothing.") var dryRun = false
     @Flag(help: "Keep a copy of the store at STORE.backup before migrating.") var backup = false
@@ -201,9 +223,12 @@ struct MigrateCommand: ParsableCommand {
     func run() throws {
         try runTool("migrate") {
             let location = try StoreLocation(parsing: store)
-            let bar = quiet || dryRun ? nil : ProgressBar(isTerminal: standardErrorIsTerminal) { text in
-                FileHandle.standardError.write(Data(text.utf8))
-            }
+            let bar =
+                quiet || dryRun
+                ? nil
+                : ProgressBar(isTerminal: standardErrorIsTerminal) { text in
+                    FileHandle.standardError.write(Data(text.utf8))
+                }
             let report = try StoreMigrator.migrate(
                 location,
                 options: MigrateOptions(

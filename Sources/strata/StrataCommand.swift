@@ -48,7 +48,9 @@ var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
 /// Shared `--model` option.
 struct ModelOption: ParsableArguments {
-    @Option(name: .long, help: "The model (.xcdatamodeld, .xcdatamodel, contents or Strata model .json), for stores without their own.")
+    @Option(
+        name: .long,
+        help: "The model (.xcdatamodeld, .xcdatamodel, contents or Strata model .json), for stores without their own.")
     var model: String?
 }
 
@@ -82,7 +84,8 @@ struct DemoCommand: ParsableCommand {
             if let directory {
                 folder = URL(fileURLWithPath: directory)
             } else {
-                folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)")
+                folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "strata-demo-\(UUID().uuidString)")
             }
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }

@@ -30,7 +30,8 @@ enum BaseStores {
             try item.setConvertedValue(d, forKey: "double")
             try item.setConvertedValue(String(repeating: "ü", count: index * 300), forKey: "string")
             try item.setConvertedValue(Data(repeating: UInt8(index), count: index * 1_000), forKey: "binary")
-            try item.setConvertedValue(Date(timeIntervalSinceReferenceDate: [-1e10, 1e10, 0, -0.5][index]), forKey: "date")
+            try item.setConvertedValue(
+                Date(timeIntervalSinceReferenceDate: [-1e10, 1e10, 0, -0.5][index]), forKey: "date")
         }
         try context.save()
         try coordinator.remove(store)

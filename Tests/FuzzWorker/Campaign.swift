@@ -11,7 +11,8 @@ enum Campaign {
     static func run(_ arguments: [String], corpus: String?) -> Int32 {
         let minutes = option("--minutes", in: arguments).flatMap(Double.init) ?? 10
         let batch = option("--batch", in: arguments).flatMap(Int.init) ?? 500
-        var targets = option("--targets", in: arguments).map { $0.split(separator: ",").map(String.init) }
+        var targets =
+            option("--targets", in: arguments).map { $0.split(separator: ",").map(String.init) }
             ?? FuzzTargets.all.keys.sorted()
         if corpus == nil { targets.removeAll { ["apple-sqlite", "apple-xml", "model-cache"].contains($0) } }
         let unknown = targets.filter { FuzzTargets.all[$0] == nil }
@@ -19,10 +20,13 @@ enum Campaign {
             say("unknown targets: \(unknown.joined(separator: ", ")); see strata-fuzz-worker targets")
             return 64
         }
-        let firstSeed = option("--seed", in: arguments).flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
+        let firstSeed =
+            option("--seed", in: arguments).flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64(UInt32.max))
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let deadline = Date().addingTimeInterval(minutes * 60)
-        say("campaign: \(minutes) min, targets \(targets.joined(separator: ", ")), seeds from \(firstSeed), \(batch) cases a batch")
+        say(
+            "campaign: \(minutes) min, targets \(targets.joined(separator: ", ")), seeds from \(firstSeed), \(batch) cases a batch"
+        )
         var seed = firstSeed
         var cases = 0
         var failed: [String] = []
@@ -30,7 +34,8 @@ enum Campaign {
             for target in targets where Date() < deadline {
                 let batchSeed = seed
                 var worker = CaseWorker(executable: executable) { first, end in
-                    ["run", target, "--seed", "\(batchSeed)", "--from", "\(first)", "--to", "\(end)"] + (corpus.map { ["--corpus", $0] } ?? [])
+                    ["run", target, "--seed", "\(batchSeed)", "--from", "\(first)", "--to", "\(end)"]
+                        + (corpus.map { ["--corpus", $0] } ?? [])
                 }
                 worker.backtraces = 20
                 do {
@@ -39,7 +44,8 @@ enum Campaign {
                     say("\(target) seed \(batchSeed): \(report.passed) passed, \(report.failures.count) failed")
                     for group in report.failureGroups {
                         let first = group.failures[0]
-                        let line = "  \(group.failures.count) \(first.kind): \(group.signature)\n"
+                        let line =
+                            "  \(group.failures.count) \(first.kind): \(group.signature)\n"
                             + "    replay: scripts/fuzz.sh --replay \(target)/\(batchSeed)/\(first.index)  (\(first.what.prefix(120)))"
                         say(line)
                         failed.append(line)

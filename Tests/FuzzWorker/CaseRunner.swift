@@ -100,7 +100,9 @@ enum Outcome {
         case is FetchPredicateError: return "predicate"
         case let error as ToolError:
             // A tool error wraps whatever it caught; one that wraps a foreign error shows its text.
-            let foreign = ["Error Domain=", "The operation could not be completed", "SQLiteError", "CocoaError", "LMDBEngineError"]
+            let foreign = [
+                "Error Domain=", "The operation could not be completed", "SQLiteError", "CocoaError", "LMDBEngineError",
+            ]
             if foreign.contains(where: { error.message.contains($0) }) { return nil }
             return "tool.\(error.kind)"
         case is JSONSyntaxError: return "json"
@@ -117,13 +119,15 @@ enum Outcome {
 
     /// Runs `body`; a typed error (or one of type `accepted`) becomes `stage:name`, any other a
     /// ``CaseFailure``.
-    static func stage(_ stage: String, accepting accepted: (any Error.Type)? = nil, _ body: () throws -> Void) throws -> String? {
+    static func stage(_ stage: String, accepting accepted: (any Error.Type)? = nil, _ body: () throws -> Void) throws
+        -> String?
+    {
         do {
             try body()
             return nil
         } catch let failure as CaseFailure {
             throw failure
-        } catch where accepted.map({ type(of: error) == $0 }) ?? false {
+        } catch  where accepted.map({ type(of: error) == $0 }) ?? false {
             return "\(stage):\(type(of: error))"
         } catch {
             if verbose { FileHandle.standardError.write(Data("\(stage): \(describe(error))\n".utf8)) }

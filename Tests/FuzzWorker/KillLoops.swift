@@ -53,11 +53,13 @@ enum KillLoops {
 
     static func saveLoop(_ coordinator: PersistentStoreCoordinator) throws {
         let context = ManagedObjectContext(coordinator: coordinator)
-        let ledger = try context.fetch(FetchRequest(entityName: "Ledger")).first ?? {
-            let ledger = try context.insertNewObject(forEntityName: "Ledger")
-            try ledger.setConvertedValue(0, forKey: "round")
-            return ledger
-        }()
+        let ledger =
+            try context.fetch(FetchRequest(entityName: "Ledger")).first
+            ?? {
+                let ledger = try context.insertNewObject(forEntityName: "Ledger")
+                try ledger.setConvertedValue(0, forKey: "round")
+                return ledger
+            }()
         var round = ledger.value(forKey: "round", as: Int64.self) ?? 0
         var previous = try context.fetch(
             FetchRequest(entityName: "Entry", predicate: try FetchPredicate(format: "round == %@", round)))
@@ -70,12 +72,16 @@ enum KillLoops {
                 let entry = try context.insertNewObject(forEntityName: "Entry")
                 try entry.setConvertedValue(round, forKey: "round")
                 try entry.setConvertedValue(Int16(index), forKey: "index")
-                try entry.setConvertedValue(Data(repeating: UInt8(truncatingIfNeeded: round), count: 100 + Int(round % 50) * 40), forKey: "payload")
+                try entry.setConvertedValue(
+                    Data(repeating: UInt8(truncatingIfNeeded: round), count: 100 + Int(round % 50) * 40),
+                    forKey: "payload")
                 try entry.setConvertedValue(ledger, forKey: "ledger")
                 try entry.setConvertedValue(Set(previous), forKey: "previous")
                 entries.append(entry)
             }
-            for old in try context.fetch(FetchRequest(entityName: "Entry", predicate: try FetchPredicate(format: "round == %@", round - 10))) {
+            for old in try context.fetch(
+                FetchRequest(entityName: "Entry", predicate: try FetchPredicate(format: "round == %@", round - 10)))
+            {
                 context.delete(old)
             }
             try context.save()
@@ -89,7 +95,9 @@ enum KillLoops {
             let context = ManagedObjectContext(coordinator: coordinator)
             for entity in ["Ledger", "Entry"] {
                 var objects: [ManagedObject] = []
-                for _ in 0..<Int.random(in: 1...40) { objects.append(try context.insertNewObject(forEntityName: entity)) }
+                for _ in 0..<Int.random(in: 1...40) {
+                    objects.append(try context.insertNewObject(forEntityName: entity))
+                }
                 try context.obtainPermanentIDs(for: objects)
                 emit("keys \(entity) " + objects.map { "\($0.objectID.primaryKey)" }.joined(separator: " "))
             }
@@ -100,14 +108,18 @@ enum KillLoops {
     static func metadataValues(_ round: Int64) -> [String: MetadataValue] {
         let size = Int(round % 97) * 300
         let data = Data((0..<size).map { UInt8(truncatingIfNeeded: Int64($0) &* 31 &+ round) })
-        return ["fuzzRound": .integer(round), "fuzzData": .data(data), "fuzzCheck": .string("round \(round), \(size) bytes")]
+        return [
+            "fuzzRound": .integer(round), "fuzzData": .data(data),
+            "fuzzCheck": .string("round \(round), \(size) bytes"),
+        ]
     }
 
     static func metadataLoop(_ coordinator: PersistentStoreCoordinator, _ store: PersistentStore) throws {
-        var round = store.metadata.values["fuzzRound"].flatMap { value -> Int64? in
-            if case .integer(let n) = value { return n }
-            return nil
-        } ?? 0
+        var round =
+            store.metadata.values["fuzzRound"].flatMap { value -> Int64? in
+                if case .integer(let n) = value { return n }
+                return nil
+            } ?? 0
         while true {
             round += 1
             var metadata = store.metadata

@@ -35,7 +35,9 @@ enum LMDBDamage {
                 // Meta pages 0 and 1 keep the root page numbers, the last transaction id and the map size.
                 var offsets = [0, 16, 24, 32, 40, 48, 64, 80, 96, 112, 128, 136]
                 offsets += offsets.map { $0 + 4_096 }
-                for page in stride(from: 8_192, to: bytes.count, by: 4_096) { offsets += [page, page + 8, page + 10, page + 12, page + 16] }
+                for page in stride(from: 8_192, to: bytes.count, by: 4_096) {
+                    offsets += [page, page + 8, page + 10, page + 12, page + 16]
+                }
                 done.append("raw " + ByteDamage.damage(&bytes, using: &random, near: offsets))
             } else {
                 done.append("raw " + metaOrLength(&bytes, &random))
@@ -48,7 +50,8 @@ enum LMDBDamage {
     /// A change to a meta page's fields, or to the file's length.
     static func metaOrLength(_ bytes: inout [UInt8], _ random: inout SeededGenerator) -> String {
         if Int.random(in: 0..<3, using: &random) == 0 {
-            let length = [0, 1, 4_095, 4_096, 8_191, 8_192, bytes.count / 2, bytes.count - 4_096, bytes.count - 1]
+            let length =
+                [0, 1, 4_095, 4_096, 8_191, 8_192, bytes.count / 2, bytes.count - 4_096, bytes.count - 1]
                 .filter { $0 >= 0 && $0 < bytes.count }.randomElement(using: &random) ?? 0
             bytes.removeSubrange(length...)
             return "truncate to \(length) bytes"
@@ -81,14 +84,19 @@ enum LMDBDamage {
             let entries = try transaction.entries(of: database, limit: 400)
             guard !entries.isEmpty else { return "\(name): empty" }
             let (key, value) = entries[Int.random(in: 0..<entries.count, using: &random)]
-            let label = name == "meta" ? "meta \(String(decoding: key.prefix(3), as: UTF8.self))\(key.count > 3 ? "+\(key.count - 3)" : "")" : "\(name)[\(hex(key))]"
+            let label =
+                name == "meta"
+                ? "meta \(String(decoding: key.prefix(3), as: UTF8.self))\(key.count > 3 ? "+\(key.count - 3)" : "")"
+                : "\(name)[\(hex(key))]"
             switch Int.random(in: 0..<6, using: &random) {
             case 0, 1:
                 var bytes = value
                 let what: String
                 if name == "meta", String(decoding: key, as: UTF8.self) == "layout", Bool.random(using: &random) {
                     what = layoutEdit(&bytes, &random)
-                } else if name == "meta", key.starts(with: Array("pk".utf8)) || String(decoding: key, as: UTF8.self) == "format" {
+                } else if name == "meta",
+                    key.starts(with: Array("pk".utf8)) || String(decoding: key, as: UTF8.self) == "format"
+                {
                     let number = ByteDamage.interestingInteger(using: &random)
                     ByteDamage.write(number, width: bytes.count >= 8 ? 8 : 4, bigEndian: false, at: 0, in: &bytes)
                     what = "= \(number)"
@@ -116,7 +124,8 @@ enum LMDBDamage {
                 var bytes = value
                 let at = value.count == 12 ? 0 : Int.random(in: 0..<max(1, value.count), using: &random)
                 let number = ByteDamage.interestingInteger(using: &random)
-                ByteDamage.write(number, width: Bool.random(using: &random) ? 4 : 8, bigEndian: true, at: at, in: &bytes)
+                ByteDamage.write(
+                    number, width: Bool.random(using: &random) ? 4 : 8, bigEndian: true, at: at, in: &bytes)
                 try transaction.replace(database, key: key, old: value, new: bytes)
                 return "\(label) value: \(number) at \(at)"
             case 4:
@@ -128,7 +137,9 @@ enum LMDBDamage {
                 if Bool.random(using: &random), !bytes.isEmpty {
                     bytes.removeLast(Int.random(in: 1...bytes.count, using: &random))
                 } else {
-                    bytes += Array(repeating: UInt8.random(in: 0...255, using: &random), count: Int.random(in: 1...9, using: &random))
+                    bytes += Array(
+                        repeating: UInt8.random(in: 0...255, using: &random),
+                        count: Int.random(in: 1...9, using: &random))
                 }
                 try transaction.replace(database, key: key, old: value, new: bytes)
                 return "\(label) value resized \(value.count) → \(bytes.count)"

@@ -18,12 +18,15 @@ import StrataTools
 enum MigrationKill {
     static func run(_ arguments: [String]) throws {
         guard arguments.count >= 3, let type = storeType(arguments[1]) else {
-            throw CaseFailure("usage: \(arguments[0]) DRIVER PATH …; unknown driver '\(arguments.dropFirst().first ?? "")'")
+            throw CaseFailure(
+                "usage: \(arguments[0]) DRIVER PATH …; unknown driver '\(arguments.dropFirst().first ?? "")'")
         }
         let url = URL(fileURLWithPath: arguments[2])
         switch arguments[0] {
         case "migration-seed":
-            guard arguments.count == 4, let people = Int(arguments[3]) else { throw CaseFailure("migration-seed DRIVER PATH PEOPLE") }
+            guard arguments.count == 4, let people = Int(arguments[3]) else {
+                throw CaseFailure("migration-seed DRIVER PATH PEOPLE")
+            }
             let coordinator = PersistentStoreCoordinator(managedObjectModel: MigrationModels.version1)
             let store = try coordinator.addPersistentStore(type: type, at: url)
             try MigrationModels.seed(ManagedObjectContext(coordinator: coordinator), people: people)
@@ -38,7 +41,9 @@ enum MigrationKill {
             try coordinator.remove(store)
             KillLoops.emit("migrated")
         default:
-            guard arguments.count == 4, let people = Int(arguments[3]) else { throw CaseFailure("migration-check DRIVER PATH PEOPLE") }
+            guard arguments.count == 4, let people = Int(arguments[3]) else {
+                throw CaseFailure("migration-check DRIVER PATH PEOPLE")
+            }
             KillLoops.emit(check(type, url, people: people))
         }
     }
@@ -50,7 +55,10 @@ enum MigrationKill {
     /// `old`, `new` or `broken WHY` for the store at `url`.
     static func check(_ type: StoreType, _ url: URL, people: Int) -> String {
         do {
-            guard let metadata = try type.factory.metadata(at: url, options: StoreOptions(isReadOnly: true, createIfMissing: false)) else {
+            guard
+                let metadata = try type.factory.metadata(
+                    at: url, options: StoreOptions(isReadOnly: true, createIfMissing: false))
+            else {
                 return "broken the store is missing"
             }
             let version: String
@@ -60,7 +68,8 @@ enum MigrationKill {
             } else if MigrationModels.version2.isConfiguration(nil, compatibleWithStoreMetadata: metadata) {
                 (version, model) = ("new", MigrationModels.version2)
             } else {
-                return "broken the store's metadata matches neither version: \(metadata.entityVersionHashes.keys.sorted())"
+                return
+                    "broken the store's metadata matches neither version: \(metadata.entityVersionHashes.keys.sorted())"
             }
             if let embedded = metadata.values[StoreMetadata.modelKey]?.dataValue,
                 try ManagedObjectModel(encodedRepresentation: embedded).versionHash != model.versionHash
@@ -68,10 +77,14 @@ enum MigrationKill {
                 return "broken the store's version hashes say \(version), its embedded model does not"
             }
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            let store = try coordinator.addPersistentStore(type: type, at: url, options: StoreOptions(isReadOnly: true, createIfMissing: false))
+            let store = try coordinator.addPersistentStore(
+                type: type, at: url, options: StoreOptions(isReadOnly: true, createIfMissing: false))
             defer { try? coordinator.remove(store) }  // read-only: closing changes nothing
             let context = ManagedObjectContext(coordinator: coordinator)
-            let problems = version == "old" ? try version1Differences(context, people: people) : try MigrationModels.differences(context, people: people)
+            let problems =
+                version == "old"
+                ? try version1Differences(context, people: people)
+                : try MigrationModels.differences(context, people: people)
             return problems.isEmpty ? version : "broken \(version) store: \(problems.prefix(5).joined(separator: "; "))"
         } catch {
             return "broken the store does not open: \(error)"
@@ -83,19 +96,27 @@ enum MigrationKill {
         var problems: [String] = []
         let persons = try context.fetch(FetchRequest(entityName: "Person"))
         if persons.count != people { problems.append("\(persons.count) people, expected \(people)") }
-        let byName = Dictionary(persons.compactMap { person in (person["name"] as? String).map { ($0, person) } }) { a, _ in a }
+        let byName = Dictionary(persons.compactMap { person in (person["name"] as? String).map { ($0, person) } }) {
+            a, _ in a
+        }
         for index in 0..<people {
             guard let person = byName["person \(index)"] else {
                 problems.append("person \(index) is missing")
                 continue
             }
             let isEmployee = index % 5 == 4
-            if (person.entity.name == "Employee") != isEmployee { problems.append("person \(index) is a \(person.entity.name)") }
-            if person["age"] as? Int != index % 120 { problems.append("person \(index): age \(person["age"] ?? "nil")") }
+            if (person.entity.name == "Employee") != isEmployee {
+                problems.append("person \(index) is a \(person.entity.name)")
+            }
+            if person["age"] as? Int != index % 120 {
+                problems.append("person \(index): age \(person["age"] ?? "nil")")
+            }
             if person["nickname"] as? String != "nick \(index)" { problems.append("person \(index): nickname") }
             let city = index % 7 == 0 ? nil : "city \(index % 13)"
             if person["city"] as? String != city { problems.append("person \(index): city \(person["city"] ?? "nil")") }
-            if isEmployee, person["salary"] as? Double != Double(index) * 1.5 { problems.append("person \(index): salary") }
+            if isEmployee, person["salary"] as? Double != Double(index) * 1.5 {
+                problems.append("person \(index): salary")
+            }
             let pets = person.objects(forKey: "pets").compactMap { $0["name"] as? String }
             if pets != (index < people / 2 ? ["pet \(index)"] : []) { problems.append("person \(index): pets \(pets)") }
             let clubs = Set(person.objects(forKey: "clubs").compactMap { $0["title"] as? String })

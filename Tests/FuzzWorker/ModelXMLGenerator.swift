@@ -11,7 +11,8 @@ enum ModelXMLGenerator {
     ]
 
     static var sample: [UInt8] {
-        Array(#"""
+        Array(
+            #"""
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift">
                 <entity name="Department" representedClassName="Department" syncable="YES">
@@ -40,10 +41,12 @@ enum ModelXMLGenerator {
 
     /// One XML attribute value of the file replaced.
     static func structured(_ bytes: [UInt8], _ random: inout SeededGenerator) -> (bytes: [UInt8], what: String)? {
-        let keys = ["name", "attributeType", "parentEntity", "destinationEntity", "inverseName", "inverseEntity", "maxCount",
-                    "minCount", "minValueString", "maxValueString", "defaultValueString", "toMany", "ordered", "optional",
-                    "deletionRule", "predicateString", "entity", "value", "property", "order", "type", "isAbstract",
-                    "renamingIdentifier", "elementID", "versionHashModifier", "regularExpressionString", "transient"]
+        let keys = [
+            "name", "attributeType", "parentEntity", "destinationEntity", "inverseName", "inverseEntity", "maxCount",
+            "minCount", "minValueString", "maxValueString", "defaultValueString", "toMany", "ordered", "optional",
+            "deletionRule", "predicateString", "entity", "value", "property", "order", "type", "isAbstract",
+            "renamingIdentifier", "elementID", "versionHashModifier", "regularExpressionString", "transient",
+        ]
         let key = keys[Int.random(in: 0..<keys.count, using: &random)]
         let ranges = XMLDamage.fields(bytes, open: " \(key)=\"", close: "\"")
         guard !ranges.isEmpty else { return nil }
@@ -51,7 +54,9 @@ enum ModelXMLGenerator {
         let value = odd(&random)
         var edited = bytes
         edited.replaceSubrange(range, with: Array(value.utf8))
-        return (edited, "\(key)=\"\(String(decoding: bytes[range], as: UTF8.self).prefix(30))\" → \"\(value.prefix(30))\"")
+        return (
+            edited, "\(key)=\"\(String(decoding: bytes[range], as: UTF8.self).prefix(30))\" → \"\(value.prefix(30))\""
+        )
     }
 
     static func odd(_ random: inout SeededGenerator) -> String {
@@ -67,10 +72,13 @@ enum ModelXMLGenerator {
     static func generate(_ random: inout SeededGenerator) -> (bytes: [UInt8], what: String) {
         let count = Int.random(in: 1...6, using: &random)
         let names = (0..<count).map { "E\($0)" }
-        var text = #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><model type="com.apple.IDECoreDataModeler.DataModel">"#
+        var text =
+            #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><model type="com.apple.IDECoreDataModeler.DataModel">"#
         for (index, name) in names.enumerated() {
             var entity = "<entity name=\"\(name)\""
-            if Int.random(in: 0..<3, using: &random) == 0 { entity += " parentEntity=\"\(names.randomElement(using: &random)!)\"" }  // names is not empty
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                entity += " parentEntity=\"\(names.randomElement(using: &random)!)\""
+            }  // names is not empty
             if Int.random(in: 0..<4, using: &random) == 0 { entity += " isAbstract=\"YES\"" }
             entity += ">"
             for a in 0..<Int.random(in: 0...5, using: &random) {
@@ -78,7 +86,9 @@ enum ModelXMLGenerator {
                 entity += "<attribute name=\"a\(a)\" attributeType=\"\(type)\""
                 if Bool.random(using: &random) { entity += " optional=\"YES\"" }
                 if Int.random(in: 0..<3, using: &random) == 0 { entity += " defaultValueString=\"\(odd(&random))\"" }
-                if Int.random(in: 0..<4, using: &random) == 0 { entity += " minValueString=\"\(odd(&random))\" maxValueString=\"\(odd(&random))\"" }
+                if Int.random(in: 0..<4, using: &random) == 0 {
+                    entity += " minValueString=\"\(odd(&random))\" maxValueString=\"\(odd(&random))\""
+                }
                 entity += "/>"
             }
             for r in 0..<Int.random(in: 0...3, using: &random) {
@@ -86,21 +96,31 @@ enum ModelXMLGenerator {
                 entity += "<relationship name=\"r\(index)_\(r)\" destinationEntity=\"\(destination)\""
                 if Bool.random(using: &random) { entity += " toMany=\"YES\"" } else { entity += " maxCount=\"1\"" }
                 if Bool.random(using: &random) {
-                    entity += " inverseName=\"r\(names.firstIndex(of: destination) ?? 0)_\(Int.random(in: 0...2, using: &random))\" inverseEntity=\"\(destination)\""
+                    entity +=
+                        " inverseName=\"r\(names.firstIndex(of: destination) ?? 0)_\(Int.random(in: 0...2, using: &random))\" inverseEntity=\"\(destination)\""
                 }
-                if Int.random(in: 0..<4, using: &random) == 0 { entity += " minCount=\"\(odd(&random))\" maxCount=\"\(odd(&random))\"" }
-                entity += " deletionRule=\"\(["Nullify", "Cascade", "Deny", "No Action", "Nope"].randomElement(using: &random)!)\"/>"  // non-empty literal
+                if Int.random(in: 0..<4, using: &random) == 0 {
+                    entity += " minCount=\"\(odd(&random))\" maxCount=\"\(odd(&random))\""
+                }
+                // non-empty literal
+                entity +=
+                    " deletionRule=\"\(["Nullify", "Cascade", "Deny", "No Action", "Nope"].randomElement(using: &random)!)\"/>"
             }
             if Int.random(in: 0..<5, using: &random) == 0 {
-                entity += "<uniquenessConstraints><uniquenessConstraint><constraint value=\"a0\"/><constraint value=\"\(odd(&random))\"/></uniquenessConstraint></uniquenessConstraints>"
+                entity +=
+                    "<uniquenessConstraints><uniquenessConstraint><constraint value=\"a0\"/><constraint value=\"\(odd(&random))\"/></uniquenessConstraint></uniquenessConstraints>"
             }
             text += entity + "</entity>"
         }
         if Bool.random(using: &random) {
-            text += "<fetchRequest name=\"F\" entity=\"\(names.randomElement(using: &random)!)\" predicateString=\"\(["a0 == 1", "r0_0.a0 &gt; $X", "((", "SUBQUERY(r0_0, $x, $x.a0 == 1).@count &gt; 0"].randomElement(using: &random)!)\"/>"  // non-empty literals
+            // non-empty literals
+            text +=
+                "<fetchRequest name=\"F\" entity=\"\(names.randomElement(using: &random)!)\" predicateString=\"\(["a0 == 1", "r0_0.a0 &gt; $X", "((", "SUBQUERY(r0_0, $x, $x.a0 == 1).@count &gt; 0"].randomElement(using: &random)!)\"/>"
         }
         if Bool.random(using: &random) {
-            text += "<configuration name=\"C\"><memberEntity name=\"\(names.randomElement(using: &random)!)\"/><memberEntity name=\"Nope\"/></configuration>"  // names is not empty
+            // names is not empty
+            text +=
+                "<configuration name=\"C\"><memberEntity name=\"\(names.randomElement(using: &random)!)\"/><memberEntity name=\"Nope\"/></configuration>"
         }
         text += "</model>"
         return (Array(text.utf8), "a random model of \(count) entities")

@@ -44,8 +44,9 @@ final class ParserTarget: FuzzTarget {
                 input = edited.bytes
                 what += edited.what
             } else {
-                what += (0..<Int.random(in: 1...3, using: &random)).map { _ in ByteDamage.damage(&input, using: &random) }
-                    .joined(separator: "; ")
+                what += (0..<Int.random(in: 1...3, using: &random)).map { _ in ByteDamage.damage(&input, using: &random)
+                }
+                .joined(separator: "; ")
             }
         }
         try Data(input).write(to: file)
@@ -69,7 +70,8 @@ enum JSONDamage {
             if mine == target { return replacement }
             switch node {
             case .array(let values): return .array(values.compactMap { visit($0) })
-            case .object(let members): return .object(members.compactMap { key, value in visit(value).map { (key, $0) } })
+            case .object(let members):
+                return .object(members.compactMap { key, value in visit(value).map { (key, $0) } })
             default: return node
             }
         }
@@ -90,8 +92,17 @@ enum JSONDamage {
         case 0, 1:
             let value = ByteDamage.interestingInteger(using: &random)
             return (.number("\(value)"), "\(value)")
-        case 2: return (.number(["1e400", "-0", "0.0000000000000000000001", "18446744073709551616", "1.5"].randomElement(using: &random)!), "an odd number")  // non-empty literal
-        case 3: return (.string(["", "x", "Item", "Employee", "NSDate", "9999-99-99", "\u{0}"].randomElement(using: &random)!), "a string")  // non-empty literal
+        case 2:
+            return (
+                .number(
+                    ["1e400", "-0", "0.0000000000000000000001", "18446744073709551616", "1.5"].randomElement(
+                        using: &random)!), "an odd number"
+            )  // non-empty literal
+        case 3:
+            return (
+                .string(["", "x", "Item", "Employee", "NSDate", "9999-99-99", "\u{0}"].randomElement(using: &random)!),
+                "a string"
+            )  // non-empty literal
         case 4: return (.null, "null")
         case 5: return (.bool(Bool.random(using: &random)), "a Boolean")
         case 6: return (.array([]), "[]")
@@ -118,10 +129,12 @@ enum ParserTargets {
         try BaseStores.make(.sqlite, at: source)
         var exported = ""
         try InterchangeExporter.export(from: StoreLocation(scheme: .sqlite, url: source)) { exported += $0 }
-        let small = #"{"format": "strata-json", "version": 1, "objects": [{"entity": "Department", "id": "d1", "attributes": {"name": "R"}}, {"entity": "Employee", "id": "e1", "attributes": {"name": "A", "age": 3}, "relationships": {"department": "d1", "mentees": ["e1"]}}]}"#
+        let small =
+            #"{"format": "strata-json", "version": 1, "objects": [{"entity": "Department", "id": "d1", "attributes": {"name": "R"}}, {"entity": "Employee", "id": "e1", "attributes": {"name": "A", "age": 3}, "relationships": {"department": "d1", "mentees": ["e1"]}}]}"#
         var importNumber = 0
         return try ParserTarget(
-            seeds: [("export", Array(exported.utf8)), ("small", Array(small.utf8))], file: setup.scratch.file("input.json"),
+            seeds: [("export", Array(exported.utf8)), ("small", Array(small.utf8))],
+            file: setup.scratch.file("input.json"),
             structured: JSONDamage.structured,
             generate: { random in
                 let depth = [100, 1_000, 100_000][Int.random(in: 0..<3, using: &random)]
@@ -134,11 +147,14 @@ enum ParserTargets {
                 let problems = InterchangeImporter.problems(in: Data(input), model: model)
                 guard problems.isEmpty else { return outcome + " problems" }
                 importNumber += 1
-                let destination = StoreLocation(scheme: .sqlite, url: setup.scratch.file("import-\(importNumber).sqlite"))
+                let destination = StoreLocation(
+                    scheme: .sqlite, url: setup.scratch.file("import-\(importNumber).sqlite"))
                 defer { BaseStores.remove(destination.url!) }  // file-backed locations have a URL
-                return outcome + " " + (try Outcome.stage("import") {
-                    try InterchangeImporter.importData(Data(input), fileName: "input.json", into: destination, modelPath: modelFile.path)
-                } ?? "imported")
+                return outcome + " "
+                    + (try Outcome.stage("import") {
+                        try InterchangeImporter.importData(
+                            Data(input), fileName: "input.json", into: destination, modelPath: modelFile.path)
+                    } ?? "imported")
             })
     }
 
@@ -147,7 +163,8 @@ enum ParserTargets {
         var seeds: [(name: String, bytes: [UInt8])] = [("generated", ModelXMLGenerator.sample)]
         if let corpus = setup.corpus {
             let folder = corpus.appendingPathComponent("models")
-            for file in try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).sorted(by: { $0.path < $1.path })
+            for file in try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).sorted(
+                by: { $0.path < $1.path })
             where file.lastPathComponent.hasSuffix(".xcdatamodel.xml") {
                 seeds.append((file.lastPathComponent, Array(try Data(contentsOf: file))))
             }
@@ -157,19 +174,25 @@ enum ParserTargets {
             generate: ModelXMLGenerator.generate,
             check: { input in
                 var model: ManagedObjectModel?
-                if let failed = try Outcome.stage("load", { model = try ManagedObjectModel(xmlData: Data(input)) }) { return failed }
+                if let failed = try Outcome.stage("load", { model = try ManagedObjectModel(xmlData: Data(input)) }) {
+                    return failed
+                }
                 return try archiveRoundTrip(model)
             })
     }
 
     /// The model archive every Strata store embeds (``ModelArchive``).
     static func modelArchive(_ setup: TargetSetup) throws -> any FuzzTarget {
-        var seeds: [(name: String, bytes: [UInt8])] = [("conformance", Array(try ConformanceModel.model.encodedRepresentation()))]
+        var seeds: [(name: String, bytes: [UInt8])] = [
+            ("conformance", Array(try ConformanceModel.model.encodedRepresentation()))
+        ]
         if let corpus = setup.corpus {
             let folder = corpus.appendingPathComponent("models")
-            for file in try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).sorted(by: { $0.path < $1.path })
+            for file in try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).sorted(
+                by: { $0.path < $1.path })
             where file.lastPathComponent.hasSuffix(".xcdatamodel.xml") {
-                if let model = try? ManagedObjectModel(xmlData: Data(contentsOf: file)) {  // seeds only: a model that does not load is skipped
+                // seeds only: a model that does not load is skipped
+                if let model = try? ManagedObjectModel(xmlData: Data(contentsOf: file)) {
                     seeds.append((file.lastPathComponent, Array(try model.encodedRepresentation())))
                 }
             }
@@ -178,7 +201,9 @@ enum ParserTargets {
             seeds: seeds, file: setup.scratch.file("model.json"), structured: JSONDamage.structured,
             check: { input in
                 var model: ManagedObjectModel?
-                if let failed = try Outcome.stage("decode", { model = try ManagedObjectModel(encodedRepresentation: Data(input)) }) {
+                if let failed = try Outcome.stage(
+                    "decode", { model = try ManagedObjectModel(encodedRepresentation: Data(input)) })
+                {
                     return failed
                 }
                 return try archiveRoundTrip(model)
@@ -202,10 +227,14 @@ enum ParserTargets {
 
     /// Apple's model cache (`Z_MODELCACHE`: raw DEFLATE of a keyed archive).
     static func modelCache(_ setup: TargetSetup) throws -> any FuzzTarget {
-        guard let corpus = setup.corpus else { throw CaseFailure("this target reads the corpus: set STRATA_CORPUS or pass --corpus") }
+        guard let corpus = setup.corpus else {
+            throw CaseFailure("this target reads the corpus: set STRATA_CORPUS or pass --corpus")
+        }
         var seeds: [(name: String, bytes: [UInt8])] = []
         let folder = corpus.appendingPathComponent("sqlite")
-        for file in try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).sorted(by: { $0.path < $1.path }) {
+        for file in try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).sorted(
+            by: { $0.path < $1.path })
+        {
             let copy = setup.scratch.file("cache-" + file.lastPathComponent)
             try FileManager.default.copyItem(at: file, to: copy)
             let database = try SQLiteDamage.Connection(copy)
@@ -221,7 +250,9 @@ enum ParserTargets {
             seeds: seeds, file: setup.scratch.file("archive.plist"), structured: PlistDamage.structured,
             check: { input in
                 // These decoders throw the SQLite driver's own error type (the driver maps it to StoreError).
-                let archived = try Outcome.stage("archive", accepting: SQLiteError.self) { _ = try KeyedArchive(data: Data(input)) }
+                let archived = try Outcome.stage("archive", accepting: SQLiteError.self) {
+                    _ = try KeyedArchive(data: Data(input))
+                }
                 let decoded = try Outcome.stage("model", accepting: SQLiteError.self) {
                     _ = try ModelCacheDecoder.decodeModel(fromModelCache: Data(Deflate.compress(input)))
                 }
@@ -231,14 +262,18 @@ enum ParserTargets {
 
     /// ISO 8601 timestamps of the interchange format, both ways.
     static func iso8601(_ setup: TargetSetup) throws -> any FuzzTarget {
-        let samples = ["2024-05-01T12:30:00.250Z", "2019-03-01T09:00:00.000+02:00", "2024-05-01", "0001-01-01T00:00:00.000Z",
-                       "9999-12-31T23:59:59.999Z", "1970-01-01T00:00:00,5Z", "2016-12-31T23:59:60Z"]
+        let samples = [
+            "2024-05-01T12:30:00.250Z", "2019-03-01T09:00:00.000+02:00", "2024-05-01", "0001-01-01T00:00:00.000Z",
+            "9999-12-31T23:59:59.999Z", "1970-01-01T00:00:00,5Z", "2016-12-31T23:59:60Z",
+        ]
         return try ParserTarget(
             seeds: samples.map { ($0, Array($0.utf8)) }, file: setup.scratch.file("timestamp.txt"),
             generate: { random in
                 let seconds: Double = [
-                    Double.random(in: -1e12...1e12, using: &random), Double(ByteDamage.interestingInteger(using: &random)),
-                    .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .infinity, .nan, 1e-300, -62_135_596_800, 252_423_993_600,
+                    Double.random(in: -1e12...1e12, using: &random),
+                    Double(ByteDamage.interestingInteger(using: &random)),
+                    .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .infinity, .nan, 1e-300, -62_135_596_800,
+                    252_423_993_600,
                 ][Int.random(in: 0..<9, using: &random)]
                 return (Array("\(seconds)".utf8), "the date \(seconds) seconds after 2001")
             },
@@ -254,7 +289,9 @@ enum ParserTargets {
                     } catch {
                         throw CaseFailure("\(json), written for \(seconds), does not read back: \(error)")
                     }
-                    guard case .date(let date) = read, date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern else {
+                    guard case .date(let date) = read,
+                        date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern
+                    else {
                         throw CaseFailure("\(seconds) is written \(json), which reads back as \(read)")
                     }
                     return "written"
@@ -267,21 +304,29 @@ enum ParserTargets {
 
     /// Store locations as the `strata` tool reads them (`sqlite:path`, a bare path, …).
     static func storeLocation(_ setup: TargetSetup) throws -> any FuzzTarget {
-        let samples = ["sqlite:a.sqlite", "xml:/tmp/x.xml", "lmdb:store.lmdb", "memory:", "memory:name", "a.sqlite", "b.db",
-                       "c.storedata", "d.xml", "e.lmdb", "/", ".", "", "sqlite:", "file:///tmp/a.sqlite", "SQLITE:A.SQLITE",
-                       "postgres://host/db", "x:y:z", setup.scratch.url.path]
+        let samples = [
+            "sqlite:a.sqlite", "xml:/tmp/x.xml", "lmdb:store.lmdb", "memory:", "memory:name", "a.sqlite", "b.db",
+            "c.storedata", "d.xml", "e.lmdb", "/", ".", "", "sqlite:", "file:///tmp/a.sqlite", "SQLITE:A.SQLITE",
+            "postgres://host/db", "x:y:z", setup.scratch.url.path,
+        ]
         return try ParserTarget(
             seeds: samples.map { ($0, Array($0.utf8)) }, file: setup.scratch.file("location.txt"),
             generate: { random in
-                let parts = ["sqlite:", "xml:", "lmdb:", "memory:", "file://", "/", "..", ".", "~", "%00", "\u{0}", "\n", " ", ":",
-                             "a.sqlite", ".xml", ".lmdb", "é", "🎉", "//", "\\", String(repeating: "a", count: 5_000), "?", "#"]
-                let text = (0..<Int.random(in: 1...6, using: &random)).map { _ in parts.randomElement(using: &random)! }.joined()  // non-empty literal
+                let parts = [
+                    "sqlite:", "xml:", "lmdb:", "memory:", "file://", "/", "..", ".", "~", "%00", "\u{0}", "\n", " ",
+                    ":",
+                    "a.sqlite", ".xml", ".lmdb", "é", "🎉", "//", "\\", String(repeating: "a", count: 5_000), "?", "#",
+                ]
+                let text = (0..<Int.random(in: 1...6, using: &random)).map { _ in parts.randomElement(using: &random)! }
+                    .joined()  // non-empty literal
                 return (Array(text.utf8), "generated")
             },
             check: { input in
                 let text = String(decoding: input, as: UTF8.self)
                 var location: StoreLocation?
-                if let failed = try Outcome.stage("parse", { location = try StoreLocation(parsing: text) }) { return failed }
+                if let failed = try Outcome.stage("parse", { location = try StoreLocation(parsing: text) }) {
+                    return failed
+                }
                 guard let location else { return "none" }
                 _ = location.description
                 _ = location.displayName
@@ -299,21 +344,28 @@ enum ParserTargets {
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(isReadOnly: true))
         let context = ManagedObjectContext(coordinator: coordinator)
         let employees = try context.fetch(FetchRequest(entityName: "Employee"))
-        let samples = ["name", "department.name", "mentees.@count", "mentor.mentor.name", "mentees.@avg.age", "SELF", "@count",
-                       "department.employees.@max.age", "#name", "a.b.c", "mentees.name"]
+        let samples = [
+            "name", "department.name", "mentees.@count", "mentor.mentor.name", "mentees.@avg.age", "SELF", "@count",
+            "department.employees.@max.age", "#name", "a.b.c", "mentees.name",
+        ]
         return try ParserTarget(
             seeds: samples.map { ($0, Array($0.utf8)) }, file: setup.scratch.file("keypath.txt"),
             generate: { random in
-                let parts = ["name", "age", "department", "mentees", "mentor", ".", "@count", "@sum", "@avg", "@min", "@max",
-                             "@distinctUnionOfObjects", "SELF", "#", "$x", "", " ", "..", "é", "1", "@", "employees"]
-                let text = (0..<Int.random(in: 1...8, using: &random)).map { _ in parts.randomElement(using: &random)! }.joined()  // non-empty literal
+                let parts = [
+                    "name", "age", "department", "mentees", "mentor", ".", "@count", "@sum", "@avg", "@min", "@max",
+                    "@distinctUnionOfObjects", "SELF", "#", "$x", "", " ", "..", "é", "1", "@", "employees",
+                ]
+                let text = (0..<Int.random(in: 1...8, using: &random)).map { _ in parts.randomElement(using: &random)! }
+                    .joined()  // non-empty literal
                 return (Array(text.utf8), "generated")
             },
             check: { input in
                 withExtendedLifetime(store) {}
                 let key = String(decoding: input, as: UTF8.self)
                 var predicate: FetchPredicate?
-                if let failed = try Outcome.stage("parse", { predicate = try FetchPredicate(format: "%K == %@", key, 1) }) {
+                if let failed = try Outcome.stage(
+                    "parse", { predicate = try FetchPredicate(format: "%K == %@", key, 1) })
+                {
                     return failed
                 }
                 guard let predicate else { return "none" }
@@ -323,11 +375,15 @@ enum ParserTargets {
                         throw CaseFailure("'\(predicate.predicateFormat)' parses to another predicate")
                     }
                 }
-                if let again { throw CaseFailure("the printed form '\(predicate.predicateFormat)' does not parse: \(again)") }
+                if let again {
+                    throw CaseFailure("the printed form '\(predicate.predicateFormat)' does not parse: \(again)")
+                }
                 var request = FetchRequest(entityName: "Employee", predicate: predicate)
                 request.fetchLimit = 3
                 let fetched = try Outcome.stage("fetch") { _ = try context.fetch(request) } ?? "fetched"
-                let evaluated = try Outcome.stage("evaluate") { for employee in employees { _ = try predicate.evaluate(with: employee) } }
+                let evaluated = try Outcome.stage("evaluate") {
+                    for employee in employees { _ = try predicate.evaluate(with: employee) }
+                }
                 return fetched + " " + (evaluated ?? "evaluated")
             })
     }

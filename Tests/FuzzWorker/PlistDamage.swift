@@ -63,7 +63,8 @@ indirect enum PlistValue {
     /// The list as an XML property list.
     var xml: [UInt8] {
         var text = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        text += #"<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">"#
+        text +=
+            #"<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">"#
         text += "\n<plist version=\"1.0\">\n"
         write(&text)
         text += "\n</plist>\n"
@@ -120,7 +121,8 @@ indirect enum PlistValue {
             if mine == target { return new }
             switch node {
             case .array(let values): return .array(values.compactMap { visit($0) })
-            case .dictionary(let entries): return .dictionary(entries.compactMap { key, value in visit(value).map { (key, $0) } })
+            case .dictionary(let entries):
+                return .dictionary(entries.compactMap { key, value in visit(value).map { (key, $0) } })
             default: return node
             }
         }
@@ -136,7 +138,10 @@ enum PlistDamage {
         let total = tree.count
         let target = Int.random(in: 0..<total, using: &random)
         let replacement = Self.replacement(&random, objects: total)
-        return (tree.replacing(target, with: replacement.value).xml, "plist node \(target) of \(total) → \(replacement.what)")
+        return (
+            tree.replacing(target, with: replacement.value).xml,
+            "plist node \(target) of \(total) → \(replacement.what)"
+        )
     }
 
     /// A value to put in place of a node; `nil` removes the node.
@@ -146,9 +151,15 @@ enum PlistDamage {
             let value = ByteDamage.interestingInteger(using: &random)
             return (.integer(value), "integer \(value)")
         case 2, 3:
-            let value: Int64 = [-1, 0, 1, Int64(objects), Int64(objects) + 1, Int64(UInt32.max), Int64.max][Int.random(in: 0..<7, using: &random)]
+            let value: Int64 = [-1, 0, 1, Int64(objects), Int64(objects) + 1, Int64(UInt32.max), Int64.max][
+                Int.random(in: 0..<7, using: &random)]
             return (.uid(value), "reference \(value)")
-        case 4: return (.string(["", "$null", "NSManagedObjectModel", "\u{0}", String(repeating: "x", count: 10_000)][Int.random(in: 0..<5, using: &random)]), "a string")
+        case 4:
+            return (
+                .string(
+                    ["", "$null", "NSManagedObjectModel", "\u{0}", String(repeating: "x", count: 10_000)][
+                        Int.random(in: 0..<5, using: &random)]), "a string"
+            )
         case 5: return (.data(Array(repeating: 0xFF, count: Int.random(in: 0...64, using: &random))), "data")
         case 6: return (.real([Double.infinity, -1e308, 1e-308, 0.5][Int.random(in: 0..<4, using: &random)]), "a real")
         case 7: return (.bool(Bool.random(using: &random)), "a Boolean")

@@ -56,7 +56,8 @@ final class SQLPredicateTarget: FuzzTarget {
                 row, model: model, lookup: { [byID] in byID[$0] },
                 related: { [driver, model] id, slot in
                     guard let entity = model.entity(number: id.entity) else { return [] }
-                    return try driver.relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: [id]))[id] ?? []
+                    return try driver.relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: [id]))[id]
+                        ?? []
                 })
             do {
                 if try predicate.evaluate(with: view) { expected.insert(row.id) }
@@ -75,18 +76,23 @@ final class SQLPredicateTarget: FuzzTarget {
                 throw CaseFailure("the driver threw an error of an unexpected type: \(Outcome.describe(error))")
             }
             if evaluatorError != nil { return "both-refused" }
-            throw CaseFailure("the driver refused a predicate the evaluator answers (\(expected.count) rows): \(Outcome.describe(error))")
+            throw CaseFailure(
+                "the driver refused a predicate the evaluator answers (\(expected.count) rows): \(Outcome.describe(error))"
+            )
         }
         guard result.appliedPredicate else { return "declined" }
         if let evaluatorError {
-            throw CaseFailure("the driver answered \(result.rows.count) rows where the evaluator fails: \(Outcome.describe(evaluatorError))")
+            throw CaseFailure(
+                "the driver answered \(result.rows.count) rows where the evaluator fails: \(Outcome.describe(evaluatorError))"
+            )
         }
         let answered = Set(result.rows.map(\.id))
         guard answered == expected else {
             let extra = answered.subtracting(expected).sorted { $0.primaryKey < $1.primaryKey }.prefix(5)
             let missing = expected.subtracting(answered).sorted { $0.primaryKey < $1.primaryKey }.prefix(5)
             throw CaseFailure(
-                "SQL and the evaluator disagree: \(answered.count) rows vs \(expected.count); extra \(extra.map { describe($0) }), missing \(missing.map { describe($0) })")
+                "SQL and the evaluator disagree: \(answered.count) rows vs \(expected.count); extra \(extra.map { describe($0) }), missing \(missing.map { describe($0) })"
+            )
         }
         return "agree"
     }

@@ -24,7 +24,9 @@ enum SQLiteDamage {
     static func metadata(_ url: URL, _ random: inout SeededGenerator) throws -> String {
         let database = try Connection(url)
         defer { database.close() }
-        if Int.random(in: 0..<5, using: &random) > 0, let edit = try blobEdit(database, table: "Z_METADATA", column: "Z_PLIST", &random) {
+        if Int.random(in: 0..<5, using: &random) > 0,
+            let edit = try blobEdit(database, table: "Z_METADATA", column: "Z_PLIST", &random)
+        {
             return edit
         }
         let column = ["Z_UUID", "Z_VERSION", "Z_PLIST"].randomElement(using: &random)!  // non-empty literal
@@ -38,7 +40,9 @@ enum SQLiteDamage {
         var bytes = Array(try Data(contentsOf: url))
         let pageSize = bytes.count > 17 ? max(512, Int(bytes[16]) << 8 | Int(bytes[17])) : 4_096
         var offsets = [0, 16, 18, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 92, 96, 100]
-        for page in stride(from: pageSize, to: bytes.count, by: pageSize) { offsets += [page, page + 3, page + 5, page + 8] }
+        for page in stride(from: pageSize, to: bytes.count, by: pageSize) {
+            offsets += [page, page + 3, page + 5, page + 8]
+        }
         let what = ByteDamage.damage(&bytes, using: &random, near: offsets)
         try Data(bytes).write(to: url)
         return what
@@ -48,25 +52,33 @@ enum SQLiteDamage {
     static func structured(_ url: URL, _ random: inout SeededGenerator) throws -> String {
         let database = try Connection(url)
         defer { database.close() }
-        let tables = try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        let tables = try database.strings(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
         guard !tables.isEmpty else { return "no tables" }
         let table = tables[Int.random(in: 0..<tables.count, using: &random)]
         let columns = try database.strings("SELECT name FROM pragma_table_info('\(table)')")
         guard !columns.isEmpty else { return "no columns in \(table)" }
         let rowids = try database.integers("SELECT rowid FROM \"\(table)\" LIMIT 200")
         let row = rowids.isEmpty ? 1 : rowids[Int.random(in: 0..<rowids.count, using: &random)]
-        let key = ["Z_PK", "Z_ENT", "Z_OPT", "Z_MAX", "Z_SUPER", "Z_VERSION"].filter(columns.contains)
-            + columns.filter { $0.hasPrefix("Z") && !$0.hasPrefix("Z_") && $0.count > 1 && $0.dropFirst().allSatisfy(\.isNumber) == false }
+        let key =
+            ["Z_PK", "Z_ENT", "Z_OPT", "Z_MAX", "Z_SUPER", "Z_VERSION"].filter(columns.contains)
+            + columns.filter {
+                $0.hasPrefix("Z") && !$0.hasPrefix("Z_") && $0.count > 1
+                    && $0.dropFirst().allSatisfy(\.isNumber) == false
+            }
         let sql: String
         switch Int.random(in: 0..<12, using: &random) {
         case 0, 1, 2:
             // An interesting integer in a key, version, counter, entity or reference column.
             let pool = key.isEmpty ? columns : key
             let column = pool[Int.random(in: 0..<pool.count, using: &random)]
-            sql = "UPDATE \"\(table)\" SET \"\(column)\" = \(ByteDamage.interestingInteger(using: &random)) WHERE rowid = \(row)"
+            sql =
+                "UPDATE \"\(table)\" SET \"\(column)\" = \(ByteDamage.interestingInteger(using: &random)) WHERE rowid = \(row)"
         case 3:
             let column = columns[Int.random(in: 0..<columns.count, using: &random)]
-            sql = "UPDATE \"\(table)\" SET \"\(column)\" = \(wrongValue(&random))" + (Bool.random(using: &random) ? " WHERE rowid = \(row)" : "")
+            sql =
+                "UPDATE \"\(table)\" SET \"\(column)\" = \(wrongValue(&random))"
+                + (Bool.random(using: &random) ? " WHERE rowid = \(row)" : "")
         case 4:
             let column = columns[Int.random(in: 0..<columns.count, using: &random)]
             sql = "UPDATE \"\(table)\" SET \"\(column)\" = NULL WHERE rowid = \(row)"
@@ -77,7 +89,9 @@ enum SQLiteDamage {
             let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
             sql = "INSERT INTO \"\(table)\" (\(list)) SELECT \(list) FROM \"\(table)\" WHERE rowid = \(row)"
         case 7:
-            if let metadata = try blobEdit(database, table: "Z_METADATA", column: "Z_PLIST", &random) { return metadata }
+            if let metadata = try blobEdit(database, table: "Z_METADATA", column: "Z_PLIST", &random) {
+                return metadata
+            }
             sql = "UPDATE Z_METADATA SET Z_UUID = \(wrongValue(&random))"
         case 8:
             if let cache = try modelCacheEdit(database, &random) { return cache }
@@ -89,10 +103,12 @@ enum SQLiteDamage {
             // Every reference column at once: swap in a value off by an interesting amount.
             let pool = key.isEmpty ? columns : key
             let column = pool[Int.random(in: 0..<pool.count, using: &random)]
-            sql = "UPDATE \"\(table)\" SET \"\(column)\" = \"\(column)\" + \(ByteDamage.interestingInteger(using: &random) / 2)"
+            sql =
+                "UPDATE \"\(table)\" SET \"\(column)\" = \"\(column)\" + \(ByteDamage.interestingInteger(using: &random) / 2)"
         default:
             let column = columns[Int.random(in: 0..<columns.count, using: &random)]
-            sql = "UPDATE \"\(table)\" SET \"\(column)\" = \(ByteDamage.interestingInteger(using: &random)) WHERE rowid = \(row)"
+            sql =
+                "UPDATE \"\(table)\" SET \"\(column)\" = \(ByteDamage.interestingInteger(using: &random)) WHERE rowid = \(row)"
         }
         try database.execute(sql)
         return sql
@@ -113,7 +129,9 @@ enum SQLiteDamage {
     }
 
     /// Damages the bytes of one blob (a binary property list); `nil` when there is none.
-    static func blobEdit(_ database: Connection, table: String, column: String, _ random: inout SeededGenerator) throws -> String? {
+    static func blobEdit(_ database: Connection, table: String, column: String, _ random: inout SeededGenerator) throws
+        -> String?
+    {
         guard var bytes = try database.blob("SELECT \"\(column)\" FROM \"\(table)\" LIMIT 1") else { return nil }
         let what: String
         if Bool.random(using: &random), let edited = PlistDamage.structured(bytes, &random) {
@@ -122,7 +140,8 @@ enum SQLiteDamage {
         } else {
             // Header, offset table and trailer are where binary property lists keep their numbers.
             let trailer = max(0, bytes.count - 32)
-            what = ByteDamage.damage(&bytes, using: &random, near: [0, 6, 8, trailer, trailer + 6, trailer + 8, trailer + 16, trailer + 24])
+            what = ByteDamage.damage(
+                &bytes, using: &random, near: [0, 6, 8, trailer, trailer + 6, trailer + 8, trailer + 16, trailer + 24])
         }
         try database.setBlob("UPDATE \"\(table)\" SET \"\(column)\" = ?", bytes)
         return "\(table).\(column): \(what)"
@@ -143,7 +162,9 @@ enum SQLiteDamage {
             } else {
                 var archive = plist
                 let trailer = max(0, archive.count - 32)
-                what = "archive: " + ByteDamage.damage(&archive, using: &random, near: [0, 8, trailer, trailer + 6, trailer + 8])
+                what =
+                    "archive: "
+                    + ByteDamage.damage(&archive, using: &random, near: [0, 8, trailer, trailer + 6, trailer + 8])
                 bytes = Deflate.compress(archive)
             }
         } else {
@@ -182,7 +203,11 @@ enum SQLiteDamage {
             }
             defer { sqlite3_finalize(statement) }
             if let bind {
-                _ = bind.withUnsafeBytes { sqlite3_bind_blob(statement, 1, $0.baseAddress, Int32($0.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self)) }
+                _ = bind.withUnsafeBytes {
+                    sqlite3_bind_blob(
+                        statement, 1, $0.baseAddress, Int32($0.count),
+                        unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+                }
             }
             while sqlite3_step(statement) == SQLITE_ROW { row(statement) }
         }
@@ -248,7 +273,10 @@ enum Deflate {
 
     static func compress(_ input: [UInt8]) -> [UInt8] {
         var stream = z_stream()
-        guard deflateInit2_(&stream, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        guard
+            deflateInit2_(
+                &stream, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+                == Z_OK
         else { return input }
         defer { deflateEnd(&stream) }
         var source = input

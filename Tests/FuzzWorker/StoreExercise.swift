@@ -43,10 +43,13 @@ struct StoreExercise {
     func objects(_ url: URL, random: inout SeededGenerator) throws -> String {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model, rowCacheLimit: 1_000)
         var store: PersistentStore?
-        if let failed = try Outcome.stage("open", {
-            store = try coordinator.addPersistentStore(
-                type: type, at: url, options: StoreOptions(isReadOnly: readOnly, timeout: 1))
-        }) {
+        if let failed = try Outcome.stage(
+            "open",
+            {
+                store = try coordinator.addPersistentStore(
+                    type: type, at: url, options: StoreOptions(isReadOnly: readOnly, timeout: 1))
+            })
+        {
             return failed
         }
         defer {
@@ -59,7 +62,9 @@ struct StoreExercise {
             let failed = try Outcome.stage("fetch") {
                 fetched += try context.fetch(FetchRequest(entityName: entity.name))
                 _ = try context.count(for: FetchRequest(entityName: entity.name))
-                if let attribute = entity.attributes.first(where: { !$0.isTransient && $0.type != .transformable && $0.type != .binaryData }) {
+                if let attribute = entity.attributes.first(where: {
+                    !$0.isTransient && $0.type != .transformable && $0.type != .binaryData
+                }) {
                     var sorted = FetchRequest(
                         entityName: entity.name, predicate: try FetchPredicate(format: "%K != nil", attribute.name),
                         sortKeys: [SortKey(attribute.name)])
@@ -72,29 +77,39 @@ struct StoreExercise {
         // Faults: a second context sees every fetched object as a fault and fires it.
         let faults = ManagedObjectContext(coordinator: coordinator)
         let ids = fetched.prefix(300).map(\.objectID)
-        if let failed = try Outcome.stage("fault", {
-            for id in ids {
-                let object = faults.object(with: id)
-                for property in object.entity.properties {
-                    _ = try object.storeValue(forKey: property.name)
-                    if property.attribute != nil { _ = object.value(forKey: property.name) }
-                }
-            }
-        }) {
-            firstFailure = firstFailure ?? failed
-        }
-        if let failed = try Outcome.stage("walk", {
-            for id in ids.prefix(100) {
-                let object = faults.object(with: id)
-                for relationship in object.entity.relationships {
-                    let related = relationship.isToMany
-                        ? object.objects(forKey: relationship.name) : object.object(forKey: relationship.name).map { [$0] } ?? []
-                    for destination in related.prefix(5) {
-                        if let first = destination.entity.properties.first { _ = try destination.storeValue(forKey: first.name) }
+        if let failed = try Outcome.stage(
+            "fault",
+            {
+                for id in ids {
+                    let object = faults.object(with: id)
+                    for property in object.entity.properties {
+                        _ = try object.storeValue(forKey: property.name)
+                        if property.attribute != nil { _ = object.value(forKey: property.name) }
                     }
                 }
-            }
-        }) {
+            })
+        {
+            firstFailure = firstFailure ?? failed
+        }
+        if let failed = try Outcome.stage(
+            "walk",
+            {
+                for id in ids.prefix(100) {
+                    let object = faults.object(with: id)
+                    for relationship in object.entity.relationships {
+                        let related =
+                            relationship.isToMany
+                            ? object.objects(forKey: relationship.name)
+                            : object.object(forKey: relationship.name).map { [$0] } ?? []
+                        for destination in related.prefix(5) {
+                            if let first = destination.entity.properties.first {
+                                _ = try destination.storeValue(forKey: first.name)
+                            }
+                        }
+                    }
+                }
+            })
+        {
             firstFailure = firstFailure ?? failed
         }
         if let failed = try Outcome.stage("change", { try change(context, fetched, random: &random) }) {
@@ -107,12 +122,16 @@ struct StoreExercise {
         if let store { try coordinator.remove(store) }
         store = nil
         let reopened = PersistentStoreCoordinator(managedObjectModel: model, rowCacheLimit: 1_000)
-        if let failed = try Outcome.stage("reopen", {
-            let again = try reopened.addPersistentStore(type: type, at: url, options: StoreOptions(isReadOnly: true, timeout: 1))
-            defer { try? reopened.remove(again) }  // read-only: closing changes nothing
-            let check = ManagedObjectContext(coordinator: reopened)
-            for entity in model.entities { _ = try check.count(for: FetchRequest(entityName: entity.name)) }
-        }) {
+        if let failed = try Outcome.stage(
+            "reopen",
+            {
+                let again = try reopened.addPersistentStore(
+                    type: type, at: url, options: StoreOptions(isReadOnly: true, timeout: 1))
+                defer { try? reopened.remove(again) }  // read-only: closing changes nothing
+                let check = ManagedObjectContext(coordinator: reopened)
+                for entity in model.entities { _ = try check.count(for: FetchRequest(entityName: entity.name)) }
+            })
+        {
             return firstFailure.map { "\($0) \(failed)" } ?? failed
         }
         return firstFailure.map { "\($0) saved" } ?? "saved"
@@ -133,11 +152,15 @@ struct StoreExercise {
         for _ in 0..<2 where !concrete.isEmpty {
             let entity = concrete[Int.random(in: 0..<concrete.count, using: &random)]
             let object = try context.insertNewObject(forEntityName: entity.name)
-            for attribute in entity.attributes where !attribute.isTransient && (!attribute.isOptional || Bool.random(using: &random)) {
+            for attribute in entity.attributes
+            where !attribute.isTransient && (!attribute.isOptional || Bool.random(using: &random)) {
                 try object.setConvertedValue(Self.value(for: attribute, &random), forKey: attribute.name)
             }
             for relationship in entity.relationships where !relationship.isToMany {
-                let targets = live.filter { $0.entity.name == relationship.destinationEntityName || $0.entity.isKind(of: relationship.destinationEntityName, in: model) }
+                let targets = live.filter {
+                    $0.entity.name == relationship.destinationEntityName
+                        || $0.entity.isKind(of: relationship.destinationEntityName, in: model)
+                }
                 if let target = targets.first { try object.setConvertedValue(target, forKey: relationship.name) }
             }
         }
@@ -158,7 +181,8 @@ struct StoreExercise {
         case .boolean: return Bool.random(using: &random)
         case .date: return Date(timeIntervalSinceReferenceDate: Double.random(in: -1e9...1e9, using: &random))
         case .binaryData: return Data(unique.utf8)
-        case .uuid: return UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { raw in raw.load(as: uuid_t.self) })
+        case .uuid:
+            return UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { raw in raw.load(as: uuid_t.self) })
         case .uri: return URL(string: "https://example.com/\(unique)")
         case .transformable: return attribute.valueTransformerName == nil ? nil : [unique]
         default: return nil

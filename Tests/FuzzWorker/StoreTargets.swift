@@ -62,11 +62,14 @@ final class DamagedStoreTarget: FuzzTarget {
             let store = try coordinator.addPersistentStore(
                 type: base.exercise.type, at: work, options: StoreOptions(isReadOnly: true, timeout: 1))
             let context = ManagedObjectContext(coordinator: coordinator)
-            for entity in base.exercise.model.entities { _ = try context.count(for: FetchRequest(entityName: entity.name)) }
+            for entity in base.exercise.model.entities {
+                _ = try context.count(for: FetchRequest(entityName: entity.name))
+            }
             try coordinator.remove(store)
         } catch {
             throw CaseFailure(
-                "the valid store put back at the case's path does not read (\(Outcome.describe(error))): the case left a driver of the damaged store open")
+                "the valid store put back at the case's path does not read (\(Outcome.describe(error))): the case left a driver of the damaged store open"
+            )
         }
     }
 
@@ -87,7 +90,9 @@ final class DamagedStoreTarget: FuzzTarget {
         _ type: StoreType, _ scheme: StoreLocation.Scheme, folder: String, extensions: Set<String>, setup: TargetSetup,
         damage: @escaping (URL, inout SeededGenerator) throws -> String
     ) throws -> DamagedStoreTarget {
-        guard let corpus = setup.corpus else { throw CaseFailure("this target reads the corpus: set STRATA_CORPUS or pass --corpus") }
+        guard let corpus = setup.corpus else {
+            throw CaseFailure("this target reads the corpus: set STRATA_CORPUS or pass --corpus")
+        }
         let directory = corpus.appendingPathComponent(folder)
         var bases: [Base] = []
         let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
@@ -95,10 +100,12 @@ final class DamagedStoreTarget: FuzzTarget {
         for file in files {
             let copy = setup.scratch.file("base-" + file.lastPathComponent)
             try FileManager.default.copyItem(at: file, to: copy)
-            guard let recovered = try? type.factory.recoverModel(at: copy, options: StoreOptions(isReadOnly: true)) else {
+            guard let recovered = try? type.factory.recoverModel(at: copy, options: StoreOptions(isReadOnly: true))
+            else {
                 continue  // a store whose model Strata cannot recover is covered by the corpus tests, not here
             }
-            let exercise = StoreExercise(type: type, scheme: scheme, model: recovered.model, readOnly: recovered.requiresReadOnly)
+            let exercise = StoreExercise(
+                type: type, scheme: scheme, model: recovered.model, readOnly: recovered.requiresReadOnly)
             bases.append(Base(url: copy, exercise: exercise))
         }
         let ext = extensions.sorted().first ?? "store"
@@ -110,29 +117,36 @@ final class DamagedStoreTarget: FuzzTarget {
 enum FuzzTargets {
     static let all: [String: @Sendable (TargetSetup) throws -> any FuzzTarget] = [
         "sqlite": { setup in
-            try DamagedStoreTarget.strataWritten(.sqlite, .sqlite, name: "base.sqlite", setup: setup, damage: SQLiteDamage.damage)
+            try DamagedStoreTarget.strataWritten(
+                .sqlite, .sqlite, name: "base.sqlite", setup: setup, damage: SQLiteDamage.damage)
         },
         "apple-sqlite": { setup in
             try DamagedStoreTarget.appleWritten(
-                .sqlite, .sqlite, folder: "sqlite", extensions: ["sqlite", "db"], setup: setup, damage: SQLiteDamage.damage)
+                .sqlite, .sqlite, folder: "sqlite", extensions: ["sqlite", "db"], setup: setup,
+                damage: SQLiteDamage.damage)
         },
         "xml": { setup in
             try DamagedStoreTarget.strataWritten(.xml, .xml, name: "base.xml", setup: setup, damage: XMLDamage.damage)
         },
         "apple-xml": { setup in
-            try DamagedStoreTarget.appleWritten(.xml, .xml, folder: "xml", extensions: ["xml"], setup: setup, damage: XMLDamage.damage)
+            try DamagedStoreTarget.appleWritten(
+                .xml, .xml, folder: "xml", extensions: ["xml"], setup: setup, damage: XMLDamage.damage)
         },
         "lmdb": { setup in
-            try DamagedStoreTarget.strataWritten(.lmdb, .lmdb, name: "base.lmdb", setup: setup, damage: LMDBDamage.damage)
+            try DamagedStoreTarget.strataWritten(
+                .lmdb, .lmdb, name: "base.lmdb", setup: setup, damage: LMDBDamage.damage)
         },
         "lmdb-pages": { setup in
-            try DamagedStoreTarget.strataWritten(.lmdb, .lmdb, name: "base.lmdb", setup: setup, damage: LMDBDamage.damageAnyPage)
+            try DamagedStoreTarget.strataWritten(
+                .lmdb, .lmdb, name: "base.lmdb", setup: setup, damage: LMDBDamage.damageAnyPage)
         },
         "sqlite-metadata": { setup in
-            try DamagedStoreTarget.strataWritten(.sqlite, .sqlite, name: "base.sqlite", setup: setup, damage: SQLiteDamage.metadata)
+            try DamagedStoreTarget.strataWritten(
+                .sqlite, .sqlite, name: "base.sqlite", setup: setup, damage: SQLiteDamage.metadata)
         },
         "xml-metadata": { setup in
-            try DamagedStoreTarget.strataWritten(.xml, .xml, name: "base.xml", setup: setup, damage: XMLDamage.metadataOnly)
+            try DamagedStoreTarget.strataWritten(
+                .xml, .xml, name: "base.xml", setup: setup, damage: XMLDamage.metadataOnly)
         },
         "json": ParserTargets.json,
         "model-xml": ParserTargets.modelXML,
@@ -145,12 +159,15 @@ enum FuzzTargets {
     ]
 
     static let summaries: [String: String] = [
-        "sqlite": "a Strata-written SQLite store, damaged through SQL and in its pages, then opened, fetched, saved and inspected",
+        "sqlite":
+            "a Strata-written SQLite store, damaged through SQL and in its pages, then opened, fetched, saved and inspected",
         "apple-sqlite": "the corpus's Apple-written SQLite stores, damaged the same way (needs the corpus)",
         "xml": "a Strata-written XML store, damaged in ids, idrefs, attributes, metadata and nesting",
         "apple-xml": "the corpus's Xcode-written XML store, damaged the same way (needs the corpus)",
-        "lmdb": "a Strata-written LMDB store, damaged in keys, values and metadata (docs/formats/lmdb.md), its meta pages and its length",
-        "lmdb-pages": "the same, with raw damage to any page: liblmdb trusts its pages, so this target finds crashes in it (campaigns only)",
+        "lmdb":
+            "a Strata-written LMDB store, damaged in keys, values and metadata (docs/formats/lmdb.md), its meta pages and its length",
+        "lmdb-pages":
+            "the same, with raw damage to any page: liblmdb trusts its pages, so this target finds crashes in it (campaigns only)",
         "sqlite-metadata": "a Strata-written SQLite store whose Z_METADATA plist (binary) is damaged or replaced",
         "xml-metadata": "a Strata-written XML store whose metadata plist is damaged (types, numbers, nesting)",
         "json": "JSON interchange files: the parser, the importer's checks, an import when the file checks",

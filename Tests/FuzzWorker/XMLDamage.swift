@@ -18,7 +18,9 @@ enum XMLDamage {
     /// Damages only the metadata property list.
     static func metadataOnly(_ url: URL, _ random: inout SeededGenerator) throws -> String {
         var bytes = Array(try Data(contentsOf: url))
-        let what = Int.random(in: 0..<4, using: &random) == 0 ? nest(&bytes, &random, plistOnly: true) : metadata(&bytes, &random)
+        let what =
+            Int.random(in: 0..<4, using: &random) == 0
+            ? nest(&bytes, &random, plistOnly: true) : metadata(&bytes, &random)
         try Data(bytes).write(to: url)
         return what
     }
@@ -27,8 +29,11 @@ enum XMLDamage {
         switch Int.random(in: 0..<14, using: &random) {
         case 0, 1:
             return replaceField(&bytes, open: " id=\"", close: "\"", "id", &random) { random in
-                ["z\(ByteDamage.interestingInteger(using: &random))", "z", "", "zz1", "z-1", "x5", "z1", "z0", "z01", "z 1"]
-                    .randomElement(using: &random)!  // a literal, non-empty list
+                [
+                    "z\(ByteDamage.interestingInteger(using: &random))", "z", "", "zz1", "z-1", "x5", "z1", "z0", "z01",
+                    "z 1",
+                ]
+                .randomElement(using: &random)!  // a literal, non-empty list
             }
         case 2, 3:
             return replaceField(&bytes, open: "idrefs=\"", close: "\"", "idrefs", &random) { random in
@@ -45,7 +50,9 @@ enum XMLDamage {
             return replaceField(&bytes, open: ">", close: "</attribute>", "attribute value", &random) { random in
                 switch Int.random(in: 0..<9, using: &random) {
                 case 0: "\(ByteDamage.interestingInteger(using: &random))"
-                case 1: ["1e309", "-1e309", "nan", "inf", "0x10", "1.5e", "--1", " 7 "].randomElement(using: &random)!  // non-empty literal
+                case 1:
+                    // non-empty literal
+                    ["1e309", "-1e309", "nan", "inf", "0x10", "1.5e", "--1", " 7 "].randomElement(using: &random)!
                 case 2: ""
                 case 3: "!!!not base64!!!"
                 case 4: String(repeating: "A", count: Int.random(in: 1...100_000, using: &random))
@@ -57,9 +64,13 @@ enum XMLDamage {
             }
         case 6:
             return replaceField(&bytes, open: "type=\"", close: "\"", "type", &random) { random in
-                ["int16", "int32", "int64", "decimal", "double", "float", "string", "bool", "date", "binary", "uuid", "uri",
-                 "transformable", "objectID", "ITEM", "TAG", "VEHICLE", "CAR", "NOPE", "", "0/1", "1/1", "0/0", "1/0",
-                 "-1/5", "5/2", "0/\(ByteDamage.interestingInteger(using: &random))", "x/y"].randomElement(using: &random)!  // non-empty literal
+                [
+                    "int16", "int32", "int64", "decimal", "double", "float", "string", "bool", "date", "binary", "uuid",
+                    "uri",
+                    "transformable", "objectID", "ITEM", "TAG", "VEHICLE", "CAR", "NOPE", "", "0/1", "1/1", "0/0",
+                    "1/0",
+                    "-1/5", "5/2", "0/\(ByteDamage.interestingInteger(using: &random))", "x/y",
+                ].randomElement(using: &random)!  // non-empty literal
             }
         case 7:
             return replaceField(&bytes, open: "destination=\"", close: "\"", "destination", &random) { random in
@@ -68,7 +79,8 @@ enum XMLDamage {
         case 8:
             let field = ["version", "UUID", "nextObjectID"].randomElement(using: &random)!  // non-empty literal
             return replaceField(&bytes, open: "<\(field)>", close: "</\(field)>", field, &random) { random in
-                ["\(ByteDamage.interestingInteger(using: &random))", "", "x", "0", "-1", "\(Int64.max)9"].randomElement(using: &random)!  // non-empty literal
+                ["\(ByteDamage.interestingInteger(using: &random))", "", "x", "0", "-1", "\(Int64.max)9"].randomElement(
+                    using: &random)!  // non-empty literal
             }
         case 9, 10:
             return metadata(&bytes, &random)
@@ -140,11 +152,16 @@ enum XMLDamage {
             bytes.replaceSubrange(range, with: plist)
             return "metadata \(edited.what)"
         }
-        let scalar = ["integer", "string", "data", "real", "date", "key"].randomElement(using: &random)!  // non-empty literal
+        // non-empty literal
+        let scalar = ["integer", "string", "data", "real", "date", "key"].randomElement(using: &random)!
         var inner = Array(bytes[range])
-        let what = replaceField(&inner, open: "<\(scalar)>", close: "</\(scalar)>", "metadata \(scalar)", &random) { random in
-            ["\(ByteDamage.interestingInteger(using: &random))", "", "x", "====", "2024-13-45T99:99:99Z", "1e999", "-0",
-             "99999999999999999999999"].randomElement(using: &random)!  // non-empty literal
+        let what = replaceField(&inner, open: "<\(scalar)>", close: "</\(scalar)>", "metadata \(scalar)", &random) {
+            random in
+            [
+                "\(ByteDamage.interestingInteger(using: &random))", "", "x", "====", "2024-13-45T99:99:99Z", "1e999",
+                "-0",
+                "99999999999999999999999",
+            ].randomElement(using: &random)!  // non-empty literal
         }
         bytes.replaceSubrange(range, with: inner)
         return what
@@ -159,7 +176,8 @@ enum XMLDamage {
             ("<object type=\"ITEM\" id=\"z999\">", "</object>", "<database>"),
             ("<attribute name=\"string\" type=\"string\">", "</attribute>", "<object type=\"ITEM\""),
         ][Int.random(in: 0..<(plistOnly ? 2 : 4), using: &random)]
-        guard let at = find(Array(anchor.utf8), in: bytes, from: 0), let end = bytes[at...].firstIndex(of: UInt8(ascii: ">"))
+        guard let at = find(Array(anchor.utf8), in: bytes, from: 0),
+            let end = bytes[at...].firstIndex(of: UInt8(ascii: ">"))
         else { return "no \(anchor); nothing nested" }
         let position = end + 1
         let nested = String(repeating: open, count: depth) + String(repeating: close, count: depth)

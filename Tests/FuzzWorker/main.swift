@@ -54,7 +54,10 @@ case "run":
         usage("target '\(arguments[1])' could not start: \(error)")
     }
 case "campaign":
-    exit(Campaign.run(arguments, corpus: option("--corpus", in: arguments) ?? ProcessInfo.processInfo.environment["STRATA_CORPUS"]))
+    exit(
+        Campaign.run(
+            arguments, corpus: option("--corpus", in: arguments) ?? ProcessInfo.processInfo.environment["STRATA_CORPUS"]
+        ))
 case "targets":
     for name in FuzzTargets.all.keys.sorted() { print("\(name)\t\(FuzzTargets.summaries[name] ?? "")") }
 case "save-loop", "key-loop", "metadata-loop":
@@ -73,5 +76,7 @@ case "migration-seed", "migration-open", "migration-check":
         exit(1)
     }
 default:
-    usage("usage: strata-fuzz-worker run TARGET --seed S [--from N] [--to M] | campaign --minutes N | targets | save-loop|key-loop|metadata-loop DRIVER PATH | migration-seed|migration-open|migration-check DRIVER PATH …")
+    usage(
+        "usage: strata-fuzz-worker run TARGET --seed S [--from N] [--to M] | campaign --minutes N | targets | save-loop|key-loop|metadata-loop DRIVER PATH | migration-seed|migration-open|migration-check DRIVER PATH …"
+    )
 }

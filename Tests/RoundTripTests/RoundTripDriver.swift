@@ -61,7 +61,8 @@ struct RoundTripStores {
     func open(_ model: ManagedObjectModel) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         for store in stores {
-            try coordinator.addPersistentStore(type: driver.storeType, configuration: store.configuration, at: store.location.url)
+            try coordinator.addPersistentStore(
+                type: driver.storeType, configuration: store.configuration, at: store.location.url)
         }
         return coordinator
     }
@@ -72,12 +73,16 @@ struct RoundTripStores {
     }
 
     /// The same IDs in another coordinator over the same stores (attached in the same order).
-    static func translate(_ ids: [Int: ManagedObjectID], from oldStores: [PersistentStore], to coordinator: PersistentStoreCoordinator)
+    static func translate(
+        _ ids: [Int: ManagedObjectID], from oldStores: [PersistentStore], to coordinator: PersistentStoreCoordinator
+    )
         -> [Int: ManagedObjectID]
     {
         let newStores = coordinator.persistentStores
         return ids.compactMapValues { id in
-            guard let index = oldStores.firstIndex(where: { $0 === id.persistentStore }), newStores.indices.contains(index) else { return nil }
+            guard let index = oldStores.firstIndex(where: { $0 === id.persistentStore }),
+                newStores.indices.contains(index)
+            else { return nil }
             return ManagedObjectID(entity: id.entity, rowID: id.rowID, store: newStores[index])
         }
     }

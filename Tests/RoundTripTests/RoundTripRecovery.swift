@@ -40,7 +40,8 @@ enum RoundTripRecovery {
     }
 
     static func driver(_ model: ManagedObjectModel, _ url: URL, configuration: String? = nil) throws -> SQLiteDriver {
-        let request = StoreOpenRequest(url: url, model: model, configuration: configuration, options: StoreOptions(isReadOnly: true))
+        let request = StoreOpenRequest(
+            url: url, model: model, configuration: configuration, options: StoreOptions(isReadOnly: true))
         guard let driver = try SQLiteDriverFactory().makeDriver(request) as? SQLiteDriver else {
             throw StoreError(.invalidRequest, "the SQLite factory made another driver")
         }
@@ -66,7 +67,9 @@ enum RoundTripRecovery {
     static func check(_ location: StoreLocation, model: ManagedObjectModel, configuration: String?) -> [String] {
         guard let url = location.url else { return [] }
         do {
-            guard let recovered = try SQLiteDriverFactory().recoverModel(at: url, options: StoreOptions(isReadOnly: true)) else {
+            guard
+                let recovered = try SQLiteDriverFactory().recoverModel(at: url, options: StoreOptions(isReadOnly: true))
+            else {
                 return ["no model recovered"]
             }
             let original = try driver(model, url, configuration: configuration)
@@ -90,32 +93,41 @@ enum RoundTripRecovery {
         let otherTables = Set(inferred.layout.tables.values.map(\.name))
         // A configuration's store lists every entity of the model in Z_PRIMARYKEY, so the recovered
         // model may name tables of other configurations' entities, which the file does not have.
-        if !tables.isSubset(of: otherTables) { problems.append("tables \(otherTables.sorted()), expected \(tables.sorted())") }
+        if !tables.isSubset(of: otherTables) {
+            problems.append("tables \(otherTables.sorted()), expected \(tables.sorted())")
+        }
         for table in original.layout.tables.values {
             let other = inferred.layout.tables.values.first { $0.name == table.name }
             let columns = Set(table.columns.map(\.name))
             let otherColumns = Set(other?.columns.map(\.name) ?? [])
-            if columns != otherColumns { problems.append("columns of \(table.name): \(otherColumns.sorted()), expected \(columns.sorted())") }
+            if columns != otherColumns {
+                problems.append("columns of \(table.name): \(otherColumns.sorted()), expected \(columns.sorted())")
+            }
         }
         // A join table read as the other side of its pair lists its columns the other way round.
         let joins = Set(original.layout.joinTables.values.map(describe))
         let otherJoins = Set(inferred.layout.joinTables.values.map(describe))
         if joins != otherJoins {
             problems.append(
-                "join tables differ: recovered \(otherJoins.subtracting(joins).sorted()), written \(joins.subtracting(otherJoins).sorted())")
+                "join tables differ: recovered \(otherJoins.subtracting(joins).sorted()), written \(joins.subtracting(otherJoins).sorted())"
+            )
         }
         var inferredSlots: [Storage: (EntityDescription, Int)] = [:]
         for layout in inferred.layout.entities.values {
             for (slot, storage) in layout.slots.enumerated() {
-                for stored in storage_(storage, layout.table) { inferredSlots[stored] = inferredSlots[stored] ?? (layout.entity, slot) }
+                for stored in storedSlots(storage, layout.table) {
+                    inferredSlots[stored] = inferredSlots[stored] ?? (layout.entity, slot)
+                }
             }
         }
         for layout in original.layout.entities.values {
             for (slot, storage) in layout.slots.enumerated() {
-                for stored in storage_(storage, layout.table) {
+                for stored in storedSlots(storage, layout.table) {
                     if case .foreignKey = stored { continue }  // the to-many side of a one-to-many leaves no trace
                     if inferredSlots[stored] == nil {
-                        problems.append("\(RoundTripText.name(layout.entity.name)).\(RoundTripText.name(layout.entity.properties[slot].name)) in \(stored) has no slot in the recovered model")
+                        problems.append(
+                            "\(RoundTripText.name(layout.entity.name)).\(RoundTripText.name(layout.entity.properties[slot].name)) in \(stored) has no slot in the recovered model"
+                        )
                     }
                 }
             }
@@ -133,26 +145,41 @@ enum RoundTripRecovery {
             let rows = try original.fetch(fetch).rows.sorted { $0.id.primaryKey < $1.id.primaryKey }
             let otherRows = try inferred.fetch(otherFetch).rows.sorted { $0.id.primaryKey < $1.id.primaryKey }
             guard rows.map(\.id.primaryKey) == otherRows.map(\.id.primaryKey) else {
-                problems.append("rows of \(RoundTripText.name(entity.name)): \(otherRows.map(\.id.primaryKey)), expected \(rows.map(\.id.primaryKey))")
+                problems.append(
+                    "rows of \(RoundTripText.name(entity.name)): \(otherRows.map(\.id.primaryKey)), expected \(rows.map(\.id.primaryKey))"
+                )
                 continue
             }
-            guard let layout = original.layout.entity(entity.entityNumber), let otherLayout = inferred.layout.entity(other.entityNumber)
+            guard let layout = original.layout.entity(entity.entityNumber),
+                let otherLayout = inferred.layout.entity(other.entityNumber)
             else { continue }
             for (slot, storage) in layout.slots.enumerated() {
                 let property = "\(RoundTripText.name(entity.name)).\(RoundTripText.name(entity.properties[slot].name))"
-                for stored in storage_(storage, layout.table) {
-                    guard let otherSlot = otherLayout.slots.indices.first(where: { storage_(otherLayout.slots[$0], otherLayout.table).contains(stored) })
+                for stored in storedSlots(storage, layout.table) {
+                    guard
+                        let otherSlot = otherLayout.slots.indices.first(where: {
+                            storedSlots(otherLayout.slots[$0], otherLayout.table).contains(stored)
+                        })
                     else { continue }
                     switch stored {
                     case .column:
-                        if case .toOne(_, _, let entityColumn?, _, _) = storage, stored == .column(table: layout.table, column: entityColumn) { continue }
-                        for (row, otherRow) in zip(rows, otherRows) where plain(row.values[slot]) != plain(otherRow.values[otherSlot]) {
-                            problems.append("\(property) of p\(row.id.primaryKey): \(plain(otherRow.values[otherSlot])), expected \(plain(row.values[slot]))")
+                        if case .toOne(_, _, let entityColumn?, _, _) = storage,
+                            stored == .column(table: layout.table, column: entityColumn)
+                        {
+                            continue
+                        }
+                        for (row, otherRow) in zip(rows, otherRows)
+                        where plain(row.values[slot]) != plain(otherRow.values[otherSlot]) {
+                            problems.append(
+                                "\(property) of p\(row.id.primaryKey): \(plain(otherRow.values[otherSlot])), expected \(plain(row.values[slot]))"
+                            )
                             break
                         }
                     case .join:
-                        let members = try original.relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: rows.map(\.id)))
-                        let otherMembers = try inferred.relatedRows(RelatedRowsRequest(entity: other, slot: otherSlot, sources: otherRows.map(\.id)))
+                        let members = try original.relatedRows(
+                            RelatedRowsRequest(entity: entity, slot: slot, sources: rows.map(\.id)))
+                        let otherMembers = try inferred.relatedRows(
+                            RelatedRowsRequest(entity: other, slot: otherSlot, sources: otherRows.map(\.id)))
                         for (row, otherRow) in zip(rows, otherRows)
                         where members[row.id]?.map(\.primaryKey) != otherMembers[otherRow.id]?.map(\.primaryKey) {
                             problems.append("\(property) of p\(row.id.primaryKey): members differ")
@@ -174,5 +201,5 @@ enum RoundTripRecovery {
         return "\(join.name)(\(columns.joined(separator: ", ")))"
     }
 
-    private static func storage_(_ slot: SlotLayout, _ table: String) -> [Storage] { storage(slot, table: table) }
+    private static func storedSlots(_ slot: SlotLayout, _ table: String) -> [Storage] { storage(slot, table: table) }
 }

@@ -17,7 +17,9 @@ struct RoundTripRegressionTests {
         }
     }
 
-    @Test("seed 1: a join table whose relationship is named like an inherited attribute after upper-casing (label, Label) is recovered")
+    @Test(
+        "seed 1: a join table whose relationship is named like an inherited attribute after upper-casing (label, Label) is recovered"
+    )
     func seed1JoinNamedLikeAttribute() {
         let model = RoundTripModelSpec(
             entities: [
@@ -31,7 +33,8 @@ struct RoundTripRegressionTests {
                     ]),
             ], configurations: [])
         let graph = RoundTripGraph(objects: [
-            RoundTripObject(entity: "TAG", values: ["label": .store(.uri(URL(string: "a:b")!))], links: ["Label": [1, 0]]),
+            RoundTripObject(
+                entity: "TAG", values: ["label": .store(.uri(URL(string: "a:b")!))], links: ["Label": [1, 0]]),
             RoundTripObject(entity: "TAG", links: ["_id": [0]]),
         ])
         expectRoundTrip(RoundTripCase(seed: 1, model: model, graph: graph))
@@ -61,7 +64,10 @@ struct RoundTripRegressionTests {
                 RoundTripEntitySpec(name: "Café", properties: [.attribute("name", .string)]),
                 RoundTripEntitySpec(name: "Person", properties: [.attribute("size", .integer16)]),
             ],
-            configurations: [RoundTripConfiguration(name: "Cloud", entities: ["Café"]), RoundTripConfiguration(name: "Local", entities: ["Person"])])
+            configurations: [
+                RoundTripConfiguration(name: "Cloud", entities: ["Café"]),
+                RoundTripConfiguration(name: "Local", entities: ["Person"]),
+            ])
         let graph = RoundTripGraph(objects: [
             RoundTripObject(entity: "Café", values: ["name": .store(.string("a"))]),
             RoundTripObject(entity: "Person", values: ["size": .store(.integer(3))]),
@@ -78,13 +84,16 @@ struct RoundTripRegressionTests {
                 RoundTripEntitySpec(name: "ITEM", properties: [.attribute("NAME", .string)]),
             ], configurations: [])
         let graph = RoundTripGraph(objects: [
-            RoundTripObject(entity: "Item", values: ["name": .store(.string("lower")), "Name": .store(.integer(Int64.min))]),
+            RoundTripObject(
+                entity: "Item", values: ["name": .store(.string("lower")), "Name": .store(.integer(Int64.min))]),
             RoundTripObject(entity: "ITEM", values: ["NAME": .store(.string("upper"))]),
         ])
         expectRoundTrip(RoundTripCase(seed: 0, model: model, graph: graph))
     }
 
-    @Test("seeds 2, 22, 23: attributes _fok_x, _ent and _opt are recovered from a SQLite store's tables as attributes, not as order or entity columns")
+    @Test(
+        "seeds 2, 22, 23: attributes _fok_x, _ent and _opt are recovered from a SQLite store's tables as attributes, not as order or entity columns"
+    )
     func seeds2And22BookkeepingLookalikes() {
         let model = RoundTripModelSpec(
             entities: [
@@ -105,7 +114,9 @@ struct RoundTripRegressionTests {
         expectRoundTrip(RoundTripCase(seed: 22, model: model, graph: graph))
     }
 
-    @Test("seed 80: an indexed integer attribute named like an entity (café beside Café) holding 0 is recovered as an attribute")
+    @Test(
+        "seed 80: an indexed integer attribute named like an entity (café beside Café) holding 0 is recovered as an attribute"
+    )
     func seed80IndexedIntegerNamedLikeEntity() {
         var index = AttributeDescription("café", .integer64)
         index.isIndexed = true
@@ -122,7 +133,9 @@ struct RoundTripRegressionTests {
         expectRoundTrip(RoundTripCase(seed: 80, model: model, graph: graph), [.recovery])
     }
 
-    @Test("seeds 22, 38, 137: to-one relationships _ent, _pk and _fok_x (keys renamed Z_ENT1, Z_PK1; entity columns Z<n>__ENT) are recovered from a SQLite store's tables")
+    @Test(
+        "seeds 22, 38, 137: to-one relationships _ent, _pk and _fok_x (keys renamed Z_ENT1, Z_PK1; entity columns Z<n>__ENT) are recovered from a SQLite store's tables"
+    )
     func seed22RenamedForeignKeys() {
         let model = RoundTripModelSpec(
             entities: [

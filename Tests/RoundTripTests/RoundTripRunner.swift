@@ -67,7 +67,8 @@ struct RoundTripRunner {
         if stages.contains(.validate) { validateAll() }
         if stages.contains(.recovery), let sqlite = saved.first(where: { $0.driver == .sqlite }) {
             for store in sqlite.stores {
-                for problem in RoundTripRecovery.check(store.location, model: model, configuration: store.configuration) { fail(.recovery, "sqlite: \(problem)") }
+                for problem in RoundTripRecovery.check(store.location, model: model, configuration: store.configuration)
+                { fail(.recovery, "sqlite: \(problem)") }
             }
         }
     }
@@ -93,7 +94,9 @@ struct RoundTripRunner {
                 fail(.save, "\(driver): object \(index) is missing after the save")
                 continue
             }
-            for line in RoundTripState.attributeDifferences(object.attributes, attributes, object: index, entity: object.entity).prefix(6) {
+            for line in RoundTripState.attributeDifferences(
+                object.attributes, attributes, object: index, entity: object.entity
+            ).prefix(6) {
                 fail(.save, "\(driver) (saving coordinator): \(line)")
             }
         }
@@ -102,7 +105,9 @@ struct RoundTripRunner {
         for index in ids.keys { counts[testCase.graph.objects[index].entity, default: 0] += 1 }
         if state.counts != counts { fail(.save, "\(driver): the store holds \(state.counts), expected \(counts)") }
         if let reference {
-            for line in state.differences(from: reference) { fail(.save, "\(driver) differs from \(RoundTripDriver.allCases[0]): \(line)") }
+            for line in state.differences(from: reference) {
+                fail(.save, "\(driver) differs from \(RoundTripDriver.allCases[0]): \(line)")
+            }
         } else {
             reference = state
         }
@@ -135,11 +140,17 @@ struct RoundTripRunner {
                             let report = try StoreConverter.convert(
                                 from: from, to: to, options: ConversionOptions(configuration: store.configuration))
                             for entity in report.entities where !entity.matches {
-                                fail(.convert, "\(from.scheme) → \(to.scheme): \(RoundTripText.name(entity.name)) does not verify (\(entity.sourceCount) → \(entity.destinationCount) objects)")
+                                fail(
+                                    .convert,
+                                    "\(from.scheme) → \(to.scheme): \(RoundTripText.name(entity.name)) does not verify (\(entity.sourceCount) → \(entity.destinationCount) objects)"
+                                )
                             }
                             let copy = try Self.export(to, model: model)
                             if !copy.unicodeScalars.elementsEqual(original.unicodeScalars) {
-                                fail(.convert, "\(source.driver) → \(target)\(to == back ? " → \(source.driver)" : ""): the export differs: \(Self.firstDifference(copy, original))")
+                                fail(
+                                    .convert,
+                                    "\(source.driver) → \(target)\(to == back ? " → \(source.driver)" : ""): the export differs: \(Self.firstDifference(copy, original))"
+                                )
                             }
                         } catch {
                             fail(.convert, "\(from.scheme) → \(to.scheme): \(error)")
@@ -181,18 +192,23 @@ struct RoundTripRunner {
         try InterchangeExporter.export(from: location) { text += $0 }
         let document = try JSONParser.parse(Data(text.utf8))
         guard case .object(let members) = document, let objects = document["objects"]?.arrayValue else { return text }
-        let normalized = objects.map { normalize($0, model) }.sorted { ($0["id"]?.stringValue ?? "") < ($1["id"]?.stringValue ?? "") }
+        let normalized = objects.map { normalize($0, model) }.sorted {
+            ($0["id"]?.stringValue ?? "") < ($1["id"]?.stringValue ?? "")
+        }
         let header = members.filter { $0.0 != "store" && $0.0 != "objects" }
         return JSONValue.object(header + [("objects", .array(normalized))]).serialized(pretty: true)
     }
 
     private static func normalize(_ object: JSONValue, _ model: ManagedObjectModel) -> JSONValue {
-        guard case .object(var members) = object, let name = object["entity"]?.stringValue, let entity = model.entity(named: name),
-            let index = members.firstIndex(where: { $0.0 == "relationships" }), case .object(let relationships) = members[index].1
+        guard case .object(var members) = object, let name = object["entity"]?.stringValue,
+            let entity = model.entity(named: name),
+            let index = members.firstIndex(where: { $0.0 == "relationships" }),
+            case .object(let relationships) = members[index].1
         else { return object }
         members[index].1 = .object(
             relationships.map { key, value in
-                guard entity.property(named: key)?.relationship?.isOrdered == false, let targets = value.arrayValue else { return (key, value) }
+                guard entity.property(named: key)?.relationship?.isOrdered == false, let targets = value.arrayValue
+                else { return (key, value) }
                 return (key, .array(targets.sorted { ($0.stringValue ?? "") < ($1.stringValue ?? "") }))
             })
         return .object(members)

@@ -23,12 +23,14 @@ struct RoundTripSettings: Sendable {
         let environment = ProcessInfo.processInfo.environment
         if let seed = environment["STRATA_ROUNDTRIP_SEED"].flatMap(UInt64.init) {
             // A replay converts through every pair.
-            return RoundTripSettings(firstSeed: seed, count: 1, survey: environment["STRATA_ROUNDTRIP_SURVEY"] == "1", allPairs: true)
+            return RoundTripSettings(
+                firstSeed: seed, count: 1, survey: environment["STRATA_ROUNDTRIP_SURVEY"] == "1", allPairs: true)
         }
         return RoundTripSettings(
             firstSeed: environment["STRATA_ROUNDTRIP_FIRST_SEED"].flatMap(UInt64.init) ?? 1,
             count: environment["STRATA_ROUNDTRIP_COUNT"].flatMap(Int.init) ?? 200,
-            survey: environment["STRATA_ROUNDTRIP_SURVEY"] == "1", allPairs: environment["STRATA_ROUNDTRIP_ALL_PAIRS"] == "1")
+            survey: environment["STRATA_ROUNDTRIP_SURVEY"] == "1",
+            allPairs: environment["STRATA_ROUNDTRIP_ALL_PAIRS"] == "1")
     }
 }
 
@@ -52,11 +54,14 @@ func recordRoundTripFailures(_ failures: [(stage: RoundTripStage, message: Strin
     let expected = failures.filter { $0.stage == known?.stage }
     let unexpected = failures.filter { $0.stage != known?.stage }
     for failure in unexpected.prefix(limit) {
-        Issue.record("seed \(seed) [\(failure.stage.rawValue)] \(failure.message)\nreplay: scripts/roundtrip.sh --seed \(seed)")
+        Issue.record(
+            "seed \(seed) [\(failure.stage.rawValue)] \(failure.message)\nreplay: scripts/roundtrip.sh --seed \(seed)")
     }
     if let known {
         withKnownIssue("seed \(seed): \(known.reason)", isIntermittent: false) {
-            for failure in expected.prefix(limit) { Issue.record("seed \(seed) [\(failure.stage.rawValue)] \(failure.message)") }
+            for failure in expected.prefix(limit) {
+                Issue.record("seed \(seed) [\(failure.stage.rawValue)] \(failure.message)")
+            }
         }
     }
 }
@@ -67,7 +72,9 @@ struct RoundTripTests {
     func randomCases() async {
         let settings = RoundTripSettings.current
         let last = settings.firstSeed + UInt64(max(settings.count, 1)) - 1
-        print("round trip: seeds \(settings.firstSeed)...\(last) (\(settings.count) models × \(RoundTripDriver.allCases.count) drivers); replay one with scripts/roundtrip.sh --seed N")
+        print(
+            "round trip: seeds \(settings.firstSeed)...\(last) (\(settings.count) models × \(RoundTripDriver.allCases.count) drivers); replay one with scripts/roundtrip.sh --seed N"
+        )
         if settings.survey {
             survey(settings)
             return
@@ -100,9 +107,11 @@ struct RoundTripTests {
             focus.withLock { $0 = Set(failures.map(\.stage)) }
             recordRoundTripFailures(failures, seed: testCase.seed, limit: 20)
         }
-        for (seed, known) in roundTripKnownIssues.sorted(by: { $0.key < $1.key }) where (settings.firstSeed...last).contains(seed) {
+        for (seed, known) in roundTripKnownIssues.sorted(by: { $0.key < $1.key })
+        where (settings.firstSeed...last).contains(seed) {
             do {
-                let failures = RoundTripRunner.run(try RoundTripCase.generate(seed: seed), stages: [known.stage], allPairs: settings.allPairs)
+                let failures = RoundTripRunner.run(
+                    try RoundTripCase.generate(seed: seed), stages: [known.stage], allPairs: settings.allPairs)
                 recordRoundTripFailures(failures, seed: seed, limit: 20)
             } catch {
                 Issue.record("seed \(seed): the generator made a model that does not build: \(error)")
@@ -131,6 +140,8 @@ struct RoundTripTests {
             failing.append(seed)
             recordRoundTripFailures(failures, seed: seed, limit: 6)
         }
-        print("round trip survey: \(failing.count) of \(settings.count) seeds fail: \(failing) (\(ContinuousClock.now - started))")
+        print(
+            "round trip survey: \(failing.count) of \(settings.count) seeds fail: \(failing) (\(ContinuousClock.now - started))"
+        )
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
-@testable import StrataLMDB
 import Strata
 import StrataTesting
 import Testing
+
+@testable import StrataLMDB
 
 /// A scan takes the values of rows the row cache holds at the version in the row's header, and
 /// decodes every other row (as the SQLite driver does with `Z_OPT`).
@@ -22,10 +23,11 @@ struct LMDBCachedRowsTests {
         let score = try #require(person.index(ofProperty: "score"))
         var marked = plain[0].values
         marked[score] = .double(1_000)
-        cache.store([
-            RowSnapshot(id: plain[0].id, version: plain[0].version, values: marked),
-            RowSnapshot(id: plain[1].id, version: plain[1].version + 5, values: marked),
-        ], in: key)
+        cache.store(
+            [
+                RowSnapshot(id: plain[0].id, version: plain[0].version, values: marked),
+                RowSnapshot(id: plain[1].id, version: plain[1].version + 5, values: marked),
+            ], in: key)
         var fetch = StoreFetch(entity: person)
         fetch.cachedRows = CachedRows(cache, store: key)
         let rows = try driver.fetch(fetch).rows.sorted { $0.id < $1.id }

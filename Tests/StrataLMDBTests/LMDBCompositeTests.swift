@@ -1,8 +1,9 @@
 import Foundation
 import Strata
-@testable import StrataLMDB
 import StrataTesting
 import Testing
+
+@testable import StrataLMDB
 
 /// Composite attributes in an LMDB store: each leaf element is a slot of its own, so indexes,
 /// constraints and index plans work on element key paths.
@@ -36,12 +37,15 @@ struct LMDBCompositeTests {
             let predicate = try FetchPredicate(format: format)
             var request = StoreFetch(entity: point)
             request.predicate = predicate
-            if case .scan = QueryPlan.make(predicate, entity: point, entities: request.entityNumbers, layout: driver.layout) {
+            if case .scan = QueryPlan.make(
+                predicate, entity: point, entities: request.entityNumbers, layout: driver.layout)
+            {
                 Issue.record("\(format) did not use an index")
             }
             #expect(try driver.fetch(request).rows.count == count, "\(format)")
         }
-        var sorted = FetchRequest(entityName: "Point", sortKeys: [SortKey("position.x", ascending: false), SortKey("name")])
+        var sorted = FetchRequest(
+            entityName: "Point", sortKeys: [SortKey("position.x", ascending: false), SortKey("name")])
         sorted.fetchLimit = 3
         #expect(try context.fetch(sorted).map { $0.value(forKey: "name") as? String } == ["p19", "p29", "p39"])
         let duplicate = try context.insertNewObject(forEntityName: "Point")

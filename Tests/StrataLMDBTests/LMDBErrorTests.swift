@@ -1,8 +1,9 @@
 import Foundation
-@testable import StrataLMDB
 import Strata
 import StrataTesting
 import Testing
+
+@testable import StrataLMDB
 
 @Suite("LMDB errors")
 struct LMDBErrorTests {
@@ -10,11 +11,19 @@ struct LMDBErrorTests {
         var entities = [
             EntityDescription("Note", properties: [.attribute("text", .string), .attribute("blob", .binaryData)])
         ]
-        if extra { entities[0] = EntityDescription("Note", properties: [.attribute("text", .string), .attribute("blob", .binaryData), .attribute("rank", .integer32)]) }
+        if extra {
+            entities[0] = EntityDescription(
+                "Note",
+                properties: [
+                    .attribute("text", .string), .attribute("blob", .binaryData), .attribute("rank", .integer32),
+                ])
+        }
         return try ManagedObjectModel(entities: entities)
     }
 
-    static func open(_ url: URL, model: ManagedObjectModel, options: StoreOptions = StoreOptions()) throws -> (PersistentStoreCoordinator, PersistentStore) {
+    static func open(_ url: URL, model: ManagedObjectModel, options: StoreOptions = StoreOptions()) throws -> (
+        PersistentStoreCoordinator, PersistentStore
+    ) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         return (coordinator, try coordinator.addPersistentStore(type: .lmdb, at: url, options: options))
     }
@@ -88,15 +97,22 @@ struct LMDBErrorTests {
     func mapGrows() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-errors")
         let url = directory.file("notes.lmdb")
-        let driver = try LMDBDriverFactory().open(url: url, model: Self.model(), options: StoreOptions(values: ["mapSize": "128K"]))
+        let driver = try LMDBDriverFactory().open(
+            url: url, model: Self.model(), options: StoreOptions(values: ["mapSize": "128K"]))
         let before = driver.mapSize
         let entity = try #require(driver.model.entity(named: "Note"))
         let keys = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 1)
         var batch = ChangeBatch()
-        batch.inserts = [RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: keys.lowerBound), version: 0, values: [.string("x"), .binary(Data(repeating: 1, count: 2_000_000))])]
+        batch.inserts = [
+            RowSnapshot(
+                id: RowID(entity: entity.entityNumber, primaryKey: keys.lowerBound), version: 0,
+                values: [.string("x"), .binary(Data(repeating: 1, count: 2_000_000))])
+        ]
         _ = try driver.apply(batch)
         #expect(driver.mapSize > before)
-        #expect(try driver.rows(for: [batch.inserts[0].id]).first?.values[1] == .binary(Data(repeating: 1, count: 2_000_000)))
+        #expect(
+            try driver.rows(for: [batch.inserts[0].id]).first?.values[1]
+                == .binary(Data(repeating: 1, count: 2_000_000)))
         try driver.close()
     }
 
@@ -104,7 +120,9 @@ struct LMDBErrorTests {
     func missingAndReadOnly() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-errors")
         let url = directory.file("notes.lmdb")
-        let missing = try #require(throws: StoreError.self) { try Self.open(url, model: Self.model(), options: StoreOptions(createIfMissing: false)) }
+        let missing = try #require(throws: StoreError.self) {
+            try Self.open(url, model: Self.model(), options: StoreOptions(createIfMissing: false))
+        }
         #expect(missing.code == .notFound)
         let (first, store) = try Self.open(url, model: Self.model())
         try first.remove(store)
@@ -118,11 +136,13 @@ struct LMDBErrorTests {
     @Test("engine codes map to typed errors naming the store and the next step")
     func engineCodes() throws {
         let cases: [(Int32, StoreError.Code, String)] = [
-            (EACCES, .io, "permission denied"), (MDB_READERS_FULL_CODE, .locked, "stale reader slots"),
-            (MDB_MAP_FULL_CODE, .full, "maxMapSize"), (MDB_INVALID_CODE, .corrupt, "not an LMDB environment"),
+            (EACCES, .io, "permission denied"), (mdbReadersFullCode, .locked, "stale reader slots"),
+            (mdbMapFullCode, .full, "maxMapSize"), (mdbInvalidCode, .corrupt, "not an LMDB environment"),
         ]
         for (rc, code, phrase) in cases {
-            let error = try #require(throws: StoreError.self) { try LMDBEnvironment.check(rc, path: "/tmp/x.lmdb", "opening") }
+            let error = try #require(throws: StoreError.self) {
+                try LMDBEnvironment.check(rc, path: "/tmp/x.lmdb", "opening")
+            }
             #expect(error.code == code)
             #expect(error.store == "/tmp/x.lmdb")
             #expect(error.message.contains(phrase))
@@ -133,7 +153,8 @@ struct LMDBErrorTests {
     func readersFull() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-errors")
         let url = directory.file("notes.lmdb")
-        let driver = try LMDBDriverFactory().open(url: url, model: Self.model(), options: StoreOptions(values: ["maxReaders": "1"]))
+        let driver = try LMDBDriverFactory().open(
+            url: url, model: Self.model(), options: StoreOptions(values: ["maxReaders": "1"]))
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let thread = Thread {

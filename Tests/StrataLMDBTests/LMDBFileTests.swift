@@ -1,9 +1,10 @@
 import CLMDB
 import Foundation
 import Strata
-@testable import StrataLMDB
 import StrataTesting
 import Testing
+
+@testable import StrataLMDB
 
 /// The store file on disk: one environment per file whatever the path, checks before LMDB maps a
 /// file, and the umask.
@@ -19,16 +20,21 @@ struct LMDBFileTests {
         let team = try #require(model.entity(named: "Team"))
         let keys = try driver.allocatePrimaryKeys(forEntity: team.entityNumber, count: 1)
         var batch = ChangeBatch()
-        batch.inserts = [RowSnapshot(id: RowID(entity: team.entityNumber, primaryKey: keys.lowerBound), version: 1, values: [.string(name), .references([])])]
+        batch.inserts = [
+            RowSnapshot(
+                id: RowID(entity: team.entityNumber, primaryKey: keys.lowerBound), version: 1,
+                values: [.string(name), .references([])])
+        ]
         _ = try driver.apply(batch)
     }
 
     static func teamNames(_ driver: LMDBDriver) throws -> Set<String> {
         let team = try #require(model.entity(named: "Team"))
-        return Set(try driver.fetch(StoreFetch(entity: team)).rows.compactMap { row -> String? in
-            if case .string(let name) = row.values[0] { return name }
-            return nil
-        })
+        return Set(
+            try driver.fetch(StoreFetch(entity: team)).rows.compactMap { row -> String? in
+                if case .string(let name) = row.values[0] { return name }
+                return nil
+            })
     }
 
     @Test("a driver dropped without close releases its environment (a later writer is not refused by a leaked reader)")
@@ -55,7 +61,8 @@ struct LMDBFileTests {
         try #require(link(url.path, hard.path) == 0)
         try FileManager.default.createDirectory(at: directory.file("sub"), withIntermediateDirectories: true)
         let spelled = URL(fileURLWithPath: directory.url.path + "/sub/../people.lmdb")
-        let before = EnvironmentRegistry.openCount
+        // Counted per file: other suites open environments of their own in parallel.
+        #expect(EnvironmentRegistry.userCount(ofDataFile: url.path) == 0)
         let real = try Self.open(url)
         let viaSymbolic = try Self.open(symbolic)
         let viaHard = try Self.open(hard)
@@ -63,15 +70,18 @@ struct LMDBFileTests {
         #expect(viaSymbolic.environment === real.environment)
         #expect(viaHard.environment === real.environment)
         #expect(viaSpelling.environment === real.environment)
-        #expect(EnvironmentRegistry.openCount == before + 1)
+        #expect(EnvironmentRegistry.userCount(ofDataFile: url.path) == 4, "four drivers on one environment")
         try Self.insertTeam(viaSymbolic, named: "written through the link")
         #expect(try Self.teamNames(viaHard).contains("written through the link"))
         for driver in [viaSymbolic, viaHard, viaSpelling] { try driver.close() }
-        #expect(try Self.teamNames(real).contains("written through the link"), "the others closing leaves the first open")
+        #expect(
+            try Self.teamNames(real).contains("written through the link"), "the others closing leaves the first open")
         try real.close()
-        #expect(EnvironmentRegistry.openCount == before)
+        #expect(EnvironmentRegistry.userCount(ofDataFile: url.path) == 0)
         #expect(!FileManager.default.fileExists(atPath: symbolic.path + "-lock"), "LMDB was handed the real path")
-        #expect(!FileManager.default.fileExists(atPath: hard.path + "-lock"), "the hard link was never opened as a second file")
+        #expect(
+            !FileManager.default.fileExists(atPath: hard.path + "-lock"),
+            "the hard link was never opened as a second file")
         // Reopened by the link alone, LMDB still gets the real path and its lock file.
         let again = try Self.open(symbolic)
         #expect(again.environment.path == url.path)
@@ -118,16 +128,20 @@ struct LMDBFileTests {
         let keys = try driver.allocatePrimaryKeys(forEntity: team.entityNumber, count: 2_000)
         var batch = ChangeBatch()
         batch.inserts = keys.map {
-            RowSnapshot(id: RowID(entity: team.entityNumber, primaryKey: $0), version: 1, values: [.string(String(repeating: "team \($0) ", count: 20)), .references([])])
+            RowSnapshot(
+                id: RowID(entity: team.entityNumber, primaryKey: $0), version: 1,
+                values: [.string(String(repeating: "team \($0) ", count: 20)), .references([])])
         }
         _ = try driver.apply(batch)
         try driver.close()
         return url
     }
 
-    @Test("damaged files are refused as corrupt before LMDB maps them", arguments: [
-        "truncated", "second meta page", "page size", "second page size", "main root", "last page", "depth",
-    ])
+    @Test(
+        "damaged files are refused as corrupt before LMDB maps them",
+        arguments: [
+            "truncated", "second meta page", "page size", "second page size", "main root", "last page", "depth",
+        ])
     func damagedFile(_ damage: String) throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-damaged")
         let url = try Self.largeStore(in: directory)
@@ -140,7 +154,10 @@ struct LMDBFileTests {
             try Self.damage(url) { bytes, pageSize in bytes[pageSize + 16] ^= 0xFF }
             words = "meta page 1 is damaged"
         case "page size":
-            try Self.damage(url) { bytes, _ in bytes[40] = 0xB8; bytes[41] = 0x0B }  // 3000
+            try Self.damage(url) { bytes, _ in
+                bytes[40] = 0xB8
+                bytes[41] = 0x0B
+            }  // 3000
             words = "page size is 3000"
         case "second page size":
             // The newer meta page with a page size of 0: liblmdb divided by it (SIGFPE), found by

@@ -1,28 +1,35 @@
 import CLMDB
 import Foundation
-@testable import StrataLMDB
 import Strata
 import StrataTesting
 import Testing
 
+@testable import StrataLMDB
+
 @Suite("LMDB format")
 struct LMDBFormatTests {
     static let slots: [StoreLayout.Slot] = [
-        .attribute(.integer16), .attribute(.integer32), .attribute(.integer64), .attribute(.decimal), .attribute(.double),
+        .attribute(.integer16), .attribute(.integer32), .attribute(.integer64), .attribute(.decimal),
+        .attribute(.double),
         .attribute(.string), .attribute(.boolean), .attribute(.date), .attribute(.binaryData), .attribute(.uuid),
         .attribute(.uri), .toOne(rel: 7), .links(rel: 8, inverse: nil, order: nil), .transient,
     ]
     static let values: [StoreValue] = [
-        .integer(-3), .integer(70_000), .integer(.min), .decimal(Decimal(string: "12345678901234567890.123456789")!),  // valid literal
+        // valid literal
+        .integer(-3), .integer(70_000), .integer(.min), .decimal(Decimal(string: "12345678901234567890.123456789")!),
         .double(-0.5), .string("e\u{301} ✓ \u{0}"), .bool(true), .date(Date(timeIntervalSinceReferenceDate: 12.25)),
-        .binary(Data([0, 1, 2, 255])), .uuid(UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF")!),  // valid literal
-        .uri(URL(string: "https://example.com/a?b=c")!), .reference(RowID(entity: 3, primaryKey: 42)), .unfetched, .null,  // valid literal
+        // valid literal
+        .binary(Data([0, 1, 2, 255])), .uuid(UUID(uuidString: "01234567-89AB-CDEF-0123-456789ABCDEF")!),
+        .uri(URL(string: "https://example.com/a?b=c")!), .reference(RowID(entity: 3, primaryKey: 42)), .unfetched,
+        .null,  // valid literal
     ]
 
     @Test("a row round-trips through the binary encoding, to-many slots coming back unfetched")
     func roundTrip() throws {
         let bytes = try RowCodec.encode(version: 5, values: Self.values, layout: Self.slots)
-        let row = try bytes.withUnsafeBytes { try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 9), layout: Self.slots) }
+        let row = try bytes.withUnsafeBytes {
+            try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 9), layout: Self.slots)
+        }
         #expect(row.version == 5)
         #expect(row.values == Self.values)
         #expect(bytes[0] == RowCodec.encodingVersion)
@@ -35,28 +42,43 @@ struct LMDBFormatTests {
         var rejected = 0
         for length in 0..<valid.count {
             let cut = Array(valid.prefix(length))
-            #expect(throws: FormatError.self) { try cut.withUnsafeBytes { try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 1), layout: Self.slots) } }
+            #expect(throws: FormatError.self) {
+                try cut.withUnsafeBytes {
+                    try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 1), layout: Self.slots)
+                }
+            }
         }
         for _ in 0..<5_000 {
             var bytes = valid
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
                 switch Int.random(in: 0..<3, using: &generator) {
-                case 0: bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
-                case 1: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: Int.random(in: 0...bytes.count, using: &generator))
+                case 0:
+                    bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(
+                        in: 0...255, using: &generator)
+                case 1:
+                    bytes.insert(
+                        UInt8.random(in: 0...255, using: &generator),
+                        at: Int.random(in: 0...bytes.count, using: &generator))
                 default: if bytes.count > 1 { bytes.remove(at: Int.random(in: 0..<bytes.count, using: &generator)) }
                 }
             }
             do {
-                _ = try bytes.withUnsafeBytes { try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 1), layout: Self.slots) }
+                _ = try bytes.withUnsafeBytes {
+                    try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 1), layout: Self.slots)
+                }
             } catch is FormatError {
                 rejected += 1
             }
         }
         #expect(rejected > 1_000)
         for _ in 0..<2_000 {
-            let noise = (0..<Int.random(in: 0..<80, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let noise = (0..<Int.random(in: 0..<80, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             _ = try? noise.withUnsafeBytes { try MetadataCodec.decode($0) }
-            _ = try? noise.withUnsafeBytes { try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 1), layout: Self.slots) }
+            _ = try? noise.withUnsafeBytes {
+                try RowCodec.decode($0, id: RowID(entity: 1, primaryKey: 1), layout: Self.slots)
+            }
         }
     }
 
@@ -64,9 +86,11 @@ struct LMDBFormatTests {
     func metadata() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-format")
         let url = directory.file("meta.lmdb")
-        let model = try ManagedObjectModel(entities: [EntityDescription("A", properties: [.attribute("x", .integer64)])])
+        let model = try ManagedObjectModel(entities: [EntityDescription("A", properties: [.attribute("x", .integer64)])]
+        )
         let values: [String: MetadataValue] = [
-            StoreMetadata.modelKey: .data(Data((0..<300).map { UInt8($0 % 256) })), "s": .string("ü"), "i": .integer(-7),
+            StoreMetadata.modelKey: .data(Data((0..<300).map { UInt8($0 % 256) })), "s": .string("ü"),
+            "i": .integer(-7),
             "d": .double(2.5), "b": .bool(true), "t": .date(Date(timeIntervalSinceReferenceDate: 3)),
             "a": .array([.integer(1), .dictionary(["k": .data(Data([9]))])]),
         ]
@@ -82,7 +106,8 @@ struct LMDBFormatTests {
         #expect(try LMDBDriverFactory().recoverModel(at: url, options: StoreOptions()) == nil)
     }
 
-    @Test("rows sit in the rows database of their root under big-endian (entity, key); to-one keys have reverse entries")
+    @Test(
+        "rows sit in the rows database of their root under big-endian (entity, key); to-one keys have reverse entries")
     func keyLayout() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-format")
         let (coordinator, store) = try DriverHarness.lmdb.openStack(in: directory)
@@ -106,16 +131,18 @@ struct LMDBFormatTests {
         #expect(keys.allSatisfy { $0.count == 12 && Array($0.prefix(4)) == [0, 0, 0, UInt8(employee.entityNumber)] })
         #expect(keys == keys.sorted { $0.lexicographicallyPrecedes($1) })
         let slot = try #require(employee.index(ofProperty: "department"))
-        guard case .toOne(let rel) = driver.layout.slots[employee.entityNumber]![slot] else {  // Employee is in the layout
+        // Employee is in the layout
+        guard case .toOne(let rel) = driver.layout.slots[employee.entityNumber]![slot] else {
             Issue.record("department is not stored as a to-one key")
             return
         }
         let department = try #require(ConformanceModel.model.entity(named: "Department"))
         let departments = try driver.fetch(StoreFetch(entity: department)).rows
         let reverse = try driver.environment.read { txn in
-            try departments.reduce(0) { $0 + (try driver.duplicates(driver.databases.refs, Keys.relationship(rel, $1.id), txn).count) }
+            try departments.reduce(0) {
+                $0 + (try driver.duplicates(driver.databases.refs, Keys.relationship(rel, $1.id), txn).count)
+            }
         }
         #expect(reverse == 11)
     }
 }
-

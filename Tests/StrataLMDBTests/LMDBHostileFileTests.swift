@@ -1,9 +1,10 @@
 import CLMDB
 import Foundation
 import Strata
-@testable import StrataLMDB
 import StrataTesting
 import Testing
+
+@testable import StrataLMDB
 
 /// Damaged or hostile LMDB stores, crafted through the driver's own engine layer: IDs naming
 /// entities the model lacks, keys at or below zero, versions and counters at `Int64.max`, and
@@ -15,7 +16,9 @@ struct LMDBHostileFileTests {
             "Team", properties: [.attribute("name", .string), .toMany("members", "Person", inverse: "team")])
         let person = EntityDescription(
             "Person",
-            properties: [.attribute("name", .string), .attribute("age", .integer64), .toOne("team", "Team", inverse: "members")])
+            properties: [
+                .attribute("name", .string), .attribute("age", .integer64), .toOne("team", "Team", inverse: "members"),
+            ])
         return try! ManagedObjectModel(entities: [team, person])  // a fixed, valid model
     }()
 
@@ -59,7 +62,8 @@ struct LMDBHostileFileTests {
                 return try RowCodec.decode(entry.value, id: try Keys.rowID(entry.key), layout: slots)
             }
             change(&row)
-            try txn.put(dbi, Keys.row(row.id), try RowCodec.encode(version: row.version, values: row.values, layout: slots))
+            try txn.put(
+                dbi, Keys.row(row.id), try RowCodec.encode(version: row.version, values: row.values, layout: slots))
             id = row.id
         }
         return try #require(id)
@@ -72,7 +76,9 @@ struct LMDBHostileFileTests {
         let store = try coordinator.addPersistentStore(type: .lmdb, at: url)
         defer { try? coordinator.remove(store) }
         let context = ManagedObjectContext(coordinator: coordinator)
-        for person in try context.fetch(FetchRequest(entityName: "Person")) { _ = person.objectIDs(forRelationshipNamed: "team") }
+        for person in try context.fetch(FetchRequest(entityName: "Person")) {
+            _ = person.objectIDs(forRelationshipNamed: "team")
+        }
         let teams = try context.fetch(FetchRequest(entityName: "Team"))
         let team = try entity("Team")
         let driver = try #require(store.driver as? LMDBDriver)
@@ -93,10 +99,12 @@ struct LMDBHostileFileTests {
         }
     }
 
-    @Test("a to-one reference to an entity the model lacks, to the wrong entity, or to key 0 is a corrupt error", arguments: [
-        ("missing", 1, "which the model does not have"), ("Person", 1, "outside the relationship's destination"),
-        ("Team", 0, "not positive"),
-    ] as [(String, Int64, String)])
+    @Test(
+        "a to-one reference to an entity the model lacks, to the wrong entity, or to key 0 is a corrupt error",
+        arguments: [
+            ("missing", 1, "which the model does not have"), ("Person", 1, "outside the relationship's destination"),
+            ("Team", 0, "not positive"),
+        ] as [(String, Int64, String)])
     func badToOne(_ entityName: String, _ key: Int64, _ words: String) throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-bad-ref")
         let url = try Self.seeded(in: directory)
@@ -121,7 +129,8 @@ struct LMDBHostileFileTests {
                 return
             }
             let teamID = RowID(entity: team.entityNumber, primaryKey: 1)
-            try txn.put(driver.databases.refs, Keys.relationship(inverse, teamID), Keys.row(RowID(entity: 77, primaryKey: 5)))
+            try txn.put(
+                driver.databases.refs, Keys.relationship(inverse, teamID), Keys.row(RowID(entity: 77, primaryKey: 5)))
         }
         Self.expectCorrupt(url, "which the model does not have") { try Self.readEverything(url) }
     }
@@ -135,7 +144,8 @@ struct LMDBHostileFileTests {
             let slots = try #require(driver.layout.slots[person.entityNumber])
             let values: [StoreValue] = [.string("ghost"), .integer(1), .null]
             try txn.put(
-                try driver.rowsDatabase(person.entityNumber), Keys.row(RowID(entity: person.entityNumber, primaryKey: key)),
+                try driver.rowsDatabase(person.entityNumber),
+                Keys.row(RowID(entity: person.entityNumber, primaryKey: key)),
                 try RowCodec.encode(version: 1, values: values, layout: slots))
         }
         Self.expectCorrupt(url, "not positive") { try Self.readEverything(url) }
@@ -162,7 +172,9 @@ struct LMDBHostileFileTests {
         #expect(try driver.rows(for: [id]).first == row, "nothing changed")
     }
 
-    @Test("a primary-key counter at Int64.max or below zero is a corrupt error, not a wrapped key", arguments: [Int64.max, Int64.max - 1, -5])
+    @Test(
+        "a primary-key counter at Int64.max or below zero is a corrupt error, not a wrapped key",
+        arguments: [Int64.max, Int64.max - 1, -5])
     func counterAtTheLimit(_ value: Int64) throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-max-counter")
         let url = try Self.seeded(in: directory)

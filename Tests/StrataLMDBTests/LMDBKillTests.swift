@@ -28,7 +28,9 @@ struct LMDBKillTests {
         ])
     }
 
-    @Test("a child saving in a loop and killed at random moments 50 times never loses a committed save or shows a partial one")
+    @Test(
+        "a child saving in a loop and killed at random moments 50 times never loses a committed save or shows a partial one"
+    )
     func killedWhileSaving() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-kill")
         let store = directory.file("kill.lmdb")
@@ -53,7 +55,9 @@ struct LMDBKillTests {
             process.waitUntilExit()
             text += output.fileHandleForReading.readDataToEndOfFile()
             let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationReason == .uncaughtSignal, "seed \(seed), round \(round): the child exited by itself: \(failure)")
+            #expect(
+                process.terminationReason == .uncaughtSignal,
+                "seed \(seed), round \(round): the child exited by itself: \(failure)")
             if process.terminationReason == .uncaughtSignal { kills += 1 }
             let lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             // The last piece may be a line cut by the kill; complete lines end with "\n".
@@ -66,12 +70,18 @@ struct LMDBKillTests {
             let counters = try context.fetch(FetchRequest(entityName: "Counter"))
             try #require(counters.count == 1, "seed \(seed), round \(round): one counter")
             let value = Int64(counters[0]["value"] as? Int ?? -1)
-            #expect(value == confirmed || value == confirmed + 1, "seed \(seed), round \(round): counter \(value), confirmed \(confirmed)")
+            #expect(
+                value == confirmed || value == confirmed + 1,
+                "seed \(seed), round \(round): counter \(value), confirmed \(confirmed)")
             let entries = try context.fetch(FetchRequest(entityName: "Entry"))
-            #expect(entries.count == Int(value) * 3, "seed \(seed), round \(round): \(entries.count) entries for counter \(value)")
+            #expect(
+                entries.count == Int(value) * 3,
+                "seed \(seed), round \(round): \(entries.count) entries for counter \(value)")
             var perRound: [Int64: Int] = [:]
             for entry in entries { perRound[Int64(entry["round"] as? Int ?? -1), default: 0] += 1 }
-            #expect(perRound.values.allSatisfy { $0 == 3 } && perRound.keys.allSatisfy { $0 >= 1 && $0 <= value }, "seed \(seed), round \(round): partial round")
+            #expect(
+                perRound.values.allSatisfy { $0 == 3 } && perRound.keys.allSatisfy { $0 >= 1 && $0 <= value },
+                "seed \(seed), round \(round): partial round")
             lastConfirmed = value
             try coordinator.remove(attached)
         }

@@ -10,7 +10,9 @@ struct LMDBLogTests {
     func savesAreLogged() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-log")
         let statements = try LogCapture().save(into: .lmdb, at: directory.file("statements.lmdb"), detail: .statements)
-        #expect(statements.contains { $0.level == .debug && $0.text.contains("3 inserts, 0 updates, 0 deletes") }, "\(statements.map(\.text))")
+        #expect(
+            statements.contains { $0.level == .debug && $0.text.contains("3 inserts, 0 updates, 0 deletes") },
+            "\(statements.map(\.text))")
         #expect(!statements.contains { $0.text.contains(" took ") })
 
         let timed = try LogCapture().save(into: .lmdb, at: directory.file("timed.lmdb"), detail: .timings)

@@ -1,9 +1,10 @@
 import Foundation
-@testable import StrataLMDB
 import Strata
 import StrataTesting
 import Synchronization
 import Testing
+
+@testable import StrataLMDB
 
 @Suite("LMDB indexes and queries")
 struct LMDBQueryTests {
@@ -26,7 +27,9 @@ struct LMDBQueryTests {
     }()
 
     /// A seeded store: 300 people in 5 teams.
-    static func seeded(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, LMDBDriver, [ManagedObject]) {
+    static func seeded(_ directory: TemporaryDirectory) throws -> (
+        PersistentStoreCoordinator, LMDBDriver, [ManagedObject]
+    ) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: .lmdb, at: directory.file("people.lmdb"))
         let context = ManagedObjectContext(coordinator: coordinator)
@@ -60,7 +63,8 @@ struct LMDBQueryTests {
         let lookup = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0) })
         let formats = [
             "age == 14", "age > 40", "age <= 3", "age >= 89", "age < 0", "age BETWEEN {10, 20}", "age IN {7, 14, 99}",
-            "age == nil", "name == 'Ann1'", "name == 'Émile2'", "name > 'b'", "name < 'Chloé5'", "name IN {'bob3', 'Zoë4'}",
+            "age == nil", "name == 'Ann1'", "name == 'Émile2'", "name > 'b'", "name < 'Chloé5'",
+            "name IN {'bob3', 'Zoë4'}",
             "name == ''", "name == nil", "score == 3.5", "score > 0 AND age < 50", "age == 14.0", "age > 40.5",
             "code == 'c17'", "31 < age", "age BETWEEN {20, 10}",
         ]
@@ -70,22 +74,30 @@ struct LMDBQueryTests {
             request.predicate = predicate
             let plan = QueryPlan.make(predicate, entity: person, entities: request.entityNumbers, layout: driver.layout)
             if case .scan = plan, format != "age > 40.5" { Issue.record("\(format) did not use an index") }
-            let expected = try all.filter { try predicate.evaluate(with: RowView($0, model: Self.model, lookup: { lookup[$0] })) }.map(\.id)
+            let expected = try all.filter {
+                try predicate.evaluate(with: RowView($0, model: Self.model, lookup: { lookup[$0] }))
+            }.map(\.id)
             #expect(try driver.fetch(request).rows.map(\.id) == expected, "\(format)")
             request.resultKind = .count
             #expect(try driver.fetch(request).count == expected.count, "count \(format)")
         }
         let team = teams[2].objectID.rowID
-        let predicate = FetchPredicate.comparison(ComparisonPredicate(.keyPath("team"), .equal, .constant(.reference(team))))
+        let predicate = FetchPredicate.comparison(
+            ComparisonPredicate(.keyPath("team"), .equal, .constant(.reference(team))))
         var request = StoreFetch(entity: person)
         request.predicate = predicate
-        guard case .referrers = QueryPlan.make(predicate, entity: person, entities: request.entityNumbers, layout: driver.layout) else {
+        guard
+            case .referrers = QueryPlan.make(
+                predicate, entity: person, entities: request.entityNumbers, layout: driver.layout)
+        else {
             Issue.record("team == object did not use the reverse index")
             return
         }
-        let expected = all.filter { $0.values[person.index(ofProperty: "team")!] == .reference(team) }.map(\.id)  // in the model
+        // in the model
+        let expected = all.filter { $0.values[person.index(ofProperty: "team")!] == .reference(team) }.map(\.id)
         #expect(try driver.fetch(request).rows.map(\.id) == expected)
-        let members = try driver.relatedRows(RelatedRowsRequest(entity: Self.model.entity(named: "Team")!, slot: 1, sources: [team]))  // in the model
+        let members = try driver.relatedRows(
+            RelatedRowsRequest(entity: Self.model.entity(named: "Team")!, slot: 1, sources: [team]))  // in the model
         #expect(members[team] == expected)
     }
 
@@ -96,7 +108,10 @@ struct LMDBQueryTests {
         let person = try #require(Self.model.entity(named: "Person"))
         let all = try driver.fetch(StoreFetch(entity: person)).rows
         let lookup = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0) })
-        for keys in [[SortKey("age")], [SortKey("age", ascending: false), SortKey("name")], [SortKey("name")], [SortKey("name", ascending: false)], [SortKey("score"), SortKey("code")]] {
+        for keys in [
+            [SortKey("age")], [SortKey("age", ascending: false), SortKey("name")], [SortKey("name")],
+            [SortKey("name", ascending: false)], [SortKey("score"), SortKey("code")],
+        ] {
             for (offset, limit) in [(0, 10), (25, 40), (290, 30), (0, 1)] {
                 for format in [nil, "score > -3"] {
                     var request = StoreFetch(entity: person)
@@ -106,11 +121,15 @@ struct LMDBQueryTests {
                     request.predicate = try format.map { try FetchPredicate(format: $0) }
                     var matching = all
                     if let predicate = request.predicate {
-                        matching = try all.filter { try predicate.evaluate(with: RowView($0, model: Self.model, lookup: { lookup[$0] })) }
+                        matching = try all.filter {
+                            try predicate.evaluate(with: RowView($0, model: Self.model, lookup: { lookup[$0] }))
+                        }
                     }
                     let sorted = try RowSorter.sort(matching, by: keys, model: Self.model, lookup: { lookup[$0] })
                     let expected = Array(sorted.dropFirst(offset).prefix(limit)).map(\.id)
-                    #expect(try driver.fetch(request).rows.map(\.id) == expected, "\(keys) \(offset)/\(limit) \(format ?? "")")
+                    #expect(
+                        try driver.fetch(request).rows.map(\.id) == expected,
+                        "\(keys) \(offset)/\(limit) \(format ?? "")")
                 }
             }
         }
@@ -126,7 +145,9 @@ struct LMDBQueryTests {
         var values = before[0].values
         values[person.index(ofProperty: "code")!] = .string("c5")  // in the model
         var batch = ChangeBatch()
-        batch.inserts = [RowSnapshot(id: RowID(entity: person.entityNumber, primaryKey: key), version: 0, values: values)]
+        batch.inserts = [
+            RowSnapshot(id: RowID(entity: person.entityNumber, primaryKey: key), version: 0, values: values)
+        ]
         let error = try #require(throws: StoreError.self) { _ = try driver.apply(batch) }
         #expect(error.code == .constraint)
         #expect(error.message.contains("code"))
@@ -145,7 +166,9 @@ struct LMDBQueryTests {
                 var values = first.values
                 values[slot] = .double(1_000)
                 var batch = ChangeBatch()
-                batch.updates = [RowUpdate(id: first.id, expectedVersion: first.version, values: values, changedSlots: [slot])]
+                batch.updates = [
+                    RowUpdate(id: first.id, expectedVersion: first.version, values: values, changedSlots: [slot])
+                ]
                 _ = try? driver.apply(batch)
             }
             writer.start()

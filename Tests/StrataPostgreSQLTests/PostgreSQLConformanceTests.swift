@@ -21,7 +21,9 @@ enum PostgreSQLServer {
 
     /// The schema of a fixture directory: the same directory gives the same schema.
     static func schema(for directory: URL) -> String {
-        let name = directory.lastPathComponent.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" }
+        let name = directory.lastPathComponent.lowercased().map {
+            $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_"
+        }
         return "t_" + String(name.suffix(56))
     }
 }
@@ -34,7 +36,9 @@ struct PostgreSQLConformanceTests {
         try check.run(.postgreSQL)
     }
 
-    @Test("contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store")
+    @Test(
+        "contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store"
+    )
     func concurrencyStress() throws {
         _ = try PostgreSQLServer.shared()
         let seed: UInt64 = 0x5EED_0021
@@ -44,7 +48,9 @@ struct PostgreSQLConformanceTests {
         #expect(report.inserts > 0 && report.updates > 0 && report.deletes > 0)
     }
 
-    @Test("a view context, four background writers and two child editors under load; afterwards every context agrees with the store")
+    @Test(
+        "a view context, four background writers and two child editors under load; afterwards every context agrees with the store"
+    )
     func containerStress() throws {
         _ = try PostgreSQLServer.shared()
         let seed: UInt64 = 0x5EED_0022

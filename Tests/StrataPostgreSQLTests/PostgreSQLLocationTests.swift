@@ -8,7 +8,11 @@ import Testing
 struct PostgreSQLLocationTests {
     @Test("a URL gives user, host, port, database, schema and options; the password never appears in its name")
     func parsing() throws {
-        let url = try #require(URL(string: "postgresql://ada:s3cr%40t@db.example.com:6543/shop?schema=Sales&pool_size=8&sslmode=require&statement_timeout=2.5"))
+        let url = try #require(
+            URL(
+                string:
+                    "postgresql://ada:s3cr%40t@db.example.com:6543/shop?schema=Sales&pool_size=8&sslmode=require&statement_timeout=2.5"
+            ))
         let location = try PostgreSQLLocation(url: url)
         #expect(location.user == "ada")
         #expect(location.host == "db.example.com")
@@ -30,7 +34,8 @@ struct PostgreSQLLocationTests {
         #expect(!PostgreSQLLocation.redacted(url).contains("s3cr"))
     }
 
-    @Test("defaults: schema public, four connections, the store timeout as lock timeout; store options win over the URL")
+    @Test(
+        "defaults: schema public, four connections, the store timeout as lock timeout; store options win over the URL")
     func defaults() throws {
         let url = try #require(URL(string: "postgres://localhost/app"))
         let location = try PostgreSQLLocation(url: url, options: StoreOptions(timeout: 1.5, values: ["pool_size": "2"]))
@@ -72,7 +77,12 @@ struct PostgreSQLLocationTests {
         let short = try PostgreSQLLocation(url: try #require(URL(string: "postgres://h/db?schema=inventory")))
         #expect(short.channel == "strata:inventory")
         let name = String(repeating: "é", count: 31)  // 62 bytes
-        let long = try PostgreSQLLocation(url: try #require(URL(string: "postgres://h/db?schema=\(name.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)")))
+        let long = try PostgreSQLLocation(
+            url: try #require(
+                URL(
+                    string:
+                        "postgres://h/db?schema=\(name.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)"
+                )))
         #expect(long.channel.utf8.count <= 63)
         #expect(long.channel.hasPrefix("strata:"))
     }
@@ -82,7 +92,10 @@ struct PostgreSQLLocationTests {
 struct PostgreSQLCodingTests {
     @Test("stored text round-trips every string, keeps plain strings as they are, and sorts as the strings sort")
     func escaping() throws {
-        let samples = ["", "plain", "a\u{0}b", "\u{1}", "\u{0}\u{0}", "\u{1}\u{2}", "a\u{1}", "e\u{301}", "👩‍👩‍👧", "\u{0}x", "\u{2}", "a"]
+        let samples = [
+            "", "plain", "a\u{0}b", "\u{1}", "\u{0}\u{0}", "\u{1}\u{2}", "a\u{1}", "e\u{301}", "👩‍👩‍👧", "\u{0}x", "\u{2}",
+            "a",
+        ]
         for sample in samples {
             let stored = TextEscaping.escaped(sample)
             #expect(!stored.utf8.contains(0), "\(sample.debugDescription) stores a NUL")
@@ -93,8 +106,12 @@ struct PostgreSQLCodingTests {
         // Byte order of the stored forms is the scalar order of the strings.
         for a in samples {
             for b in samples {
-                let stored = Array(TextEscaping.escaped(a).utf8).lexicographicallyPrecedes(Array(TextEscaping.escaped(b).utf8))
-                #expect(stored == Array(a.unicodeScalars.map(\.value)).lexicographicallyPrecedes(b.unicodeScalars.map(\.value)), "\(a.debugDescription) < \(b.debugDescription)")
+                let stored = Array(TextEscaping.escaped(a).utf8).lexicographicallyPrecedes(
+                    Array(TextEscaping.escaped(b).utf8))
+                #expect(
+                    stored
+                        == Array(a.unicodeScalars.map(\.value)).lexicographicallyPrecedes(b.unicodeScalars.map(\.value)),
+                    "\(a.debugDescription) < \(b.debugDescription)")
             }
         }
         // Text another program wrote with a lone U+0001 stays as it is.
@@ -126,7 +143,10 @@ struct PostgreSQLCodingTests {
 
     @Test("payloads that are not Strata's, malformed or announcing too many rows are ignored")
     func hostilePayloads() {
-        for payload in ["", "hello", "S1", "S1 t x3:1", "S1 t i3:0", "S1 t i3:5-2", "S1 t i3:1-9223372036854775807", "S1 t i:1", "S1 t i3:a"] {
+        for payload in [
+            "", "hello", "S1", "S1 t x3:1", "S1 t i3:0", "S1 t i3:5-2", "S1 t i3:1-9223372036854775807", "S1 t i:1",
+            "S1 t i3:a",
+        ] {
             #expect(RemoteChangePayload.decode(payload, ignoring: "me") == nil, "\(payload)")
         }
         #expect(RemoteChangePayload.decode("S1 t i3:1-10 d2:4", ignoring: "me")?.inserted.count == 10)

@@ -44,7 +44,9 @@ struct PostgreSQLMultiProcessTests {
         var seconds: Double
     }
 
-    @Test("4 processes x 500 saves: every insert is there, every lost update was a conflict, every process merged the others' saves")
+    @Test(
+        "4 processes x 500 saves: every insert is there, every lost update was a conflict, every process merged the others' saves"
+    )
     func fourProcesses() throws {
         let server = try PostgreSQLServer.shared()
         let directory = try TemporaryDirectory(prefix: "pg-multiprocess")
@@ -75,8 +77,11 @@ struct PostgreSQLMultiProcessTests {
             defer { close(descriptor) }
             pids.append(
                 try ChildProcess.start(
-                    [Worker.url.path, "save", url.absoluteString, String(worker), String(saves), String(seed &+ UInt64(worker)),
-                     String(workers), directory.file("result-\(worker).json").path],
+                    [
+                        Worker.url.path, "save", url.absoluteString, String(worker), String(saves),
+                        String(seed &+ UInt64(worker)),
+                        String(workers), directory.file("result-\(worker).json").path,
+                    ],
                     output: descriptor))
             logs.append(log)
         }
@@ -85,7 +90,9 @@ struct PostgreSQLMultiProcessTests {
             let status = try ChildProcess.wait(pid)
             let log = (try? String(contentsOf: logs[worker], encoding: .utf8)) ?? ""
             try #require(status == 0, "worker \(worker) exited with \(status): \(log)")
-            results.append(try JSONDecoder().decode(WorkerResult.self, from: Data(contentsOf: directory.file("result-\(worker).json"))))
+            results.append(
+                try JSONDecoder().decode(
+                    WorkerResult.self, from: Data(contentsOf: directory.file("result-\(worker).json"))))
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try coordinator.addPersistentStore(type: .postgreSQL, at: url)
@@ -97,7 +104,8 @@ struct PostgreSQLMultiProcessTests {
         #expect(Set(labels) == Set(inserted))
         // Every counter holds exactly the increments that were reported saved: an update that lost
         // was reported as a conflict, never silently dropped.
-        let stored = try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "string BEGINSWITH 'counter-'")))
+        let stored = try context.fetch(
+            FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "string BEGINSWITH 'counter-'")))
         for item in stored {
             let name = item["string"] as? String ?? "?"
             let saved = results.reduce(0) { $0 + ($1.increments[name] ?? 0) }
@@ -108,12 +116,15 @@ struct PostgreSQLMultiProcessTests {
         #expect(conflicts > 0, "the processes collided at least once")
         #expect(inserted.count + updates + conflicts == workers * saves)
         for (worker, result) in results.enumerated() {
-            #expect(result.remoteNotifications > 0 && result.remoteRows > 0, "worker \(worker) heard of the others' saves")
+            #expect(
+                result.remoteNotifications > 0 && result.remoteRows > 0, "worker \(worker) heard of the others' saves")
             #expect(result.viewMerged, "worker \(worker)'s view context merged the others' saves")
         }
         print(
             "multi-process test: \(inserted.count) inserts, \(updates) updates, \(conflicts) conflicts; "
-                + results.enumerated().map { "worker \($0.offset): \(String(format: "%.1f", $0.element.seconds)) s, \($0.element.remoteNotifications) notifications" }
+                + results.enumerated().map {
+                    "worker \($0.offset): \(String(format: "%.1f", $0.element.seconds)) s, \($0.element.remoteNotifications) notifications"
+                }
                 .joined(separator: "; "))
     }
 
@@ -124,7 +135,8 @@ struct PostgreSQLMultiProcessTests {
         let role = "pw_" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let password = "Pa55-\(UUID().uuidString.prefix(8))"
         try PostgreSQLAdmin.execute(
-            ["CREATE ROLE \(role) LOGIN PASSWORD '\(password)'", "GRANT CREATE ON DATABASE postgres TO \(role)"], on: server)
+            ["CREATE ROLE \(role) LOGIN PASSWORD '\(password)'", "GRANT CREATE ON DATABASE postgres TO \(role)"],
+            on: server)
         let schema = PostgreSQLServer.schema(for: directory.url)
         let withPassword = server.url(schema: schema, user: role, password: password)
         let without = server.url(schema: schema, user: role)
@@ -133,13 +145,16 @@ struct PostgreSQLMultiProcessTests {
         #expect(first.status == 0, "\(first.output)")
         #expect(first.output.contains("opened 0"))
         // PGPASSWORD.
-        let environment = try Worker.run(["open", without.absoluteString], environment: ["PGPASSWORD": password], in: directory)
+        let environment = try Worker.run(
+            ["open", without.absoluteString], environment: ["PGPASSWORD": password], in: directory)
         #expect(environment.status == 0, "\(environment.output)")
         // The password file (~/.pgpass; PGPASSFILE names it), which must be private.
         let passfile = directory.file("pgpass")
-        try "127.0.0.1:\(server.port):postgres:\(role):\(password)\n".write(to: passfile, atomically: true, encoding: .utf8)
+        try "127.0.0.1:\(server.port):postgres:\(role):\(password)\n".write(
+            to: passfile, atomically: true, encoding: .utf8)
         chmod(passfile.path, 0o600)
-        let file = try Worker.run(["open", without.absoluteString], environment: ["PGPASSFILE": passfile.path], in: directory)
+        let file = try Worker.run(
+            ["open", without.absoluteString], environment: ["PGPASSFILE": passfile.path], in: directory)
         #expect(file.status == 0, "\(file.output)")
         // A wrong password fails with an error that names the store but shows no password.
         let wrong = server.url(schema: schema, user: role, password: "not-\(password)")
@@ -147,6 +162,8 @@ struct PostgreSQLMultiProcessTests {
         #expect(refused.status != 0)
         #expect(refused.output.contains("password authentication failed"), "\(refused.output)")
         #expect(!refused.output.contains(password), "\(refused.output)")
-        #expect(refused.output.contains("postgres://\(role)@127.0.0.1:\(server.port)/postgres?schema="), "\(refused.output)")
+        #expect(
+            refused.output.contains("postgres://\(role)@127.0.0.1:\(server.port)/postgres?schema="), "\(refused.output)"
+        )
     }
 }

@@ -7,9 +7,12 @@ import Testing
 
 @Suite("PostgreSQL pushdown")
 struct PostgreSQLPushdownTests {
-    static let layout = StoreLayout(model: ConformanceModel.model, schema: "s", entities: ConformanceModel.model.entities)
+    static let layout = StoreLayout(
+        model: ConformanceModel.model, schema: "s", entities: ConformanceModel.model.entities)
 
-    static func translate(_ entity: String, _ format: String) throws -> (sql: String?, exact: Bool, translator: QueryTranslator) {
+    static func translate(_ entity: String, _ format: String) throws -> (
+        sql: String?, exact: Bool, translator: QueryTranslator
+    ) {
         var translator = QueryTranslator(layout: layout, strings: true)
         let description = try #require(ConformanceModel.model.entity(named: entity))
         let (sql, exact) = translator.whereClause(try FetchPredicate(format: format), description, "t0")
@@ -27,11 +30,15 @@ struct PostgreSQLPushdownTests {
             let name = "\(entity): \(format)"
             if sql == nil { untouched.append(name) } else { narrowed.append(name) }
             let description = try #require(ConformanceModel.model.entity(named: entity))
-            if CompiledRowPredicate(try FetchPredicate(format: format), entity: description) == nil { leftToCore.append(name) }
+            if CompiledRowPredicate(try FetchPredicate(format: format), entity: description) == nil {
+                leftToCore.append(name)
+            }
         }
         let exactCount = PredicateCorpus.entries.count - narrowed.count - untouched.count
         print("exact in SQL: \(exactCount) of \(PredicateCorpus.entries.count)")
-        print("narrowed in SQL, finished with the evaluator (\(narrowed.count)):\n  " + narrowed.joined(separator: "\n  "))
+        print(
+            "narrowed in SQL, finished with the evaluator (\(narrowed.count)):\n  " + narrowed.joined(separator: "\n  ")
+        )
         print("not narrowed in SQL (\(untouched.count)):\n  " + untouched.joined(separator: "\n  "))
         print("answered by the core, not the driver (\(leftToCore.count)):\n  " + leftToCore.joined(separator: "\n  "))
         #expect(exactCount == 57)
@@ -43,7 +50,8 @@ struct PostgreSQLPushdownTests {
     /// arithmetic, a decimal against a double (the evaluator's Decimal-to-double conversion is its
     /// own) and NONE over string operators (a prefilter cannot be negated).
     static let notNarrowed = [
-        "Employee: name MATCHES '[A-Z].*'", "Employee: name MATCHES[c] 'a.*'", "Employee: NONE mentees.name BEGINSWITH 'A'",
+        "Employee: name MATCHES '[A-Z].*'", "Employee: name MATCHES[c] 'a.*'",
+        "Employee: NONE mentees.name BEGINSWITH 'A'",
         "Employee: SUBQUERY(mentees, $m, $m.age > 30).@count >= 2", "Employee: mentees.@max.age > 45",
         "Employee: mentees.@avg.age < 40", "Employee: mentees.@sum.age > 100", "Employee: mentees.@min.age == 20",
         "Employee: age * 2 > 80", "Employee: age + 10 == 44", "Employee: -age < -50", "Employee: age / 7 > 4",
@@ -56,7 +64,8 @@ struct PostgreSQLPushdownTests {
         "Employee: SUBQUERY(mentees, $m, $m.age > 30).@count >= 2", "Employee: mentees.@max.age > 45",
         "Employee: mentees.@avg.age < 40", "Employee: mentees.@sum.age > 100", "Employee: mentees.@min.age == 20",
         "Employee: age * 2 > 80", "Employee: age + 10 == 44", "Employee: -age < -50", "Employee: age / 7 > 4",
-        "Department: ANY employees.name ==[c] 'DAN'", "Department: SUBQUERY(employees, $e, $e.salary == nil).@count > 0",
+        "Department: ANY employees.name ==[c] 'DAN'",
+        "Department: SUBQUERY(employees, $e, $e.salary == nil).@count > 0",
         "Item: NONE tags.name ==[cd] 'eclat'",
     ]
 

@@ -8,7 +8,10 @@ import Testing
 @Suite("PostgreSQL store")
 struct PostgreSQLStoreTests {
     /// A fresh store on the shared server, seeded or not.
-    static func store(_ label: String, seeded: Bool = false, options: [String: String] = [:], storeOptions: StoreOptions = StoreOptions())
+    static func store(
+        _ label: String, seeded: Bool = false, options: [String: String] = [:],
+        storeOptions: StoreOptions = StoreOptions()
+    )
         throws -> (PersistentStoreCoordinator, PersistentStore, URL)
     {
         let server = try PostgreSQLServer.shared()
@@ -20,17 +23,22 @@ struct PostgreSQLStoreTests {
     }
 
     static let pieces = [
-        "a", "A", "b", "é", "e\u{301}", "E", "\u{0}", "\u{1}", "\r\n", "\n", "K", "\u{212A}", "ß", "ss", "%", "_", "*", "?",
+        "a", "A", "b", "é", "e\u{301}", "E", "\u{0}", "\u{1}", "\r\n", "\n", "K", "\u{212A}", "ß", "ss", "%", "_", "*",
+        "?",
         "\\", "👩‍👩‍👧", " ", "z", "İ", "i", "Å", "A\u{30A}",
     ]
 
-    @Test("strings compare, sort and match in the store exactly as in memory: canonical equivalence, folding, NUL, patterns")
+    @Test(
+        "strings compare, sort and match in the store exactly as in memory: canonical equivalence, folding, NUL, patterns"
+    )
     func stringsDifferential() throws {
         let (coordinator, _, _) = try Self.store("strings")
         let seed: UInt64 = 0x5EED_2105
         var generator = SeededGenerator(seed: seed)
         func word(_ maximum: Int) -> String {
-            (0..<Int.random(in: 0...maximum, using: &generator)).map { _ in Self.pieces.randomElement(using: &generator)! }.joined()
+            (0..<Int.random(in: 0...maximum, using: &generator)).map { _ in
+                Self.pieces.randomElement(using: &generator)!
+            }.joined()
         }
         let context = ManagedObjectContext(coordinator: coordinator)
         for index in 0..<80 {
@@ -59,8 +67,11 @@ struct PostgreSQLStoreTests {
             let fresh = ManagedObjectContext(coordinator: coordinator)
             let fetched = try fresh.fetch(FetchRequest(entityName: "Item", predicate: predicate))
             let counted = try fresh.count(for: FetchRequest(entityName: "Item", predicate: predicate))
-            if Set(fetched.map(\.objectID)) != expected || fetched.count != expected.count || counted != expected.count {
-                failures.append("\(predicate.predicateFormat): expected \(expected.count), fetched \(fetched.count), counted \(counted)")
+            if Set(fetched.map(\.objectID)) != expected || fetched.count != expected.count || counted != expected.count
+            {
+                failures.append(
+                    "\(predicate.predicateFormat): expected \(expected.count), fetched \(fetched.count), counted \(counted)"
+                )
             }
             checked += 1
         }
@@ -72,12 +83,17 @@ struct PostgreSQLStoreTests {
             let fetched = try ManagedObjectContext(coordinator: coordinator).fetch(request).map(\.objectID)
             if fetched != expected { failures.append("sort ascending=\(ascending) differs") }
             // A page of a sorted, string-filtered fetch: the driver filters and pages itself.
-            var paged = FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "string CONTAINS[c] 'a'"), sortKeys: keys + [SortKey("int16")])
+            var paged = FetchRequest(
+                entityName: "Item", predicate: try FetchPredicate(format: "string CONTAINS[c] 'a'"),
+                sortKeys: keys + [SortKey("int16")])
             paged.fetchOffset = 2
             paged.fetchLimit = 5
-            let matching = try SortKey.sort(all.filter { try paged.predicate!.evaluate(with: $0) }, by: keys + [SortKey("int16")])
+            let matching = try SortKey.sort(
+                all.filter { try paged.predicate!.evaluate(with: $0) }, by: keys + [SortKey("int16")])
             let page = try ManagedObjectContext(coordinator: coordinator).fetch(paged).map(\.objectID)
-            if page != Array(matching.dropFirst(2).prefix(5)).map(\.objectID) { failures.append("page ascending=\(ascending) differs") }
+            if page != Array(matching.dropFirst(2).prefix(5)).map(\.objectID) {
+                failures.append("page ascending=\(ascending) differs")
+            }
         }
         print("string differential: seed \(seed), 80 rows, \(checked) predicates, 2 sorts, 2 pages")
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
@@ -98,9 +114,12 @@ struct PostgreSQLStoreTests {
         try coordinator.remove(store)
         let again = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try again.addPersistentStore(type: .postgreSQL, at: url)
-        let tags = try ManagedObjectContext(coordinator: again).fetch(FetchRequest(entityName: "Tag", predicate: try FetchPredicate(format: "name == %@", value)))
+        let tags = try ManagedObjectContext(coordinator: again).fetch(
+            FetchRequest(entityName: "Tag", predicate: try FetchPredicate(format: "name == %@", value)))
         #expect(tags.count == 1)
-        let names = try PostgreSQLAdmin.rows("SELECT nspname::text FROM pg_namespace WHERE nspname IN ('public', \(PostgreSQLAdmin.literal(schema)))", on: server)
+        let names = try PostgreSQLAdmin.rows(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname IN ('public', \(PostgreSQLAdmin.literal(schema)))",
+            on: server)
         #expect(Set(names.compactMap { $0.first ?? nil }) == ["public", schema])
     }
 
@@ -111,12 +130,14 @@ struct PostgreSQLStoreTests {
         try theirs.addPersistentStore(type: .postgreSQL, at: url)
         let view = ManagedObjectContext(coordinator: mine)
         view.automaticallyMergesChangesFromParent = true
-        let ann = try view.fetch(FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
+        let ann = try view.fetch(
+            FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
         #expect(ann["age"] as? Int == 20)
         let heard = Locked<[ContextDidSave]>([])
         mine.addRemoteChangeObserver { saved in heard.withLock { $0.append(saved) } }
         let other = ManagedObjectContext(coordinator: theirs)
-        let theirAnn = try other.fetch(FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
+        let theirAnn = try other.fetch(
+            FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
         theirAnn["age"] = 90
         let tag = try other.insertNewObject(forEntityName: "Tag")
         tag["name"] = "remote"
@@ -142,13 +163,16 @@ struct PostgreSQLStoreTests {
         let theirs = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try theirs.addPersistentStore(type: .postgreSQL, at: url)
         func ages(_ coordinator: PersistentStoreCoordinator, where format: String = "TRUEPREDICATE") throws -> [Int] {
-            let request = FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: format), sortKeys: [SortKey("name")])
+            let request = FetchRequest(
+                entityName: "Employee", predicate: try FetchPredicate(format: format), sortKeys: [SortKey("name")])
             return try ManagedObjectContext(coordinator: coordinator).fetch(request).map { $0["age"] as? Int ?? -1 }
         }
         func change(_ count: Int, by amount: Int) throws {
             let context = ManagedObjectContext(coordinator: theirs)
             let request = FetchRequest(entityName: "Employee", sortKeys: [SortKey("name")])
-            for employee in try context.fetch(request).prefix(count) { employee["age"] = (employee["age"] as? Int ?? 0) + amount }
+            for employee in try context.fetch(request).prefix(count) {
+                employee["age"] = (employee["age"] as? Int ?? 0) + amount
+            }
             try context.save()
         }
         let before = try ages(mine)
@@ -188,25 +212,34 @@ struct PostgreSQLStoreTests {
         #expect(try again.driver.allocatePrimaryKeys(forEntity: tag, count: 1).lowerBound == highest + 1)
     }
 
-    @Test("a lock held past lock_timeout is a locked error, a statement past statement_timeout a timedOut error; nothing changes")
+    @Test(
+        "a lock held past lock_timeout is a locked error, a statement past statement_timeout a timedOut error; nothing changes"
+    )
     func timeouts() throws {
         let server = try PostgreSQLServer.shared()
         let (coordinator, _, url) = try Self.store("timeouts", seeded: true)
         let context = ManagedObjectContext(coordinator: coordinator)
-        let ann = try context.fetch(FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
+        let ann = try context.fetch(
+            FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
         let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
         // Another session holds Ann's row.
         let holder = try PostgreSQLAdmin.connect(server)
         defer { holder.close() }
         try holder.executeScript("BEGIN")
-        try holder.executeScript("SELECT 1 FROM \(schema.sqlName).\"ZEMPLOYEE\" WHERE \"Z_PK\" = \(ann.objectID.primaryKey) FOR UPDATE")
-        for (options, code) in [(["lock_timeout": "0.2"], StoreError.Code.locked), (["lock_timeout": "0", "statement_timeout": "0.3"], .timedOut)] {
+        try holder.executeScript(
+            "SELECT 1 FROM \(schema.sqlName).\"ZEMPLOYEE\" WHERE \"Z_PK\" = \(ann.objectID.primaryKey) FOR UPDATE")
+        for (options, code) in [
+            (["lock_timeout": "0.2"], StoreError.Code.locked),
+            (["lock_timeout": "0", "statement_timeout": "0.3"], .timedOut),
+        ] {
             var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
-            components.queryItems = (components.queryItems ?? []) + options.map { URLQueryItem(name: $0.key, value: $0.value) }
+            components.queryItems =
+                (components.queryItems ?? []) + options.map { URLQueryItem(name: $0.key, value: $0.value) }
             let other = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
             try other.addPersistentStore(type: .postgreSQL, at: try Self.url(components))
             let editor = ManagedObjectContext(coordinator: other)
-            let theirAnn = try editor.existingObject(with: ManagedObjectID(entity: ann.entity, rowID: ann.objectID.rowID, store: other.persistentStores[0]))
+            let theirAnn = try editor.existingObject(
+                with: ManagedObjectID(entity: ann.entity, rowID: ann.objectID.rowID, store: other.persistentStores[0]))
             theirAnn["age"] = 77
             let started = Date()
             #expect(throws: StoreError.self) { try editor.save() }
@@ -217,11 +250,14 @@ struct PostgreSQLStoreTests {
             #expect(Date().timeIntervalSince(started) < 5)
         }
         try holder.executeScript("ROLLBACK")
-        let fresh = try ManagedObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
+        let fresh = try ManagedObjectContext(coordinator: coordinator).fetch(
+            FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
         #expect(fresh["age"] as? Int == 20)
     }
 
-    @Test("read-only stores refuse saves; a missing store is not created when asked not to; a foreign schema and another model are refused")
+    @Test(
+        "read-only stores refuse saves; a missing store is not created when asked not to; a foreign schema and another model are refused"
+    )
     func openingRules() throws {
         let server = try PostgreSQLServer.shared()
         let (_, _, url) = try Self.store("rules", seeded: true)
@@ -238,12 +274,16 @@ struct PostgreSQLStoreTests {
         } throws: { ($0 as? StoreError)?.code == .notFound }
         // A schema holding someone else's tables.
         let foreign = PostgreSQLTestServer.schemaName("foreign")
-        try PostgreSQLAdmin.execute(["CREATE SCHEMA \(foreign)", "CREATE TABLE \(foreign).orders (id int)"], on: server)
+        try PostgreSQLAdmin.execute(
+            ["CREATE SCHEMA \(foreign)", "CREATE TABLE \(foreign).orders (id int)"], on: server)
         #expect {
-            try PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model).addPersistentStore(type: .postgreSQL, at: server.url(schema: foreign))
+            try PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model).addPersistentStore(
+                type: .postgreSQL, at: server.url(schema: foreign))
         } throws: { ($0 as? StoreError)?.code == .invalidRequest && "\($0)".contains("orders") }
         // Another model.
-        let other = try ManagedObjectModel(entities: [EntityDescription("Tag", properties: [.attribute("label", .string)])])
+        let other = try ManagedObjectModel(entities: [
+            EntityDescription("Tag", properties: [.attribute("label", .string)])
+        ])
         #expect {
             try PersistentStoreCoordinator(managedObjectModel: other).addPersistentStore(type: .postgreSQL, at: url)
         } throws: { ($0 as? StoreError)?.code == .modelMismatch }
@@ -251,11 +291,14 @@ struct PostgreSQLStoreTests {
         var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
         components.port = try PostgreSQLTestServer.freePort()
         #expect {
-            try PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model).addPersistentStore(type: .postgreSQL, at: try Self.url(components))
+            try PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model).addPersistentStore(
+                type: .postgreSQL, at: try Self.url(components))
         } throws: { ($0 as? StoreError)?.code == .io }
     }
 
-    @Test("after the server restarts, the store reconnects, saves again and drops its cached rows (notifications may have been missed)")
+    @Test(
+        "after the server restarts, the store reconnects, saves again and drops its cached rows (notifications may have been missed)"
+    )
     func restart() throws {
         let server = try PostgreSQLTestServer(durable: false)
         defer { server.stop() }
@@ -291,7 +334,9 @@ struct PostgreSQLStoreTests {
 extension PostgreSQLStoreTests {
     /// The URL of `components` (a test failure when they form none).
     static func url(_ components: URLComponents) throws -> URL {
-        guard let url = components.url as URL? else { throw PostgreSQLTestServer.Failure(message: "no URL from \(components)") }
+        guard let url = components.url as URL? else {
+            throw PostgreSQLTestServer.Failure(message: "no URL from \(components)")
+        }
         return url
     }
 }

@@ -12,14 +12,18 @@ struct ConvertKillTests {
     /// A SQLite store of the kill loops' model (built here with the same shape) holding `entries` rows.
     static func source(_ url: URL, entries: Int) throws {
         let ledger = EntityDescription(
-            "Ledger", properties: [.attribute("round", .integer64, isOptional: false), .toMany("entries", "Entry", inverse: "ledger")])
+            "Ledger",
+            properties: [
+                .attribute("round", .integer64, isOptional: false), .toMany("entries", "Entry", inverse: "ledger"),
+            ])
         let entry = EntityDescription(
             "Entry",
             properties: [
                 .attribute("round", .integer64, isOptional: false), .attribute("payload", .binaryData),
                 .toOne("ledger", "Ledger", inverse: "entries"),
             ])
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(entities: [ledger, entry]))
+        let coordinator = PersistentStoreCoordinator(
+            managedObjectModel: try ManagedObjectModel(entities: [ledger, entry]))
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
         let context = ManagedObjectContext(coordinator: coordinator)
         let owner = try context.insertNewObject(forEntityName: "Ledger")
@@ -43,7 +47,9 @@ struct ConvertKillTests {
         }
     }
 
-    @Test("SIGKILL during strata convert --overwrite leaves the old destination or a complete new one", arguments: ["sqlite", "xml", "lmdb"])
+    @Test(
+        "SIGKILL during strata convert --overwrite leaves the old destination or a complete new one",
+        arguments: ["sqlite", "xml", "lmdb"])
     func convert(_ driver: String) throws {
         let seed: UInt64 = 0xC0_0000 + UInt64(KillTests.drivers.firstIndex(of: driver) ?? 0)
         print("kill test convert to \(driver): seed \(seed)")
@@ -56,7 +62,8 @@ struct ConvertKillTests {
         let destination = KillTests.location(driver, in: directory, name: "destination")
         let strata = try ChildProcess.executable("strata")
         func convert(_ from: URL, killAfter delay: UInt32?) throws -> ChildProcess.Outcome {
-            try ChildProcess.run(strata, ["convert", from.path, destination.description, "--overwrite", "--quiet"], killAfter: delay)
+            try ChildProcess.run(
+                strata, ["convert", from.path, destination.description, "--overwrite", "--quiet"], killAfter: delay)
         }
         // How long a whole conversion takes: kills land anywhere in it.
         let start = Date()
@@ -77,15 +84,21 @@ struct ConvertKillTests {
             case .success(4_000):
                 sawNew += 1
                 try KillTests.validate(destination, "seed \(seed), \(label)")
-            case .success(let count): problems.append("\(label): the destination holds \(count) entries, neither 10 nor 4000")
+            case .success(let count):
+                problems.append("\(label): the destination holds \(count) entries, neither 10 nor 4000")
             case .failure(let error): problems.append("\(label): the destination does not open: \(error)")
             }
         }
-        #expect(problems.isEmpty, "seed \(seed): \(problems.count) of 10 kills left a partial or missing destination: \(problems.prefix(3).joined(separator: "; "))")
+        #expect(
+            problems.isEmpty,
+            "seed \(seed): \(problems.count) of 10 kills left a partial or missing destination: \(problems.prefix(3).joined(separator: "; "))"
+        )
         print("kill test convert to \(driver): \(sawOld) old, \(sawNew) new, \(problems.count) broken")
     }
 
-    @Test("strata convert --overwrite never leaves the destination missing, even for a moment: a watcher that kills the conversion then finds the old or the new store", arguments: ["sqlite", "xml", "lmdb"])
+    @Test(
+        "strata convert --overwrite never leaves the destination missing, even for a moment: a watcher that kills the conversion then finds the old or the new store",
+        arguments: ["sqlite", "xml", "lmdb"])
     func replacementIsAtomic(_ driver: String) throws {
         let directory = try TemporaryDirectory(prefix: "kill-convert-watch")
         let big = directory.file("big.sqlite")
@@ -96,7 +109,8 @@ struct ConvertKillTests {
         let strata = try ChildProcess.executable("strata")
         var problems: [String] = []
         for round in 0..<5 {
-            let old = try ChildProcess.run(strata, ["convert", small.path, destination.description, "--overwrite", "--quiet"], killAfter: nil)
+            let old = try ChildProcess.run(
+                strata, ["convert", small.path, destination.description, "--overwrite", "--quiet"], killAfter: nil)
             try #require(old.status == 0, "round \(round): writing the old destination failed: \(old.errors)")
             let process = Process()
             process.executableURL = strata
@@ -119,9 +133,14 @@ struct ConvertKillTests {
             case .success(10), .success(500): break
             case .success(let count): problems.append("round \(round): the destination holds \(count) entries")
             case .failure(let error):
-                problems.append("round \(round): \(sawMissing ? "the destination went missing during the replacement and the conversion was killed then; " : "")it does not open: \(error)")
+                problems.append(
+                    "round \(round): \(sawMissing ? "the destination went missing during the replacement and the conversion was killed then; " : "")it does not open: \(error)"
+                )
             }
         }
-        #expect(problems.isEmpty, "\(driver): \(problems.count) of 5 conversions left no usable destination: \(problems.prefix(2).joined(separator: "; "))")
+        #expect(
+            problems.isEmpty,
+            "\(driver): \(problems.count) of 5 conversions left no usable destination: \(problems.prefix(2).joined(separator: "; "))"
+        )
     }
 }

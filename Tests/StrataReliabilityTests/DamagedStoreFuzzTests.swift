@@ -13,7 +13,9 @@ struct DamagedStoreFuzzTests {
         try FuzzHarness.run("sqlite", seed: 0x5017_0001, cases: 2_000)
     }
 
-    @Test("damaged Apple-written SQLite stores give a typed error or a result", .enabled(if: FuzzHarness.corpus != nil, "STRATA_CORPUS is not set"))
+    @Test(
+        "damaged Apple-written SQLite stores give a typed error or a result",
+        .enabled(if: FuzzHarness.corpus != nil, "STRATA_CORPUS is not set"))
     func appleSQLite() throws {
         try FuzzHarness.run("apple-sqlite", seed: 0x5017_0002, cases: 1_000)
     }
@@ -23,7 +25,9 @@ struct DamagedStoreFuzzTests {
         try FuzzHarness.run("xml", seed: 0x0C0D_0001, cases: 2_000)
     }
 
-    @Test("damaged Xcode-written XML stores give a typed error or a result", .enabled(if: FuzzHarness.corpus != nil, "STRATA_CORPUS is not set"))
+    @Test(
+        "damaged Xcode-written XML stores give a typed error or a result",
+        .enabled(if: FuzzHarness.corpus != nil, "STRATA_CORPUS is not set"))
     func appleXML() throws {
         try FuzzHarness.run("apple-xml", seed: 0x0C0D_0002, cases: 500)
     }
@@ -40,9 +44,11 @@ struct DamagedStoreFuzzTests {
 /// standard error, never a signal.
 @Suite("strata on damaged stores")
 struct DamagedStoreCommandTests {
-    @Test("strata inspect, export and validate on damaged stores exit 0, 1, 2 or 64 with a message, never a signal", arguments: [
-        ("sqlite", "sqlite"), ("xml", "xml"), ("lmdb", "lmdb"),
-    ])
+    @Test(
+        "strata inspect, export and validate on damaged stores exit 0, 1, 2 or 64 with a message, never a signal",
+        arguments: [
+            ("sqlite", "sqlite"), ("xml", "xml"), ("lmdb", "lmdb"),
+        ])
     func commands(_ target: String, _ scheme: String) throws {
         let seed: UInt64 = 0xC11_0000 + UInt64(["sqlite", "xml", "lmdb"].firstIndex(of: target) ?? 0)
         print("strata on damaged \(target) stores: seed \(seed)")
@@ -57,13 +63,21 @@ struct DamagedStoreCommandTests {
         var checked = 0
         for case_ in 0..<25 {
             let folder = kept.appendingPathComponent("\(case_)")
-            guard let file = try FileManager.default.contentsOfDirectory(atPath: folder.path).first(where: { !$0.hasSuffix("-lock") })
+            guard
+                let file = try FileManager.default.contentsOfDirectory(atPath: folder.path).first(where: {
+                    !$0.hasSuffix("-lock")
+                })
             else { continue }
             let store = "\(scheme):\(folder.appendingPathComponent(file).path)"
-            for command in [["inspect", store], ["export", store, "--output", directory.file("out.json").path], ["validate", store]] {
+            for command in [
+                ["inspect", store], ["export", store, "--output", directory.file("out.json").path],
+                ["validate", store],
+            ] {
                 let run = try ChildProcess.run(strata, command, killAfter: nil)
                 let label = "seed \(seed), case \(case_): strata \(command[0])"
-                #expect(!run.killed && [0, 1, 2, 64].contains(run.status), "\(label) exited \(run.status)\(run.killed ? " (signal)" : ""): \(run.errors.suffix(400))")
+                #expect(
+                    !run.killed && [0, 1, 2, 64].contains(run.status),
+                    "\(label) exited \(run.status)\(run.killed ? " (signal)" : ""): \(run.errors.suffix(400))")
                 if run.status != 0 {
                     #expect(run.errors.hasPrefix("strata \(command[0]): "), "\(label): \(run.errors.prefix(300))")
                 }

@@ -41,8 +41,9 @@ enum FuzzHarness {
         worker.environment["TMPDIR"] = directory.url.path
         let report = try worker.run(cases: 0..<cases)
         let outcomes = report.outcomes.sorted { $0.value > $1.value }.prefix(8).map { "\($0.value) \($0.key)" }
-        print("fuzz \(target) seed \(seed): \(report.total) cases, \(report.passed) passed, \(report.failures.count) failed,"
-            + " \(report.starts) worker starts; outcomes: \(outcomes.joined(separator: ", "))")
+        print(
+            "fuzz \(target) seed \(seed): \(report.total) cases, \(report.passed) passed, \(report.failures.count) failed,"
+                + " \(report.starts) worker starts; outcomes: \(outcomes.joined(separator: ", "))")
         for group in report.failureGroups {
             let examples = group.failures.prefix(5).map { "\($0.index)" }.joined(separator: ", ")
             let first = group.failures[0]

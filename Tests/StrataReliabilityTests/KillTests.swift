@@ -17,7 +17,9 @@ struct KillTests {
     }
 
     /// Opens a store the loops wrote, with the model it embeds.
-    static func open(_ location: StoreLocation, readOnly: Bool = true) throws -> (PersistentStoreCoordinator, ManagedObjectContext, PersistentStore) {
+    static func open(_ location: StoreLocation, readOnly: Bool = true) throws -> (
+        PersistentStoreCoordinator, ManagedObjectContext, PersistentStore
+    ) {
         KnownDrivers.registerAll()
         let model = try StoreOpener.resolveModel(at: location, modelPath: nil).model
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
@@ -40,11 +42,15 @@ struct KillTests {
 
     /// `strata validate` on the store: it must exit 0.
     static func validate(_ location: StoreLocation, _ label: String) throws {
-        let result = try ChildProcess.run(try ChildProcess.executable("strata"), ["validate", location.description], killAfter: nil)
-        #expect(result.status == 0, "\(label): strata validate: \(result.lines.joined(separator: "\n")) \(result.errors)")
+        let result = try ChildProcess.run(
+            try ChildProcess.executable("strata"), ["validate", location.description], killAfter: nil)
+        #expect(
+            result.status == 0, "\(label): strata validate: \(result.lines.joined(separator: "\n")) \(result.errors)")
     }
 
-    @Test("SIGKILL during SQLite saves, 60 times: every committed save is there in full, no partial save, and the store validates")
+    @Test(
+        "SIGKILL during SQLite saves, 60 times: every committed save is there in full, no partial save, and the store validates"
+    )
     func sqliteSaves() throws {
         try killSaves("sqlite", kills: 60, seed: 0x5A7E_0001)
     }
@@ -83,24 +89,35 @@ struct KillTests {
             }
             #expect(ledgers.count == 1, "\(label): \(ledgers.count) ledgers")
             let stored = ledger.value(forKey: "round", as: Int64.self) ?? -1
-            #expect(stored == printed || stored == printed + 1, "\(label): the store holds round \(stored), the loop confirmed \(printed)")
+            #expect(
+                stored == printed || stored == printed + 1,
+                "\(label): the store holds round \(stored), the loop confirmed \(printed)")
             #expect(stored >= known, "\(label): a committed save was lost: round \(stored) < \(known)")
             // Rounds max(1, r - 9)...r, three entries each, linked to the ledger and to the round before.
             let entries = try context.fetch(FetchRequest(entityName: "Entry"))
             var byRound: [Int64: [ManagedObject]] = [:]
-            for entry in entries { byRound[entry.value(forKey: "round", as: Int64.self) ?? -1, default: []].append(entry) }
+            for entry in entries {
+                byRound[entry.value(forKey: "round", as: Int64.self) ?? -1, default: []].append(entry)
+            }
             let expectedRounds = Set(max(1, stored - 9)...max(1, stored)).filter { $0 <= stored }
-            #expect(Set(byRound.keys) == expectedRounds, "\(label): entry rounds \(byRound.keys.sorted()), expected \(expectedRounds.sorted())")
+            #expect(
+                Set(byRound.keys) == expectedRounds,
+                "\(label): entry rounds \(byRound.keys.sorted()), expected \(expectedRounds.sorted())")
             for (number, group) in byRound {
                 #expect(group.count == 3, "\(label): round \(number) has \(group.count) entries (a partial save)")
-                #expect(group.allSatisfy { $0.object(forKey: "ledger") === ledger }, "\(label): an entry of round \(number) lost its ledger")
+                #expect(
+                    group.allSatisfy { $0.object(forKey: "ledger") === ledger },
+                    "\(label): an entry of round \(number) lost its ledger")
                 if let before = byRound[number - 1] {
                     for entry in group {
-                        #expect(Set(entry.objects(forKey: "previous")) == Set(before), "\(label): links of round \(number)")
+                        #expect(
+                            Set(entry.objects(forKey: "previous")) == Set(before), "\(label): links of round \(number)")
                     }
                 }
                 let size = 100 + Int(number % 50) * 40
-                #expect(group.allSatisfy { ($0.value(forKey: "payload") as? Data)?.count == size }, "\(label): payload of round \(number)")
+                #expect(
+                    group.allSatisfy { ($0.value(forKey: "payload") as? Data)?.count == size },
+                    "\(label): payload of round \(number)")
             }
             #expect(ledger.objects(forKey: "entries").count == entries.count, "\(label): entries without the ledger")
             try coordinator.remove(store)
@@ -111,7 +128,9 @@ struct KillTests {
         #expect(known > Int64(kills), "the loops saved \(known) rounds in all")
     }
 
-    @Test("SIGKILL while obtaining permanent IDs without saving: keys handed out are never handed out again after a reopen", arguments: drivers)
+    @Test(
+        "SIGKILL while obtaining permanent IDs without saving: keys handed out are never handed out again after a reopen",
+        arguments: drivers)
     func keyAllocation(_ driver: String) throws {
         let seed: UInt64 = 0x4E75_0000 + UInt64(Self.drivers.firstIndex(of: driver) ?? 0)
         print("kill test \(driver) key allocation: seed \(seed)")
@@ -134,7 +153,8 @@ struct KillTests {
             }
             guard FileManager.default.fileExists(atPath: location.url!.path) else { continue }
             guard try Self.isInitialized(location) else {
-                #expect(handedOut.isEmpty, "seed \(seed), round \(round): the store has no model, but keys were handed out")
+                #expect(
+                    handedOut.isEmpty, "seed \(seed), round \(round): the store has no model, but keys were handed out")
                 continue
             }
             let (coordinator, context, store) = try Self.open(location, readOnly: false)
@@ -143,16 +163,23 @@ struct KillTests {
                 let objects = try (0..<3).map { _ in try context.insertNewObject(forEntityName: entity) }
                 try context.obtainPermanentIDs(for: objects)
                 let keys = objects.map(\.objectID.primaryKey)
-                if !keys.allSatisfy({ $0 > highest }) { reissued.append("round \(round): \(entity) keys \(keys) after \(highest)") }
+                if !keys.allSatisfy({ $0 > highest }) {
+                    reissued.append("round \(round): \(entity) keys \(keys) after \(highest)")
+                }
                 handedOut[entity] = max(highest, keys.max() ?? highest)
             }
         }
-        #expect(reissued.isEmpty, "seed \(seed): keys handed out again after a reopen in \(reissued.count) rounds: \(reissued.prefix(3).joined(separator: "; "))")
+        #expect(
+            reissued.isEmpty,
+            "seed \(seed): keys handed out again after a reopen in \(reissued.count) rounds: \(reissued.prefix(3).joined(separator: "; "))"
+        )
         #expect(killed == 15)
         #expect(handedOut.values.allSatisfy { $0 > 15 }, "keys handed out: \(handedOut)")
     }
 
-    @Test("SIGKILL during metadata saves: the metadata is always one whole version and the store opens", arguments: drivers)
+    @Test(
+        "SIGKILL during metadata saves: the metadata is always one whole version and the store opens",
+        arguments: drivers)
     func metadataSaves(_ driver: String) throws {
         let seed: UInt64 = 0x3E7A_0000 + UInt64(Self.drivers.firstIndex(of: driver) ?? 0)
         print("kill test \(driver) metadata: seed \(seed)")
@@ -165,7 +192,8 @@ struct KillTests {
             let delay = UInt32.random(in: 30_000...250_000, using: &random)
             let run = try ChildProcess.run(worker, ["metadata-loop", driver, location.url!.path], killAfter: delay)
             try #require(run.killed, "round \(round): the loop stopped by itself: \(run.errors)")
-            let printed = run.lines.compactMap { $0.hasPrefix("metadata ") ? Int64($0.dropFirst(9)) : nil }.last ?? known
+            let printed =
+                run.lines.compactMap { $0.hasPrefix("metadata ") ? Int64($0.dropFirst(9)) : nil }.last ?? known
             guard FileManager.default.fileExists(atPath: location.url!.path) else { continue }
             let label = "seed \(seed), round \(round) (killed after \(delay) µs)"
             guard try Self.isInitialized(location) else {
@@ -179,12 +207,15 @@ struct KillTests {
                 #expect(printed == 0, "\(label): no metadata round, but \(printed) was confirmed")
                 continue
             }
-            #expect(stored == printed || stored == printed + 1, "\(label): metadata round \(stored), confirmed \(printed)")
+            #expect(
+                stored == printed || stored == printed + 1, "\(label): metadata round \(stored), confirmed \(printed)")
             #expect(stored >= known, "\(label): committed metadata was lost: \(stored) < \(known)")
             let size = Int(stored % 97) * 300
             let data = Data((0..<size).map { UInt8(truncatingIfNeeded: Int64($0) &* 31 &+ stored) })
             #expect(values["fuzzData"] == .data(data), "\(label): the data of round \(stored) is not whole")
-            #expect(values["fuzzCheck"] == .string("round \(stored), \(size) bytes"), "\(label): the check of round \(stored)")
+            #expect(
+                values["fuzzCheck"] == .string("round \(stored), \(size) bytes"),
+                "\(label): the check of round \(stored)")
             known = stored
         }
         #expect(known > 15, "the loops saved metadata \(known) times")

@@ -24,7 +24,9 @@ struct MigrationKillTests {
         try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }.sorted()
     }
 
-    @Test("SIGKILL during a migration on open, at least 50 times per file driver: the store is entirely the old version or entirely the new, and what a kill leaves behind never confuses a later open or migration", arguments: KillTests.drivers)
+    @Test(
+        "SIGKILL during a migration on open, at least 50 times per file driver: the store is entirely the old version or entirely the new, and what a kill leaves behind never confuses a later open or migration",
+        arguments: KillTests.drivers)
     func killMigration(_ driver: String) throws {
         let kills = 50
         let seed: UInt64 = 0x419_0000 + UInt64(KillTests.drivers.firstIndex(of: driver) ?? 0)
@@ -37,7 +39,8 @@ struct MigrationKillTests {
         let type = try #require(StoreType.named(StoreLocation.Scheme(rawValue: driver)?.driverName ?? driver))
         let pristine = directory.file("pristine.\(driver)")
         let store = directory.file("store.\(driver)")
-        let seeded = try ChildProcess.run(worker, ["migration-seed", driver, pristine.path, "\(people)"], killAfter: nil)
+        let seeded = try ChildProcess.run(
+            worker, ["migration-seed", driver, pristine.path, "\(people)"], killAfter: nil)
         try #require(seeded.status == 0, "writing the store to migrate failed: \(seeded.errors)")
         func restore() throws {
             try type.factory.destroyStore(at: store, options: StoreOptions())
@@ -48,14 +51,20 @@ struct MigrationKillTests {
         var span = Double.infinity
         for _ in 0..<2 {
             try restore()
-            try #require(try Self.check(worker, driver, store.path, people: people) == "old", "the copied store is the old version")
+            try #require(
+                try Self.check(worker, driver, store.path, people: people) == "old",
+                "the copied store is the old version")
             let start = Date()
             let full = try ChildProcess.run(worker, ["migration-open", driver, store.path], killAfter: nil)
             span = min(span, max(0.05, Date().timeIntervalSince(start)))
             try #require(full.lines == ["migrated"], "the migration works when not killed: \(full.errors)")
-            try #require(try Self.check(worker, driver, store.path, people: people) == "new", "the migrated store holds every row")
+            try #require(
+                try Self.check(worker, driver, store.path, people: people) == "new",
+                "the migrated store holds every row")
         }
-        print("kill test \(driver) migration: an unkilled migration of \(people) people takes about \(Int(span * 1_000)) ms")
+        print(
+            "kill test \(driver) migration: an unkilled migration of \(people) people takes about \(Int(span * 1_000)) ms"
+        )
         var problems: [String] = []
         var killed = 0
         var sawOld = 0
@@ -71,7 +80,8 @@ struct MigrationKillTests {
             let reach = span * scale
             let window = round % 2 == 0 ? 0...reach : (reach * 0.7)...(reach * 1.1)
             let delay = UInt32(Double.random(in: window, using: &random) * 1_000_000)
-            let run = try ChildProcess.run(worker, ["migration-open", driver, store.path] + (backup.map { [$0.path] } ?? []), killAfter: delay)
+            let run = try ChildProcess.run(
+                worker, ["migration-open", driver, store.path] + (backup.map { [$0.path] } ?? []), killAfter: delay)
             let label = "seed \(seed), round \(round) (killed after \(delay) µs, \(run.killed ? "killed" : "finished"))"
             scale = run.killed ? min(1, scale * 1.05) : max(0.05, scale * 0.85)
             if run.killed {
@@ -86,9 +96,11 @@ struct MigrationKillTests {
                 sawNew += 1
                 // strata validate too, on every store a killed migration left new and every fifth other.
                 if run.killed || sawNew % 5 == 1 {
-                    try KillTests.validate(StoreLocation(scheme: StoreLocation.Scheme(rawValue: driver) ?? .sqlite, url: store), label)
+                    try KillTests.validate(
+                        StoreLocation(scheme: StoreLocation.Scheme(rawValue: driver) ?? .sqlite, url: store), label)
                 }
-            default: problems.append("\(label): \(state == "old" ? "the migration finished but the store is old" : state)")
+            default:
+                problems.append("\(label): \(state == "old" ? "the migration finished but the store is old" : state)")
             }
             // A backup that is there is a whole copy of the old store.
             if let backup, FileManager.default.fileExists(atPath: backup.path) {
@@ -107,14 +119,22 @@ struct MigrationKillTests {
         let left = hidden.filter { $0.hasPrefix(".store.") }
         // Backups killed while being copied leave their hidden temporaries beside the backup path
         // (nothing removes them); they are named after the backup, so no store open looks at them.
-        print("kill test \(driver) migration: \(hidden.count - left.count) hidden temporaries of killed backup copies left")
-        #expect(left.isEmpty, "temporary stores the killed migrations left beside the store remain after a later one: \(left)")
+        print(
+            "kill test \(driver) migration: \(hidden.count - left.count) hidden temporaries of killed backup copies left"
+        )
+        #expect(
+            left.isEmpty,
+            "temporary stores the killed migrations left beside the store remain after a later one: \(left)")
         #expect(problems.isEmpty, "\(problems.count) problems: \(problems.joined(separator: "\n"))")
         #expect(killed == kills, "the migration was killed \(killed) times")
-        print("kill test \(driver) migration: \(killed) kills, \(sawOld) left the old store, \(sawNew) the new one, \(problems.count) problems")
+        print(
+            "kill test \(driver) migration: \(killed) kills, \(sawOld) left the old store, \(sawNew) the new one, \(problems.count) problems"
+        )
     }
 
-    @Test("a backup copy killed half-way leaves a hidden temporary that the next copy to the same place removes", arguments: KillTests.drivers)
+    @Test(
+        "a backup copy killed half-way leaves a hidden temporary that the next copy to the same place removes",
+        arguments: KillTests.drivers)
     func staleBackupTemporariesAreRemoved(_ driver: String) throws {
         let (directory, url, type) = try Self.version1Store(driver, people: 5)
         let backup = directory.file("backup.\(driver)")
@@ -165,7 +185,9 @@ struct MigrationKillTests {
         return (directory, url, type)
     }
 
-    @Test("a migration refused by a new uniqueness constraint leaves every file of the store byte for byte as it was, and nothing beside it", arguments: KillTests.drivers)
+    @Test(
+        "a migration refused by a new uniqueness constraint leaves every file of the store byte for byte as it was, and nothing beside it",
+        arguments: KillTests.drivers)
     func constraintFailureLeavesBytes(_ driver: String) throws {
         let (directory, url, type) = try Self.version1Store(driver, people: 40)
         let before = try Self.snapshot(directory)
@@ -173,7 +195,8 @@ struct MigrationKillTests {
             entities: MigrationModels.version2.entities.map { entity in
                 EntityDescription(
                     entity.name, parent: entity.superentityName, properties: entity.ownProperties,
-                    uniquenessConstraints: entity.name == "Member" ? [["town"]] : [], renamingIdentifier: entity.renamingIdentifier)
+                    uniquenessConstraints: entity.name == "Member" ? [["town"]] : [],
+                    renamingIdentifier: entity.renamingIdentifier)
             })
         let migration = try #require(try StoreMigration.plan(storeAt: url, type: type, to: model))
         #expect {
@@ -182,10 +205,14 @@ struct MigrationKillTests {
             (error as? MigrationError)?.code == .constraintViolation
         }
         let after = try Self.snapshot(directory)
-        #expect(after == before, "the files beside the store changed: \(after.keys.sorted()) (before: \(before.keys.sorted()))")
+        #expect(
+            after == before,
+            "the files beside the store changed: \(after.keys.sorted()) (before: \(before.keys.sorted()))")
     }
 
-    @Test("a copying migration whose new store fills the disk leaves the old store byte for byte as it was and removes the new one", arguments: KillTests.drivers)
+    @Test(
+        "a copying migration whose new store fills the disk leaves the old store byte for byte as it was and removes the new one",
+        arguments: KillTests.drivers)
     func diskFullLeavesBytes(_ driver: String) throws {
         let (directory, url, type) = try Self.version1Store(driver, people: 40)
         let before = try Self.snapshot(directory)
@@ -198,7 +225,9 @@ struct MigrationKillTests {
             (error as? StoreError)?.code == .full
         }
         let after = try Self.snapshot(directory)
-        #expect(after == before, "the files beside the store changed: \(after.keys.sorted()) (before: \(before.keys.sorted()))")
+        #expect(
+            after == before,
+            "the files beside the store changed: \(after.keys.sorted()) (before: \(before.keys.sorted()))")
         let coordinator = PersistentStoreCoordinator(managedObjectModel: MigrationModels.version2)
         var options = StoreOptions()
         options.shouldMigrateStoreAutomatically = true
@@ -217,13 +246,18 @@ struct FailingNewStoreFactory: StoreDriverFactory {
     func makeDriver(_ request: StoreOpenRequest) throws -> any StoreDriver {
         let driver = RecordingDriver(wrapping: try wrapped.makeDriver(request))
         if request.url?.lastPathComponent.contains(".migrating-") == true {
-            driver.failNext(.apply, with: StoreError(.full, "no space left on the device (injected)", store: request.url?.path))
+            driver.failNext(
+                .apply, with: StoreError(.full, "no space left on the device (injected)", store: request.url?.path))
         }
         return driver
     }
 
-    func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata? { try wrapped.metadata(at: url, options: options) }
-    func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel? { try wrapped.recoverModel(at: url, options: options) }
+    func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata? {
+        try wrapped.metadata(at: url, options: options)
+    }
+    func recoverModel(at url: URL, options: StoreOptions) throws -> RecoveredModel? {
+        try wrapped.recoverModel(at: url, options: options)
+    }
     func storeFiles(at url: URL, options: StoreOptions) -> [URL] { wrapped.storeFiles(at: url, options: options) }
     func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws {
         try wrapped.replaceStore(at: destination, withStoreFrom: source, options: options)

@@ -21,7 +21,9 @@ struct ParserFuzzTests {
         try FuzzHarness.run("model-archive", seed: 0x30DE_0002, cases: 2_000)
     }
 
-    @Test("Apple model caches (keyed archives) decode or give a typed error", .enabled(if: FuzzHarness.corpus != nil, "STRATA_CORPUS is not set"))
+    @Test(
+        "Apple model caches (keyed archives) decode or give a typed error",
+        .enabled(if: FuzzHarness.corpus != nil, "STRATA_CORPUS is not set"))
     func modelCache() throws {
         try FuzzHarness.run("model-cache", seed: 0x30DE_0003, cases: 1_000)
     }

@@ -11,7 +11,8 @@ struct AppleStoreTests {
     static func model(_ name: String) throws -> ManagedObjectModel {
         guard let root = Corpus.root else { throw Corpus.CorpusMissing() }
         return try ManagedObjectModel(
-            contentsOf: URL(fileURLWithPath: root).appendingPathComponent("models/alemar11__CoreDataPlus__\(name).xcdatamodel.xml"))
+            contentsOf: URL(fileURLWithPath: root).appendingPathComponent(
+                "models/alemar11__CoreDataPlus__\(name).xcdatamodel.xml"))
     }
 
     static func open(_ store: String, model: String, readOnly: Bool = false) throws
@@ -40,20 +41,32 @@ struct AppleStoreTests {
         let (_, context, path) = try Self.open("SampleModel_V1.sqlite", model: "SampleModel")
         let cars = try Self.counts(path, table: "ZCAR")
         let people = try Self.counts(path, table: "ZPERSON")
-        for (entity, expected) in [("Car", cars[1]), ("SportCar", cars[2]), ("ExpensiveSportCar", cars[3]), ("Person", people[4])] {
+        for (entity, expected) in [
+            ("Car", cars[1]), ("SportCar", cars[2]), ("ExpensiveSportCar", cars[3]), ("Person", people[4]),
+        ] {
             var request = FetchRequest(entityName: entity)
             request.includesSubentities = false
             #expect(try context.count(for: request) == Int(expected ?? -1), "\(entity)")
             #expect(try context.fetch(request).count == Int(expected ?? -1), "\(entity) objects")
         }
-        let first = try #require(try context.fetch(FetchRequest(entityName: "Person", predicate: FetchPredicate(format: "lastName == 'Coster'"))).first)
+        let first = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Person", predicate: FetchPredicate(format: "lastName == 'Coster'"))
+            ).first)
         #expect(first.value(forKey: "firstName") as? String == "Victoria")
         #expect(first.value(forKey: "id") is UUID)
-        #expect((first.value(forKey: "updatedAt") as? Date).map { abs($0.timeIntervalSinceReferenceDate - 639_503_569.638733) < 1e-3 } == true)
-        let owner = try #require(try context.fetch(FetchRequest(entityName: "Person", predicate: FetchPredicate(format: "cars.@count == 100"))).first)
+        #expect(
+            (first.value(forKey: "updatedAt") as? Date).map {
+                abs($0.timeIntervalSinceReferenceDate - 639_503_569.638733) < 1e-3
+            } == true)
+        let owner = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Person", predicate: FetchPredicate(format: "cars.@count == 100"))
+            ).first)
         #expect(owner.objects(forKey: "cars").count == 100)
         #expect(owner.objects(forKey: "cars").allSatisfy { $0.object(forKey: "owner") === owner })
-        let panda = try context.fetch(FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '170'")))
+        let panda = try context.fetch(
+            FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '170'")))
         #expect(panda.first?.value(forKey: "maker") as? String == "FIAT")
         #expect(panda.first?.object(forKey: "owner") === owner)
         let limited = try context.fetch(FetchRequest(entityName: "ExpensiveSportCar"))
@@ -73,9 +86,15 @@ struct AppleStoreTests {
         car["numberPlate"] = "ADA-1"
         car["maker"] = "Babbage"
         car["owner"] = person
-        let panda = try #require(try context.fetch(FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '159'"))).first)
+        let panda = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '159'"))
+            ).first)
         panda["maker"] = "Fiat S.p.A."
-        let doomed = try #require(try context.fetch(FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '139'"))).first)
+        let doomed = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '139'"))
+            ).first)
         context.delete(doomed)
         try context.save()
 
@@ -84,17 +103,24 @@ struct AppleStoreTests {
         connection.close()
         let after = try Self.appleState(path)
         #expect(after.modelCache == before.modelCache)
-        for (key, value) in before.metadata where key != "StrataEntityVersionHashes" && key != StoreMetadata.modelVersionHashKey {
+        for (key, value) in before.metadata
+        where key != "StrataEntityVersionHashes" && key != StoreMetadata.modelVersionHashKey {
             #expect(after.metadata[key] == value, "metadata key \(key)")
         }
         #expect(after.uuid == before.uuid)
 
         let (_, reopened, _) = try Self.reopen(path, model: "SampleModel")
-        let ada = try reopened.fetch(FetchRequest(entityName: "Person", predicate: FetchPredicate(format: "firstName == 'Ada'")))
+        let ada = try reopened.fetch(
+            FetchRequest(entityName: "Person", predicate: FetchPredicate(format: "firstName == 'Ada'")))
         #expect(ada.count == 1)
         #expect(ada.first?.objects(forKey: "cars").map { $0.value(forKey: "numberPlate") as? String } == ["ADA-1"])
-        #expect(try reopened.fetch(FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '159'"))).first?.value(forKey: "maker") as? String == "Fiat S.p.A.")
-        #expect(try reopened.count(for: FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '139'"))) == 0)
+        #expect(
+            try reopened.fetch(
+                FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '159'"))
+            ).first?.value(forKey: "maker") as? String == "Fiat S.p.A.")
+        #expect(
+            try reopened.count(
+                for: FetchRequest(entityName: "Car", predicate: FetchPredicate(format: "numberPlate == '139'"))) == 0)
         #expect(try Self.counts(path, table: "ZCAR")[2] == 6)
     }
 
@@ -141,7 +167,9 @@ struct AppleStoreTests {
         // Writable on purpose: the recovered model is the store's own, from its model cache.
         try coordinator.addPersistentStore(type: .sqlite, at: url)
         let context = ManagedObjectContext(coordinator: coordinator)
-        let book = try #require(try context.fetch(FetchRequest(entityName: "Book", predicate: FetchPredicate(format: "pagesCount == 99"))).first)
+        let book = try #require(
+            try context.fetch(FetchRequest(entityName: "Book", predicate: FetchPredicate(format: "pagesCount == 99")))
+                .first)
         let pagesBefore = book.objects(forKey: "pages").count
         let check = try SQLiteConnection(path: path)
         defer { check.close() }
@@ -153,13 +181,17 @@ struct AppleStoreTests {
         try page.setStoreValue(.binary(Data("text".utf8)), forKey: "content")
         try context.save()
         let key = book.objectID.primaryKey
-        #expect(try check.scalar("SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = ?", [.integer(key)])?.integer == Int64(pagesBefore + 1))
+        #expect(
+            try check.scalar("SELECT ZPAGESCOUNT FROM ZBOOK WHERE Z_PK = ?", [.integer(key)])?.integer
+                == Int64(pagesBefore + 1))
         #expect(try check.scalar("SELECT Z1_BOOK FROM ZPAGE WHERE ZNUMBER = 1000")?.integer == 1)
         #expect(try check.scalar("SELECT COUNT(*) FROM ACHANGE")?.integer == changes)
         #expect(try check.scalar("PRAGMA integrity_check")?.text == "ok")
     }
 
-    static func reopen(_ path: String, model: String) throws -> (PersistentStoreCoordinator, ManagedObjectContext, String) {
+    static func reopen(_ path: String, model: String) throws -> (
+        PersistentStoreCoordinator, ManagedObjectContext, String
+    ) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try Self.model(model))
         try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path))
         return (coordinator, ManagedObjectContext(coordinator: coordinator), path)
@@ -174,7 +206,8 @@ struct AppleStoreTests {
     static func appleState(_ path: String) throws -> AppleState {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
-        let metadata = try #require(try SQLiteDriverFactory().metadata(at: URL(fileURLWithPath: path), options: StoreOptions()))
+        let metadata = try #require(
+            try SQLiteDriverFactory().metadata(at: URL(fileURLWithPath: path), options: StoreOptions()))
         return AppleState(
             modelCache: try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE")?.blob, metadata: metadata.values,
             uuid: metadata.uuid)

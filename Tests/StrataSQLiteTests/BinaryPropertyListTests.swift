@@ -19,7 +19,9 @@ struct BinaryPropertyListTests {
         let table = bytes.count
         for position in offsets ?? positions { bytes += [UInt8(position >> 8), UInt8(position & 0xFF)] }
         bytes += [0, 0, 0, 0, 0, 0, 2, 1]
-        func u64(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) } }
+        func u64(_ value: UInt64) -> [UInt8] {
+            (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }
+        }
         bytes += u64(UInt64(objects.count)) + u64(top) + u64(UInt64(table))
         return Data(bytes)
     }
@@ -73,9 +75,11 @@ struct BinaryPropertyListTests {
         // A dictionary whose key is a number.
         #expect(Self.isCorrupt { try BinaryPropertyList.parse(Self.bplist([[0xD1, 1, 1], [0x10, 5]]), what: "t") })
         // Every prefix of a valid list.
-        let valid = try PropertyListSerialization.data(fromPropertyList: ["k": [1, 2, "three"]], format: .binary, options: 0)
+        let valid = try PropertyListSerialization.data(
+            fromPropertyList: ["k": [1, 2, "three"]], format: .binary, options: 0)
         for end in 0..<valid.count {
-            #expect(Self.isCorrupt { try BinaryPropertyList.parse(valid.prefix(end), what: "t") }, "prefix of \(end) bytes")
+            #expect(
+                Self.isCorrupt { try BinaryPropertyList.parse(valid.prefix(end), what: "t") }, "prefix of \(end) bytes")
         }
     }
 
@@ -98,7 +102,9 @@ struct BinaryPropertyListTests {
         #expect(Self.isCorrupt { try BinaryPropertyList.parse(Self.bplist(deep), what: "t") })
     }
 
-    @Test("a model cache damaged where Foundation's reader crashed reads without a crash", .enabled(if: Corpus.isAvailable, "STRATA_CORPUS is not set"))
+    @Test(
+        "a model cache damaged where Foundation's reader crashed reads without a crash",
+        .enabled(if: Corpus.isAvailable, "STRATA_CORPUS is not set"))
     func damagedModelCache() throws {
         // The reliability suite's model-cache case 819855363/393: byte 0x247e of SampleModel2_V1's
         // archive set to 0x10 crashed PropertyListSerialization's bridging.

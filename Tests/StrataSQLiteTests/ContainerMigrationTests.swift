@@ -9,7 +9,9 @@ import Testing
 /// `PersistentStoreDescription`, on a real SQLite file.
 @Suite("Container migration")
 struct ContainerMigrationTests {
-    static func container(_ model: ManagedObjectModel, at url: URL, _ change: (inout PersistentStoreDescription) -> Void = { _ in }) -> PersistentContainer {
+    static func container(
+        _ model: ManagedObjectModel, at url: URL, _ change: (inout PersistentStoreDescription) -> Void = { _ in }
+    ) -> PersistentContainer {
         let container = PersistentContainer(name: "People", managedObjectModel: model)
         var description = PersistentStoreDescription(type: .sqlite, url: url)
         change(&description)
@@ -17,9 +19,12 @@ struct ContainerMigrationTests {
         return container
     }
 
-    @Test("a description migrates and infers by default, as Core Data's does, and its flags are the options the store is added with")
+    @Test(
+        "a description migrates and infers by default, as Core Data's does, and its flags are the options the store is added with"
+    )
     func defaults() {
-        var description = PersistentStoreDescription(type: .sqlite, url: URL(fileURLWithPath: "/tmp/strata-defaults.sqlite"))
+        var description = PersistentStoreDescription(
+            type: .sqlite, url: URL(fileURLWithPath: "/tmp/strata-defaults.sqlite"))
         #expect(description.shouldMigrateStoreAutomatically)
         #expect(description.shouldInferMappingModelAutomatically)
         #expect(description.options.shouldMigrateStoreAutomatically)
@@ -28,10 +33,14 @@ struct ContainerMigrationTests {
         #expect(!description.options.shouldInferMappingModelAutomatically)
         description.options.shouldMigrateStoreAutomatically = false
         #expect(!description.shouldMigrateStoreAutomatically)
-        #expect(PersistentStoreDescription(url: URL(fileURLWithPath: "/tmp/strata-defaults.sqlite")).options.shouldMigrateStoreAutomatically)
+        #expect(
+            PersistentStoreDescription(url: URL(fileURLWithPath: "/tmp/strata-defaults.sqlite")).options
+                .shouldMigrateStoreAutomatically)
     }
 
-    @Test("loadPersistentStores migrates a version-1 store to the container's version-2 model by default, keeping every row")
+    @Test(
+        "loadPersistentStores migrates a version-1 store to the container's version-2 model by default, keeping every row"
+    )
     func migratesByDefault() throws {
         let directory = try TemporaryDirectory(prefix: "container-migration")
         let url = try SQLiteMigrationTests.seededStore(directory, people: 25)
@@ -53,13 +62,18 @@ struct ContainerMigrationTests {
         #expect(try Data(contentsOf: url) == before)
     }
 
-    @Test("with shouldInferMappingModelAutomatically off and no mapping model, loading fails with mappingModelNotFound naming the way out")
+    @Test(
+        "with shouldInferMappingModelAutomatically off and no mapping model, loading fails with mappingModelNotFound naming the way out"
+    )
     func inferenceOff() throws {
         let directory = try TemporaryDirectory(prefix: "container-migration")
         let url = try SQLiteMigrationTests.seededStore(directory, people: 5)
-        let container = Self.container(MigrationModels.version2, at: url) { $0.shouldInferMappingModelAutomatically = false }
+        let container = Self.container(MigrationModels.version2, at: url) {
+            $0.shouldInferMappingModelAutomatically = false
+        }
         #expect { try container.loadPersistentStores() } throws: { error in
-            (error as? MigrationError)?.code == .mappingModelNotFound && "\(error)".contains("shouldInferMappingModelAutomatically")
+            (error as? MigrationError)?.code == .mappingModelNotFound
+                && "\(error)".contains("shouldInferMappingModelAutomatically")
         }
         let completed = Mutex<[String]>([])
         container.loadPersistentStores { _, error in
@@ -69,13 +83,17 @@ struct ContainerMigrationTests {
         #expect(reports.count == 1 && reports[0].contains("mapping"))
     }
 
-    @Test("opening a store migrated to version 2 with the version-1 model is olderModel, naming the store, migrating or not")
+    @Test(
+        "opening a store migrated to version 2 with the version-1 model is olderModel, naming the store, migrating or not"
+    )
     func olderModel() throws {
         let directory = try TemporaryDirectory(prefix: "container-migration")
         let url = try SQLiteMigrationTests.seededStore(directory, people: 5)
         try Self.container(MigrationModels.version2, at: url).loadPersistentStores()
         for migrates in [true, false] {
-            let container = Self.container(MigrationModels.version1, at: url) { $0.shouldMigrateStoreAutomatically = migrates }
+            let container = Self.container(MigrationModels.version1, at: url) {
+                $0.shouldMigrateStoreAutomatically = migrates
+            }
             #expect { try container.loadPersistentStores() } throws: { error in
                 (error as? MigrationError)?.code == .olderModel && "\(error)".contains(url.path)
             }

@@ -25,7 +25,8 @@ struct CoreDataLayoutTests {
                     .toMany("contacts", "Contact", inverse: "parentGroups"),
                     .toMany("childGroups", "Folder", inverse: "parentGroups"),
                 ]),
-            EntityDescription("Tag", properties: [.attribute("name", .string), .toMany("tokens", "Token", inverse: "tags")]),
+            EntityDescription(
+                "Tag", properties: [.attribute("name", .string), .toMany("tokens", "Token", inverse: "tags")]),
             EntityDescription(
                 "Token",
                 properties: [
@@ -78,13 +79,16 @@ struct CoreDataLayoutTests {
         ]
         for statement in statements { try connection.execute(statement) }
         let plist = try PropertyListSerialization.data(
-            fromPropertyList: ["NSStoreType": "SQLite", "NSStoreModelVersionHashesVersion": 3], format: .binary, options: 0)
+            fromPropertyList: ["NSStoreType": "SQLite", "NSStoreModelVersionHashesVersion": 3], format: .binary,
+            options: 0)
         _ = try connection.rows("INSERT INTO Z_METADATA VALUES (1, 'UUID-1', ?)", [.blob(plist)])
         return path
     }
 
     static func one(_ context: ManagedObjectContext, _ entity: String, _ name: String) throws -> ManagedObject {
-        try #require(try context.fetch(FetchRequest(entityName: entity, predicate: FetchPredicate(format: "name == %@", name))).first)
+        try #require(
+            try context.fetch(FetchRequest(entityName: entity, predicate: FetchPredicate(format: "name == %@", name)))
+                .first)
     }
 
     static func names(_ objects: [ManagedObject]) -> [String] { objects.map { ($0["name"] as? String) ?? "?" } }
@@ -95,12 +99,15 @@ struct CoreDataLayoutTests {
         return (coordinator, store, ManagedObjectContext(coordinator: coordinator))
     }
 
-    @Test("suffixed join columns, a join table named after the other side and foreign keys of inverse-less to-many relationships are read")
+    @Test(
+        "suffixed join columns, a join table named after the other side and foreign keys of inverse-less to-many relationships are read"
+    )
     func reads() throws {
         let directory = try TemporaryDirectory(prefix: "coredata-layout")
         let (_, _, context) = try Self.open(try Self.makeStore(in: directory))
         #expect(Self.names(try Self.one(context, "Group", "g1").objects(forKey: "contacts")).sorted() == ["c1", "c2"])
-        #expect(Self.names(try Self.one(context, "Contact", "c2").objects(forKey: "parentGroups")).sorted() == ["g1", "g2"])
+        #expect(
+            Self.names(try Self.one(context, "Contact", "c2").objects(forKey: "parentGroups")).sorted() == ["g1", "g2"])
         #expect(Self.names(try Self.one(context, "Group", "g2").objects(forKey: "childGroups")) == ["f1"])
         #expect(Self.names(try Self.one(context, "Folder", "f1").objects(forKey: "parentGroups")) == ["g2"])
         #expect(Self.names(try Self.one(context, "Token", "t1").objects(forKey: "tags")).sorted() == ["x", "y"])
@@ -109,23 +116,29 @@ struct CoreDataLayoutTests {
         #expect(Self.names(t1.objects(forKey: "parameters")).sorted() == ["p1", "p2"])
         #expect(Self.names(t1.objects(forKey: "steps")) == ["p3", "p1"])
         #expect(Self.names(try Self.one(context, "Token", "t2").objects(forKey: "parameters")) == ["p4"])
-        let found = try context.fetch(FetchRequest(entityName: "Token", predicate: FetchPredicate(format: "ANY parameters.name == 'p4'")))
+        let found = try context.fetch(
+            FetchRequest(entityName: "Token", predicate: FetchPredicate(format: "ANY parameters.name == 'p4'")))
         #expect(Self.names(found) == ["t2"])
-        let counted = try context.fetch(FetchRequest(entityName: "Token", predicate: FetchPredicate(format: "steps.@count == 2")))
+        let counted = try context.fetch(
+            FetchRequest(entityName: "Token", predicate: FetchPredicate(format: "steps.@count == 2")))
         #expect(Self.names(counted) == ["t1"])
         #expect(Self.names(try Self.one(context, "Person", "ann").objects(forKey: "friends")).sorted() == ["bo", "cy"])
         #expect(Self.names(try Self.one(context, "Person", "bo").objects(forKey: "friends")) == ["ann"])
         #expect(Self.names(try Self.one(context, "Person", "ann").objects(forKey: "pals")) == ["cy", "bo"])
     }
 
-    @Test("writes keep Core Data's layout: join rows in the suffixed columns, members moved between owners of a foreign key")
+    @Test(
+        "writes keep Core Data's layout: join rows in the suffixed columns, members moved between owners of a foreign key"
+    )
     func writes() throws {
         let directory = try TemporaryDirectory(prefix: "coredata-layout")
         let path = try Self.makeStore(in: directory)
         do {
             let (coordinator, store, context) = try Self.open(path)
-            try Self.one(context, "Contact", "c1").addObject(try Self.one(context, "Group", "g2"), toRelationship: "parentGroups")
-            try Self.one(context, "Folder", "f1").removeObject(try Self.one(context, "Group", "g2"), fromRelationship: "parentGroups")
+            try Self.one(context, "Contact", "c1").addObject(
+                try Self.one(context, "Group", "g2"), toRelationship: "parentGroups")
+            try Self.one(context, "Folder", "f1").removeObject(
+                try Self.one(context, "Group", "g2"), fromRelationship: "parentGroups")
             let t1 = try Self.one(context, "Token", "t1")
             let t2 = try Self.one(context, "Token", "t2")
             let p2 = try Self.one(context, "Parameter", "p2")
@@ -134,7 +147,8 @@ struct CoreDataLayoutTests {
             t1.removeObject(p2, fromRelationship: "parameters")
             let steps = t1.objects(forKey: "steps")
             t1.setValue(Array(steps.reversed()), forKey: "steps")
-            try Self.one(context, "Person", "bo").addObject(try Self.one(context, "Person", "cy"), toRelationship: "friends")
+            try Self.one(context, "Person", "bo").addObject(
+                try Self.one(context, "Person", "cy"), toRelationship: "friends")
             let ann = try Self.one(context, "Person", "ann")
             ann.setValue(Array(ann.objects(forKey: "pals").reversed()), forKey: "pals")
             try context.save()
@@ -142,29 +156,43 @@ struct CoreDataLayoutTests {
         }
         let connection = try SQLiteConnection(path: path, mode: .readOnly)
         defer { connection.close() }
-        #expect(try connection.rows("SELECT Z_3CONTACTS, Z_5PARENTGROUPS1 FROM Z_3PARENTGROUPS ORDER BY 1, 2") == [
-            [.integer(1), .integer(4)], [.integer(1), .integer(5)], [.integer(2), .integer(4)], [.integer(2), .integer(5)],
-        ])
+        #expect(
+            try connection.rows("SELECT Z_3CONTACTS, Z_5PARENTGROUPS1 FROM Z_3PARENTGROUPS ORDER BY 1, 2") == [
+                [.integer(1), .integer(4)], [.integer(1), .integer(5)], [.integer(2), .integer(4)],
+                [.integer(2), .integer(5)],
+            ])
         #expect(try connection.scalar("SELECT COUNT(*) FROM Z_4PARENTGROUPS")?.integer == 0)
-        #expect(try connection.rows("SELECT ZNAME, Z7PARAMETERS, Z7STEPS, Z_FOK_7STEPS FROM ZPARAMETER ORDER BY Z_PK") == [
-            [.text("p1"), .integer(1), .integer(1), .integer(1)], [.text("p2"), .integer(2), .null, .null],
-            [.text("p3"), .null, .integer(1), .integer(2)], [.text("p4"), .integer(2), .null, .null],
-        ])
-        #expect(try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_7%' ESCAPE '\\'") == [[.text("Z_7TAGS")]], "no join table was added")
-        #expect(try connection.rows("SELECT Z_8FRIENDS, REFLEXIVE FROM Z_8FRIENDS ORDER BY 1, 2").map { $0.compactMap(\.integer) } == [[1, 2], [1, 3], [2, 1], [2, 3], [3, 1], [3, 2]])
+        #expect(
+            try connection.rows("SELECT ZNAME, Z7PARAMETERS, Z7STEPS, Z_FOK_7STEPS FROM ZPARAMETER ORDER BY Z_PK") == [
+                [.text("p1"), .integer(1), .integer(1), .integer(1)], [.text("p2"), .integer(2), .null, .null],
+                [.text("p3"), .null, .integer(1), .integer(2)], [.text("p4"), .integer(2), .null, .null],
+            ])
+        #expect(
+            try connection.rows(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_7%' ESCAPE '\\'") == [
+                    [.text("Z_7TAGS")]
+                ], "no join table was added")
+        #expect(
+            try connection.rows("SELECT Z_8FRIENDS, REFLEXIVE FROM Z_8FRIENDS ORDER BY 1, 2").map {
+                $0.compactMap(\.integer)
+            } == [[1, 2], [1, 3], [2, 1], [2, 3], [3, 1], [3, 2]])
         let (_, _, context) = try Self.open(path)
         #expect(Self.names(try Self.one(context, "Token", "t1").objects(forKey: "steps")) == ["p1", "p3"])
-        #expect(Self.names(try Self.one(context, "Token", "t2").objects(forKey: "parameters")).sorted() == ["p2", "p4"])
+        #expect(
+            Self.names(try Self.one(context, "Token", "t2").objects(forKey: "parameters")).sorted() == ["p2", "p4"])
         #expect(Self.names(try Self.one(context, "Group", "g2").objects(forKey: "contacts")).sorted() == ["c1", "c2"])
         #expect(Self.names(try Self.one(context, "Person", "ann").objects(forKey: "pals")) == ["bo", "cy"])
     }
 
-    @Test("a member of an inverse-less to-many kept as a foreign key cannot get a second owner: the save fails and changes nothing")
+    @Test(
+        "a member of an inverse-less to-many kept as a foreign key cannot get a second owner: the save fails and changes nothing"
+    )
     func secondOwner() throws {
         let directory = try TemporaryDirectory(prefix: "coredata-layout")
         let path = try Self.makeStore(in: directory)
         let (_, _, context) = try Self.open(path)
-        try Self.one(context, "Token", "t2").addObject(try Self.one(context, "Parameter", "p1"), toRelationship: "parameters")
+        try Self.one(context, "Token", "t2").addObject(
+            try Self.one(context, "Parameter", "p1"), toRelationship: "parameters")
         try Self.one(context, "Tag", "x").setValue("x!", forKey: "name")
         let error = #expect(throws: StoreError.self) { try context.save() }
         #expect(error?.code == .constraint && error?.message.contains("Z7PARAMETERS") == true)
@@ -183,12 +211,14 @@ struct CoreDataLayoutTests {
         try context.save()
         let connection = try SQLiteConnection(path: path, mode: .readOnly)
         defer { connection.close() }
-        #expect(try connection.rows("SELECT Z7PARAMETERS, Z7STEPS, Z_FOK_7STEPS FROM ZPARAMETER ORDER BY Z_PK") == [
-            [.null, .null, .null], [.null, .null, .null], [.null, .null, .null], [.integer(2), .null, .null],
-        ])
+        #expect(
+            try connection.rows("SELECT Z7PARAMETERS, Z7STEPS, Z_FOK_7STEPS FROM ZPARAMETER ORDER BY Z_PK") == [
+                [.null, .null, .null], [.null, .null, .null], [.null, .null, .null], [.integer(2), .null, .null],
+            ])
         #expect(try connection.scalar("SELECT COUNT(*) FROM Z_7TAGS WHERE Z_7TOKENS = 1")?.integer == 0)
         // The freed parameter can join another token.
-        try Self.one(context, "Token", "t2").addObject(try Self.one(context, "Parameter", "p1"), toRelationship: "parameters")
+        try Self.one(context, "Token", "t2").addObject(
+            try Self.one(context, "Parameter", "p1"), toRelationship: "parameters")
         try context.save()
         #expect(try connection.rows("SELECT Z7PARAMETERS FROM ZPARAMETER WHERE Z_PK = 1") == [[.integer(2)]])
     }
@@ -205,15 +235,21 @@ struct CoreDataLayoutTests {
         #expect(token.relationshipsByName["STEPS"]?.isOrdered == true)
         let contact = try #require(recovered.model.entity(named: "Contact"))
         #expect(contact.relationshipsByName["PARENTGROUPS"]?.inverseName == "CONTACTS")
-        #expect(recovered.model.entity(named: "Folder")?.relationshipsByName["PARENTGROUPS"]?.inverseName == "CHILDGROUPS")
+        #expect(
+            recovered.model.entity(named: "Folder")?.relationshipsByName["PARENTGROUPS"]?.inverseName == "CHILDGROUPS")
         #expect(recovered.model.entity(named: "Person")?.relationshipsByName["FRIENDS"]?.inverseName == "FRIENDS")
         let coordinator = PersistentStoreCoordinator(managedObjectModel: recovered.model)
-        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path), options: StoreOptions(isReadOnly: true))
+        try coordinator.addPersistentStore(
+            type: .sqlite, at: URL(fileURLWithPath: path), options: StoreOptions(isReadOnly: true))
         let context = ManagedObjectContext(coordinator: coordinator)
-        let t1 = try #require(try context.fetch(FetchRequest(entityName: "Token", predicate: FetchPredicate(format: "NAME == 't1'"))).first)
+        let t1 = try #require(
+            try context.fetch(FetchRequest(entityName: "Token", predicate: FetchPredicate(format: "NAME == 't1'")))
+                .first)
         #expect(t1.objects(forKey: "STEPS").map { $0["NAME"] as? String } == ["p3", "p1"])
         #expect(Set(t1.objects(forKey: "PARAMETERS").map { $0["NAME"] as? String }) == ["p1", "p2"])
-        let c2 = try #require(try context.fetch(FetchRequest(entityName: "Contact", predicate: FetchPredicate(format: "NAME == 'c2'"))).first)
+        let c2 = try #require(
+            try context.fetch(FetchRequest(entityName: "Contact", predicate: FetchPredicate(format: "NAME == 'c2'")))
+                .first)
         #expect(Set(c2.objects(forKey: "PARENTGROUPS").map { $0["NAME"] as? String }) == ["g1", "g2"])
     }
 }

@@ -14,12 +14,15 @@ struct CoreDataVersionHashTests {
         "test_data_ios_NoteStore.sqlite", "test_data_ios_Accounts3.sqlite", "test_data_macos_knowledgec-10.13.db",
     ]
 
-    @Test("the hashes of the decoded model cache equal the stored NSStoreModelVersionHashes, digest and checksum", arguments: storesWithModelCache)
+    @Test(
+        "the hashes of the decoded model cache equal the stored NSStoreModelVersionHashes, digest and checksum",
+        arguments: storesWithModelCache)
     func hashesMatch(_ name: String) throws {
         let url = URL(fileURLWithPath: try Corpus.copyOfStore(name))
         let recovered = try #require(try StoreType.sqlite.factory.recoverModel(at: url, options: StoreOptions()))
         #expect(recovered.source == .modelCache)
-        let metadata = try #require(try StoreType.sqlite.factory.metadata(at: url, options: StoreOptions(isReadOnly: true)))
+        let metadata = try #require(
+            try StoreType.sqlite.factory.metadata(at: url, options: StoreOptions(isReadOnly: true)))
         guard case .dictionary(let stored)? = metadata.values[ModelVersionHashes.entityHashesKey] else {
             Issue.record("\(name) has no NSStoreModelVersionHashes")
             return
@@ -29,8 +32,12 @@ struct CoreDataVersionHashTests {
         var differing: [String] = []
         for (entity, value) in stored where value.dataValue != computed.entities[entity] { differing.append(entity) }
         #expect(differing.isEmpty, "\(name): entities whose hash differs: \(differing.sorted())")
-        if let digest = metadata.values[ModelVersionHashes.digestKey]?.stringValue { #expect(digest == computed.digest) }
-        if let checksum = metadata.values[ModelVersionHashes.checksumKey]?.stringValue { #expect(checksum == computed.checksum) }
+        if let digest = metadata.values[ModelVersionHashes.digestKey]?.stringValue {
+            #expect(digest == computed.digest)
+        }
+        if let checksum = metadata.values[ModelVersionHashes.checksumKey]?.stringValue {
+            #expect(checksum == computed.checksum)
+        }
         #expect(recovered.model.isConfiguration(nil, compatibleWithStoreMetadata: metadata))
     }
 
@@ -41,7 +48,8 @@ struct CoreDataVersionHashTests {
         for name in Self.storesWithModelCache {
             let url = URL(fileURLWithPath: try Corpus.copyOfStore(name))
             let model = try #require(try StoreType.sqlite.factory.recoverModel(at: url, options: StoreOptions())).model
-            let metadata = try #require(try StoreType.sqlite.factory.metadata(at: url, options: StoreOptions(isReadOnly: true)))
+            let metadata = try #require(
+                try StoreType.sqlite.factory.metadata(at: url, options: StoreOptions(isReadOnly: true)))
             guard case .dictionary(let stored)? = metadata.values[ModelVersionHashes.entityHashesKey] else { continue }
             let computed = model.coreDataVersionHashes.entities
             total += stored.count

@@ -8,7 +8,9 @@ import Testing
 /// (model cache or inference), the store opens read-only, and every entity counts its rows.
 @Suite("Corpus stores open without a model", .enabled(if: Corpus.isAvailable))
 struct CorpusStoreTests {
-    @Test("the store opens read-only with a recovered model and every entity's count equals SELECT COUNT(*) per Z_ENT", arguments: Corpus.stores)
+    @Test(
+        "the store opens read-only with a recovered model and every entity's count equals SELECT COUNT(*) per Z_ENT",
+        arguments: Corpus.stores)
     func opensWithoutModel(_ name: String) throws {
         let path = try Corpus.copyOfStore(name)
         let url = URL(fileURLWithPath: path)
@@ -37,7 +39,9 @@ struct CorpusStoreTests {
             else { continue }
             let table = "Z" + rootName.uppercased()
             guard try connection.tableExists(table) else { continue }
-            let expected = try connection.scalar("SELECT COUNT(*) FROM \(table) WHERE Z_ENT = ?", [.integer(number)])?.integer ?? -1
+            let expected =
+                try connection.scalar("SELECT COUNT(*) FROM \(table) WHERE Z_ENT = ?", [.integer(number)])?.integer
+                ?? -1
             var request = FetchRequest(entityName: entity.name)
             request.includesSubentities = false
             #expect(try context.count(for: request) == Int(expected), "\(name): \(entity.name)")

@@ -17,7 +17,8 @@ enum Corpus {
     /// Where this test process puts its copies: one directory, removed when the process exits
     /// (each copy has its own subdirectory, so tests running at once never share a file).
     private static let copies: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-sqlite-tests-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-sqlite-tests-\(UUID().uuidString)")
         atexit { try? FileManager.default.removeItem(at: Corpus.copies) }
         return url
     }()

@@ -11,7 +11,9 @@ import Testing
 struct DriverCallTests {
     /// A store of `items` items and `departments` departments of 10 employees each, reopened
     /// through a recording driver with an empty row cache.
-    static func store(items: Int, departments: Int = 0, in directory: TemporaryDirectory) throws -> (ManagedObjectContext, RecordingDriver) {
+    static func store(items: Int, departments: Int = 0, in directory: TemporaryDirectory) throws -> (
+        ManagedObjectContext, RecordingDriver
+    ) {
         let url = directory.file("calls.sqlite")
         do {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
@@ -42,11 +44,15 @@ struct DriverCallTests {
         return (ManagedObjectContext(coordinator: coordinator), driver)
     }
 
-    @Test("a fetch with a predicate, sort and page is one driver fetch that applies all three, and reads no rows one by one")
+    @Test(
+        "a fetch with a predicate, sort and page is one driver fetch that applies all three, and reads no rows one by one"
+    )
     func fetchIsPushedDown() throws {
         let directory = try TemporaryDirectory(prefix: "driver-calls")
         let (context, driver) = try Self.store(items: 500, in: directory)
-        var request = FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 >= 100"), sortKeys: [SortKey("int64", ascending: false)])
+        var request = FetchRequest(
+            entityName: "Item", predicate: try FetchPredicate(format: "int64 >= 100"),
+            sortKeys: [SortKey("int64", ascending: false)])
         request.fetchLimit = 20
         let objects = try context.fetch(request)
         #expect(objects.count == 20)
@@ -63,7 +69,9 @@ struct DriverCallTests {
     func countIsPushedDown() throws {
         let directory = try TemporaryDirectory(prefix: "driver-calls")
         let (context, driver) = try Self.store(items: 300, in: directory)
-        #expect(try context.count(for: FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 < 120"))) == 120)
+        #expect(
+            try context.count(
+                for: FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 < 120"))) == 120)
         #expect(driver.calls(.fetch).count == 1)
         #expect(driver.calls(.rows).isEmpty)
         #expect(context.registeredObjects.isEmpty)
@@ -100,7 +108,9 @@ struct DriverCallTests {
         #expect(faults.filter { !$0.isFault }.count == 2)
     }
 
-    @Test("prefetching a to-one relationship reads every destination in one call during the fetch, and the walk reads nothing")
+    @Test(
+        "prefetching a to-one relationship reads every destination in one call during the fetch, and the walk reads nothing"
+    )
     func prefetchedToOneWalkReadsNothing() throws {
         let directory = try TemporaryDirectory(prefix: "driver-calls")
         let (context, driver) = try Self.store(items: 0, departments: 8, in: directory)
@@ -134,7 +144,8 @@ struct DriverCallTests {
         let applies = driver.calls(.apply)
         #expect(applies.count == 1)
         #expect(applies.first?.size == 4, "3 updates and 1 insert: \(driver.calls)")
-        #expect(driver.calls(.fetch).isEmpty && driver.calls(.rows).isEmpty, "a save reads nothing back: \(driver.calls)")
+        #expect(
+            driver.calls(.fetch).isEmpty && driver.calls(.rows).isEmpty, "a save reads nothing back: \(driver.calls)")
         #expect(driver.calls(.allocatePrimaryKeys).map(\.size) == [1])
     }
 }

@@ -19,10 +19,12 @@ private func writeStore(
 ) throws {
     let connection = try SQLiteConnection(path: url.path, mode: .readWriteCreate)
     defer { connection.close() }
-    try connection.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+    try connection.execute(
+        "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
     try connection.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
     let list = columns.map { ", \(quoted($0.0)) \($0.1)" }.joined()
-    try connection.execute("CREATE TABLE \(quoted(table)) (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER\(list))")
+    try connection.execute(
+        "CREATE TABLE \(quoted(table)) (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER\(list))")
     let row = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (1, ?, 0, 0)")
     try row.bind([.text(entity)])
     try row.step()
@@ -49,7 +51,10 @@ private func modelCache(entity: String, attribute: String) throws -> Data {
             ["$class": uid(4), "NS.keys": [uid(9)], "NS.objects": [uid(10)]],
             attribute,
             ["$class": uid(11), "NSPropertyName": uid(9), "NSAttributeType": 700, "NSIsOptional": true],
-            ["$classname": "NSAttributeDescription", "$classes": ["NSAttributeDescription", "NSPropertyDescription", "NSObject"]],
+            [
+                "$classname": "NSAttributeDescription",
+                "$classes": ["NSAttributeDescription", "NSPropertyDescription", "NSObject"],
+            ],
         ],
         top: ["root": uid(1)])
     return rawDeflate(archive)
@@ -62,9 +67,13 @@ struct HostileNameTests {
         let directory = try TemporaryDirectory()
         let target = directory.file("attached.db")
         let connection = try SQLiteConnection(path: directory.file("plain.sqlite").path, mode: .readWriteCreate)
-        #expect(throws: SQLiteError.self) { try connection.execute("CREATE TABLE t (x); ATTACH DATABASE '\(target.path)' AS p") }
+        #expect(throws: SQLiteError.self) {
+            try connection.execute("CREATE TABLE t (x); ATTACH DATABASE '\(target.path)' AS p")
+        }
         #expect(throws: SQLiteError.self) { try connection.prepare("SELECT 1; ATTACH DATABASE '\(target.path)' AS p") }
-        #expect(throws: SQLiteError.self) { try connection.prepare("SELECT 1\u{0}; ATTACH DATABASE '\(target.path)' AS p") }
+        #expect(throws: SQLiteError.self) {
+            try connection.prepare("SELECT 1\u{0}; ATTACH DATABASE '\(target.path)' AS p")
+        }
         #expect(throws: SQLiteError.self) { try connection.prepare("  ") }
         #expect(!FileManager.default.fileExists(atPath: target.path))
         #expect(try !connection.tableExists("t"), "nothing of refused text runs")
@@ -101,7 +110,9 @@ struct HostileNameTests {
                 try SQLiteDriverFactory().recoverModel(at: url, options: StoreOptions(isReadOnly: true))
             }
             #expect(error.code == .corrupt && error.store == url.path)
-            #expect(error.description.contains("not an identifier") && error.description.contains("open the store with the model"))
+            #expect(
+                error.description.contains("not an identifier")
+                    && error.description.contains("open the store with the model"))
             #expect(!error.description.contains("\n"))
         }
         #expect(!FileManager.default.fileExists(atPath: target.path))
@@ -138,13 +149,15 @@ struct HostileNameTests {
         let table = "Z" + oldEntity.uppercased()
         let titleColumn = "ZTI\"TLE X"
         let parentColumn = "ZPA\"RENT;"
-        try writeStore(at: url, entity: oldEntity, table: table, columns: [(titleColumn, "VARCHAR"), (parentColumn, "INTEGER")])
+        try writeStore(
+            at: url, entity: oldEntity, table: table, columns: [(titleColumn, "VARCHAR"), (parentColumn, "INTEGER")])
         let model = try ManagedObjectModel(entities: [
             EntityDescription(
                 "Note",
                 properties: [
                     .attribute(AttributeDescription("title", .string, renamingIdentifier: "ti\"tle x")),
-                    .relationship(RelationshipDescription("parent", destination: "Note", renamingIdentifier: "pa\"rent;")),
+                    .relationship(
+                        RelationshipDescription("parent", destination: "Note", renamingIdentifier: "pa\"rent;")),
                 ],
                 renamingIdentifier: oldEntity)
         ])
@@ -172,10 +185,14 @@ struct HostileNameTests {
         var update = BatchUpdateRequest(entityName: "Note", predicate: try FetchPredicate(format: "title == 'c2'"))
         update.propertiesToUpdate = ["title": .constant(.string("c3"))]
         #expect(try fresh.execute(update).count == 1)
-        #expect(try fresh.execute(BatchDeleteRequest(entityName: "Note", predicate: try FetchPredicate(format: "title == 'c3'"))).count == 1)
+        #expect(
+            try fresh.execute(
+                BatchDeleteRequest(entityName: "Note", predicate: try FetchPredicate(format: "title == 'c3'"))
+            ).count == 1)
 
         let raw = try SQLiteConnection(path: url.path)
-        let rows = try raw.rows("SELECT \(quoted(titleColumn)), typeof(\(quoted(parentColumn))) FROM \(quoted(table)) ORDER BY Z_PK")
+        let rows = try raw.rows(
+            "SELECT \(quoted(titleColumn)), typeof(\(quoted(parentColumn))) FROM \(quoted(table)) ORDER BY Z_PK")
         #expect(rows == [[.text("b; DROP TABLE x; --"), .text("integer")]])
         #expect(try raw.tableExists("Z_PRIMARYKEY"))
     }

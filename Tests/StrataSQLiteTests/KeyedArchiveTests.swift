@@ -44,7 +44,9 @@ struct KeyedArchiveTests {
     @Test("garbage bytes throw a corrupt error")
     func garbage() {
         #expect(throws: SQLiteError.self) { try KeyedArchive(data: Data("not a plist at all {{{".utf8)) }
-        #expect(throws: SQLiteError.self) { try KeyedArchive(data: Data([0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30, 1, 2])) }
+        #expect(throws: SQLiteError.self) {
+            try KeyedArchive(data: Data([0x62, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x30, 0x30, 1, 2]))
+        }
         #expect(throws: SQLiteError.self) { try KeyedArchive(data: Data()) }
     }
 

@@ -27,7 +27,8 @@ struct ModelRecoveryRoundTripTests {
         let tag = EntityDescription(
             "TAG", parent: "Note",
             properties: [
-                .toMany("Label", "TAG", inverse: "_id", ordered: true), .toMany("_id", "TAG", inverse: "Label", ordered: true),
+                .toMany("Label", "TAG", inverse: "_id", ordered: true),
+                .toMany("_id", "TAG", inverse: "Label", ordered: true),
                 .toMany("links", "TAG", inverse: "links"), .attribute("LINKS", .integer64),
             ])
         // Fixed and valid: building it cannot fail.
@@ -87,7 +88,9 @@ struct ModelRecoveryRoundTripTests {
         return value
     }
 
-    @Test("the inferred model maps every column and join table the writing model maps, and reads the same values", arguments: [0, 1, 2])
+    @Test(
+        "the inferred model maps every column and join table the writing model maps, and reads the same values",
+        arguments: [0, 1, 2])
     func roundTrip(_ index: Int) throws {
         let (name, model, seed) = Self.models[index]
         let directory = try TemporaryDirectory(prefix: "recovery-round-trip")
@@ -108,24 +111,32 @@ struct ModelRecoveryRoundTripTests {
         }
 
         // Tables and their columns.
-        #expect(Set(original.layout.tables.values.map(\.name)) == Set(inferred.layout.tables.values.map(\.name)), "\(name): tables")
+        #expect(
+            Set(original.layout.tables.values.map(\.name)) == Set(inferred.layout.tables.values.map(\.name)),
+            "\(name): tables")
         for table in original.layout.tables.values {
             let other = inferred.layout.tables.values.first { $0.name == table.name }
-            #expect(Set(table.columns.map(\.name)) == Set(other?.columns.map(\.name) ?? []), "\(name): columns of \(table.name)")
+            #expect(
+                Set(table.columns.map(\.name)) == Set(other?.columns.map(\.name) ?? []),
+                "\(name): columns of \(table.name)")
         }
         // A join table read as the other side of its pair lists its two key columns the other way round.
         func sides(_ join: JoinTable) -> String {
             let columns = [(join.firstColumn, join.firstOrderColumn), (join.secondColumn, join.secondOrderColumn)]
             return join.name + columns.map { "|\($0.0) \($0.1 ?? "-")" }.sorted().joined()
         }
-        #expect(Set(original.layout.joinTables.values.map(sides)) == Set(inferred.layout.joinTables.values.map(sides)), "\(name): join tables")
+        #expect(
+            Set(original.layout.joinTables.values.map(sides)) == Set(inferred.layout.joinTables.values.map(sides)),
+            "\(name): join tables")
 
         // Every slot of the writing model is stored where a slot of the inferred model is, and
         // every slot of the inferred model reads from a column or join the writing model uses.
         var inferredSlots: [Storage: (EntityDescription, Int)] = [:]
         for layout in inferred.layout.entities.values {
             for (slot, storage) in layout.slots.enumerated() {
-                for stored in Self.storage(storage, table: layout.table) { inferredSlots[stored] = inferredSlots[stored] ?? (layout.entity, slot) }
+                for stored in Self.storage(storage, table: layout.table) {
+                    inferredSlots[stored] = inferredSlots[stored] ?? (layout.entity, slot)
+                }
             }
         }
         var originalStorage: Set<Storage> = []
@@ -135,10 +146,14 @@ struct ModelRecoveryRoundTripTests {
                     originalStorage.insert(stored)
                     guard case .join = stored else {
                         if case .foreignKey = stored { continue }  // the to-many side of a one-to-many leaves no trace
-                        #expect(inferredSlots[stored] != nil, "\(name): \(layout.entity.name).\(layout.entity.properties[slot].name) in \(stored)")
+                        #expect(
+                            inferredSlots[stored] != nil,
+                            "\(name): \(layout.entity.name).\(layout.entity.properties[slot].name) in \(stored)")
                         continue
                     }
-                    #expect(inferredSlots[stored] != nil, "\(name): \(layout.entity.name).\(layout.entity.properties[slot].name) in \(stored)")
+                    #expect(
+                        inferredSlots[stored] != nil,
+                        "\(name): \(layout.entity.name).\(layout.entity.properties[slot].name) in \(stored)")
                 }
             }
         }
@@ -162,25 +177,37 @@ struct ModelRecoveryRoundTripTests {
             let rows = try original.fetch(fetch).rows.sorted { $0.id.primaryKey < $1.id.primaryKey }
             let otherRows = try inferred.fetch(otherFetch).rows.sorted { $0.id.primaryKey < $1.id.primaryKey }
             #expect(rows.map(\.id.primaryKey) == otherRows.map(\.id.primaryKey), "\(name): rows of \(entity.name)")
-            guard let layout = original.layout.entity(entity.entityNumber), let otherLayout = inferred.layout.entity(other.entityNumber)
+            guard let layout = original.layout.entity(entity.entityNumber),
+                let otherLayout = inferred.layout.entity(other.entityNumber)
             else { continue }
             for (slot, storage) in layout.slots.enumerated() {
                 for stored in Self.storage(storage, table: layout.table) {
-                    guard let otherSlot = otherLayout.slots.indices.first(where: { Self.storage(otherLayout.slots[$0], table: otherLayout.table).contains(stored) })
+                    guard
+                        let otherSlot = otherLayout.slots.indices.first(where: {
+                            Self.storage(otherLayout.slots[$0], table: otherLayout.table).contains(stored)
+                        })
                     else { continue }
                     let property = "\(entity.name).\(entity.properties[slot].name)"
                     switch stored {
                     case .column:
-                        guard case .toOne(_, _, let entityColumn, _, _) = storage, stored == .column(table: layout.table, column: entityColumn ?? "") else {
-                            #expect(rows.map { Self.plain($0.values[slot]) } == otherRows.map { Self.plain($0.values[otherSlot]) }, "\(name): \(property)")
+                        guard case .toOne(_, _, let entityColumn, _, _) = storage,
+                            stored == .column(table: layout.table, column: entityColumn ?? "")
+                        else {
+                            #expect(
+                                rows.map { Self.plain($0.values[slot]) }
+                                    == otherRows.map { Self.plain($0.values[otherSlot]) }, "\(name): \(property)")
                             compared.columns += 1
                             continue
                         }
                     case .join:
-                        let members = try original.relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: rows.map(\.id)))
-                        let otherMembers = try inferred.relatedRows(RelatedRowsRequest(entity: other, slot: otherSlot, sources: otherRows.map(\.id)))
+                        let members = try original.relatedRows(
+                            RelatedRowsRequest(entity: entity, slot: slot, sources: rows.map(\.id)))
+                        let otherMembers = try inferred.relatedRows(
+                            RelatedRowsRequest(entity: other, slot: otherSlot, sources: otherRows.map(\.id)))
                         for (row, otherRow) in zip(rows, otherRows) {
-                            #expect(members[row.id]?.map(\.primaryKey) == otherMembers[otherRow.id]?.map(\.primaryKey), "\(name): \(property) of \(row.id.primaryKey)")
+                            #expect(
+                                members[row.id]?.map(\.primaryKey) == otherMembers[otherRow.id]?.map(\.primaryKey),
+                                "\(name): \(property) of \(row.id.primaryKey)")
                         }
                         compared.joins += 1
                     case .foreignKey: continue

@@ -7,7 +7,8 @@ import Testing
 /// Compresses with zlib's raw DEFLATE (windowBits -15), the way Core Data writes Z_MODELCACHE.
 func rawDeflate(_ data: Data) -> Data {
     var stream = z_stream()
-    _ = deflateInit2_(&stream, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+    _ = deflateInit2_(
+        &stream, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
     defer { deflateEnd(&stream) }
     var input = [UInt8](data)
     var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 16)

@@ -11,7 +11,8 @@ struct SQLiteCachedRowsTests {
     static let rowCount = 600
 
     /// A store with `rowCount` items (`int64` = key, `string` = "v<key>").
-    static func makeStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL) {
+    static func makeStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL)
+    {
         try makeItemStore(in: directory, named: "cached.sqlite", count: rowCount) { "v\($0)" }
     }
 
@@ -38,10 +39,11 @@ struct SQLiteCachedRowsTests {
         let cache = RowCache()
         let key = ObjectIdentifier(store)
         let marked = plain[0].values.map { _ in StoreValue.string("marked") }
-        cache.store([
-            RowSnapshot(id: plain[0].id, version: 1, values: marked),
-            RowSnapshot(id: plain[1].id, version: 7, values: marked),
-        ], in: key)
+        cache.store(
+            [
+                RowSnapshot(id: plain[0].id, version: 1, values: marked),
+                RowSnapshot(id: plain[1].id, version: 7, values: marked),
+            ], in: key)
         var fetch = StoreFetch(entity: item)
         fetch.cachedRows = CachedRows(cache, store: key)
         let rows = try store.driver.fetch(fetch).rows.sorted { $0.id < $1.id }
@@ -70,7 +72,8 @@ struct SQLiteCachedRowsTests {
         #expect(seen[6] == "v6", "the same version is taken from the row cache")
         #expect(seen[7] == "v7")
         let context = ManagedObjectContext(coordinator: coordinator)
-        let five = try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 5")))
+        let five = try context.fetch(
+            FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 5")))
         #expect(five.first?["string"] as? String == "moved")
 
         // Once the cache forgets the store's rows, every row comes from the file.

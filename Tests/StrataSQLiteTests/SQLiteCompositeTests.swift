@@ -22,19 +22,26 @@ struct SQLiteCompositeTests {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
         func columns(_ table: String) throws -> [String: String] {
-            Dictionary(uniqueKeysWithValues: try connection.rows("PRAGMA table_info(\(table))").map { ($0[1].text ?? "", $0[2].text ?? "") })
+            Dictionary(
+                uniqueKeysWithValues: try connection.rows("PRAGMA table_info(\(table))").map {
+                    ($0[1].text ?? "", $0[2].text ?? "")
+                })
         }
         let quake = try columns("ZQUAKE")
-        #expect(quake == [
-            "Z_PK": "INTEGER", "Z_ENT": "INTEGER", "Z_OPT": "INTEGER", "ZCODE": "VARCHAR", "ZDEPTH": "INTEGER",
-            "ZRICHTER": "FLOAT", "ZDEPTH1": "FLOAT", "ZLATITUDE": "FLOAT", "ZLONGITUDE": "FLOAT", "ZCITY": "VARCHAR",
-            "ZCOUNTRY": "VARCHAR", "ZSTATION": "INTEGER",
-        ])
-        #expect(try columns("ZSTATION").keys.sorted() == [
-            "ZCITY", "ZCOUNTRY", "ZLATITUDE", "ZLONGITUDE", "ZNAME", "Z_ENT", "Z_OPT", "Z_PK",
-        ])
+        #expect(
+            quake == [
+                "Z_PK": "INTEGER", "Z_ENT": "INTEGER", "Z_OPT": "INTEGER", "ZCODE": "VARCHAR", "ZDEPTH": "INTEGER",
+                "ZRICHTER": "FLOAT", "ZDEPTH1": "FLOAT", "ZLATITUDE": "FLOAT", "ZLONGITUDE": "FLOAT",
+                "ZCITY": "VARCHAR",
+                "ZCOUNTRY": "VARCHAR", "ZSTATION": "INTEGER",
+            ])
+        #expect(
+            try columns("ZSTATION").keys.sorted() == [
+                "ZCITY", "ZCOUNTRY", "ZLATITUDE", "ZLONGITUDE", "ZNAME", "Z_ENT", "Z_OPT", "Z_PK",
+            ])
         let a = try connection.rows("SELECT ZDEPTH, ZDEPTH1, ZRICHTER, ZCITY FROM ZQUAKE WHERE ZCODE = 'a'")
-        #expect(a == [[.integer(10), .real(10.5), .real(6.1), .text("Tokyo")]], "the attribute and the element keep apart")
+        #expect(
+            a == [[.integer(10), .real(10.5), .real(6.1), .text("Tokyo")]], "the attribute and the element keep apart")
         let d = try connection.rows("SELECT ZRICHTER, ZLATITUDE, ZCITY FROM ZQUAKE WHERE ZCODE = 'd'")
         #expect(d == [[.null, .null, .null]], "an absent composite is NULL in every column")
     }
@@ -72,8 +79,10 @@ struct SQLiteCompositeTests {
         connection.close()
         let (again, _) = try DriverHarness.sqlite.openStack(in: directory, model: CompositeModel.model)
         let context = ManagedObjectContext(coordinator: again)
-        let c = try #require(try context.fetch(
-            FetchRequest(entityName: "Quake", predicate: try FetchPredicate(format: "code == 'c'"))).first)
+        let c = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Quake", predicate: try FetchPredicate(format: "code == 'c'"))
+            ).first)
         let location = try #require(c.value(forKey: "location") as? [String: Any])
         #expect(location["latitude"] as? Double == 1.5)
         #expect((location["place"] as? [String: Any])?["country"] as? String == "XX")

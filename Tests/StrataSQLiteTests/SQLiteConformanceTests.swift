@@ -28,7 +28,9 @@ struct SQLiteConformanceTests {
         try check.run(.sqlite)
     }
 
-    @Test("contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store")
+    @Test(
+        "contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store"
+    )
     func concurrencyStress() throws {
         let seed: UInt64 = 0x5EED_0016
         print("concurrency stress on sqlite: seed \(seed), 4 workers x 150 operations")
@@ -37,7 +39,9 @@ struct SQLiteConformanceTests {
         #expect(report.inserts > 0 && report.updates > 0 && report.deletes > 0)
     }
 
-    @Test("a view context, four background writers and two child editors under load; afterwards every context agrees with the store")
+    @Test(
+        "a view context, four background writers and two child editors under load; afterwards every context agrees with the store"
+    )
     func containerStress() throws {
         let seed: UInt64 = 0x5EED_0018
         print("container stress on sqlite: seed \(seed), 6 workers x 60 operations")

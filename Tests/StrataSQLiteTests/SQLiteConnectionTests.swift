@@ -1,9 +1,9 @@
 import Foundation
 import Strata
+import StrataTesting
 import Testing
 
 @testable import StrataSQLite
-import StrataTesting
 
 @Suite("SQLiteConnection")
 struct SQLiteConnectionTests {
@@ -30,10 +30,12 @@ struct SQLiteConnectionTests {
         let connection = try SQLiteConnection(path: directory.path("t.sqlite"), mode: .readWriteCreate)
         try connection.execute("CREATE TABLE t (path INTEGER, k INTEGER, v)")
         let values: [StoreValue] = [
-            .integer(Int64.min), .integer(42), .string(""), .string("a\u{0}b héllo"), .date(Date(timeIntervalSinceReferenceDate: -1.5)),
+            .integer(Int64.min), .integer(42), .string(""), .string("a\u{0}b héllo"),
+            .date(Date(timeIntervalSinceReferenceDate: -1.5)),
             .bool(true), .bool(false), .double(2.25), .double(-0.0), .double(.nan), .double(.infinity), .null,
             .unfetched, .references([]), .reference(RowID(entity: 2, primaryKey: 77)), .binary(Data([0, 255])),
-            .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))), .decimal(Decimal(string: "1.25")!),
+            .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))),
+            .decimal(Decimal(string: "1.25")!),
             .uri(URL(string: "https://example.com/a?b")!),
         ]
         let insert = try connection.prepare("INSERT INTO t VALUES (?, ?, ?)")
@@ -42,7 +44,11 @@ struct SQLiteConnectionTests {
                 try insert.reset()
                 try insert.bind(path, at: 1)
                 try insert.bind(Int64(key), at: 2)
-                if path == 0 { try insert.bind(ValueCoding.sqliteValue(value), at: 3) } else { try ValueCoding.bind(value, to: insert, at: 3) }
+                if path == 0 {
+                    try insert.bind(ValueCoding.sqliteValue(value), at: 3)
+                } else {
+                    try ValueCoding.bind(value, to: insert, at: 3)
+                }
                 #expect(try insert.step() == false)
             }
         }

@@ -11,7 +11,8 @@ import Testing
 struct SQLiteDamagedDataTests {
     static let rowCount = 20
 
-    static func itemStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL) {
+    static func itemStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL)
+    {
         try makeItemStore(in: directory, named: "damaged.sqlite", count: rowCount) { "s\($0)" }
     }
 
@@ -37,23 +38,30 @@ struct SQLiteDamagedDataTests {
         "'abc' BEGINSWITH 'a'", "'x' ==[c] 'X'",
     ]
 
-    @Test("comparisons of two constants answer as the evaluator does, in fetches, counts and batch updates", arguments: constantPredicates)
+    @Test(
+        "comparisons of two constants answer as the evaluator does, in fetches, counts and batch updates",
+        arguments: constantPredicates)
     func constantComparisons(_ format: String) throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-damaged")
         let (coordinator, _, _) = try Self.itemStore(directory)
         let predicate = try FetchPredicate(format: format)
         let context = ManagedObjectContext(coordinator: coordinator)
         let all = try context.fetch(FetchRequest(entityName: "Item"))
-        let expected = try all.filter { try predicate.evaluate(with: $0) }.map(\.objectID).sorted { $0.rowID < $1.rowID }
+        let expected = try all.filter { try predicate.evaluate(with: $0) }.map(\.objectID).sorted {
+            $0.rowID < $1.rowID
+        }
         let request = FetchRequest(entityName: "Item", predicate: predicate)
         let fresh = ManagedObjectContext(coordinator: coordinator)
         #expect(try fresh.fetch(request).map(\.objectID).sorted { $0.rowID < $1.rowID } == expected)
         #expect(try fresh.count(for: request) == expected.count)
-        let update = BatchUpdateRequest(entityName: "Item", predicate: predicate, propertiesToUpdate: ["string": .constant(.string("hit"))])
+        let update = BatchUpdateRequest(
+            entityName: "Item", predicate: predicate, propertiesToUpdate: ["string": .constant(.string("hit"))])
         #expect(try fresh.execute(update).count == expected.count)
     }
 
-    @Test("a Z_UUID that is not a store identifier (empty, huge, control characters) is a corrupt store", arguments: [String(repeating: "\u{0}", count: 4_000), "", String(repeating: "u", count: 200), "a\nb"])
+    @Test(
+        "a Z_UUID that is not a store identifier (empty, huge, control characters) is a corrupt store",
+        arguments: [String(repeating: "\u{0}", count: 4_000), "", String(repeating: "u", count: 200), "a\nb"])
     func damagedUUID(_ value: String) throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-uuid")
         let (coordinator, store, url) = try Self.itemStore(directory)
@@ -64,7 +72,8 @@ struct SQLiteDamagedDataTests {
         _ = try update.step()
         connection.close()
         #expect {
-            try PersistentStoreCoordinator(managedObjectModel: coordinator.managedObjectModel).addPersistentStore(type: .sqlite, at: url)
+            try PersistentStoreCoordinator(managedObjectModel: coordinator.managedObjectModel).addPersistentStore(
+                type: .sqlite, at: url)
         } throws: { ($0 as? StoreError)?.code == .corrupt }
     }
 
@@ -75,7 +84,8 @@ struct SQLiteDamagedDataTests {
         let predicate = try FetchPredicate(format: "'a' < 2")
         #expect(throws: FetchPredicateError.self) { try predicate.evaluate(with: [String: StoreValue]()) }
         #expect(throws: FetchPredicateError.self) {
-            try ManagedObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Item", predicate: predicate))
+            try ManagedObjectContext(coordinator: coordinator).fetch(
+                FetchRequest(entityName: "Item", predicate: predicate))
         }
     }
 
@@ -92,8 +102,12 @@ struct SQLiteDamagedDataTests {
             let predicate = try FetchPredicate(format: format)
             let expected = try all.filter { try predicate.evaluate(with: $0) }.count
             let fresh = ManagedObjectContext(coordinator: coordinator)
-            #expect(try fresh.fetch(FetchRequest(entityName: "Item", predicate: predicate)).count == expected, "\(format.prefix(40))")
-            #expect(try fresh.count(for: FetchRequest(entityName: "Item", predicate: predicate)) == expected, "\(format.prefix(40))")
+            #expect(
+                try fresh.fetch(FetchRequest(entityName: "Item", predicate: predicate)).count == expected,
+                "\(format.prefix(40))")
+            #expect(
+                try fresh.count(for: FetchRequest(entityName: "Item", predicate: predicate)) == expected,
+                "\(format.prefix(40))")
         }
     }
 
@@ -103,7 +117,9 @@ struct SQLiteDamagedDataTests {
         (1...40).map { "int64 == \($0)" }.joined(separator: " OR "), "NONE tags.name == 'x' AND int64 BETWEEN {3, 9}",
     ]
 
-    @Test("predicates nested in NOTs at every depth the parser takes answer as the evaluator does", arguments: innerPredicates)
+    @Test(
+        "predicates nested in NOTs at every depth the parser takes answer as the evaluator does",
+        arguments: innerPredicates)
     func nestingSweep(_ inner: String) throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-damaged")
         let (coordinator, _, _) = try Self.itemStore(directory)
@@ -114,8 +130,12 @@ struct SQLiteDamagedDataTests {
             let expected = try all.filter { try predicate.evaluate(with: $0) }.count
             let context = ManagedObjectContext(coordinator: coordinator)
             do {
-                #expect(try context.fetch(FetchRequest(entityName: "Item", predicate: predicate)).count == expected, "level \(level)")
-                #expect(try context.count(for: FetchRequest(entityName: "Item", predicate: predicate)) == expected, "level \(level)")
+                #expect(
+                    try context.fetch(FetchRequest(entityName: "Item", predicate: predicate)).count == expected,
+                    "level \(level)")
+                #expect(
+                    try context.count(for: FetchRequest(entityName: "Item", predicate: predicate)) == expected,
+                    "level \(level)")
                 var sorted = FetchRequest(entityName: "Item", predicate: predicate, sortKeys: [SortKey("int64")])
                 sorted.fetchLimit = 3
                 #expect(try context.fetchObjectIDs(sorted).count == min(3, expected), "level \(level)")
@@ -135,7 +155,9 @@ struct SQLiteDamagedDataTests {
         let (coordinator, store, url) = try Self.itemStore(directory)
         do {
             let context = ManagedObjectContext(coordinator: coordinator)
-            let first = try #require(try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 1"))).first)
+            let first = try #require(
+                try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 1")))
+                    .first)
             let tag = try context.insertNewObject(forEntityName: "Tag")
             tag["name"] = "real"
             first.addObject(tag, toRelationship: "tags")
@@ -146,42 +168,60 @@ struct SQLiteDamagedDataTests {
         // row likewise: to-many loads and fetches see neither.
         let raw = try SQLiteConnection(path: url.path, mode: .readWrite)
         let tagNumber = try #require(try raw.scalar("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Tag'")?.integer)
-        let join = try #require(try raw.scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%TAGS' ESCAPE '\\'")?.text)
-        let columns = try raw.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(join)]).compactMap { $0[0].text }
+        let join = try #require(
+            try raw.scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%TAGS' ESCAPE '\\'")?
+                .text)
+        let columns = try raw.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(join)]).compactMap {
+            $0[0].text
+        }
         let tagColumn = try #require(columns.first { $0.hasSuffix("TAGS") })
         let itemColumn = try #require(columns.first { $0.hasSuffix("ITEMS") })
         let huge = (Int64(1) << 32) + tagNumber
         try raw.execute("INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (100000, \(huge), 1, 'ghost')")
         try raw.execute("INSERT INTO \(join) (\(itemColumn), \(tagColumn)) VALUES (1, 100000)")
-        try raw.execute("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZINT64) VALUES (100000, \((Int64(1) << 32) + (try Self.itemNumber(url))), 1, -1)")
+        try raw.execute(
+            "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZINT64) VALUES (100000, \((Int64(1) << 32) + (try Self.itemNumber(url))), 1, -1)"
+        )
         raw.close()
         // A coordinator of its own: nothing cached from the save above.
         let reopened = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try reopened.addPersistentStore(type: .sqlite, at: url, options: StoreOptions(isReadOnly: true))
         let context = ManagedObjectContext(coordinator: reopened)
-        let first = try #require(try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 1"))).first)
+        let first = try #require(
+            try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 1")))
+                .first)
         #expect(first.objects(forKey: "tags").compactMap { $0["name"] as? String } == ["real"])
         #expect(try context.fetch(FetchRequest(entityName: "Item")).count == Self.rowCount)
         #expect(try context.fetchObjectIDs(FetchRequest(entityName: "Item")).count == Self.rowCount)
         #expect(try context.fetch(FetchRequest(entityName: "Tag")).count == 1)
     }
 
-    @Test("a primary key below 1 is a corrupt store naming the entity and the key", arguments: [Int64(0), -5, Int64.min])
+    @Test(
+        "a primary key below 1 is a corrupt store naming the entity and the key", arguments: [Int64(0), -5, Int64.min])
     func keyBelowOne(_ key: Int64) throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-damaged")
         let (coordinator, _, url) = try Self.itemStore(directory)
         let item = try Self.itemNumber(url)
         try Self.edit(url, "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZINT64) VALUES (\(key), \(item), 1, 7777)")
         let context = ManagedObjectContext(coordinator: coordinator)
-        for request in [FetchRequest(entityName: "Item"), FetchRequest(entityName: "Item", sortKeys: [SortKey("int64")])] {
+        for request in [
+            FetchRequest(entityName: "Item"), FetchRequest(entityName: "Item", sortKeys: [SortKey("int64")]),
+        ] {
             let error = try #require(throws: StoreError.self) { try context.fetch(request) }
             #expect(error.code == .corrupt && error.store == url.path)
             #expect(error.message.contains("Item") && error.message.contains("\(key)"), "\(error)")
         }
-        #expect(throws: StoreError.self) { try context.fetchObjectIDs(FetchRequest(entityName: "Item", sortKeys: [SortKey("int64")])) }
-        let update = BatchUpdateRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 7777"), propertiesToUpdate: ["int64": .constant(.integer(1))])
+        #expect(throws: StoreError.self) {
+            try context.fetchObjectIDs(FetchRequest(entityName: "Item", sortKeys: [SortKey("int64")]))
+        }
+        let update = BatchUpdateRequest(
+            entityName: "Item", predicate: try FetchPredicate(format: "int64 == 7777"),
+            propertiesToUpdate: ["int64": .constant(.integer(1))])
         #expect(throws: StoreError.self) { try context.execute(update) }
-        #expect(throws: StoreError.self) { try context.execute(BatchDeleteRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 7777"))) }
+        #expect(throws: StoreError.self) {
+            try context.execute(
+                BatchDeleteRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 7777")))
+        }
     }
 
     @Test("a to-one key below 1 is a corrupt store, not a reference to a temporary object")
@@ -219,26 +259,39 @@ struct SQLiteDamagedDataTests {
         let slot = try #require(item.index(ofProperty: "string"))
         values[slot] = .string("changed")
         var batch = ChangeBatch()
-        batch.updates = [RowUpdate(id: RowID(entity: item.entityNumber, primaryKey: key), expectedVersion: .max, values: values, changedSlots: [slot])]
+        batch.updates = [
+            RowUpdate(
+                id: RowID(entity: item.entityNumber, primaryKey: key), expectedVersion: .max, values: values,
+                changedSlots: [slot])
+        ]
         let error = try #require(throws: StoreError.self) { try store.driver.apply(batch) }
-        #expect(error.code == .corrupt && error.message.contains("Item") && error.message.contains("version"), "\(error)")
+        #expect(
+            error.code == .corrupt && error.message.contains("Item") && error.message.contains("version"), "\(error)")
         // A batch update through a context (the core may refuse the row first; either way, typed).
         let update = BatchUpdateRequest(entityName: "Item", propertiesToUpdate: ["string": .constant(.string("batch"))])
-        let batchError = try #require(throws: StoreError.self) { try ManagedObjectContext(coordinator: coordinator).execute(update) }
+        let batchError = try #require(throws: StoreError.self) {
+            try ManagedObjectContext(coordinator: coordinator).execute(update)
+        }
         #expect(batchError.code == .corrupt, "\(batchError)")
         // And a save of the fetched object, when the core lets the row through at all (it may
         // refuse the fetch as corrupt; that refusal is not what this part checks, hence `try?`).
         let context = ManagedObjectContext(coordinator: coordinator)
-        if let one = try? context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 1"))).first {
+        if let one = try? context.fetch(
+            FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "int64 == 1"))
+        ).first {
             one["string"] = "changed"
             let saveError = try #require(throws: StoreError.self) { try context.save() }
             #expect(saveError.code == .corrupt, "\(saveError)")
         }
         #expect(try raw.rows("SELECT Z_OPT, ZSTRING FROM ZITEM WHERE ZINT64 = 1") == [[.integer(.max), .text("s1")]])
-        #expect(try raw.scalar("SELECT count(*) FROM ZITEM WHERE ZSTRING = 'batch'") == .integer(0), "the batch rolled back")
+        #expect(
+            try raw.scalar("SELECT count(*) FROM ZITEM WHERE ZSTRING = 'batch'") == .integer(0), "the batch rolled back"
+        )
     }
 
-    @Test("allocating keys past Int64.max, or from a negative or non-integer Z_MAX, is a corrupt-store error", arguments: ["9223372036854775806", "-10", "'many'", "NULL", "1.5"])
+    @Test(
+        "allocating keys past Int64.max, or from a negative or non-integer Z_MAX, is a corrupt-store error",
+        arguments: ["9223372036854775806", "-10", "'many'", "NULL", "1.5"])
     func keyCounterDamaged(_ value: String) throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-damaged")
         let (coordinator, _, url) = try Self.itemStore(directory)

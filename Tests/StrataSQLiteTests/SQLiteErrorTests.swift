@@ -7,7 +7,9 @@ import Testing
 /// Bad files and hostile environments give typed errors naming the file, and never change the store.
 @Suite("SQLite driver errors")
 struct SQLiteErrorTests {
-    static func open(_ url: URL, options: StoreOptions = StoreOptions()) throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
+    static func open(_ url: URL, options: StoreOptions = StoreOptions()) throws -> (
+        PersistentStoreCoordinator, ManagedObjectContext
+    ) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try coordinator.addPersistentStore(type: .sqlite, at: url, options: options)
         return (coordinator, ManagedObjectContext(coordinator: coordinator))
@@ -50,11 +52,15 @@ struct SQLiteErrorTests {
         #expect(try again.tableExists("Z_PRIMARYKEY") == false)
     }
 
-    @Test("a transaction a crash left half-written (a hot journal) is rolled back when a writer reads the metadata, and named to a read-only reader")
+    @Test(
+        "a transaction a crash left half-written (a hot journal) is rolled back when a writer reads the metadata, and named to a read-only reader"
+    )
     func hotJournal() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-errors")
         let text = String(repeating: "s", count: 400)
-        let (coordinator, store, url) = try makeItemStore(in: directory, named: "live.sqlite", count: 300) { "\(text) \($0)" }
+        let (coordinator, store, url) = try makeItemStore(in: directory, named: "live.sqlite", count: 300) {
+            "\(text) \($0)"
+        }
         try coordinator.remove(store)
         // A writer in rollback-journal mode whose transaction spilled pages into the file (its
         // cache holds two pages, so the journal was synced and is live); copying the file and its
@@ -83,7 +89,8 @@ struct SQLiteErrorTests {
         #expect(again?.uuid == recovered?.uuid)
         let (_, context) = try Self.open(crashed, options: StoreOptions(isReadOnly: true))
         #expect(try context.count(for: FetchRequest(entityName: "Item")) == 300)
-        let changed = try context.count(for: FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "string BEGINSWITH 'changed'")))
+        let changed = try context.count(
+            for: FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "string BEGINSWITH 'changed'")))
         #expect(changed == 0, "the half-written update is rolled back")
     }
 
@@ -170,7 +177,9 @@ struct SQLiteErrorTests {
         let openError = Self.code { _ = try Self.open(missing) }
         #expect(openError?.code == .io)
         #expect(openError?.store == missing.path)
-        let absent = Self.code { _ = try Self.open(directory.file("absent.sqlite"), options: StoreOptions(isReadOnly: true)) }
+        let absent = Self.code {
+            _ = try Self.open(directory.file("absent.sqlite"), options: StoreOptions(isReadOnly: true))
+        }
         #expect(absent?.code == .notFound)
     }
 }

@@ -22,7 +22,8 @@ final class Volume: ManagedObject {
 struct SQLiteFetchPartsTests {
     static let rowCount = 600
 
-    static func itemStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL) {
+    static func itemStore(_ directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, PersistentStore, URL)
+    {
         try makeItemStore(in: directory, named: "parts.sqlite", count: rowCount) { "s\($0 % 7)-\($0)" }
     }
 
@@ -116,7 +117,8 @@ struct SQLiteFetchPartsTests {
                 "Writer", properties: [.attribute("name", .string), .toMany("volumes", "Volume", inverse: "writer")],
                 managedObjectClass: Writer.self),
             EntityDescription(
-                "Volume", properties: [.attribute("number", .integer64), .toOne("writer", "Writer", inverse: "volumes")],
+                "Volume",
+                properties: [.attribute("number", .integer64), .toOne("writer", "Writer", inverse: "volumes")],
                 managedObjectClass: Volume.self),
         ])
         let directory = try TemporaryDirectory(prefix: "sqlite-parts")

@@ -15,9 +15,10 @@ struct SQLiteLayoutTests {
     }
 
     static func schema(_ connection: SQLiteConnection) throws -> [String: String] {
-        Dictionary(uniqueKeysWithValues: try connection.rows("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL").map {
-            ($0[0].text ?? "", $0[1].text ?? "")
-        })
+        Dictionary(
+            uniqueKeysWithValues: try connection.rows("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL").map {
+                ($0[0].text ?? "", $0[1].text ?? "")
+            })
     }
 
     @Test("tables, columns, join tables, order columns and indexes follow Core Data's naming")
@@ -27,24 +28,38 @@ struct SQLiteLayoutTests {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
         let schema = try Self.schema(connection)
-        #expect(schema["Z_PRIMARYKEY"] == "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
-        #expect(schema["Z_METADATA"] == "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
-        #expect(schema["ZEMPLOYEE"]?.hasPrefix("CREATE TABLE ZEMPLOYEE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAGE INTEGER") == true)
+        #expect(
+            schema["Z_PRIMARYKEY"]
+                == "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
+        )
+        #expect(
+            schema["Z_METADATA"]
+                == "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        #expect(
+            schema["ZEMPLOYEE"]?.hasPrefix(
+                "CREATE TABLE ZEMPLOYEE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAGE INTEGER") == true
+        )
         #expect(schema["ZVEHICLE"]?.contains("ZTOPSPEED FLOAT") == true)
         #expect(schema["ZCAR"] == nil, "subentities share their root's table")
         #expect(schema["ZVEHICLE_Z_ENT_INDEX"] != nil)
-        #expect(schema["ZEMPLOYEE_ZDEPARTMENT_INDEX"] == "CREATE INDEX ZEMPLOYEE_ZDEPARTMENT_INDEX ON ZEMPLOYEE (ZDEPARTMENT)")
+        #expect(
+            schema["ZEMPLOYEE_ZDEPARTMENT_INDEX"]
+                == "CREATE INDEX ZEMPLOYEE_ZDEPARTMENT_INDEX ON ZEMPLOYEE (ZDEPARTMENT)")
         #expect(schema["Z_Tag_UNIQUE_name"]?.contains("ON ZTAG (ZNAME COLLATE BINARY ASC)") == true)
         #expect(schema["ZCHAPTER"]?.contains("ZPLAYLIST INTEGER, Z_FOK_PLAYLIST INTEGER") == true)
         let item = try #require(ConformanceModel.model.entity(named: "Item")).entityNumber
         let tag = try #require(ConformanceModel.model.entity(named: "Tag")).entityNumber
         let join = "Z_\(min(item, tag))\(item < tag ? "TAGS" : "ITEMS")"
         #expect(schema[join]?.contains("PRIMARY KEY") == true, "join table \(join) in \(schema.keys.sorted())")
-        let types = try connection.rows("SELECT typeof(ZDATE), typeof(ZUUID), length(ZUUID), typeof(ZBOOL), typeof(ZURI) FROM ZITEM WHERE ZDATE > 700000000 LIMIT 1")
+        let types = try connection.rows(
+            "SELECT typeof(ZDATE), typeof(ZUUID), length(ZUUID), typeof(ZBOOL), typeof(ZURI) FROM ZITEM WHERE ZDATE > 700000000 LIMIT 1"
+        )
         #expect(types.first == [.text("real"), .text("blob"), .integer(16), .text("integer"), .text("text")])
         // Seconds since 2001-01-01; SQLite's NUMERIC affinity keeps an integral value as INTEGER.
         #expect(try connection.scalar("SELECT MIN(ZDATE) FROM ZITEM")?.integer == 700_000_000)
-        let entities = try connection.rows("SELECT Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { $0[0].text ?? "" }
+        let entities = try connection.rows("SELECT Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT").map {
+            $0[0].text ?? ""
+        }
         #expect(entities == ConformanceModel.model.entities.map(\.name))
         #expect(try connection.scalar("PRAGMA integrity_check")?.text == "ok")
     }
@@ -82,7 +97,8 @@ struct SQLiteLayoutTests {
         rollback.close()
         #expect(throws: StoreError.self) {
             try PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model).addPersistentStore(
-                type: .sqlite, at: directory.file("c.sqlite"), options: StoreOptions(values: ["synchronous": "FULL; DROP"]))
+                type: .sqlite, at: directory.file("c.sqlite"),
+                options: StoreOptions(values: ["synchronous": "FULL; DROP"]))
         }
         _ = store
     }
@@ -97,14 +113,16 @@ struct SQLiteLayoutTests {
             fetch.predicate = try FetchPredicate(format: format)
             if !(try store.driver.fetch(fetch).appliedPredicate) { notPushed.append(format) }
         }
-        #expect(Set(notPushed) == [
-            "SUBQUERY(mentees, $m, $m.age > 30).@count >= 2", "mentees.@max.age > 45", "mentees.@avg.age < 40",
-            "mentees.@sum.age > 100", "mentees.@min.age == 20", "age * 2 > 80", "age + 10 == 44", "-age < -50",
-            "age / 7 > 4", "SUBQUERY(employees, $e, $e.salary == nil).@count > 0", "decimal > 4.5",
-        ], "not pushed: \(notPushed)")
+        #expect(
+            Set(notPushed) == [
+                "SUBQUERY(mentees, $m, $m.age > 30).@count >= 2", "mentees.@max.age > 45", "mentees.@avg.age < 40",
+                "mentees.@sum.age > 100", "mentees.@min.age == 20", "age * 2 > 80", "age + 10 == 44", "-age < -50",
+                "age / 7 > 4", "SUBQUERY(employees, $e, $e.salary == nil).@count > 0", "decimal > 4.5",
+            ], "not pushed: \(notPushed)")
     }
 
-    @Test("two key paths whose types do not compare are left to the evaluator, which refuses them, never answered by SQL")
+    @Test(
+        "two key paths whose types do not compare are left to the evaluator, which refuses them, never answered by SQL")
     func mismatchedKeyPaths() throws {
         // Found by the reliability suite's predicate-sql target (seed 1343684612, cases 381, 623,
         // 681, 773): SQLite compares a number with text, the evaluator throws a type mismatch.
@@ -118,10 +136,13 @@ struct SQLiteLayoutTests {
             fetch.predicate = try FetchPredicate(format: format)
             #expect(!(try store.driver.fetch(fetch).appliedPredicate), "\(format) was answered by SQL")
         }
-        for (entityName, format) in [("Employee", "salary > age"), ("Item", "int16 < double"), ("Item", "int32 == int64")] {
+        for (entityName, format) in [
+            ("Employee", "salary > age"), ("Item", "int16 < double"), ("Item", "int32 == int64"),
+        ] {
             var fetch = StoreFetch(entity: try #require(ConformanceModel.model.entity(named: entityName)))
             fetch.predicate = try FetchPredicate(format: format)
-            #expect(try store.driver.fetch(fetch).appliedPredicate, "\(format) (numbers on both sides) still goes to SQL")
+            #expect(
+                try store.driver.fetch(fetch).appliedPredicate, "\(format) (numbers on both sides) still goes to SQL")
         }
     }
 
@@ -154,10 +175,14 @@ struct SQLiteLayoutTests {
         let tag = try context.insertNewObject(forEntityName: "Tag")
         tag["name"] = "fresh"
         try context.save()
-        #expect(try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Tag")) == before + 1)
+        #expect(
+            try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Tag")) == before + 1
+        )
     }
 
-    @Test("a subentity's unique constraint is a partial index over its own rows and its descendants' (round-trip seed 21)")
+    @Test(
+        "a subentity's unique constraint is a partial index over its own rows and its descendants' (round-trip seed 21)"
+    )
     func subentityConstraintIndex() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-layout")
         let model = try ManagedObjectModel(entities: [
@@ -174,9 +199,12 @@ struct SQLiteLayoutTests {
         defer { connection.close() }
         let schema = try Self.schema(connection)
         let numbers = ["Order", "Rush"].compactMap { model.entity(named: $0)?.entityNumber }.sorted()
-        #expect(schema["Z_Unit_UNIQUE_code"] == "CREATE UNIQUE INDEX Z_Unit_UNIQUE_code ON ZUNIT (ZCODE COLLATE BINARY ASC)")
+        #expect(
+            schema["Z_Unit_UNIQUE_code"] == "CREATE UNIQUE INDEX Z_Unit_UNIQUE_code ON ZUNIT (ZCODE COLLATE BINARY ASC)"
+        )
         #expect(
             schema["Z_Order_UNIQUE_code"]
-                == "CREATE UNIQUE INDEX Z_Order_UNIQUE_code ON ZUNIT (ZCODE COLLATE BINARY ASC) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))")
+                == "CREATE UNIQUE INDEX Z_Order_UNIQUE_code ON ZUNIT (ZCODE COLLATE BINARY ASC) WHERE Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+        )
     }
 }

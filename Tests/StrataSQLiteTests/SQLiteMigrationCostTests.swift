@@ -8,7 +8,9 @@ import Testing
 /// `ALTER TABLE ADD COLUMN`, not a scan of every row.
 @Suite("SQLite migration cost")
 struct SQLiteMigrationCostTests {
-    @Test("an in-place migration checks only attributes that become required: one the old model already required is not scanned again")
+    @Test(
+        "an in-place migration checks only attributes that become required: one the old model already required is not scanned again"
+    )
     func requiredAttributesAreNotRescanned() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-migration-cost")
         let url = try SQLiteMigrationTests.seededStore(directory, people: 20)
@@ -36,7 +38,8 @@ struct SQLiteMigrationCostTests {
                 EntityDescription(
                     entity.name, parent: entity.superentityName,
                     properties: entity.ownProperties.map { property in
-                        entity.name == "Person" && property.name == "city" ? .attribute("city", .string, isOptional: false) : property
+                        entity.name == "Person" && property.name == "city"
+                            ? .attribute("city", .string, isOptional: false) : property
                     } + (entity.name == "Person" ? [.attribute("email", .string)] : []))
             })
         #expect {

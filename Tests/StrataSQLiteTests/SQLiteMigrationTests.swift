@@ -20,10 +20,12 @@ struct SQLiteMigrationTests {
     static func schema(_ path: String, _ table: String) throws -> (columns: [String], rootPage: Int64) {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
-        let columns = try connection.rows("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)]).map {
-            "\($0[0].text ?? "") \($0[1].text ?? "")"
-        }
-        let page = try connection.scalar("SELECT rootpage FROM sqlite_master WHERE name = ?", [.text(table)])?.integer ?? 0
+        let columns = try connection.rows("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)])
+            .map {
+                "\($0[0].text ?? "") \($0[1].text ?? "")"
+            }
+        let page =
+            try connection.scalar("SELECT rootpage FROM sqlite_master WHERE name = ?", [.text(table)])?.integer ?? 0
         return (columns, page)
     }
 
@@ -65,7 +67,9 @@ struct SQLiteMigrationTests {
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
         let context = ManagedObjectContext(coordinator: coordinator)
         #expect(try context.count(for: FetchRequest(entityName: "Person")) == 50)
-        #expect(try context.count(for: FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "email == nil"))) == 50)
+        #expect(
+            try context.count(
+                for: FetchRequest(entityName: "Person", predicate: try FetchPredicate(format: "email == nil"))) == 50)
         try coordinator.remove(store)
     }
 

@@ -12,7 +12,8 @@ struct SampleModelDecodingTests {
     let model: ManagedObjectModel
 
     init() throws {
-        let recovered = try StoreModelRecovery.recoverModel(fromStoreAt: try Corpus.copyOfStore("SampleModel_V1.sqlite"))
+        let recovered = try StoreModelRecovery.recoverModel(
+            fromStoreAt: try Corpus.copyOfStore("SampleModel_V1.sqlite"))
         #expect(recovered.source == .modelCache)
         model = recovered.model
     }
@@ -33,7 +34,8 @@ struct SampleModelDecodingTests {
     @Test("attributes have Xcode's types, optionality, transience and defaults")
     func attributes() throws {
         let car = try #require(model.entity(named: "Car")).attributesByName
-        #expect(Set(car.keys) == ["color", "currentDrivingSpeed", "maker", "markedForDeletionAsOf", "model", "numberPlate"])
+        #expect(
+            Set(car.keys) == ["color", "currentDrivingSpeed", "maker", "markedForDeletionAsOf", "model", "numberPlate"])
         #expect(car["color"]?.type == .transformable)
         #expect(car["color"]?.valueTransformerName == "ColorTransformer")
         #expect(car["currentDrivingSpeed"]?.type == .integer64)

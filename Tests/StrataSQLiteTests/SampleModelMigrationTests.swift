@@ -13,7 +13,9 @@ import Testing
 struct SampleModelMigrationTests {
     static func model(_ name: String) throws -> ManagedObjectModel {
         let root = try #require(Corpus.root)
-        return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: root).appendingPathComponent("models/alemar11__CoreDataPlus__\(name).xcdatamodel.xml"))
+        return try ManagedObjectModel(
+            contentsOf: URL(fileURLWithPath: root).appendingPathComponent(
+                "models/alemar11__CoreDataPlus__\(name).xcdatamodel.xml"))
     }
 
     /// Everything the oracle compares, read from a store.
@@ -28,9 +30,12 @@ struct SampleModelMigrationTests {
         let connection = try SQLiteConnection(path: path)
         defer { connection.close() }
         var snapshot = Snapshot()
-        let tables = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap { $0[0].text }
+        let tables = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").compactMap
+        { $0[0].text }
         for table in tables where table != "Z_METADATA" && table != "Z_MODELCACHE" && !table.hasPrefix("sqlite_") {
-            snapshot.tables[table] = try connection.rows("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)]).map {
+            snapshot.tables[table] = try connection.rows(
+                "SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)]
+            ).map {
                 "\($0[0].text ?? "") \($0[1].text ?? "")"
             }
             let order = table == "Z_PRIMARYKEY" ? "Z_ENT" : "Z_PK"
@@ -38,23 +43,29 @@ struct SampleModelMigrationTests {
         }
         for row in try connection.rows("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") {
             // Compare the statement's words, ignoring how the name and table are quoted and spaced.
-            let sql = (row[1].text ?? "").replacingOccurrences(of: "\"", with: "").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            let sql = (row[1].text ?? "").replacingOccurrences(of: "\"", with: "").split(whereSeparator: \.isWhitespace)
+                .joined(separator: " ")
             snapshot.indexes[row[0].text ?? ""] = sql
         }
         snapshot.uuid = try connection.scalar("SELECT Z_UUID FROM Z_METADATA")?.text ?? ""
         return snapshot
     }
 
-    @Test("migrating V1 with the two Xcode models gives V2's tables, columns, rows, indexes, Z_PRIMARYKEY and identifier")
+    @Test(
+        "migrating V1 with the two Xcode models gives V2's tables, columns, rows, indexes, Z_PRIMARYKEY and identifier")
     func reproducesAppleMigration() throws {
         let v1 = try Corpus.copyOfStore("SampleModel_V1.sqlite")
         let v2 = try Corpus.copyOfStore("SampleModel_V2.sqlite")
         let source = try Self.model("SampleModel")
         let destination = try Self.model("SampleModel2")
         let migration = try #require(
-            try StoreMigration.plan(storeAt: URL(fileURLWithPath: v1), type: .sqlite, to: destination, sourceModel: source))
+            try StoreMigration.plan(
+                storeAt: URL(fileURLWithPath: v1), type: .sqlite, to: destination, sourceModel: source))
         #expect(migration.isLightweight)
-        #expect(migration.mappingModel.entityMappings.contains { $0.name == "IEM_Transform_ExpensiveSportCar" && $0.destinationEntityName == "LuxuryCar" })
+        #expect(
+            migration.mappingModel.entityMappings.contains {
+                $0.name == "IEM_Transform_ExpensiveSportCar" && $0.destinationEntityName == "LuxuryCar"
+            })
         let outcome = try migration.run()
         #expect(outcome.strategy == .inPlace)
         let mine = try Self.snapshot(v1)
@@ -66,9 +77,15 @@ struct SampleModelMigrationTests {
         for table in apple.rows.keys.sorted() { #expect(mine.rows[table] == apple.rows[table], "rows of \(table)") }
         #expect(mine.uuid == apple.uuid)
 
-        let metadata = try #require(try StoreType.sqlite.factory.metadata(at: URL(fileURLWithPath: v1), options: StoreOptions(isReadOnly: true)))
-        let appleMetadata = try #require(try StoreType.sqlite.factory.metadata(at: URL(fileURLWithPath: v2), options: StoreOptions(isReadOnly: true)))
-        for key in [ModelVersionHashes.entityHashesKey, ModelVersionHashes.digestKey, ModelVersionHashes.identifiersKey] {
+        let metadata = try #require(
+            try StoreType.sqlite.factory.metadata(at: URL(fileURLWithPath: v1), options: StoreOptions(isReadOnly: true))
+        )
+        let appleMetadata = try #require(
+            try StoreType.sqlite.factory.metadata(at: URL(fileURLWithPath: v2), options: StoreOptions(isReadOnly: true))
+        )
+        for key in [
+            ModelVersionHashes.entityHashesKey, ModelVersionHashes.digestKey, ModelVersionHashes.identifiersKey,
+        ] {
             #expect(metadata.values[key] == appleMetadata.values[key], "metadata \(key)")
         }
         #expect(destination.isConfiguration(nil, compatibleWithStoreMetadata: metadata))
@@ -85,7 +102,9 @@ struct SampleModelMigrationTests {
     @Test("V1's source model is found in its own model cache when none is given")
     func sourceFromModelCache() throws {
         let v1 = try Corpus.copyOfStore("SampleModel_V1.sqlite")
-        let migration = try #require(try StoreMigration.plan(storeAt: URL(fileURLWithPath: v1), type: .sqlite, to: try Self.model("SampleModel2")))
+        let migration = try #require(
+            try StoreMigration.plan(
+                storeAt: URL(fileURLWithPath: v1), type: .sqlite, to: try Self.model("SampleModel2")))
         #expect(migration.sourceModelOrigin == .modelCache)
     }
 

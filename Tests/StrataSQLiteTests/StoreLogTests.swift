@@ -10,12 +10,14 @@ import Testing
 struct StoreLogTests {
     static func save(_ log: StoreLog, in directory: TemporaryDirectory) throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        try coordinator.addPersistentStore(type: .sqlite, at: directory.file("logged.sqlite"), options: StoreOptions(log: log))
+        try coordinator.addPersistentStore(
+            type: .sqlite, at: directory.file("logged.sqlite"), options: StoreOptions(log: log))
         let context = ManagedObjectContext(coordinator: coordinator)
         let item = try context.insertNewObject(forEntityName: "Item")
         item["string"] = "needle-4711"
         try context.save()
-        _ = try context.fetch(FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "string == 'needle-4711'")))
+        _ = try context.fetch(
+            FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "string == 'needle-4711'")))
     }
 
     @Test("STRATA_SQL_DEBUG values map to levels; anything that is not a number is off")
@@ -39,7 +41,9 @@ struct StoreLogTests {
         let lines = capture.lines
         #expect(lines.contains { $0.level == .debug && $0.text.contains("INSERT INTO") && $0.text.contains("ZITEM") })
         #expect(lines.contains { $0.text.contains("SELECT") })
-        #expect(!lines.contains { $0.text.contains("needle-4711") && $0.text.contains("INSERT") }, "values are bound, not shown")
+        #expect(
+            !lines.contains { $0.text.contains("needle-4711") && $0.text.contains("INSERT") },
+            "values are bound, not shown")
         #expect(!lines.contains { $0.text.contains(" took ") })
     }
 
@@ -48,13 +52,19 @@ struct StoreLogTests {
         let directory = try TemporaryDirectory(prefix: "store-log")
         let withValues = LogCapture()
         try Self.save(withValues.storeLog(.values), in: directory)
-        #expect(withValues.lines.contains { $0.level == .trace && $0.text.contains("INSERT") && $0.text.contains("needle-4711") })
+        #expect(
+            withValues.lines.contains {
+                $0.level == .trace && $0.text.contains("INSERT") && $0.text.contains("needle-4711")
+            })
         #expect(!withValues.lines.contains { $0.text.contains(" took ") })
 
         let other = try TemporaryDirectory(prefix: "store-log")
         let timed = LogCapture()
         try Self.save(timed.storeLog(.timings), in: other)
-        #expect(timed.lines.contains { $0.text.contains("INSERT") && $0.text.contains(" took ") && $0.text.hasSuffix(" ms") })
+        #expect(
+            timed.lines.contains {
+                $0.text.contains("INSERT") && $0.text.contains(" took ") && $0.text.hasSuffix(" ms")
+            })
     }
 
     @Test("with logging off nothing reaches the logger")

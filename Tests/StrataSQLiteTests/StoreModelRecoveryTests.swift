@@ -70,7 +70,8 @@ struct StoreModelRecoveryTests {
         #expect(recipes.entity(named: "Ingredient")?.attributesByName["DISPLAYORDER"]?.type == .integer64)
         #expect(recipes.entity(named: "Ingredient")?.relationshipsByName["RECIPE"]?.destinationEntityName == "Recipe")
 
-        let kik = try StoreModelRecovery.recoverModel(fromStoreAt: try Corpus.copyOfStore("test_data_ios_kik.sqlite")).model
+        let kik = try StoreModelRecovery.recoverModel(fromStoreAt: try Corpus.copyOfStore("test_data_ios_kik.sqlite"))
+            .model
         let chat = try #require(kik.entity(named: "KikChat"))
         let messages = try #require(chat.relationshipsByName["MESSAGES"])
         #expect(messages.isToMany && messages.destinationEntityName == "KikMessage" && messages.inverseName == "CHAT")
@@ -90,11 +91,14 @@ struct CorpusLayoutTests {
         let path = try Corpus.copyOfStore(store)
         let recovered = try StoreModelRecovery.recoverModel(fromStoreAt: path)
         let request = StoreOpenRequest(
-            url: URL(fileURLWithPath: path), model: recovered.model, configuration: nil, options: StoreOptions(isReadOnly: true))
+            url: URL(fileURLWithPath: path), model: recovered.model, configuration: nil,
+            options: StoreOptions(isReadOnly: true))
         return try #require(try SQLiteDriverFactory().makeDriver(request) as? SQLiteDriver)
     }
 
-    @Test("every stored property of the recovered model has its column or join table in the store", arguments: Corpus.stores)
+    @Test(
+        "every stored property of the recovered model has its column or join table in the store",
+        arguments: Corpus.stores)
     func nothingMissing(_ store: String) throws {
         let driver = try Self.driver(store)
         defer { try? driver.close() }  // read-only; nothing to lose
@@ -113,7 +117,8 @@ struct CorpusLayoutTests {
         let driver = try Self.driver("test_data_ios_NoteStore.sqlite")
         defer { try? driver.close() }  // read-only; nothing to lose
         func column(_ entity: String, _ property: String) -> String? {
-            guard let described = driver.model.entity(named: entity), let layout = driver.layout.entity(described.entityNumber),
+            guard let described = driver.model.entity(named: entity),
+                let layout = driver.layout.entity(described.entityNumber),
                 let slot = described.index(ofProperty: property)
             else { return nil }
             switch layout.slots[slot] {
@@ -136,7 +141,8 @@ struct CorpusLayoutTests {
             var fetch = StoreFetch(entity: described)
             fetch.includesSubentities = false
             let rows = try driver.fetch(fetch).rows
-            #expect(rows.filter { if case .null = $0.values[slot] { false } else { true } }.count == titled, "\(entity)")
+            #expect(
+                rows.filter { if case .null = $0.values[slot] { false } else { true } }.count == titled, "\(entity)")
         }
     }
 }

@@ -93,7 +93,9 @@ struct AsynchronousFetchTests {
         outcome.done.wait()
         #expect((outcome.error as? StoreError)?.code == .io)
         #expect(result.finalResult == nil && (result.operationError as? StoreError)?.message == injected.message)
-        #expect(throws: StoreError.self) { _ = try context.execute(AsynchronousFetchRequest(fetchRequest: FetchRequest(entityName: "Nope"))) }
+        #expect(throws: StoreError.self) {
+            _ = try context.execute(AsynchronousFetchRequest(fetchRequest: FetchRequest(entityName: "Nope")))
+        }
     }
 
     @Test("fetchBatches delivers the objects in batches of fetchBatchSize as an AsyncSequence")

@@ -12,7 +12,8 @@ struct AtomicStoreEngineTests {
         for key in Int64(1)...5 {
             var values = tag.defaultValues
             values[tag.index(ofProperty: "name")!] = .string("tag \(key)")  // in the model
-            state.rows[tag.entityNumber, default: [:]][key] = RowSnapshot(id: RowID(entity: tag.entityNumber, primaryKey: key), version: 1, values: values)
+            state.rows[tag.entityNumber, default: [:]][key] = RowSnapshot(
+                id: RowID(entity: tag.entityNumber, primaryKey: key), version: 1, values: values)
         }
         state.maxKeys[tag.entityNumber] = 5
         return (AtomicStoreEngine(model: ConformanceModel.model, storeName: "engine", state: state), tag)
@@ -20,7 +21,9 @@ struct AtomicStoreEngineTests {
 
     struct PersistFailed: Error {}
 
-    @Test("a persist that fails leaves rows, keys and metadata exactly as they were; one that succeeds sees the new state")
+    @Test(
+        "a persist that fails leaves rows, keys and metadata exactly as they were; one that succeeds sees the new state"
+    )
     func failedPersistRestores() throws {
         let (engine, tag) = try Self.engine()
         let before = engine.snapshot
@@ -28,7 +31,9 @@ struct AtomicStoreEngineTests {
         var batch = ChangeBatch()
         var updated = try #require(before.row(RowID(entity: tag.entityNumber, primaryKey: 2)))
         updated.values[nameSlot] = .string("renamed")
-        batch.updates = [RowUpdate(id: updated.id, expectedVersion: 1, values: updated.values, changedSlots: [nameSlot])]
+        batch.updates = [
+            RowUpdate(id: updated.id, expectedVersion: 1, values: updated.values, changedSlots: [nameSlot])
+        ]
         batch.deletes = [RowDelete(id: RowID(entity: tag.entityNumber, primaryKey: 4), expectedVersion: 1)]
         var inserted = updated
         inserted.id = RowID(entity: tag.entityNumber, primaryKey: 9)
@@ -67,7 +72,9 @@ struct AtomicStoreEngineLimitTests {
         state.maxKeys[tag.entityNumber] = .max - 1
         let engine = AtomicStoreEngine(model: model, storeName: "limits", state: state)
         #expect(try engine.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 1) == Int64.max...Int64.max)
-        #expect { _ = try engine.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 1) } throws: { ($0 as? StoreError)?.code == .full }
+        #expect { _ = try engine.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 1) } throws: {
+            ($0 as? StoreError)?.code == .full
+        }
     }
 
     @Test("a row at the last version refuses an update instead of overflowing")
@@ -79,7 +86,9 @@ struct AtomicStoreEngineLimitTests {
         state.rows[tag.entityNumber] = [1: RowSnapshot(id: id, version: .max, values: [.string("t"), .references([])])]
         let engine = AtomicStoreEngine(model: model, storeName: "limits", state: state)
         var batch = ChangeBatch()
-        batch.updates = [RowUpdate(id: id, expectedVersion: .max, values: [.string("u"), .references([])], changedSlots: [0])]
+        batch.updates = [
+            RowUpdate(id: id, expectedVersion: .max, values: [.string("u"), .references([])], changedSlots: [0])
+        ]
         #expect { _ = try engine.apply(batch) } throws: { ($0 as? StoreError)?.code == .corrupt }
     }
 }

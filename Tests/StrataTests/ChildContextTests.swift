@@ -23,7 +23,9 @@ struct ChildContextTests {
         #expect(!names.contains("bob"))
         #expect(names.count == 12)
         let old = try stack.fetch("Employee", "age > 70", in: child)
-        #expect(old.map { $0.value(forKey: "name") as? String } == ["Ann"], "the parent's unsaved age is what the child matches on")
+        #expect(
+            old.map { $0.value(forKey: "name") as? String } == ["Ann"],
+            "the parent's unsaved age is what the child matches on")
         #expect(child.object(with: ann.objectID).value(forKey: "age") as? Int == 77)
         #expect(child.object(with: newcomer.objectID).value(forKey: "name") as? String == "Newcomer")
         #expect(child.object(with: ann.objectID) !== ann, "each context has its own objects")
@@ -132,11 +134,15 @@ struct ChildContextTests {
         #expect(staff > 0)
         child.delete(research)
         try child.save()
-        #expect(try stack.fetch("Employee", "department.name == 'Research'", in: parent).isEmpty, "the cascade reached the parent")
+        #expect(
+            try stack.fetch("Employee", "department.name == 'Research'", in: parent).isEmpty,
+            "the cascade reached the parent")
         #expect(parent.deletedObjects.count == staff + 1)
     }
 
-    @Test("a child's change to an object its parent changed meanwhile is a conflict under the error policy, merged under object-trump")
+    @Test(
+        "a child's change to an object its parent changed meanwhile is a conflict under the error policy, merged under object-trump"
+    )
     func childParentConflict() throws {
         let stack = try TestStack(seeded: true)
         let parent = stack.newContext()
@@ -147,7 +153,8 @@ struct ChildContextTests {
         ann["email"] = "parent@example.com"
         childAnn["age"] = 33
         #expect { try child.save() } throws: { error in
-            guard let error = error as? StoreError, error.code == .conflict, let conflict = error.mergeConflicts.first else { return false }
+            guard let error = error as? StoreError, error.code == .conflict, let conflict = error.mergeConflicts.first
+            else { return false }
             return conflict.sourceObject === childAnn && conflict.changedKeys == ["age"]
                 && conflict.persistedSnapshot?["email"] == .string("parent@example.com")
         }

@@ -29,16 +29,21 @@ struct CompiledRowPredicateTests {
     @Test("relationship key paths, quantifiers and dotted paths do not compile")
     func declines() throws {
         let employee = try #require(ConformanceModel.model.entity(named: "Employee"))
-        for format in ["department == nil", "department.name == 'x'", "ANY mentees.age > 3", "mentees.@count > 1", "age + 1 > 3"] {
+        for format in [
+            "department == nil", "department.name == 'x'", "ANY mentees.age > 3", "mentees.@count > 1", "age + 1 > 3",
+        ] {
             #expect(CompiledRowPredicate(try FetchPredicate(format: format), entity: employee) == nil, "\(format)")
         }
-        #expect(CompiledRowPredicate(try FetchPredicate(format: "age > 3 AND name BEGINSWITH[cd] 'a'"), entity: employee) != nil)
+        #expect(
+            CompiledRowPredicate(try FetchPredicate(format: "age > 3 AND name BEGINSWITH[cd] 'a'"), entity: employee)
+                != nil)
     }
 
     @Test("a type mismatch throws as the evaluator does")
     func typeMismatchThrows() throws {
         let employee = try #require(ConformanceModel.model.entity(named: "Employee"))
-        let compiled = try #require(CompiledRowPredicate(try FetchPredicate(format: "name > %@", Date()), entity: employee))
+        let compiled = try #require(
+            CompiledRowPredicate(try FetchPredicate(format: "name > %@", Date()), entity: employee))
         var values = employee.defaultValues
         values[employee.index(ofProperty: "name")!] = .string("x")  // in the model
         #expect(throws: FetchPredicateError.self) { try compiled.matches(values) }

@@ -64,9 +64,11 @@ struct CompositeModelTests {
         #expect(magnitude.elements[0].validation.minimum == .double(0))
         #expect(magnitude.elements[1].validation.maximumLength == 8)
         // Slots: one per leaf element, named by key path, in declaration order.
-        #expect(quake.properties.map(\.name) == [
-            "code", "location.latitude", "location.longitude", "location.place.city", "magnitude.richter", "magnitude.scale",
-        ])
+        #expect(
+            quake.properties.map(\.name) == [
+                "code", "location.latitude", "location.longitude", "location.place.city", "magnitude.richter",
+                "magnitude.scale",
+            ])
         #expect(quake.defaultValues[1] == .double(0), "an element's default is its slot's default")
         #expect(quake.compositeAttribute(atKeyPath: "location.place")?.elements.map(\.name) == ["city"])
         #expect(quake.compositeAttribute(atKeyPath: "location.latitude") == nil)
@@ -77,22 +79,28 @@ struct CompositeModelTests {
 
     @Test("the builder makes the same model as the file")
     func builder() throws {
-        let place = AttributeDescription.composite("place", elements: [AttributeDescription("city", .string)], compositeName: "Place")
+        let place = AttributeDescription.composite(
+            "place", elements: [AttributeDescription("city", .string)], compositeName: "Place")
         let location = AttributeDescription.composite(
             "location",
             elements: [
-                AttributeDescription("latitude", .double, defaultValue: .double(0)), AttributeDescription("longitude", .double),
+                AttributeDescription("latitude", .double, defaultValue: .double(0)),
+                AttributeDescription("longitude", .double),
                 place,
             ], compositeName: "Location")
         let magnitude = AttributeDescription.composite(
             "magnitude",
             elements: [
-                AttributeDescription("richter", .double, isOptional: false, validation: ValidationRules(minimum: .double(0))),
+                AttributeDescription(
+                    "richter", .double, isOptional: false, validation: ValidationRules(minimum: .double(0))),
                 AttributeDescription("scale", .string, validation: ValidationRules(maximumLength: 8)),
             ], compositeName: "Magnitude", isOptional: false)
         let built = try ManagedObjectModel(entities: [
             EntityDescription(
-                "Quake", properties: [.attribute("code", .string, isOptional: false), .attribute(location), .attribute(magnitude)],
+                "Quake",
+                properties: [
+                    .attribute("code", .string, isOptional: false), .attribute(location), .attribute(magnitude),
+                ],
                 representedClassName: "Quake")
         ])
         let loaded = try load(quakesXML)
@@ -104,12 +112,16 @@ struct CompositeModelTests {
     @Test("version hashes change with a composite's elements, not with their order or defaults")
     func versionHashes() throws {
         func model(_ elements: [AttributeDescription]) throws -> ManagedObjectModel {
-            try ManagedObjectModel(entities: [EntityDescription("A", properties: [.composite("c", elements: elements)])])
+            try ManagedObjectModel(entities: [EntityDescription("A", properties: [.composite("c", elements: elements)])]
+            )
         }
-        let x = AttributeDescription("x", .double), y = AttributeDescription("y", .double)
+        let x = AttributeDescription("x", .double)
+        let y = AttributeDescription("y", .double)
         let base = try model([x, y])
         #expect(try model([y, x]).versionHash == base.versionHash)
-        #expect(try model([AttributeDescription("x", .double, defaultValue: .double(1)), y]).versionHash == base.versionHash)
+        #expect(
+            try model([AttributeDescription("x", .double, defaultValue: .double(1)), y]).versionHash == base.versionHash
+        )
         #expect(try model([x, AttributeDescription("y", .float)]).versionHash != base.versionHash)
         #expect(try model([x, y, AttributeDescription("z", .string)]).versionHash != base.versionHash)
         let flat = try ManagedObjectModel(entities: [EntityDescription("A", properties: [.attribute("c", .double)])])
@@ -126,10 +138,12 @@ struct CompositeModelTests {
         expectSameModel(model, decoded)
         #expect(decoded.entities[0].properties.map(\.name) == model.entities[0].properties.map(\.name))
         #expect(try decoded.encodedRepresentation() == data)
-        let plain = try JSONSerialization.jsonObject(with: ConformanceModel.model.encodedRepresentation()) as? [String: Any]
+        let plain =
+            try JSONSerialization.jsonObject(with: ConformanceModel.model.encodedRepresentation()) as? [String: Any]
         #expect(plain?["version"] as? Int == 1)
         // A reader that knows only version 1 refuses version 2 and says to upgrade: simulated with version 3 here.
-        let newer = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"version\":2", with: "\"version\":3")
+        let newer = String(decoding: data, as: UTF8.self).replacingOccurrences(
+            of: "\"version\":2", with: "\"version\":3")
         let error = modelError { try ManagedObjectModel(encodedRepresentation: Data(newer.utf8)) }
         #expect(error?.code == .unreadable && error?.message.contains("Upgrade Strata") == true)
     }
@@ -137,22 +151,39 @@ struct CompositeModelTests {
     @Test("bad composites in a model file are typed errors naming the file, line and composite")
     func fileErrors() throws {
         let cases: [(String, ModelError.Code, String)] = [
-            (#"<entity name="A"><attribute name="p" attributeType="Composite"/></entity>"#, .malformed, "has no composite"),
-            (#"<entity name="A"><attribute name="p" attributeType="Composite" composite="Nope"/></entity>"#,
-             .unknownProperty, "composite 'Nope' is not declared"),
-            (#"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/></entity><composite name="P"><attribute name="q" attributeType="Composite" composite="P"/></composite>"#,
-             .malformed, "contains itself"),
-            (#"<composite name="P"><attribute name="x" attributeType="String"/></composite><composite name="P"/>"#,
-             .duplicateName, "two composites"),
+            (
+                #"<entity name="A"><attribute name="p" attributeType="Composite"/></entity>"#, .malformed,
+                "has no composite"
+            ),
+            (
+                #"<entity name="A"><attribute name="p" attributeType="Composite" composite="Nope"/></entity>"#,
+                .unknownProperty, "composite 'Nope' is not declared"
+            ),
+            (
+                #"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/></entity><composite name="P"><attribute name="q" attributeType="Composite" composite="P"/></composite>"#,
+                .malformed, "contains itself"
+            ),
+            (
+                #"<composite name="P"><attribute name="x" attributeType="String"/></composite><composite name="P"/>"#,
+                .duplicateName, "two composites"
+            ),
             (#"<composite name="a b"/>"#, .invalidName, "not an identifier"),
-            (#"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/></entity><composite name="P"/>"#,
-             .invalidValue, "has no elements"),
-            (#"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/></entity><composite name="P"><attribute name="x" attributeType="Double"/><attribute name="x" attributeType="String"/></composite>"#,
-             .duplicateName, "two elements named 'x'"),
-            (#"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/></entity><composite name="P"><attribute name="x" attributeType="Integer 16" maxValueString="x"/></composite>"#,
-             .invalidValue, "maxValueString"),
-            (#"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/><attribute name="p" attributeType="String"/></entity><composite name="P"><attribute name="x" attributeType="Double"/></composite>"#,
-             .duplicateName, "two properties named 'p'"),
+            (
+                #"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/></entity><composite name="P"/>"#,
+                .invalidValue, "has no elements"
+            ),
+            (
+                #"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/></entity><composite name="P"><attribute name="x" attributeType="Double"/><attribute name="x" attributeType="String"/></composite>"#,
+                .duplicateName, "two elements named 'x'"
+            ),
+            (
+                #"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/></entity><composite name="P"><attribute name="x" attributeType="Integer 16" maxValueString="x"/></composite>"#,
+                .invalidValue, "maxValueString"
+            ),
+            (
+                #"<entity name="A"><attribute name="p" attributeType="Composite" composite="P"/><attribute name="p" attributeType="String"/></entity><composite name="P"><attribute name="x" attributeType="Double"/></composite>"#,
+                .duplicateName, "two properties named 'p'"
+            ),
         ]
         for (body, code, text) in cases {
             let error = modelError { try load(body) }
@@ -162,10 +193,14 @@ struct CompositeModelTests {
         }
         var chain = ""
         for level in 0..<12 {
-            chain += #"<composite name="C\#(level)"><attribute name="x" attributeType="Composite" composite="C\#(level + 1)"/></composite>"#
+            chain +=
+                #"<composite name="C\#(level)"><attribute name="x" attributeType="Composite" composite="C\#(level + 1)"/></composite>"#
         }
         chain += #"<composite name="C12"><attribute name="y" attributeType="Double"/></composite>"#
-        let deep = modelError { try load(#"<entity name="A"><attribute name="p" attributeType="Composite" composite="C0"/></entity>"# + chain) }
+        let deep = modelError {
+            try load(
+                #"<entity name="A"><attribute name="p" attributeType="Composite" composite="C0"/></entity>"# + chain)
+        }
         #expect(deep?.code == .invalidValue && deep?.message.contains("deep") == true)
     }
 
@@ -175,7 +210,9 @@ struct CompositeModelTests {
         var body = #"<entity name="A"><attribute name="p" attributeType="Composite" composite="C0"/></entity>"#
         for level in 0..<7 {
             body += #"<composite name="C\#(level)">"#
-            for index in 0..<40 { body += #"<attribute name="e\#(index)" attributeType="Composite" composite="C\#(level + 1)"/>"# }
+            for index in 0..<40 {
+                body += #"<attribute name="e\#(index)" attributeType="Composite" composite="C\#(level + 1)"/>"#
+            }
             body += "</composite>"
         }
         body += #"<composite name="C7"><attribute name="leaf" attributeType="Double"/></composite>"#
@@ -186,7 +223,11 @@ struct CompositeModelTests {
     @Test("bad composites built in Swift are typed errors")
     func builderErrors() throws {
         func error(_ properties: [PropertyDescription], constraints: [[String]] = []) -> ModelError? {
-            modelError { try ManagedObjectModel(entities: [EntityDescription("A", properties: properties, uniquenessConstraints: constraints)]) }
+            modelError {
+                try ManagedObjectModel(entities: [
+                    EntityDescription("A", properties: properties, uniquenessConstraints: constraints)
+                ])
+            }
         }
         let x = AttributeDescription("x", .double)
         var transientElement = x
@@ -198,7 +239,10 @@ struct CompositeModelTests {
         let cases: [([PropertyDescription], [[String]], ModelError.Code, String)] = [
             ([.composite("c", elements: [transientElement])], [], .invalidValue, "transient"),
             ([.composite("c", elements: [AttributeDescription("u", .undefined)])], [], .invalidValue, "Undefined"),
-            ([.composite("c", elements: [AttributeDescription("a.b", .double)])], [], .invalidName, "element named \"a.b\""),
+            (
+                [.composite("c", elements: [AttributeDescription("a.b", .double)])], [], .invalidName,
+                "element named \"a.b\""
+            ),
             ([.attribute(withDefault)], [], .invalidValue, "a default or validation rules"),
             ([.attribute(elementsOnString)], [], .invalidValue, "only composite attributes have elements"),
             ([.composite("c", elements: [x])], [["c"]], .unknownProperty, "name its elements instead (such as 'c.x')"),

@@ -81,10 +81,14 @@ struct CompositeObjectTests {
         let (stack, quake) = try quake()
         quake.setValue(["latitude": 1.0] as [String: Any], forKey: "location")
         try stack.context.save()
-        let unknown = storeError { try quake.setConvertedValue(["latitude": 2.0, "altitude": 3] as [String: Any], forKey: "location") }
+        let unknown = storeError {
+            try quake.setConvertedValue(["latitude": 2.0, "altitude": 3] as [String: Any], forKey: "location")
+        }
         #expect(unknown?.code == .invalidRequest)
         #expect(unknown?.message.contains("no element 'altitude'") == true, "\(String(describing: unknown))")
-        let wrongType = storeError { try quake.setConvertedValue(["latitude": 2.0, "longitude": "east"] as [String: Any], forKey: "location") }
+        let wrongType = storeError {
+            try quake.setConvertedValue(["latitude": 2.0, "longitude": "east"] as [String: Any], forKey: "location")
+        }
         #expect(wrongType?.code == .invalidRequest && wrongType?.message.contains("location.longitude") == true)
         let nested = storeError { try quake.setConvertedValue(["place": "Lima"] as [String: Any], forKey: "location") }
         #expect(nested?.code == .invalidRequest && nested?.message.contains("takes a dictionary") == true)
@@ -117,12 +121,16 @@ struct CompositeObjectTests {
         quake["magnitude.richter"] = 2.0
         try stack.context.save()
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("A", properties: [
-                .composite("c", elements: [
-                    AttributeDescription("x", .integer16, validation: ValidationRules(maximum: .integer(5))),
-                    .composite("inner", elements: [AttributeDescription("y", .string)], isOptional: false),
-                ], isOptional: false)
-            ])
+            EntityDescription(
+                "A",
+                properties: [
+                    .composite(
+                        "c",
+                        elements: [
+                            AttributeDescription("x", .integer16, validation: ValidationRules(maximum: .integer(5))),
+                            .composite("inner", elements: [AttributeDescription("y", .string)], isOptional: false),
+                        ], isOptional: false)
+                ])
         ])
         let other = try TestStack(model: model)
         let a = try other.context.insertNewObject(forEntityName: "A")
@@ -148,9 +156,13 @@ struct CompositeObjectTests {
     func predicates() throws {
         let stack = try TestStack(model: CompositeModel.model)
         try CompositeModel.seed(stack.context)
-        let quake = try #require(try stack.context.fetch(
-            FetchRequest(entityName: "Quake", predicate: try FetchPredicate(format: "code == 'a'"))).first)
-        #expect(try FetchPredicate(format: "magnitude.richter > 6 AND location.place.city BEGINSWITH 'T'").evaluate(with: quake))
+        let quake = try #require(
+            try stack.context.fetch(
+                FetchRequest(entityName: "Quake", predicate: try FetchPredicate(format: "code == 'a'"))
+            ).first)
+        #expect(
+            try FetchPredicate(format: "magnitude.richter > 6 AND location.place.city BEGINSWITH 'T'").evaluate(
+                with: quake))
         #expect(try FetchPredicate(format: "location != nil AND location.place != nil").evaluate(with: quake))
         #expect(try !FetchPredicate(format: "magnitude == nil").evaluate(with: quake))
         let entity = try #require(CompositeModel.model.entity(named: "Quake"))
@@ -161,7 +173,8 @@ struct CompositeObjectTests {
         #expect(throws: FetchPredicateError.self) {
             try FetchPredicate(format: "magnitude.richter == 'strong'").validate(for: entity, in: CompositeModel.model)
         }
-        try FetchPredicate(format: "location == nil OR location.place.city == 'x'").validate(for: entity, in: CompositeModel.model)
+        try FetchPredicate(format: "location == nil OR location.place.city == 'x'").validate(
+            for: entity, in: CompositeModel.model)
         #expect(try SortKey("magnitude.richter").value(of: quake) == .double(6.1))
     }
 }

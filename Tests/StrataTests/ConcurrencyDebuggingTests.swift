@@ -20,7 +20,9 @@ struct ConcurrencyDebuggingTests {
             onAnotherThread { _ = context.hasChanges }
         }
         let message = String(decoding: result.standardErrorContent, as: UTF8.self)
-        #expect(message.contains("hasChanges on context 'checked'"), "the message names the call and the context: \(message)")
+        #expect(
+            message.contains("hasChanges on context 'checked'"),
+            "the message names the call and the context: \(message)")
         #expect(message.contains("perform"), "and the way out")
     }
 
@@ -67,12 +69,16 @@ struct ConcurrencyDebuggingTests {
         let count = try context.count(for: FetchRequest(entityName: "Employee"))
         let fromOtherThread = try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try context.performAndWait { try context.count(for: FetchRequest(entityName: "Employee")) } })
+                continuation.resume(
+                    with: Result {
+                        try context.performAndWait { try context.count(for: FetchRequest(entityName: "Employee")) }
+                    })
             }
         }
         #expect(fromOtherThread == count)
         let names = try await context.perform {
-            try context.fetch(FetchRequest(entityName: "Employee")).compactMap { $0.value(forKey: "name") as? String }.count
+            try context.fetch(FetchRequest(entityName: "Employee")).compactMap { $0.value(forKey: "name") as? String }
+                .count
         }
         #expect(names == count)
     }

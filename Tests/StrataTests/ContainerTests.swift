@@ -10,12 +10,15 @@ struct ContainerTests {
     /// A container on a fresh in-memory store of the typed-subclass model.
     static func container(_ name: String = "Library") throws -> PersistentContainer {
         let container = PersistentContainer(name: name, managedObjectModel: try TypedSubclassTests.model())
-        container.persistentStoreDescriptions = [PersistentStoreDescription(type: .inMemory, url: URL(string: "memory://container-\(UUID().uuidString)"))]
+        container.persistentStoreDescriptions = [
+            PersistentStoreDescription(type: .inMemory, url: URL(string: "memory://container-\(UUID().uuidString)"))
+        ]
         try container.loadPersistentStores()
         return container
     }
 
-    @Test("loadPersistentStores attaches the described stores once; the view context is a main-queue context that merges")
+    @Test(
+        "loadPersistentStores attaches the described stores once; the view context is a main-queue context that merges")
     func loading() throws {
         let container = try Self.container()
         #expect(container.persistentStoreCoordinator.persistentStores.count == 1)
@@ -103,7 +106,9 @@ struct ContainerTests {
             throw StoreError(.invalidRequest, "a write that fails")
         }
         #expect(errors.withLock { $0.count } == 1)
-        #expect(try container.viewContext.performAndWait { try Author.count(in: container.viewContext) } == 2, "the failed write was rolled back")
+        #expect(
+            try container.viewContext.performAndWait { try Author.count(in: container.viewContext) } == 2,
+            "the failed write was rolled back")
         let store = ManagedObjectContext(coordinator: container.persistentStoreCoordinator)
         #expect(try Author.all(in: store).map(\.name).sorted() == ["Jemisin", "Le Guin"])
     }
@@ -121,10 +126,11 @@ struct ContainerTests {
         let name = try await data.read { context in try context.existingObject(with: id)["name"] as? String }
         #expect(name == "Tolkien")
         let failure: (any Error)? = await withCheckedContinuation { continuation in
-            data.writeAsync({ context in
-                let author = try Author.create(in: context)
-                author.name = "Pratchett"
-            }, completion: { continuation.resume(returning: $0) })
+            data.writeAsync(
+                { context in
+                    let author = try Author.create(in: context)
+                    author.name = "Pratchett"
+                }, completion: { continuation.resume(returning: $0) })
         }
         #expect(failure == nil)
         #expect(try await data.read { try Author.count(in: $0) } == 2)
@@ -145,7 +151,10 @@ struct ContainerTests {
             }
             try context.save()
             #expect(try Author.all(in: context).count == 3)
-            #expect(try Author.all(matching: FetchPredicate(format: "born > 1920"), sortedBy: [SortKey("born")], in: context).map(\.name) == ["B", "C"])
+            #expect(
+                try Author.all(
+                    matching: FetchPredicate(format: "born > 1920"), sortedBy: [SortKey("born")], in: context
+                ).map(\.name) == ["B", "C"])
             #expect(try Author.first(sortedBy: [SortKey("born", ascending: false)], in: context)?.name == "C")
             #expect(try Author.count(matching: FetchPredicate(format: "born < 1960"), in: context) == 2)
             let other = ManagedObjectContext(coordinator: container.persistentStoreCoordinator)
@@ -153,7 +162,9 @@ struct ContainerTests {
             #expect(try b.in(other).name == "B")
             b.delete()
             try context.save()
-            #expect(throws: StoreError.self) { _ = try b.in(ManagedObjectContext(coordinator: container.persistentStoreCoordinator)) }
+            #expect(throws: StoreError.self) {
+                _ = try b.in(ManagedObjectContext(coordinator: container.persistentStoreCoordinator))
+            }
             try Author.deleteAll(in: context)
             try context.save()
             #expect(try Author.count(in: context) == 0)

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Merging saves and notifications")
 struct ContextMergeTests {
-    @Test("mergeChanges(fromContextDidSave:) refreshes updated objects, drops deleted ones, registers inserted ones, keeps local changes")
+    @Test(
+        "mergeChanges(fromContextDidSave:) refreshes updated objects, drops deleted ones, registers inserted ones, keeps local changes"
+    )
     func mergeFromDidSave() throws {
         let stack = try TestStack(seeded: true)
         let view = stack.newContext()
@@ -41,10 +43,13 @@ struct ContextMergeTests {
         #expect(merged?.deleted == [track.objectID])
         try view.save()
         let row = try stack.fetch("Employee", "name == 'Dan'", in: stack.newContext())[0]
-        #expect(row.value(forKey: "age") as? Int == 88 && row.value(forKey: "email") as? String == "mine@example.com", "no conflict after the merge")
+        #expect(
+            row.value(forKey: "age") as? Int == 88 && row.value(forKey: "email") as? String == "mine@example.com",
+            "no conflict after the merge")
     }
 
-    @Test("automaticallyMergesChangesFromParent: a root context follows saves of other contexts at its next entry point")
+    @Test(
+        "automaticallyMergesChangesFromParent: a root context follows saves of other contexts at its next entry point")
     func automaticMerge() throws {
         let stack = try TestStack(seeded: true)
         let view = stack.newContext()
@@ -70,7 +75,8 @@ struct ContextMergeTests {
         let view = ManagedObjectContext(coordinator: stack.coordinator, concurrencyType: .mainQueue)
         let id = try await view.perform {
             view.automaticallyMergesChangesFromParent = true
-            let ann = try view.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[0]
+            let ann = try view.fetch(
+                FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[0]
             _ = ann.value(forKey: "age")
             return ann.objectID
         }
@@ -109,9 +115,15 @@ struct ContextMergeTests {
             seen.append(event)
             if case .didSave = event { break }
         }
-        #expect(seen.contains { if case .objectsDidChange(let c) = $0 { return c.inserted.contains(tagID) } else { return false } })
+        #expect(
+            seen.contains {
+                if case .objectsDidChange(let c) = $0 { return c.inserted.contains(tagID) } else { return false }
+            })
         #expect(seen.contains(.willSave))
-        #expect(seen.contains { if case .didSave(let saved) = $0 { return saved.insertedObjectIDs.count == 1 } else { return false } })
+        #expect(
+            seen.contains {
+                if case .didSave(let saved) = $0 { return saved.insertedObjectIDs.count == 1 } else { return false }
+            })
         var willSave = 0
         let token = context.performAndWait { context.addWillSaveObserver { willSave += 1 } }
         try context.performAndWait {
@@ -165,33 +177,46 @@ struct ContextMergeTests {
         try ConformanceModel.seed(seeding)
         let view = ManagedObjectContext(coordinator: mine)
         view.automaticallyMergesChangesFromParent = true
-        let ann = try view.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[0]
-        let track = try view.fetch(FetchRequest(entityName: "Track", predicate: FetchPredicate(format: "title == 'Track 0'")))[0]
+        let ann = try view.fetch(
+            FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[0]
+        let track = try view.fetch(
+            FetchRequest(entityName: "Track", predicate: FetchPredicate(format: "title == 'Track 0'")))[0]
         _ = (ann.value(forKey: "age"), track.value(forKey: "title"))
         let heard = Locked<[ContextDidSave]>([])
         mine.addRemoteChangeObserver { saved in heard.withLock { $0.append(saved) } }
         // The other process changes Ann, deletes a track and adds a tag.
         let other = ManagedObjectContext(coordinator: theirs)
-        try other.existingObject(with: ManagedObjectID(entity: ann.entity, rowID: ann.objectID.rowID, store: theirs.persistentStores[0]))["age"] = 90
-        other.delete(try other.existingObject(with: ManagedObjectID(entity: track.entity, rowID: track.objectID.rowID, store: theirs.persistentStores[0])))
+        try other.existingObject(
+            with: ManagedObjectID(entity: ann.entity, rowID: ann.objectID.rowID, store: theirs.persistentStores[0]))[
+                "age"] = 90
+        other.delete(
+            try other.existingObject(
+                with: ManagedObjectID(
+                    entity: track.entity, rowID: track.objectID.rowID, store: theirs.persistentStores[0])))
         let tag = try other.insertNewObject(forEntityName: "Tag")
         tag["name"] = "remote"
         try other.save()
         // Its notification arrives.
         // The store was attached through RemoteFactory.
         (store.driver as! RemoteReportingDriver).report(
-            RemoteChanges(inserted: [tag.objectID.rowID], updated: [ann.objectID.rowID], deleted: [track.objectID.rowID]))
+            RemoteChanges(
+                inserted: [tag.objectID.rowID], updated: [ann.objectID.rowID], deleted: [track.objectID.rowID]))
         #expect(heard.withLock { $0.count } == 1)
         // A context merges at its next entry point (here, the end of its event).
         view.processPendingChanges()
         #expect(ann.value(forKey: "age") as? Int == 90, "the merged value")
         #expect(!track.isAccessible)
-        let tags = try view.fetch(FetchRequest(entityName: "Tag", predicate: FetchPredicate(format: "name == 'remote'")))
+        let tags = try view.fetch(
+            FetchRequest(entityName: "Tag", predicate: FetchPredicate(format: "name == 'remote'")))
         #expect(tags.count == 1)
-        #expect(view.registeredObject(for: ManagedObjectID(entity: tag.entity, rowID: tag.objectID.rowID, store: store)) != nil)
+        #expect(
+            view.registeredObject(for: ManagedObjectID(entity: tag.entity, rowID: tag.objectID.rowID, store: store))
+                != nil)
     }
 
-    @Test("a driver that may have missed remote changes empties the store's rows from the row cache, and nobody hears of nothing")
+    @Test(
+        "a driver that may have missed remote changes empties the store's rows from the row cache, and nobody hears of nothing"
+    )
     func missedRemoteChanges() throws {
         let url = URL(string: "memory://missed-\(UUID().uuidString)")
         let mine = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
@@ -231,7 +256,8 @@ struct ContextMergeTests {
             if round == 0 { kept = tags[7] }
             kept?["name"] = "changed \(round)"
         }
-        #expect(context.registeredObjects.count < 10_000, "registrations stay bounded: \(context.registeredObjects.count)")
+        #expect(
+            context.registeredObjects.count < 10_000, "registrations stay bounded: \(context.registeredObjects.count)")
         #expect(context.registeredObject(for: try #require(kept).objectID) === kept, "a held, changed object stays")
         let keeping = stack.newContext()
         keeping.retainsRegisteredObjects = true

@@ -25,7 +25,9 @@ struct ContextStoreFailureTests {
         let other = try context.insertNewObject(forEntityName: "Tag")
         other["name"] = "after a failed read"
         #expect(throws: StoreError.self) { try context.save() }
-        #expect(try stack.fetch("Tag", "name == 'after a failed read'", in: stack.newContext()).isEmpty, "nothing was written")
+        #expect(
+            try stack.fetch("Tag", "name == 'after a failed read'", in: stack.newContext()).isEmpty,
+            "nothing was written")
         #expect(context.accessFailure == nil, "the save reported the failure once")
         #expect(ann.value(forKey: "name") as? String == "Ann", "the fault loads on the next access")
         try context.save()
@@ -62,7 +64,8 @@ struct ContextStoreFailureTests {
         #expect(throws: StoreError.self) { try context.save() }
         dan["age"] = 42
         try context.save()
-        #expect(try stack.fetch("Employee", "name == 'Dan'", in: stack.newContext())[0].value(forKey: "age") as? Int == 42)
+        #expect(
+            try stack.fetch("Employee", "name == 'Dan'", in: stack.newContext())[0].value(forKey: "age") as? Int == 42)
     }
 
     @Test("a cascade whose targets cannot be loaded commits nothing, and the retry cascades")
@@ -80,8 +83,10 @@ struct ContextStoreFailureTests {
         driver.failNext(.rows, with: Self.injected)
         #expect(throws: StoreError.self) { try context.save() }
         let check = stack.newContext()
-        #expect(try stack.fetch("Department", "name == 'Research'", in: check).count == 1, "the department is still stored")
-        #expect(try stack.fetch("Employee", "department.name == 'Research'", in: check).count == staff, "its employees too")
+        #expect(
+            try stack.fetch("Department", "name == 'Research'", in: check).count == 1, "the department is still stored")
+        #expect(
+            try stack.fetch("Employee", "department.name == 'Research'", in: check).count == staff, "its employees too")
         try context.save()
         let after = stack.newContext()
         #expect(try stack.fetch("Department", "name == 'Research'", in: after).isEmpty)
@@ -103,7 +108,8 @@ struct ContextStoreFailureTests {
         #expect(gus.objectIDs(forRelationshipNamed: "department") == [oldID], "gus keeps his department")
         #expect(target.objects(forKey: "employees").isEmpty, "the new department did not gain him")
         #expect(!context.hasChanges)
-        #expect(context.object(with: oldID).objects(forKey: "employees").count == before, "the old one did not lose him")
+        #expect(
+            context.object(with: oldID).objects(forKey: "employees").count == before, "the old one did not lose him")
     }
 
     @Test("another context's temporary ID gives an inaccessible object, also after that context is gone")
@@ -140,7 +146,9 @@ struct ContextStoreFailureTests {
         let context = stack.newContext()
         let entity = try #require(stack.coordinator.managedObjectModel.entity(named: "Tag"))
         let used = try stack.store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 1)
-        let next = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: used.upperBound + 1), store: stack.store)
+        let next = ManagedObjectID(
+            entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: used.upperBound + 1),
+            store: stack.store)
         let fault = context.object(with: next)
         #expect(fault.isFault)
         let tag = try context.insertNewObject(forEntityName: "Tag")

@@ -31,7 +31,8 @@ struct ContextTests {
         let uri = tag.objectID.uriRepresentation()
         #expect(uri.absoluteString == "x-coredata://\(stack.store.identifier)/Tag/p\(tag.objectID.primaryKey)")
         #expect(stack.coordinator.managedObjectID(forURIRepresentation: uri) == tag.objectID)
-        #expect(stack.coordinator.managedObjectID(forURIRepresentation: URL(string: "x-coredata://NOPE/Tag/p1")!) == nil)
+        #expect(
+            stack.coordinator.managedObjectID(forURIRepresentation: URL(string: "x-coredata://NOPE/Tag/p1")!) == nil)
     }
 
     @Test("obtainPermanentIDs gives inserted objects permanent IDs before save and references follow")
@@ -62,7 +63,9 @@ struct ContextTests {
         let temporaryIDs = tags.map(\.objectID)
         let temporary = tags[2].objectID
         try stack.context.obtainPermanentIDs(for: [tags[0], tags[1], tags[0]])
-        #expect(stack.context.registeredObject(for: temporaryIDs[0]) == nil && stack.context.registeredObject(for: temporaryIDs[1]) == nil)
+        #expect(
+            stack.context.registeredObject(for: temporaryIDs[0]) == nil
+                && stack.context.registeredObject(for: temporaryIDs[1]) == nil)
         #expect(!tags[0].objectID.isTemporaryID && !tags[1].objectID.isTemporaryID && tags[2].objectID.isTemporaryID)
         #expect(tags[0].objectID != tags[1].objectID)
         #expect(stack.context.registeredObjects.count == 3)
@@ -87,7 +90,11 @@ struct ContextTests {
         let batchContext = stack.newContext()
         let batched = try batchContext.fetch(request)
         #expect(batched.allSatisfy { $0.isFault })
-        #expect(batched.compactMap { $0["name"] as? String } == ConformanceModel.employeeNames.sorted { try! SortKey.compare(.string($0), .string($1)) == .orderedAscending })  // strings always compare
+        #expect(
+            batched.compactMap { $0["name"] as? String }
+                == ConformanceModel.employeeNames.sorted {
+                    try! SortKey.compare(.string($0), .string($1)) == .orderedAscending
+                })  // strings always compare
     }
 
     @Test("changedValues and committedValues report the unsaved and the saved state")
@@ -195,7 +202,8 @@ struct ContextTests {
     func unknownKeyPath() throws {
         let stack = try TestStack(seeded: true)
         #expect(throws: FetchPredicateError.self) {
-            try stack.context.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "shoeSize > 3")))
+            try stack.context.fetch(
+                FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "shoeSize > 3")))
         }
     }
 

@@ -35,7 +35,8 @@ struct CoordinatorTests {
         #expect(URL(fileURLWithPath: "/data/Shop.sqlite").storeName == "/data/Shop.sqlite")
         let server = try #require(URL(string: "postgres://ada:s3cret@db:5432/shop?schema=sales"))
         #expect(server.storeName == "postgres://ada@db:5432/shop?schema=sales")
-        let request = StoreOpenRequest(url: server, model: ConformanceModel.model, configuration: nil, options: StoreOptions())
+        let request = StoreOpenRequest(
+            url: server, model: ConformanceModel.model, configuration: nil, options: StoreOptions())
         #expect(request.displayName(type: "X") == "postgres://ada@db:5432/shop?schema=sales")
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         let url = try #require(URL(string: "memory://ada:s3cret@names-\(UUID().uuidString)"))
@@ -146,9 +147,17 @@ struct CoordinatorTests {
         request.resultType = .managedObjectID
         #expect(try stack.context.execute(request).objectIDs?.count == 4)
         request.resultType = .count
-        if case .count(let n) = try stack.context.execute(request) { #expect(n == 4) } else { Issue.record("not a count") }
+        if case .count(let n) = try stack.context.execute(request) {
+            #expect(n == 4)
+        } else {
+            Issue.record("not a count")
+        }
         request.resultType = .dictionary
-        if case .dictionaries(let rows) = try stack.context.execute(request) { #expect(rows.count == 4) } else { Issue.record("not dictionaries") }
+        if case .dictionaries(let rows) = try stack.context.execute(request) {
+            #expect(rows.count == 4)
+        } else {
+            Issue.record("not dictionaries")
+        }
     }
 
     @Test("assigning an object to a store that does not hold its entity is an error")
@@ -164,12 +173,13 @@ struct CoordinatorTests {
         let url = URL(string: "memory://mismatch-\(UUID().uuidString)")!
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try coordinator.addPersistentStore(type: .inMemory, at: url)
-        let changed = try ManagedObjectModel(entities: ConformanceModel.model.entities.map { entity in
-            EntityDescription(
-                entity.name, parent: entity.superentityName, isAbstract: entity.isAbstract,
-                properties: entity.ownProperties + (entity.name == "Tag" ? [.attribute("color", .string)] : []),
-                uniquenessConstraints: entity.uniquenessConstraints)
-        })
+        let changed = try ManagedObjectModel(
+            entities: ConformanceModel.model.entities.map { entity in
+                EntityDescription(
+                    entity.name, parent: entity.superentityName, isAbstract: entity.isAbstract,
+                    properties: entity.ownProperties + (entity.name == "Tag" ? [.attribute("color", .string)] : []),
+                    uniquenessConstraints: entity.uniquenessConstraints)
+            })
         let other = PersistentStoreCoordinator(managedObjectModel: changed)
         do {
             try other.addPersistentStore(type: .inMemory, at: url)
@@ -189,7 +199,10 @@ struct CoordinatorTests {
         #expect(staff.isClosed)
         #expect(throws: StoreError.self) { try coordinator.remove(staff) }
         let context = ManagedObjectContext(coordinator: coordinator)
-        #expect(throws: StoreError.self) { try context.insertNewObject(forEntityName: "Department").setConvertedValue("x", forKey: "name"); try context.save() }
+        #expect(throws: StoreError.self) {
+            try context.insertNewObject(forEntityName: "Department").setConvertedValue("x", forKey: "name")
+            try context.save()
+        }
     }
 
     @Test("a read-only store refuses saves and the store is unchanged")
@@ -201,7 +214,8 @@ struct CoordinatorTests {
         let reader = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try reader.addPersistentStore(type: .inMemory, at: url, options: StoreOptions(isReadOnly: true))
         let context = ManagedObjectContext(coordinator: reader)
-        let ann = try context.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[0]
+        let ann = try context.fetch(
+            FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[0]
         ann["age"] = 1
         do {
             try context.save()
@@ -210,14 +224,22 @@ struct CoordinatorTests {
             #expect(error.code == .readOnly)
         }
         let check = ManagedObjectContext(coordinator: writer)
-        #expect(try check.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[0]["age"] as? Int == 20)
+        #expect(
+            try check.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "name == 'Ann'")))[
+                0]["age"] as? Int == 20)
     }
 
     @Test("fetch request templates substitute variables")
     func templates() throws {
         let model = try ManagedObjectModel(
-            entities: ConformanceModel.model.entities.map { EntityDescription($0.name, parent: $0.superentityName, isAbstract: $0.isAbstract, properties: $0.ownProperties, uniquenessConstraints: $0.uniquenessConstraints) },
-            fetchRequestTemplates: ["olderThan": FetchRequestTemplate(entityName: "Employee", predicateFormat: "age > $AGE")])
+            entities: ConformanceModel.model.entities.map {
+                EntityDescription(
+                    $0.name, parent: $0.superentityName, isAbstract: $0.isAbstract, properties: $0.ownProperties,
+                    uniquenessConstraints: $0.uniquenessConstraints)
+            },
+            fetchRequestTemplates: [
+                "olderThan": FetchRequestTemplate(entityName: "Employee", predicateFormat: "age > $AGE")
+            ])
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(type: .inMemory)
         let context = ManagedObjectContext(coordinator: coordinator)
@@ -226,7 +248,9 @@ struct CoordinatorTests {
         let names = try context.fetch(request).compactMap { $0["name"] as? String }
         #expect(!names.isEmpty)
         #expect(try context.fetch(request).allSatisfy { ($0["age"] as? Int ?? 0) > 45 })
-        #expect(throws: (any Error).self) { try FetchRequest(template: "olderThan", in: model).predicate?.evaluate(with: ["age": StoreValue.integer(1)]) }
+        #expect(throws: (any Error).self) {
+            try FetchRequest(template: "olderThan", in: model).predicate?.evaluate(with: ["age": StoreValue.integer(1)])
+        }
         #expect(throws: StoreError.self) { try FetchRequest(template: "missing", in: model) }
     }
 }

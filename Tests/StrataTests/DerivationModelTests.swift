@@ -60,7 +60,9 @@ struct DerivationModelTests {
         #expect(error.description.contains("nickname"))
     }
 
-    @Test("a fetched property comparing values that do not fit loads, as in Core Data, and reading it throws naming the property")
+    @Test(
+        "a fetched property comparing values that do not fit loads, as in Core Data, and reading it throws naming the property"
+    )
     func mismatchedFetchedPredicate() throws {
         let model = try load(
             """
@@ -103,10 +105,13 @@ struct DerivationModelTests {
         }
     }
 
-    @Test("the corpus model with derived attributes and a fetched property loads and keeps them", .enabled(if: ProcessInfo.processInfo.environment["STRATA_CORPUS"] != nil))
+    @Test(
+        "the corpus model with derived attributes and a fetched property loads and keeps them",
+        .enabled(if: ProcessInfo.processInfo.environment["STRATA_CORPUS"] != nil))
     func corpusDerivations() throws {
         let folder = try #require(ProcessInfo.processInfo.environment["STRATA_CORPUS"])
-        let url = URL(fileURLWithPath: folder).appendingPathComponent("models/SwiftGen__SwiftGen__Model2-fixture.xcdatamodel.xml")
+        let url = URL(fileURLWithPath: folder).appendingPathComponent(
+            "models/SwiftGen__SwiftGen__Model2-fixture.xcdatamodel.xml")
         let model = try ManagedObjectModel(contentsOf: url)
         let child = try #require(model.entity(named: "ChildEntity"))
         #expect(child.attributesByName["derivedCount"]?.derivationExpression == "oneToMany.@count")
@@ -124,7 +129,10 @@ struct DerivationModelTests {
         try first.save()
         coordinator.rowCache.removeAll(in: ObjectIdentifier(store))
         let context = ManagedObjectContext(coordinator: coordinator)
-        let ames = try #require(try context.fetch(FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "surname == 'Ames'"))).first)
+        let ames = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Employee", predicate: FetchPredicate(format: "surname == 'Ames'"))
+            ).first)
         try ames.setConvertedValue(15.0, forKey: "salary")
         driver.failNext(.rows, with: StoreError(.io, "injected read failure"))
         #expect(throws: StoreError.self) { try context.save() }
@@ -133,7 +141,8 @@ struct DerivationModelTests {
         #expect(stored.first?.value(forKey: "payroll") as? Double == 30, "nothing was written")
         try context.save()
         let again = ManagedObjectContext(coordinator: coordinator)
-        #expect(try again.fetch(FetchRequest(entityName: "Department")).first?.value(forKey: "payroll") as? Double == 35)
+        #expect(
+            try again.fetch(FetchRequest(entityName: "Department")).first?.value(forKey: "payroll") as? Double == 35)
     }
 
     @Test("canonical: lowercases and removes diacritics")

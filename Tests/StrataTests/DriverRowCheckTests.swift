@@ -12,7 +12,8 @@ import Testing
 struct DriverRowCheckTests {
     /// Damage done to the rows an in-memory store returns.
     enum Damage: String, CaseIterable, Sendable {
-        case negativeKey, zeroKey, unknownEntity, entityOfAnotherStore, missingValues, extraValues, maxVersion, negativeVersion
+        case negativeKey, zeroKey, unknownEntity, entityOfAnotherStore, missingValues, extraValues, maxVersion,
+            negativeVersion
         case negativeReference, unknownReferenceEntity
 
         func apply(to row: RowSnapshot, model: ManagedObjectModel) -> RowSnapshot {
@@ -24,13 +25,17 @@ struct DriverRowCheckTests {
             case .negativeKey: row.id = RowID(entity: row.id.entity, primaryKey: -row.id.primaryKey)
             case .zeroKey: row.id = RowID(entity: row.id.entity, primaryKey: 0)
             case .unknownEntity: row.id = RowID(entity: 9_999, primaryKey: row.id.primaryKey)
-            case .entityOfAnotherStore: row.id = RowID(entity: model.entity(named: "Track")!.entityNumber, primaryKey: row.id.primaryKey)  // in the model
+            case .entityOfAnotherStore:
+                // in the model
+                row.id = RowID(entity: model.entity(named: "Track")!.entityNumber, primaryKey: row.id.primaryKey)
             case .missingValues: row.values.removeLast()
             case .extraValues: row.values.append(.null)
             case .maxVersion: row.version = .max
             case .negativeVersion: row.version = -1
-            case .negativeReference: if let toOne { row.values[toOne] = .reference(RowID(entity: row.id.entity, primaryKey: -5)) }
-            case .unknownReferenceEntity: if let toOne { row.values[toOne] = .reference(RowID(entity: 777, primaryKey: 5)) }
+            case .negativeReference:
+                if let toOne { row.values[toOne] = .reference(RowID(entity: row.id.entity, primaryKey: -5)) }
+            case .unknownReferenceEntity:
+                if let toOne { row.values[toOne] = .reference(RowID(entity: 777, primaryKey: 5)) }
             }
             return row
         }
@@ -74,11 +79,13 @@ struct DriverRowCheckTests {
         }
     }
 
-    @Test("damaged rows from a driver are a corrupt-store error naming the store and the row", arguments: Damage.allCases)
+    @Test(
+        "damaged rows from a driver are a corrupt-store error naming the store and the row", arguments: Damage.allCases)
     func damagedRows(_ damage: Damage) throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         let store = try coordinator.addPersistentStore(
-            type: StoreType(name: "Damaging", factory: Factory()), configuration: "Staff", at: URL(string: "memory://damaged-\(damage)"))
+            type: StoreType(name: "Damaging", factory: Factory()), configuration: "Staff",
+            at: URL(string: "memory://damaged-\(damage)"))
         let seeding = ManagedObjectContext(coordinator: coordinator)
         let department = try seeding.insertNewObject(forEntityName: "Department")
         department["name"] = "Research"
@@ -129,7 +136,8 @@ struct AttachFailureTests {
     func extremeTemporaryKey() throws {
         let stack = try TestStack(seeded: false)
         let entity = try #require(stack.coordinator.managedObjectModel.entity(named: "Tag"))
-        let id = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: .min), store: nil)
+        let id = ManagedObjectID(
+            entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: .min), store: nil)
         let object = stack.context.object(with: id)
         #expect(!object.isAccessible)
         #expect(throws: StoreError.self) { _ = try stack.context.existingObject(with: id) }

@@ -22,11 +22,17 @@ final class RecordingResultsDelegate: FetchedResultsControllerDelegate {
         objectChanges = []
         sectionChanges = []
     }
-    func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?, for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
+    func controller(
+        _ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+        for type: FetchedResultsChangeType, newIndexPath: IndexPath?
+    ) {
         #expect(open, "an object change outside will/did")
         objectChanges.append((object, indexPath, type, newIndexPath))
     }
-    func controller(_ controller: FetchedResultsController, didChange section: FetchedResultsSection, atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType) {
+    func controller(
+        _ controller: FetchedResultsController, didChange section: FetchedResultsSection,
+        atSectionIndex sectionIndex: Int, for type: FetchedResultsChangeType
+    ) {
         #expect(open, "a section change outside will/did")
         sectionChanges.append((section.name, sectionIndex, type))
     }
@@ -46,7 +52,9 @@ final class RecordingResultsDelegate: FetchedResultsControllerDelegate {
             sections: sectionChanges.map { ($0.0, $0.1, $0.2) },
             objects: objectChanges.map { (ObjectIdentifier($0.0), $0.1, $0.2, $0.3) })
     }
-    func controller(_ controller: FetchedResultsController, didChangeContentWith difference: CollectionDifference<ManagedObjectID>) {
+    func controller(
+        _ controller: FetchedResultsController, didChangeContentWith difference: CollectionDifference<ManagedObjectID>
+    ) {
         differences.append(difference)
     }
     func controller(_ controller: FetchedResultsController, didChangeContentWith snapshot: FetchedResultsSnapshot) {
@@ -92,7 +100,9 @@ struct ObjectSections: Equatable {
             guard change.1 <= sections.count else { return nil }
             sections.insert((change.0, []), at: change.1)
         }
-        let insertions = changes.objects.filter { $0.2 == .insert || $0.2 == .move }.compactMap { change in change.3.map { ($0, change.0) } }
+        let insertions = changes.objects.filter { $0.2 == .insert || $0.2 == .move }.compactMap { change in
+            change.3.map { ($0, change.0) }
+        }
         for (path, id) in insertions.sorted(by: { ($0.0[0], $0.0[1]) < ($1.0[0], $1.0[1]) }) {
             guard path[0] < sections.count, path[1] <= sections[path[0]].items.count else { return nil }
             sections[path[0]].items.insert(id, at: path[1])
@@ -103,14 +113,19 @@ struct ObjectSections: Equatable {
 
 @Suite("Fetched results controller")
 struct FetchedResultsControllerTests {
-    static let sectioned = FetchRequest(entityName: "Employee", sortKeys: [SortKey("department.name"), SortKey("name")])
+    static let sectioned = FetchRequest(
+        entityName: "Employee", sortKeys: [SortKey("department.name"), SortKey("name")])
 
     /// What a fresh fetch of the controller's request gives, in sections by department name.
-    private func expected(_ request: FetchRequest, _ context: ManagedObjectContext, sectioned: Bool) throws -> FetchedResultsSnapshot {
+    private func expected(_ request: FetchRequest, _ context: ManagedObjectContext, sectioned: Bool) throws
+        -> FetchedResultsSnapshot
+    {
         var plain = request
         plain.fetchBatchSize = 0
         let objects = try context.fetch(plain)
-        guard sectioned else { return FetchedResultsSnapshot(sectionIdentifiers: [""], itemIdentifiersBySection: [objects.map(\.objectID)]) }
+        guard sectioned else {
+            return FetchedResultsSnapshot(sectionIdentifiers: [""], itemIdentifiersBySection: [objects.map(\.objectID)])
+        }
         var names: [String] = []
         var items: [[ManagedObjectID]] = []
         for object in objects {
@@ -124,10 +139,13 @@ struct FetchedResultsControllerTests {
         return FetchedResultsSnapshot(sectionIdentifiers: names, itemIdentifiersBySection: items)
     }
 
-    @Test("performFetch gives the fetch's objects in sections, with names, index titles, object(at:) and indexPath(forObject:)")
+    @Test(
+        "performFetch gives the fetch's objects in sections, with names, index titles, object(at:) and indexPath(forObject:)"
+    )
     func fetchAndRead() throws {
         let stack = try TestStack(seeded: true)
-        let controller = FetchedResultsController(fetchRequest: Self.sectioned, managedObjectContext: stack.context, sectionNameKeyPath: "department.name")
+        let controller = FetchedResultsController(
+            fetchRequest: Self.sectioned, managedObjectContext: stack.context, sectionNameKeyPath: "department.name")
         #expect(controller.sections == nil && controller.fetchedObjects == nil)
         try controller.performFetch()
         let sections = try #require(controller.sections)
@@ -145,16 +163,24 @@ struct FetchedResultsControllerTests {
             }
         }
         #expect(controller.indexPath(forObject: try stack.fetch("Department")[0]) == nil)
-        let single = FetchedResultsController(fetchRequest: FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "age > 200"), sortKeys: [SortKey("name")]), managedObjectContext: stack.context)
+        let single = FetchedResultsController(
+            fetchRequest: FetchRequest(
+                entityName: "Employee", predicate: try FetchPredicate(format: "age > 200"), sortKeys: [SortKey("name")]),
+            managedObjectContext: stack.context)
         try single.performFetch()
-        #expect(single.sections?.count == 1 && single.sections?.first?.numberOfObjects == 0 && single.sections?.first?.name == "")
+        #expect(
+            single.sections?.count == 1 && single.sections?.first?.numberOfObjects == 0
+                && single.sections?.first?.name == "")
     }
 
-    @Test("requests a controller cannot follow are refused: no sort keys, a section key path not first, a page, an unknown entity")
+    @Test(
+        "requests a controller cannot follow are refused: no sort keys, a section key path not first, a page, an unknown entity"
+    )
     func badRequests() throws {
         let stack = try TestStack(seeded: true)
         func refused(_ request: FetchRequest, section: String? = nil, mentioning text: String) {
-            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: stack.context, sectionNameKeyPath: section)
+            let controller = FetchedResultsController(
+                fetchRequest: request, managedObjectContext: stack.context, sectionNameKeyPath: section)
             #expect { try controller.performFetch() } throws: { error in
                 guard let error = error as? StoreError, error.code == .invalidRequest else { return false }
                 return error.message.contains(text)
@@ -162,21 +188,28 @@ struct FetchedResultsControllerTests {
             #expect(controller.fetchedObjects == nil)
         }
         refused(FetchRequest(entityName: "Employee"), mentioning: "needs sort keys")
-        refused(FetchRequest(entityName: "Employee", sortKeys: [SortKey("name"), SortKey("department.name")]), section: "department.name",
+        refused(
+            FetchRequest(entityName: "Employee", sortKeys: [SortKey("name"), SortKey("department.name")]),
+            section: "department.name",
             mentioning: "must be the first sort key's key path (it is 'name')")
         var paged = FetchRequest(entityName: "Employee", sortKeys: [SortKey("name")])
         paged.fetchLimit = 3
         refused(paged, mentioning: "fetchOffset and fetchLimit")
         refused(FetchRequest(entityName: "Robot", sortKeys: [SortKey("name")]), mentioning: "no such entity")
-        let badKey = FetchedResultsController(fetchRequest: FetchRequest(entityName: "Employee", sortKeys: [SortKey("wage")]), managedObjectContext: stack.context)
+        let badKey = FetchedResultsController(
+            fetchRequest: FetchRequest(entityName: "Employee", sortKeys: [SortKey("wage")]),
+            managedObjectContext: stack.context)
         #expect(throws: FetchPredicateError.self) { try badKey.performFetch() }
     }
 
-    @Test("local inserts, updates, moves and deletes are reported per change, as a difference and as sections that match a refetch")
+    @Test(
+        "local inserts, updates, moves and deletes are reported per change, as a difference and as sections that match a refetch"
+    )
     func localChanges() throws {
         let stack = try TestStack(seeded: true)
         let context = stack.context
-        let controller = FetchedResultsController(fetchRequest: Self.sectioned, managedObjectContext: context, sectionNameKeyPath: "department.name")
+        let controller = FetchedResultsController(
+            fetchRequest: Self.sectioned, managedObjectContext: context, sectionNameKeyPath: "department.name")
         let delegate = RecordingResultsDelegate()
         delegate.wantsSnapshots = true
         controller.delegate = delegate
@@ -188,16 +221,24 @@ struct FetchedResultsControllerTests {
         func check(_ what: String, saved: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) throws {
             context.processPendingChanges()
             let after = ObjectSections(controller)
-            #expect(controller.snapshot == (try expected(Self.sectioned, context, sectioned: true)), "\(what): sections", sourceLocation: sourceLocation)
+            #expect(
+                controller.snapshot == (try expected(Self.sectioned, context, sectioned: true)), "\(what): sections",
+                sourceLocation: sourceLocation)
             var replayed: ObjectSections? = before
             for changes in delegate.allChanges[reported...] { replayed = replayed?.applying(changes) }
             reported = delegate.allChanges.count
-            #expect(replayed == after, "\(what): the reported changes turn the old sections into the new", sourceLocation: sourceLocation)
+            #expect(
+                replayed == after, "\(what): the reported changes turn the old sections into the new",
+                sourceLocation: sourceLocation)
             if !saved {
                 // IDs stay the same without a save, so the ID forms can be checked too.
                 let difference = try #require(delegate.differences.last, sourceLocation: sourceLocation)
-                #expect(beforeIDs.applying(difference) == controller.snapshot.itemIdentifiers, "\(what): the difference", sourceLocation: sourceLocation)
-                #expect(delegate.snapshots.last == controller.snapshot, "\(what): the snapshot", sourceLocation: sourceLocation)
+                #expect(
+                    beforeIDs.applying(difference) == controller.snapshot.itemIdentifiers, "\(what): the difference",
+                    sourceLocation: sourceLocation)
+                #expect(
+                    delegate.snapshots.last == controller.snapshot, "\(what): the snapshot",
+                    sourceLocation: sourceLocation)
             }
             before = after
             beforeIDs = controller.snapshot.itemIdentifiers
@@ -240,7 +281,8 @@ struct FetchedResultsControllerTests {
         let stack = try TestStack(seeded: true)
         let view = stack.newContext()
         view.automaticallyMergesChangesFromParent = true
-        let controller = FetchedResultsController(fetchRequest: Self.sectioned, managedObjectContext: view, sectionNameKeyPath: "department.name")
+        let controller = FetchedResultsController(
+            fetchRequest: Self.sectioned, managedObjectContext: view, sectionNameKeyPath: "department.name")
         let delegate = RecordingResultsDelegate()
         controller.delegate = delegate
         var stream = controller.updates().makeAsyncIterator()
@@ -278,7 +320,8 @@ struct FetchedResultsControllerTests {
         let context = stack.newContext()
         var request = Self.sectioned
         request.fetchBatchSize = 4
-        let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "department.name")
+        let controller = FetchedResultsController(
+            fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "department.name")
         try controller.performFetch()
         let objects = try #require(controller.fetchedObjects)
         #expect(objects.count == 12 && objects.allSatisfy(\.isFault))
@@ -315,7 +358,8 @@ struct FetchedResultsControllerTests {
     func resetAndRollback() throws {
         let stack = try TestStack(seeded: true)
         let context = stack.context
-        let controller = FetchedResultsController(fetchRequest: Self.sectioned, managedObjectContext: context, sectionNameKeyPath: "department.name")
+        let controller = FetchedResultsController(
+            fetchRequest: Self.sectioned, managedObjectContext: context, sectionNameKeyPath: "department.name")
         let delegate = RecordingResultsDelegate()
         controller.delegate = delegate
         try controller.performFetch()
@@ -330,11 +374,15 @@ struct FetchedResultsControllerTests {
         context.reset()
         context.processPendingChanges()
         #expect(controller.fetchedObjects?.count == 12)
-        #expect(delegate.objectChanges.filter { $0.2 == .delete }.count == 12 && delegate.objectChanges.filter { $0.2 == .insert }.count == 12)
+        #expect(
+            delegate.objectChanges.filter { $0.2 == .delete }.count == 12
+                && delegate.objectChanges.filter { $0.2 == .insert }.count == 12)
         #expect(controller.snapshot == (try expected(Self.sectioned, context, sectioned: true)))
     }
 
-    @Test("random changes, local and merged, keep a controller equal to a refetch; every reported update turns the old sections into the new")
+    @Test(
+        "random changes, local and merged, keep a controller equal to a refetch; every reported update turns the old sections into the new"
+    )
     func randomDifferential() throws {
         let seed: UInt64 = 0x5EED_0020
         let rounds = 150
@@ -344,8 +392,11 @@ struct FetchedResultsControllerTests {
         let view = stack.newContext()
         let writer = stack.newContext()
         let predicate = try FetchPredicate(format: "age >= 25 OR name BEGINSWITH 'A'")
-        let request = FetchRequest(entityName: "Employee", predicate: predicate, sortKeys: [SortKey("department.name"), SortKey("age", ascending: false), SortKey("name")])
-        let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: view, sectionNameKeyPath: "department.name")
+        let request = FetchRequest(
+            entityName: "Employee", predicate: predicate,
+            sortKeys: [SortKey("department.name"), SortKey("age", ascending: false), SortKey("name")])
+        let controller = FetchedResultsController(
+            fetchRequest: request, managedObjectContext: view, sectionNameKeyPath: "department.name")
         let delegate = RecordingResultsDelegate()
         controller.delegate = delegate
         // Each context merges the other's saves (the writer at its next fetch).
@@ -371,11 +422,14 @@ struct FetchedResultsControllerTests {
                     guard let e = employees.randomElement(using: &random), !e.isDeleted else { continue }
                     if Bool.random(using: &random) { e["age"] = Int.random(in: 18...60, using: &random) }
                     if Bool.random(using: &random) {
-                        let department = departments.randomElement(using: &random)!.objectID  // the model has departments
+                        // the model has departments
+                        let department = departments.randomElement(using: &random)!.objectID
                         e["department"] = context.object(with: department)
                     }
                 default:
-                    guard let e = employees.randomElement(using: &random), !e.isDeleted, e.objects(forKey: "mentees").isEmpty else { continue }
+                    guard let e = employees.randomElement(using: &random), !e.isDeleted,
+                        e.objects(forKey: "mentees").isEmpty
+                    else { continue }
                     context.delete(e)
                 }
             }
@@ -389,7 +443,9 @@ struct FetchedResultsControllerTests {
             let after = ObjectSections(controller)
             let reference = try expected(request, view, sectioned: true)
             guard controller.snapshot == reference else {
-                Issue.record("round \(round): controller \(after.names) \(after.items.map(\.count)), refetch \(reference.sectionIdentifiers) \(reference.itemIdentifiersBySection.map(\.count))")
+                Issue.record(
+                    "round \(round): controller \(after.names) \(after.items.map(\.count)), refetch \(reference.sectionIdentifiers) \(reference.itemIdentifiersBySection.map(\.count))"
+                )
                 return
             }
             // The updates reported this round turn the content before it into the content after it.
@@ -399,7 +455,9 @@ struct FetchedResultsControllerTests {
                 let changes = delegate.objectChanges.map { change in
                     "\(change.0.value(forKey: "name") ?? "-") \(change.2) \(change.1.map { "\($0[0]).\($0[1])" } ?? "-")->\(change.3.map { "\($0[0]).\($0[1])" } ?? "-")"
                 }
-                Issue.record("round \(round): \(before.names) \(before.items.map(\.count)) -> \(after.names) \(after.items.map(\.count)); last sections \(delegate.sectionChanges.map { "\($0.2) \($0.0)@\($0.1)" }); last objects \(changes)")
+                Issue.record(
+                    "round \(round): \(before.names) \(before.items.map(\.count)) -> \(after.names) \(after.items.map(\.count)); last sections \(delegate.sectionChanges.map { "\($0.2) \($0.0)@\($0.1)" }); last objects \(changes)"
+                )
             }
             checked += delegate.updates - reports
             before = after

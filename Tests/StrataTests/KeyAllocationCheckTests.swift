@@ -50,11 +50,14 @@ struct KeyAllocationCheckTests {
         }
     }
 
-    @Test("a key range that is not the count asked for, not positive, or ends at Int64.max fails the save as corrupt", arguments: BadRange.allCases)
+    @Test(
+        "a key range that is not the count asked for, not positive, or ends at Int64.max fails the save as corrupt",
+        arguments: BadRange.allCases)
     func badRanges(_ bad: BadRange) throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         let store = try coordinator.addPersistentStore(
-            type: StoreType(name: "Miscounting", factory: Factory()), configuration: "Staff", at: URL(string: "memory://keys-\(bad)"))
+            type: StoreType(name: "Miscounting", factory: Factory()), configuration: "Staff",
+            at: URL(string: "memory://keys-\(bad)"))
         // The store was opened with the miscounting factory.
         let driver = store.driver as! MiscountingDriver
         driver.bad.withLock { $0 = bad }
@@ -71,6 +74,7 @@ struct KeyAllocationCheckTests {
         }
         driver.bad.withLock { $0 = nil }
         try context.save()
-        #expect(try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Department")) == 2)
+        #expect(
+            try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: "Department")) == 2)
     }
 }

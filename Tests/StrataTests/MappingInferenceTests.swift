@@ -3,7 +3,9 @@ import Strata
 import StrataTesting
 import Testing
 
-private func model(_ entities: [EntityDescription]) throws -> ManagedObjectModel { try ManagedObjectModel(entities: entities) }
+private func model(_ entities: [EntityDescription]) throws -> ManagedObjectModel {
+    try ManagedObjectModel(entities: entities)
+}
 
 private func changes(_ source: ManagedObjectModel, _ destination: ManagedObjectModel) -> [String] {
     do {
@@ -18,9 +20,12 @@ private func changes(_ source: ManagedObjectModel, _ destination: ManagedObjectM
 
 @Suite("Inferred mapping models")
 struct MappingInferenceTests {
-    @Test("the model change of MigrationModels is inferred: a transform per entity named as Core Data names it, with Core Data's expressions")
+    @Test(
+        "the model change of MigrationModels is inferred: a transform per entity named as Core Data names it, with Core Data's expressions"
+    )
     func issueChange() throws {
-        let mapping = try MappingModel.inferredMappingModel(forSourceModel: MigrationModels.version1, destinationModel: MigrationModels.version2)
+        let mapping = try MappingModel.inferredMappingModel(
+            forSourceModel: MigrationModels.version1, destinationModel: MigrationModels.version2)
         #expect(mapping.isInferred)
         #expect(
             Set(mapping.entityMappings.map(\.name))
@@ -36,7 +41,8 @@ struct MappingInferenceTests {
         let pets = try #require(member.relationshipMappings.first { $0.name == "pets" })
         #expect(
             pets.valueExpression.map { "\($0)" }
-                == #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "pets", FUNCTION($source, "valueForKey:", "pets"))"#)
+                == #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "pets", FUNCTION($source, "valueForKey:", "pets"))"#
+        )
         #expect(!member.attributeMappings.contains { $0.name == "nickname" })
     }
 
@@ -60,11 +66,16 @@ struct MappingInferenceTests {
                 #expect(changes(a, b).isEmpty, "\(from) → \(to)")
             }
         }
-        for (from, to) in [(AttributeType.string, AttributeType.integer32), (.date, .double), (.integer64, .string), (.binaryData, .string), (.uuid, .string)] {
+        for (from, to) in [
+            (AttributeType.string, AttributeType.integer32), (.date, .double), (.integer64, .string),
+            (.binaryData, .string), (.uuid, .string),
+        ] {
             let a = try model([EntityDescription("E", properties: [.attribute("v", from)])])
             let b = try model([EntityDescription("E", properties: [.attribute("v", to)])])
             let listed = changes(a, b)
-            #expect(listed.count == 1 && listed[0].contains("E.v") && listed[0].contains(to.xcodeName), "\(from) → \(to): \(listed)")
+            #expect(
+                listed.count == 1 && listed[0].contains("E.v") && listed[0].contains(to.xcodeName),
+                "\(from) → \(to): \(listed)")
         }
     }
 
@@ -100,7 +111,10 @@ struct MappingInferenceTests {
     @Test("merging two source hierarchies into one is refused; adding a parent above one is inferred")
     func hierarchies() throws {
         let a = try model([EntityDescription("Cat"), EntityDescription("Dog")])
-        let merged = try model([EntityDescription("Animal"), EntityDescription("Cat", parent: "Animal"), EntityDescription("Dog", parent: "Animal")])
+        let merged = try model([
+            EntityDescription("Animal"), EntityDescription("Cat", parent: "Animal"),
+            EntityDescription("Dog", parent: "Animal"),
+        ])
         let listed = changes(a, merged)
         #expect(listed.count == 1 && listed[0].contains("Animal") && listed[0].contains("merged"), "\(listed)")
         let one = try model([EntityDescription("Cat")])
@@ -125,11 +139,14 @@ struct MappingInferenceTests {
 
     @Test("a mapping expression parses with FUNCTION, prints back the same, and a fetch refuses FUNCTION")
     func mappingExpressions() throws {
-        let text = #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)"#
+        let text =
+            #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)"#
         let expression = try FetchExpression(mappingFormat: text)
         #expect("\(expression)" == text)
         #expect(throws: FetchPredicateError.self) { try FetchExpression(format: text) }
-        #expect(throws: FetchPredicateError.self) { try FetchExpression(mappingFormat: #"FUNCTION($source, "valueForKey:")"#) }
+        #expect(throws: FetchPredicateError.self) {
+            try FetchExpression(mappingFormat: #"FUNCTION($source, "valueForKey:")"#)
+        }
         #expect(throws: FetchPredicateError.self) { try FetchExpression(mappingFormat: #"FUNCTION($source, 3, "x")"#) }
         let mapping = try PropertyMapping(name: "name", format: "$source.name")
         #expect(mapping.valueExpression == .member(.variable("source"), "name"))

@@ -27,11 +27,14 @@ struct MergePolicyTests {
         try stack.fetch("Employee", "name == 'Ann'", in: stack.newContext())[0]
     }
 
-    @Test("error: the save fails with the conflicts: object, changed keys, cached, persisted and new snapshots and versions")
+    @Test(
+        "error: the save fails with the conflicts: object, changed keys, cached, persisted and new snapshots and versions"
+    )
     func errorPolicy() throws {
         let (stack, mine, ann) = try conflict(.error)
         #expect { try mine.save() } throws: { error in
-            guard let error = error as? StoreError, error.code == .conflict, let conflict = error.mergeConflicts.first else { return false }
+            guard let error = error as? StoreError, error.code == .conflict, let conflict = error.mergeConflicts.first
+            else { return false }
             return conflict.sourceObject === ann && Set(conflict.changedKeys) == ["age", "salary"]
                 && conflict.persistedSnapshot?["email"] == .string("store@example.com")
                 && conflict.objectSnapshot["age"] == .integer(60) && conflict.cachedSnapshot["email"] == .null
@@ -91,7 +94,9 @@ struct MergePolicyTests {
             init() { super.init(kind: .overwrite) }
             override func resolve(mergeConflicts conflicts: [MergeConflict]) throws {
                 for conflict in conflicts {
-                    guard case .integer(let mine) = conflict.objectSnapshot["age"], case .integer(let theirs)? = conflict.persistedSnapshot?["age"] else { continue }
+                    guard case .integer(let mine) = conflict.objectSnapshot["age"],
+                        case .integer(let theirs)? = conflict.persistedSnapshot?["age"]
+                    else { continue }
                     conflict.sourceObject["age"] = Int((mine + theirs) / 2)
                 }
                 try super.resolve(mergeConflicts: conflicts)
@@ -127,8 +132,11 @@ struct MergePolicyTests {
         let duplicate = try context.insertNewObject(forEntityName: "Tag")
         duplicate["name"] = "red"
         #expect { try context.save() } throws: { error in
-            guard let error = error as? ObjectValidationError, let conflict = error.constraintConflicts.first else { return false }
-            return conflict.constraint == ["name"] && conflict.conflictingObjects.first === duplicate && conflict.databaseObject != nil
+            guard let error = error as? ObjectValidationError, let conflict = error.constraintConflicts.first else {
+                return false
+            }
+            return conflict.constraint == ["name"] && conflict.conflictingObjects.first === duplicate
+                && conflict.databaseObject != nil
         }
         let red = try stack.fetch("Tag", "name == 'red'", in: stack.newContext())[0].objectID
         context.mergePolicy = .mergeByPropertyObjectTrump
@@ -145,7 +153,9 @@ struct MergePolicyTests {
 
     @Test("uniqueness among unsaved objects: object trump keeps the newest, store trump the first")
     func constraintAmongUnsaved() throws {
-        for (policy, kept) in [(MergePolicy.mergeByPropertyObjectTrump, "second"), (.mergeByPropertyStoreTrump, "first")] {
+        for (policy, kept) in [
+            (MergePolicy.mergeByPropertyObjectTrump, "second"), (.mergeByPropertyStoreTrump, "first"),
+        ] {
             let stack = try TestStack(seeded: false)
             let context = stack.newContext()
             context.mergePolicy = policy

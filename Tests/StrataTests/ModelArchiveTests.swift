@@ -45,7 +45,8 @@ struct ModelArchiveTests {
             .integer(Int64.min), .double(0.1), .double(-0.0), .double(.infinity),
             .decimal(Decimal(string: "12345678901234567890.123456789")!), .string("é\n\"x\""), .bool(true),
             .date(Date(timeIntervalSinceReferenceDate: 123.456789)), .binary(Data([0, 255, 7])),
-            .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), .uri(URL(string: "https://a.example/b?c=d")!),
+            .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
+            .uri(URL(string: "https://a.example/b?c=d")!),
         ]
         let entities = [
             EntityDescription(
@@ -54,25 +55,41 @@ struct ModelArchiveTests {
                     .attribute(
                         AttributeDescription(
                             "a\(index)", type(of: value), defaultValue: value,
-                            validation: ValidationRules(minimum: value.isNumber ? value : nil, maximumLength: index, regularExpression: "x+"),
-                            renamingIdentifier: "old\(index)", versionHashModifier: "m\(index)", userInfo: ["k": "v\(index)"]))
-                }, uniquenessConstraints: [["a0", "a7"]], indexes: [.init(name: "byA0", elements: [.init("a0", ascending: false)])],
-                representedClassName: "Thing", renamingIdentifier: "OldThing", versionHashModifier: "v2", userInfo: ["e": "1"],
-                fetchedProperties: [FetchedPropertyDescription("same", entityName: "Thing", predicateFormat: "a7 == YES")]),
+                            validation: ValidationRules(
+                                minimum: value.isNumber ? value : nil, maximumLength: index, regularExpression: "x+"),
+                            renamingIdentifier: "old\(index)", versionHashModifier: "m\(index)",
+                            userInfo: ["k": "v\(index)"]))
+                }, uniquenessConstraints: [["a0", "a7"]],
+                indexes: [.init(name: "byA0", elements: [.init("a0", ascending: false)])],
+                representedClassName: "Thing", renamingIdentifier: "OldThing", versionHashModifier: "v2",
+                userInfo: ["e": "1"],
+                fetchedProperties: [
+                    FetchedPropertyDescription("same", entityName: "Thing", predicateFormat: "a7 == YES")
+                ])
         ]
         let model = try ManagedObjectModel(
             entities: entities, configurations: ["Only": ["Thing"]],
-            fetchRequestTemplates: ["t": FetchRequestTemplate(entityName: "Thing", predicateFormat: "a0 > $MIN", includesSubentities: false, resultType: .count, fetchLimit: 3, fetchBatchSize: 50)],
+            fetchRequestTemplates: [
+                "t": FetchRequestTemplate(
+                    entityName: "Thing", predicateFormat: "a0 > $MIN", includesSubentities: false, resultType: .count,
+                    fetchLimit: 3, fetchBatchSize: 50)
+            ],
             versionIdentifiers: ["7"], userInfo: ["who": "test"])
         let decoded = try ManagedObjectModel(encodedRepresentation: try model.encodedRepresentation())
         expectSameModel(model, decoded)
         let attributes = decoded.entity(named: "Thing")!.attributes
         for (attribute, value) in zip(attributes, values) {
             if case .double(let d) = value, d.isNaN {
-                guard case .double(let e) = attribute.defaultValue else { Issue.record("NaN lost its case"); continue }
+                guard case .double(let e) = attribute.defaultValue else {
+                    Issue.record("NaN lost its case")
+                    continue
+                }
                 #expect(e.isNaN)
             } else if case .double(let d) = value {
-                guard case .double(let e) = attribute.defaultValue else { Issue.record("double lost its case"); continue }
+                guard case .double(let e) = attribute.defaultValue else {
+                    Issue.record("double lost its case")
+                    continue
+                }
                 #expect(e.bitPattern == d.bitPattern)
             } else {
                 #expect(attribute.defaultValue == value)
@@ -83,7 +100,7 @@ struct ModelArchiveTests {
     @Test("a NaN default keeps its case and stays NaN")
     func nanDefault() throws {
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("N", properties: [.attribute("x", .double, defaultValue: .double(.nan))]),
+            EntityDescription("N", properties: [.attribute("x", .double, defaultValue: .double(.nan))])
         ])
         let decoded = try ManagedObjectModel(encodedRepresentation: try model.encodedRepresentation())
         guard case .double(let value) = decoded.entity(named: "N")!.attributes[0].defaultValue else {
@@ -107,7 +124,9 @@ struct ModelArchiveTests {
 
     @Test("bytes that are not a model encoding are refused with a ModelError")
     func garbage() throws {
-        #expect(throws: ModelError.self) { try ManagedObjectModel(encodedRepresentation: Data("{\"format\":\"x\",\"version\":1}".utf8)) }
+        #expect(throws: ModelError.self) {
+            try ManagedObjectModel(encodedRepresentation: Data("{\"format\":\"x\",\"version\":1}".utf8))
+        }
         #expect(throws: ModelError.self) { try ManagedObjectModel(encodedRepresentation: Data("not json".utf8)) }
     }
 
@@ -119,7 +138,9 @@ struct ModelArchiveTests {
         expectSameModel(ConformanceModel.model, try ManagedObjectModel(encodedRepresentation: data))
     }
 
-    @Test("every corpus model round-trips through the encoding", .enabled(if: ProcessInfo.processInfo.environment["STRATA_CORPUS"] != nil, "STRATA_CORPUS is not set"))
+    @Test(
+        "every corpus model round-trips through the encoding",
+        .enabled(if: ProcessInfo.processInfo.environment["STRATA_CORPUS"] != nil, "STRATA_CORPUS is not set"))
     func corpusRoundTrip() throws {
         let folder = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["STRATA_CORPUS"]))
             .appendingPathComponent("models")

@@ -62,7 +62,9 @@ struct ModelBuilderTests {
         #expect(model.entity(number: 8) == nil)
     }
 
-    @Test("names that Swift's String comparison cannot order (Café written e + U+0301 beside Café2) are numbered the same way every time (round-trip seed 104)")
+    @Test(
+        "names that Swift's String comparison cannot order (Café written e + U+0301 beside Café2) are numbered the same way every time (round-trip seed 104)"
+    )
     func numberingOfNamesWithCombiningMarks() throws {
         // Swift's `<` says neither "Cafe\u{301}" < "Caf\u{E9}2" nor the reverse, so sorting by it
         // left their order to hash order: numbers changed between processes and between a model
@@ -77,11 +79,15 @@ struct ModelBuilderTests {
             let model = try ManagedObjectModel(entities: entities.shuffled(using: &rng))
             let children = model.entities.map(\.name).filter { names.contains($0) }
             // Ordered by the names' canonical (NFC) UTF-16 code units, then as written.
-            #expect(children.map { Array($0.unicodeScalars) } == [
-                Array("Cafe".unicodeScalars), Array("Cafe\u{301}".unicodeScalars), Array("Caf\u{E9}2".unicodeScalars), Array("Cafe\u{301}3".unicodeScalars),
-            ])
+            #expect(
+                children.map { Array($0.unicodeScalars) } == [
+                    Array("Cafe".unicodeScalars), Array("Cafe\u{301}".unicodeScalars),
+                    Array("Caf\u{E9}2".unicodeScalars), Array("Cafe\u{301}3".unicodeScalars),
+                ])
             let roots = model.entities.map(\.name).filter { $0.contains("Root") }
-            #expect(roots.map { Array($0.unicodeScalars) } == [3, 1, 2, 0].map { Array((names[$0] + "Root\($0)").unicodeScalars) })
+            #expect(
+                roots.map { Array($0.unicodeScalars) }
+                    == [3, 1, 2, 0].map { Array((names[$0] + "Root\($0)").unicodeScalars) })
         }
     }
 
@@ -138,7 +144,8 @@ struct ModelBuilderTests {
         let relationship = try buildError([EntityDescription("A", properties: [.toOne("b\"", "A")])])
         #expect(relationship.code == .invalidName && relationship.message.contains("relationship name"))
         let fetched = try buildError([
-            EntityDescription("A", fetchedProperties: [FetchedPropertyDescription("all A", entityName: "A", predicateFormat: "")])
+            EntityDescription(
+                "A", fetchedProperties: [FetchedPropertyDescription("all A", entityName: "A", predicateFormat: "")])
         ])
         #expect(fetched.code == .invalidName)
         for (configurations, templates) in [
@@ -147,13 +154,16 @@ struct ModelBuilderTests {
         ] {
             #expect(throws: ModelError.self) {
                 try ManagedObjectModel(
-                    entities: [EntityDescription("A")], configurations: configurations, fetchRequestTemplates: templates)
+                    entities: [EntityDescription("A")], configurations: configurations, fetchRequestTemplates: templates
+                )
             }
         }
         #expect(ManagedObjectModel.isValidName("_a1") && ManagedObjectModel.isValidName("default"))
         #expect(ManagedObjectModel.isValidName("größe") && ManagedObjectModel.isValidName("cre\u{301}e\u{301}"))
         #expect(!ManagedObjectModel.isValidName("a\u{200B}b") && !ManagedObjectModel.isValidName("a\u{202E}b"))
-        #expect(!ManagedObjectModel.isValidName("") && !ManagedObjectModel.isValidName("1a") && !ManagedObjectModel.isValidName("a-b"))
+        #expect(
+            !ManagedObjectModel.isValidName("") && !ManagedObjectModel.isValidName("1a")
+                && !ManagedObjectModel.isValidName("a-b"))
     }
 
     @Test("a property repeating an inherited name is a duplicate-name error")

@@ -23,7 +23,8 @@ private func entity(_ model: ManagedObjectModel, _ name: String) throws -> Entit
     try #require(model.entity(named: name), "entity \(name)")
 }
 
-private func attribute(_ model: ManagedObjectModel, _ entityName: String, _ name: String) throws -> AttributeDescription {
+private func attribute(_ model: ManagedObjectModel, _ entityName: String, _ name: String) throws -> AttributeDescription
+{
     try #require(try entity(model, entityName).attributesByName[name], "attribute \(entityName).\(name)")
 }
 
@@ -45,7 +46,8 @@ struct ModelCorpusTests {
     @Test("every corpus model loads, and nothing Xcode wrote in them gives a warning", .needsCorpus)
     func everyModelLoadsWithoutWarnings() throws {
         let folder = URL(fileURLWithPath: try #require(corpusPath)).appendingPathComponent("models")
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".xml") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".xml") }
+            .sorted()
         for name in names {
             let model = try ManagedObjectModel(contentsOf: folder.appendingPathComponent(name))
             #expect(model.loadWarnings.isEmpty, "\(name): \(model.loadWarnings.map(\.description))")
@@ -138,7 +140,8 @@ struct ModelCorpusTests {
         #expect(child.superentityName == "MainEntity" && child.properties.count == 33)
         #expect(child.properties.first?.name == "attributedString")  // inherited properties come first
         let canonical = try attribute(model, "ChildEntity", "canonicalOptionalString")
-        #expect(canonical.userInfo[AttributeDescription.derivationExpressionUserInfoKey] == "canonical:(optionalString)")
+        #expect(
+            canonical.userInfo[AttributeDescription.derivationExpressionUserInfoKey] == "canonical:(optionalString)")
         #expect(try attribute(model, "ChildEntity", "now").type == .double)
         #expect(child.userInfo == ["key": "value"])
 
@@ -151,7 +154,8 @@ struct ModelCorpusTests {
         #expect(
             try entity(model, "MainEntity").fetchedProperties == [
                 FetchedPropertyDescription(
-                    "fetchedProperty", entityName: "NewEntity", predicateFormat: "true == true", userInfo: ["key": "value"])
+                    "fetchedProperty", entityName: "NewEntity", predicateFormat: "true == true",
+                    userInfo: ["key": "value"])
             ])
         #expect(model.fetchRequestTemplates.count == 3)
         let dictionary = try #require(model.fetchRequestTemplates["DictionaryFetchRequest"])
@@ -160,12 +164,14 @@ struct ModelCorpusTests {
         #expect(objects.resultType == .managedObject && objects.predicateFormat == "uuid == $UUID")
         #expect(objects.includesSubentities)
         let ids = try #require(model.fetchRequestTemplates["ObjectIDFetchRequest"])
-        #expect(ids.resultType == .managedObjectID && ids.predicateFormat == "oneToOne.name == $NAME OR string == $NEEDLE")
+        #expect(
+            ids.resultType == .managedObjectID && ids.predicateFormat == "oneToOne.name == $NAME OR string == $NEEDLE")
 
         #expect(model.configurations == ["Custom": ["NewEntity"]])
         let newEntity = try entity(model, "NewEntity")
         #expect(newEntity.uniquenessConstraints == [["identifier"]])
-        #expect(newEntity.indexes == [FetchIndexDescription(name: "byIdentifierIndex", elements: [.init("identifier")])])
+        #expect(
+            newEntity.indexes == [FetchIndexDescription(name: "byIdentifierIndex", elements: [.init("identifier")])])
         #expect(newEntity.representedClassName == "CheckedNewEntity")
     }
 
@@ -265,17 +271,22 @@ struct ModelCorpusTests {
         #expect(single.attributes.count == 18 && single.relationships.isEmpty)
         let note = try attribute(model, "SingleEntityWithNoRelationships", "notInJsonAttribute")
         #expect(note.defaultValue == .string("Set From Core Data Model Editor"))
-        #expect(try attribute(model, "SingleEntityWithNoRelationships", "nullTestAttribute").defaultValue == .integer(100))
-        #expect(try attribute(model, "SingleEntityWithNoRelationships", "decimalTestAttribute").defaultValue == .decimal(0))
+        #expect(
+            try attribute(model, "SingleEntityWithNoRelationships", "nullTestAttribute").defaultValue == .integer(100))
+        #expect(
+            try attribute(model, "SingleEntityWithNoRelationships", "decimalTestAttribute").defaultValue == .decimal(0))
         #expect(try attribute(model, "SingleEntityWithNoRelationships", "colorTestAttribute").type == .transformable)
-        let mapped = try attribute(model, "SingleEntityRelatedToMappedEntityWithSecondaryMappings", "secondaryMappedAttribute")
+        let mapped = try attribute(
+            model, "SingleEntityRelatedToMappedEntityWithSecondaryMappings", "secondaryMappedAttribute")
         #expect(mapped.userInfo["mappedKeyName.2"] == "actualMappedKey" && mapped.userInfo.count == 3)
         let related = try entity(model, "SingleRelatedEntity")
         #expect(related.relationships.count == 4)
         #expect(related.relationships.allSatisfy { $0.deleteRule == .cascade && $0.inverseName == nil })
         let toOne = try relationship(model, "SingleRelatedEntity", "testAbstractToOneRelationship")
         #expect(toOne.isOptional && toOne.minCount == 1 && toOne.maxCount == 1)
-        #expect(try attribute(model, "SingleEntityRelatedToMappedEntityWithSecondaryMappings", "notImportedAttribute").defaultValue == .bool(true))
+        #expect(
+            try attribute(model, "SingleEntityRelatedToMappedEntityWithSecondaryMappings", "notImportedAttribute")
+                .defaultValue == .bool(true))
     }
 
     @Test("MIOCoreData test model: required attributes, UUID, scalar default", .needsCorpus)

@@ -29,7 +29,9 @@ private func attributes(_ model: ManagedObjectModel, _ entity: String = "A") thr
 struct ModelFileCompatibilityTests {
     // MARK: Dates
 
-    @Test("a Date range comes from minDateTimeInterval/maxDateTimeInterval; the display strings beside them are not parsed")
+    @Test(
+        "a Date range comes from minDateTimeInterval/maxDateTimeInterval; the display strings beside them are not parsed"
+    )
     func dateRangeFromIntervals() throws {
         let model = try load(
             """
@@ -53,7 +55,8 @@ struct ModelFileCompatibilityTests {
             """)
         #expect(try attributes(model)["when"]?.validation.minimum == nil)
         let warning = try #require(model.loadWarnings.first)
-        #expect(warning.line == 4 && warning.file == "Test.xcdatamodel/contents" && warning.element == "attribute A.when")
+        #expect(
+            warning.line == 4 && warning.file == "Test.xcdatamodel/contents" && warning.element == "attribute A.when")
         #expect(warning.message.contains("minValueString") && warning.message.contains("12/4/2013"))
     }
 
@@ -90,7 +93,9 @@ struct ModelFileCompatibilityTests {
         #expect(model.loadWarnings.isEmpty, "\(model.loadWarnings)")
     }
 
-    @Test("integer defaults with a zero fraction load; a non-zero fraction is truncated as integerValue does, with a warning")
+    @Test(
+        "integer defaults with a zero fraction load; a non-zero fraction is truncated as integerValue does, with a warning"
+    )
     func integerSpellings() throws {
         let model = try load(
             """
@@ -142,13 +147,18 @@ struct ModelFileCompatibilityTests {
             """)
         let a = try attributes(model)
         for name in ["n", "small", "id", "blob"] { #expect(a[name]?.defaultValue == .null, "\(name)") }
-        #expect(model.loadWarnings.map(\.element) == ["attribute A.n", "attribute A.small", "attribute A.id", "attribute A.blob"])
+        #expect(
+            model.loadWarnings.map(\.element) == [
+                "attribute A.n", "attribute A.small", "attribute A.id", "attribute A.blob",
+            ])
         #expect(model.loadWarnings.map(\.line) == [4, 5, 6, 7])
         #expect(model.loadWarnings[0].message.contains("12abc"))
         #expect(model.loadWarnings[0].description.hasPrefix("Test.xcdatamodel/contents:4: <attribute A.n>: "))
     }
 
-    @Test("a fractional limit on an integer attribute is kept exactly; a limit on a type that takes none is dropped with a warning")
+    @Test(
+        "a fractional limit on an integer attribute is kept exactly; a limit on a type that takes none is dropped with a warning"
+    )
     func limitsAfterTypeChanges() throws {
         let model = try load(
             """
@@ -218,7 +228,9 @@ struct ModelFileCompatibilityTests {
         let count = try #require(a.attributesByName["count"])
         #expect(count.renamingIdentifier == "total" && count.versionHashModifier == "m" && count.isIndexed)
         #expect(a.attributesByName["blob"]?.allowsExternalBinaryDataStorage == true)
-        #expect(a.attributesByName["upper"]?.userInfo[AttributeDescription.derivationExpressionUserInfoKey] == "uppercase:(name)")
+        #expect(
+            a.attributesByName["upper"]?.userInfo[AttributeDescription.derivationExpressionUserInfoKey]
+                == "uppercase:(name)")
         #expect(a.attributesByName["name"]?.userInfo == ["ak": "av"])
         let bs = try #require(a.relationshipsByName["bs"])
         #expect(bs.deleteRule == .noAction && bs.renamingIdentifier == "oldBs" && bs.userInfo == ["rk": "rv"])
@@ -229,7 +241,9 @@ struct ModelFileCompatibilityTests {
         #expect(template.fetchLimit == 1 && template.fetchBatchSize == 100)
         #expect(template.resultType == .count && !template.includesSubentities)
         let request = try FetchRequest(template: "firstNamed", in: model, substitutionVariables: ["NAME": "x"])
-        #expect(request.fetchLimit == 1 && request.fetchBatchSize == 100, "a request from the template keeps its limit and batch size")
+        #expect(
+            request.fetchLimit == 1 && request.fetchBatchSize == 100,
+            "a request from the template keeps its limit and batch size")
         #expect(model.configurations["Cloud"] == ["A", "B"])
         #expect(model.userInfo == ["mk": "mv"] && model.versionIdentifiers == ["2"])
     }
@@ -238,9 +252,11 @@ struct ModelFileCompatibilityTests {
     func versionHashModifiers() throws {
         let plain = try load(#"<entity name="A"><attribute name="n" optional="YES" attributeType="String"/></entity>"#)
         let renamed = try load(
-            #"<entity name="A" elementID="Old"><attribute name="n" optional="YES" attributeType="String" elementID="m"/></entity>"#)
+            #"<entity name="A" elementID="Old"><attribute name="n" optional="YES" attributeType="String" elementID="m"/></entity>"#
+        )
         let modified = try load(
-            #"<entity name="A"><attribute name="n" optional="YES" attributeType="String" versionHashModifier="2"/></entity>"#)
+            #"<entity name="A"><attribute name="n" optional="YES" attributeType="String" versionHashModifier="2"/></entity>"#
+        )
         #expect(renamed.versionHash == plain.versionHash)
         #expect(modified.versionHash != plain.versionHash)
     }
@@ -264,7 +280,9 @@ struct ModelFileCompatibilityTests {
         #expect(warnings[1].element == "attribute A.n" && warnings[1].message.contains("shinyNewOption"))
         #expect(warnings[2].message.contains("<futureThing>"))
         #expect(warnings[3].message.contains("<futureModelPart>"))
-        #expect(warnings[4].element == "composite Point" && warnings[4].message.contains("futureCompositeFlag"), "composites are read; their unknown parts warn")
+        #expect(
+            warnings[4].element == "composite Point" && warnings[4].message.contains("futureCompositeFlag"),
+            "composites are read; their unknown parts warn")
         #expect(model.entity(named: "A")?.attributesByName["n"] != nil)
     }
 
@@ -281,7 +299,8 @@ struct ModelFileCompatibilityTests {
     func unknownDeleteRule() throws {
         do {
             _ = try load(
-                #"<entity name="A"><relationship name="r" optional="YES" maxCount="1" deletionRule="Explode" destinationEntity="A"/></entity>"#)
+                #"<entity name="A"><relationship name="r" optional="YES" maxCount="1" deletionRule="Explode" destinationEntity="A"/></entity>"#
+            )
             Issue.record("loading succeeded")
         } catch let error as ModelError {
             #expect(error.file == "Test.xcdatamodel/contents" && error.line == 3)

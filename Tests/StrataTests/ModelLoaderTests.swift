@@ -201,7 +201,8 @@ struct ModelLoaderTests {
     @Test("an unknown delete rule and a malformed limit or count are invalid values")
     func invalidValues() throws {
         let rule = try loadError(
-            #"<entity name="A"><relationship name="r" maxCount="1" deletionRule="Explode" destinationEntity="A"/></entity>"#)
+            #"<entity name="A"><relationship name="r" maxCount="1" deletionRule="Explode" destinationEntity="A"/></entity>"#
+        )
         #expect(rule.code == .invalidValue && rule.message.contains("Explode") && rule.element == "relationship A.r")
         let limit = try loadError(
             #"<entity name="A"><attribute name="n" attributeType="Integer 32" maxValueString="12abc"/></entity>"#)
@@ -251,7 +252,8 @@ struct ModelLoaderTests {
     @Test("a fetched property of an unknown entity is an error")
     func fetchedPropertyUnknownEntity() throws {
         let error = try loadError(
-            #"<entity name="A"><fetchedProperty name="f"><fetchRequest name="x" entity="Z"/></fetchedProperty></entity>"#)
+            #"<entity name="A"><fetchedProperty name="f"><fetchRequest name="x" entity="Z"/></fetchedProperty></entity>"#
+        )
         #expect(error.code == .unknownEntity && error.element == "fetchedProperty A.f")
     }
 
@@ -287,7 +289,8 @@ struct ModelLoaderTests {
         #expect(a["yes"]?.defaultValue == .bool(true) && a["no"]?.defaultValue == .bool(false))
         #expect(a["str"]?.defaultValue == .string("hello & bye"))
         #expect(a["day"]?.defaultValue == .date(Date(timeIntervalSinceReferenceDate: 86400)))
-        #expect(a["id"]?.defaultValue == .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!))  // valid literal
+        // valid literal
+        #expect(a["id"]?.defaultValue == .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!))
         #expect(a["uri"]?.defaultValue == .uri(URL(string: "https://example.com/a")!))  // valid literal
         #expect(a["none"]?.defaultValue == .null)
     }
@@ -364,7 +367,8 @@ struct ModelLoaderTests {
 
     @Test("an entity name carrying SQL is refused with the file, the line and the way out")
     func sqlInEntityName() throws {
-        let target = FileManager.default.temporaryDirectory.appendingPathComponent("strata-attach-\(UUID().uuidString)").path
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("strata-attach-\(UUID().uuidString)")
+            .path
         let error = try loadError(
             """
             <entity name="Foo(x); ATTACH DATABASE '\(target)' AS p; --">
@@ -381,9 +385,18 @@ struct ModelLoaderTests {
     @Test("property, fetched property, configuration and template names must be identifiers, at their line")
     func invalidNamesAtTheirLines() throws {
         let cases: [(body: String, line: Int, element: String)] = [
-            ("<entity name=\"A\">\n<attribute name=\"two words\" attributeType=\"String\"/>\n</entity>", 4, "attribute A.\"two words\""),
-            ("<entity name=\"A\">\n<relationship name=\"b&#10;c\" destinationEntity=\"A\"/>\n</entity>", 4, "relationship A.\"b\\u{A}c\""),
-            ("<entity name=\"A\">\n<fetchedProperty name=\"q&quot;\"><fetchRequest entity=\"A\"/></fetchedProperty>\n</entity>", 4, "fetched property A.\"q\\\"\""),
+            (
+                "<entity name=\"A\">\n<attribute name=\"two words\" attributeType=\"String\"/>\n</entity>", 4,
+                "attribute A.\"two words\""
+            ),
+            (
+                "<entity name=\"A\">\n<relationship name=\"b&#10;c\" destinationEntity=\"A\"/>\n</entity>", 4,
+                "relationship A.\"b\\u{A}c\""
+            ),
+            (
+                "<entity name=\"A\">\n<fetchedProperty name=\"q&quot;\"><fetchRequest entity=\"A\"/></fetchedProperty>\n</entity>",
+                4, "fetched property A.\"q\\\"\""
+            ),
             ("<entity name=\"A\"/>\n<configuration name=\"My Store\"/>", 4, "configuration \"My Store\""),
             ("<entity name=\"A\"/>\n<fetchRequest name=\"1st\" entity=\"A\"/>", 4, "fetch request template \"1st\""),
             ("<entity name=\"Caf\u{202E}e\"/>", 3, "entity \"Caf\\u{202E}e\""),

@@ -11,7 +11,8 @@ extension Trait where Self == ConditionTrait {
 
 private func corpusModel(_ name: String) throws -> ManagedObjectModel {
     let folder = try #require(ProcessInfo.processInfo.environment["STRATA_CORPUS"])
-    return try ManagedObjectModel(contentsOf: URL(fileURLWithPath: folder).appendingPathComponent("models/\(name).xcdatamodel.xml"))
+    return try ManagedObjectModel(
+        contentsOf: URL(fileURLWithPath: folder).appendingPathComponent("models/\(name).xcdatamodel.xml"))
 }
 
 private func base64(_ hashes: ModelVersionHashes) -> [String: String] {
@@ -24,18 +25,23 @@ struct ModelVersionHashesTests {
     func sha512Vectors() {
         #expect(
             SHA512Digest.hash(Array("abc".utf8)).hexString
-                == "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f")
+                == "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
+        )
         #expect(
             SHA512Digest.hash([UInt8]()).hexString
-                == "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e")
+                == "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"
+        )
         let long = Array(
-            "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu".utf8)
+            "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu"
+                .utf8)
         #expect(
             SHA512Digest.hash(long).hexString
-                == "8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909")
+                == "8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909"
+        )
     }
 
-    @Test("SampleModel's Xcode file gives the hashes and digest Core Data stored in SampleModel_V1.sqlite", .needsCorpus)
+    @Test(
+        "SampleModel's Xcode file gives the hashes and digest Core Data stored in SampleModel_V1.sqlite", .needsCorpus)
     func sampleModelV1() throws {
         let hashes = try corpusModel("alemar11__CoreDataPlus__SampleModel").coreDataVersionHashes
         #expect(
@@ -50,7 +56,8 @@ struct ModelVersionHashesTests {
                 == "fACvwxty0QWritKFX3/LTtXZvI64UnFcRtP6qcjW1Yl0owr+rH+SpCvzy/uDYRpknMXbgacd3srn9wmE2KkL8Q==")
     }
 
-    @Test("SampleModel2's Xcode file gives the hashes and digest Core Data stored in SampleModel_V2.sqlite", .needsCorpus)
+    @Test(
+        "SampleModel2's Xcode file gives the hashes and digest Core Data stored in SampleModel_V2.sqlite", .needsCorpus)
     func sampleModelV2() throws {
         let hashes = try corpusModel("alemar11__CoreDataPlus__SampleModel2").coreDataVersionHashes
         #expect(
@@ -65,7 +72,9 @@ struct ModelVersionHashesTests {
                 == "gA/GyOCh8sMDKPJBWGZpv2usq+rU1r4MjgwPc9tbafDh4RTvoBOjSnmanNvWopksmy/criJNqsnPcAZkTmEa7Q==")
     }
 
-    @Test("the hash ignores defaults, delete rules, indexes, renaming identifiers and user info, and follows optionality, types and parents")
+    @Test(
+        "the hash ignores defaults, delete rules, indexes, renaming identifiers and user info, and follows optionality, types and parents"
+    )
     func whatTheHashFollows() throws {
         func model(
             optional: Bool = true, type: AttributeType = .string, defaultValue: StoreValue = .null,

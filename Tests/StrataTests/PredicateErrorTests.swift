@@ -36,7 +36,9 @@ struct PredicateErrorTests {
 
     @Test("an error names what was found and what was expected")
     func errorDetails() throws {
-        let error = try #require(throws: FetchPredicateError.self) { try FetchPredicate(format: "name == 'x' AND age >") }
+        let error = try #require(throws: FetchPredicateError.self) {
+            try FetchPredicate(format: "name == 'x' AND age >")
+        }
         #expect(error.column == 22)
         #expect(error.found == "end of input")
         #expect(error.expected == "an expression")
@@ -54,25 +56,36 @@ struct PredicateErrorTests {
         #expect(error.description.contains("line 2, column 7"))
     }
 
-    @Test("unsupported parts of Apple's language say so", arguments: [
-        "FUNCTION(name, 'uppercaseString') == 'A'", "FETCH(x, y, NO) == 1", "items[FIRST] == 1", "items[0].name == 'x'",
-        "items.@distinctUnionOfObjects.name == 1", "CAST(a, 'NSColor') == 1", "frobnicate:(a) == 1",
-        "lowercase:(a, b) == 1", "now(1) == 1", "@unionOfArrays.x == 1",
-    ])
+    @Test(
+        "unsupported parts of Apple's language say so",
+        arguments: [
+            "FUNCTION(name, 'uppercaseString') == 'A'", "FETCH(x, y, NO) == 1", "items[FIRST] == 1",
+            "items[0].name == 'x'",
+            "items.@distinctUnionOfObjects.name == 1", "CAST(a, 'NSColor') == 1", "frobnicate:(a) == 1",
+            "lowercase:(a, b) == 1", "now(1) == 1", "@unionOfArrays.x == 1",
+        ])
     func unsupported(format: String) {
         #expect(predicateErrorCode { _ = try FetchPredicate(format: format) } == .unsupported)
     }
 
-    @Test("format arguments: missing, extra and of the wrong kind", arguments: [
-        ("a == %@", [any PredicateArgument & Sendable]()), ("a == %@", [1, 2] as [any PredicateArgument & Sendable]),
-        ("%K == 1", [3] as [any PredicateArgument & Sendable]), ("a == %d", ["x"] as [any PredicateArgument & Sendable]),
-        ("a == %f", ["x"] as [any PredicateArgument & Sendable]), ("a == %s", [1] as [any PredicateArgument & Sendable]),
-        ("%K == 1", ["a b"] as [any PredicateArgument & Sendable]), ("%K == 1", ["a..b"] as [any PredicateArgument & Sendable]),
-        ("%K == 1", [""] as [any PredicateArgument & Sendable]), ("a == %d", [1.5] as [any PredicateArgument & Sendable]),
-        ("a IN %@", [StoreValue.unfetched] as [any PredicateArgument & Sendable]),
-    ])
+    @Test(
+        "format arguments: missing, extra and of the wrong kind",
+        arguments: [
+            ("a == %@", [any PredicateArgument & Sendable]()),
+            ("a == %@", [1, 2] as [any PredicateArgument & Sendable]),
+            ("%K == 1", [3] as [any PredicateArgument & Sendable]),
+            ("a == %d", ["x"] as [any PredicateArgument & Sendable]),
+            ("a == %f", ["x"] as [any PredicateArgument & Sendable]),
+            ("a == %s", [1] as [any PredicateArgument & Sendable]),
+            ("%K == 1", ["a b"] as [any PredicateArgument & Sendable]),
+            ("%K == 1", ["a..b"] as [any PredicateArgument & Sendable]),
+            ("%K == 1", [""] as [any PredicateArgument & Sendable]),
+            ("a == %d", [1.5] as [any PredicateArgument & Sendable]),
+            ("a IN %@", [StoreValue.unfetched] as [any PredicateArgument & Sendable]),
+        ])
     func argumentErrors(format: String, arguments: [any PredicateArgument & Sendable]) {
-        #expect(predicateErrorCode { _ = try FetchPredicate(format: format, argumentArray: arguments) } == .invalidArgument)
+        #expect(
+            predicateErrorCode { _ = try FetchPredicate(format: format, argumentArray: arguments) } == .invalidArgument)
     }
 
     @Test("CAST of a constant that does not convert is a type mismatch at parse time")
@@ -82,20 +95,26 @@ struct PredicateErrorTests {
         #expect(predicateErrorCode { _ = try FetchPredicate(format: "a == CAST({1}, 'NSDate')") } == nil)
     }
 
-    @Test("nesting deeper than the limit throws tooDeep instead of crashing", arguments: [
-        "parentheses", "not", "minus", "braces", "functions", "subqueries",
-    ])
+    @Test(
+        "nesting deeper than the limit throws tooDeep instead of crashing",
+        arguments: [
+            "parentheses", "not", "minus", "braces", "functions", "subqueries",
+        ])
     func depthLimit(kind: String) {
         let depth = FetchPredicate.maximumNestingDepth + 10
         let format: String
         switch kind {
-        case "parentheses": format = String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
+        case "parentheses":
+            format = String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
         case "not": format = String(repeating: "NOT ", count: depth) + "a == 1"
         case "minus": format = "a == " + String(repeating: "-", count: depth) + "1"
         case "braces": format = "a IN " + String(repeating: "{", count: depth) + String(repeating: "}", count: depth)
-        case "functions": format = String(repeating: "abs:(", count: depth) + "1" + String(repeating: ")", count: depth) + " == 1"
+        case "functions":
+            format = String(repeating: "abs:(", count: depth) + "1" + String(repeating: ")", count: depth) + " == 1"
         default:
-            format = String(repeating: "SUBQUERY(a, $x, ", count: depth) + "TRUEPREDICATE" + String(repeating: ").@count > 0", count: depth)
+            format =
+                String(repeating: "SUBQUERY(a, $x, ", count: depth) + "TRUEPREDICATE"
+                + String(repeating: ").@count > 0", count: depth)
         }
         #expect(predicateErrorCode { _ = try FetchPredicate(format: format) } == .tooDeep)
     }
@@ -115,15 +134,21 @@ struct PredicateErrorTests {
         return result.withLock { $0! }
     }
 
-    @Test("on a thread with a small stack, deep nesting throws tooDeep before the stack runs out", arguments: [
-        "parentheses", "subqueries",
-    ])
+    @Test(
+        "on a thread with a small stack, deep nesting throws tooDeep before the stack runs out",
+        arguments: [
+            "parentheses", "subqueries",
+        ])
     func smallStack(kind: String) {
         let depth = FetchPredicate.maximumNestingDepth - 1
-        let format = kind == "parentheses"
+        let format =
+            kind == "parentheses"
             ? String(repeating: "(", count: depth) + "a == 1" + String(repeating: ")", count: depth)
-            : String(repeating: "SUBQUERY(a, $x, ", count: depth) + "TRUEPREDICATE" + String(repeating: ").@count > 0", count: depth)
-        let code = Self.onThread(stackSize: 512 * 1024) { predicateErrorCode { _ = try FetchPredicate(format: format) } }
+            : String(repeating: "SUBQUERY(a, $x, ", count: depth) + "TRUEPREDICATE"
+                + String(repeating: ").@count > 0", count: depth)
+        let code = Self.onThread(stackSize: 512 * 1024) {
+            predicateErrorCode { _ = try FetchPredicate(format: format) }
+        }
         #expect(code == .tooDeep)
     }
 

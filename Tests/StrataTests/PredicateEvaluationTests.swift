@@ -65,7 +65,8 @@ struct PredicateEvaluationTests {
         ("SELF == SELF", true), ("SELF != nil", true), ("TRUEPREDICATE", true), ("FALSEPREDICATE", false),
         ("NOT FALSEPREDICATE", true), ("age > 30 AND name == 'Ada'", true), ("age > 40 OR name == 'Ada'", true),
         ("age > 40 AND name == 'Ada'", false), ("NOT age > 40", true), ("!(age > 30)", false),
-        ("age > 40 OR (name == 'Ada' AND active == YES)", true), ("(age > 40 OR name == 'Ada') AND active == NO", false),
+        ("age > 40 OR (name == 'Ada' AND active == YES)", true),
+        ("(age > 40 OR name == 'Ada') AND active == NO", false),
         ("NOT NOT age == 36", true),
         // Arithmetic and functions
         ("age + 4 == 40", true), ("age - 6 == 30", true), ("age * 2 == 72", true), ("age / 4 == 9", true),
@@ -77,7 +78,8 @@ struct PredicateEvaluationTests {
         ("count:(friends) == 2", true), ("max:(friends.age) == 45", true), ("average:({2, 4}) == 3", true),
         ("median:({5, 1, 3}) == 3", true), ("stddev:({2, 4, 4, 4, 5, 5, 7, 9}) == 2", true),
         ("bitwiseAnd:with:(6, 3) == 2", true), ("bitwiseOr:with:(6, 3) == 7", true),
-        ("bitwiseXor:with:(6, 3) == 5", true), ("leftshift:by:(1, 4) == 16", true), ("rightshift:by:(16, 2) == 4", true),
+        ("bitwiseXor:with:(6, 3) == 5", true), ("leftshift:by:(1, 4) == 16", true),
+        ("rightshift:by:(16, 2) == 4", true),
         ("onesComplement:(0) == -1", true), ("noindex:(age) == 36", true), ("now() > CAST(0, 'NSDate')", true),
         ("random() < 1", true), ("random:(5) < 5", true), ("birthday < CAST(0, 'NSDate')", true),
         ("birthday + 31536000 == CAST(0, 'NSDate')", true), ("CAST(birthday, 'NSNumber') == -31536000", true),
@@ -136,7 +138,8 @@ struct PredicateEvaluationTests {
 
     @Test("values collections: CONTAINS, IN, ANY and operators")
     func scalarCollections() throws {
-        let object = TaggedObject(tags: [.string("swift"), .string("Linux")], scores: [.integer(3), .double(4.5), .null])
+        let object = TaggedObject(
+            tags: [.string("swift"), .string("Linux")], scores: [.integer(3), .double(4.5), .null])
         #expect(try evaluate("tags CONTAINS 'swift'", object))
         #expect(try !evaluate("tags CONTAINS[c] 'linux'", object))  // membership ignores [c], as containsObject:
         #expect(try !evaluate("tags CONTAINS 'linux'", object))
@@ -162,43 +165,58 @@ struct PredicateEvaluationTests {
         #expect(try evaluate("%@ IN SELF", StoreValue.string("AABBBAA"), "BBB"))
     }
 
-    @Test("LIKE wildcards and escapes", arguments: [
-        ("abc", "a*", true), ("a", "a*", true), ("a\nb", "a*", true), ("axb", "a?b", true), ("ab", "a?b", false),
-        ("axxb", "a?b", false), ("a.b", "a.b", true), ("axb", "a.b", false), ("a+b", "a+b", true), ("aab", "a+b", false),
-        ("a(b", "a(b", true), ("[ab]", "[ab]", true), ("a", "[ab]", false), ("x", "a|x", false), ("a$^b", "a$^b", true),
-        ("a*b", "a\\*b", true), ("axb", "a\\*b", false), ("a?", "a\\?", true), ("ab", "a\\?", false),
-        ("a\\b", "a\\\\b", true), ("", "*", true), ("", "?", false), ("aaa", "*a*a*a*", true), ("aa", "*a*a*a*", false),
-        ("mississippi", "m*iss*pi", true), ("mississippi", "m*iss*ps", false), ("🎉x", "?x", true), ("é", "?", true),
-    ])
+    @Test(
+        "LIKE wildcards and escapes",
+        arguments: [
+            ("abc", "a*", true), ("a", "a*", true), ("a\nb", "a*", true), ("axb", "a?b", true), ("ab", "a?b", false),
+            ("axxb", "a?b", false), ("a.b", "a.b", true), ("axb", "a.b", false), ("a+b", "a+b", true),
+            ("aab", "a+b", false),
+            ("a(b", "a(b", true), ("[ab]", "[ab]", true), ("a", "[ab]", false), ("x", "a|x", false),
+            ("a$^b", "a$^b", true),
+            ("a*b", "a\\*b", true), ("axb", "a\\*b", false), ("a?", "a\\?", true), ("ab", "a\\?", false),
+            ("a\\b", "a\\\\b", true), ("", "*", true), ("", "?", false), ("aaa", "*a*a*a*", true),
+            ("aa", "*a*a*a*", false),
+            ("mississippi", "m*iss*pi", true), ("mississippi", "m*iss*ps", false), ("🎉x", "?x", true), ("é", "?", true),
+        ])
     func like(string: String, pattern: String, expected: Bool) throws {
         #expect(try evaluate("SELF LIKE %@", StoreValue.string(string), pattern) == expected)
     }
 
-    @Test("MATCHES matches the whole string; ^ and $ also match at line breaks", arguments: [
-        ("a\nb", ".*^b$", true), ("a\nb", "^a$.*", true), ("a\nb", "a$\\nb", true), ("a\nb", "a\\n^b", true),
-        ("ab", "^ab$", true), ("a\nb", "^b$", false), ("a\nb", "^a$", false), ("a\nb", "a.b", true),
-        ("abc", "a|abc", true), ("abc", "b", false), ("2024-01-02", "\\d{4}-\\d{2}-\\d{2}", true), ("", "", false),
-    ])
+    @Test(
+        "MATCHES matches the whole string; ^ and $ also match at line breaks",
+        arguments: [
+            ("a\nb", ".*^b$", true), ("a\nb", "^a$.*", true), ("a\nb", "a$\\nb", true), ("a\nb", "a\\n^b", true),
+            ("ab", "^ab$", true), ("a\nb", "^b$", false), ("a\nb", "^a$", false), ("a\nb", "a.b", true),
+            ("abc", "a|abc", true), ("abc", "b", false), ("2024-01-02", "\\d{4}-\\d{2}-\\d{2}", true), ("", "", false),
+        ])
     func matches(string: String, pattern: String, expected: Bool) throws {
         #expect(try evaluate("SELF MATCHES %@", StoreValue.string(string), pattern) == expected)
     }
 
-    @Test("case and diacritic folding is Unicode-aware", arguments: [
-        ("ÉCOLE", "école", "==[c]", true), ("ÉCOLE", "ecole", "==[c]", false), ("ÉCOLE", "ecole", "==[cd]", true),
-        ("naïve", "naive", "==[d]", true), ("Ångström", "angstrom", "==[cd]", true), ("ΣΟΦΊΑ", "σοφία", "==[c]", true),
-        ("straße", "STRASSE", "==[c]", true), ("résumé", "RESUME", "BEGINSWITH[cd]", true), ("Café", "CAFE", "ENDSWITH[c]", false),
-        ("e\u{301}", "\u{e9}", "==", false), ("e\u{301}", "\u{e9}", "==[c]", true), ("İstanbul", "istanbul", "BEGINSWITH[cd]", true),
-    ])
+    @Test(
+        "case and diacritic folding is Unicode-aware",
+        arguments: [
+            ("ÉCOLE", "école", "==[c]", true), ("ÉCOLE", "ecole", "==[c]", false), ("ÉCOLE", "ecole", "==[cd]", true),
+            ("naïve", "naive", "==[d]", true), ("Ångström", "angstrom", "==[cd]", true),
+            ("ΣΟΦΊΑ", "σοφία", "==[c]", true),
+            ("straße", "STRASSE", "==[c]", true), ("résumé", "RESUME", "BEGINSWITH[cd]", true),
+            ("Café", "CAFE", "ENDSWITH[c]", false),
+            ("e\u{301}", "\u{e9}", "==", false), ("e\u{301}", "\u{e9}", "==[c]", true),
+            ("İstanbul", "istanbul", "BEGINSWITH[cd]", true),
+        ])
     func folding(lhs: String, rhs: String, op: String, expected: Bool) throws {
         #expect(try evaluate("SELF \(op) %@", StoreValue.string(lhs), rhs) == expected)
     }
 
-    @Test("numbers compare across integer, double, decimal and Boolean", arguments: [
-        (StoreValue.integer(1), StoreValue.double(1.0), true), (.integer(1), .decimal(1), true), (.bool(true), .integer(1), true),
-        (.bool(false), .double(0), true), (.double(0.1), .decimal(Decimal(string: "0.1")!), true),
-        (.integer(Int64.max), .double(9.223372036854775807e18), false), (.integer(2), .double(2.5), false),
-        (.double(.nan), .double(.nan), false), (.decimal(Decimal(string: "2.50")!), .double(2.5), true),
-    ])
+    @Test(
+        "numbers compare across integer, double, decimal and Boolean",
+        arguments: [
+            (StoreValue.integer(1), StoreValue.double(1.0), true), (.integer(1), .decimal(1), true),
+            (.bool(true), .integer(1), true),
+            (.bool(false), .double(0), true), (.double(0.1), .decimal(Decimal(string: "0.1")!), true),
+            (.integer(Int64.max), .double(9.223372036854775807e18), false), (.integer(2), .double(2.5), false),
+            (.double(.nan), .double(.nan), false), (.decimal(Decimal(string: "2.50")!), .double(2.5), true),
+        ])
     func numericEquality(a: StoreValue, b: StoreValue, expected: Bool) throws {
         #expect(try StoreValue.predicateEqual(a, b) == expected)
     }
@@ -211,7 +229,8 @@ struct PredicateEvaluationTests {
         #expect(try StoreValue.predicateOrder(.double(.nan), .integer(1)) == nil)
         #expect(try StoreValue.predicateOrder(.null, .integer(1)) == nil)
         #expect(try StoreValue.predicateOrder(.integer(Int64.max), .double(9.3e18)) == .orderedAscending)
-        #expect(try StoreValue.predicateOrder(.string("a"), .string("B"), options: .caseInsensitive) == .orderedAscending)
+        #expect(
+            try StoreValue.predicateOrder(.string("a"), .string("B"), options: .caseInsensitive) == .orderedAscending)
         #expect(try StoreValue.predicateOrder(.string("a"), .string("B")) == .orderedDescending)
     }
 
@@ -245,7 +264,9 @@ struct PredicateEvaluationTests {
         #expect(partial.predicateFormat == "age > 30 AND name IN $NAMES")
         let keyed = try FetchPredicate(format: "$K == 'Ada'").withSubstitutionVariables(["K": PredicateKeyPath("name")])
         #expect(keyed.predicateFormat == #"name == "Ada""#)
-        let member = try FetchPredicate(format: "$D.name == 'Engineering'").withSubstitutionVariables(["D": PredicateKeyPath("department")])
+        let member = try FetchPredicate(format: "$D.name == 'Engineering'").withSubstitutionVariables([
+            "D": PredicateKeyPath("department")
+        ])
         #expect(member == (try FetchPredicate(format: "department.name == 'Engineering'")))
         #expect(try member.evaluate(with: ada))
     }
@@ -260,23 +281,38 @@ struct PredicateEvaluationTests {
 
     @Test("key paths the predicate reads")
     func keyPaths() throws {
-        #expect(try FetchPredicate(format: "name == 'x' AND department.name == 'y'").keyPaths == ["name", "department.name"])
-        #expect(try FetchPredicate(format: "items.@sum.price > 5 AND tags.@count > 1").keyPaths == ["items", "items.price", "tags"])
-        #expect(try FetchPredicate(format: "SUBQUERY(items, $i, $i.price > 5 AND $i.kind.name == 'a' AND age > 1).@count > 0").keyPaths
-            == ["items", "items.price", "items.kind.name", "age"])
+        #expect(
+            try FetchPredicate(format: "name == 'x' AND department.name == 'y'").keyPaths == [
+                "name", "department.name",
+            ])
+        #expect(
+            try FetchPredicate(format: "items.@sum.price > 5 AND tags.@count > 1").keyPaths == [
+                "items", "items.price", "tags",
+            ])
+        #expect(
+            try FetchPredicate(
+                format: "SUBQUERY(items, $i, $i.price > 5 AND $i.kind.name == 'a' AND age > 1).@count > 0"
+            ).keyPaths
+                == ["items", "items.price", "items.kind.name", "age"])
         #expect(try FetchPredicate(format: "TRUEPREDICATE").keyPaths.isEmpty)
         #expect(try FetchPredicate(format: "lowercase(name) == $X").keyPaths == ["name"])
     }
 
-    @Test("evaluation errors are thrown, never a silent false", arguments: [
-        ("name < CAST(0, 'NSDate')", FetchPredicateError.Code.typeMismatch), ("name > 3", .typeMismatch),
-        ("age BEGINSWITH 'a'", .typeMismatch), ("birthday LIKE 'x'", .typeMismatch), ("friends.age > 3", .typeMismatch),
-        ("ANY name == 'x'", .typeMismatch), ("name.length > 3", .typeMismatch), ("name MATCHES '(['", .invalidRegularExpression),
-        ("age == $UNBOUND", .missingVariable), ("nosuchkey == 1", .unknownKeyPath), ("age / 0 == 1", .typeMismatch),
-        ("id < CAST('00000000-0000-0000-0000-000000000001', 'NSUUID')", .typeMismatch), ("age IN 5", .typeMismatch),
-        ("name.@sum == 1", .typeMismatch), ("uppercase:(age) == 'x'", .typeMismatch), ("friends.@sum.name == 1", .typeMismatch),
-        ("age CONTAINS 3", .typeMismatch), ("age BETWEEN 3", .typeMismatch), ("modulus:by:(age, 0) == 1", .typeMismatch),
-    ])
+    @Test(
+        "evaluation errors are thrown, never a silent false",
+        arguments: [
+            ("name < CAST(0, 'NSDate')", FetchPredicateError.Code.typeMismatch), ("name > 3", .typeMismatch),
+            ("age BEGINSWITH 'a'", .typeMismatch), ("birthday LIKE 'x'", .typeMismatch),
+            ("friends.age > 3", .typeMismatch),
+            ("ANY name == 'x'", .typeMismatch), ("name.length > 3", .typeMismatch),
+            ("name MATCHES '(['", .invalidRegularExpression),
+            ("age == $UNBOUND", .missingVariable), ("nosuchkey == 1", .unknownKeyPath), ("age / 0 == 1", .typeMismatch),
+            ("id < CAST('00000000-0000-0000-0000-000000000001', 'NSUUID')", .typeMismatch), ("age IN 5", .typeMismatch),
+            ("name.@sum == 1", .typeMismatch), ("uppercase:(age) == 'x'", .typeMismatch),
+            ("friends.@sum.name == 1", .typeMismatch),
+            ("age CONTAINS 3", .typeMismatch), ("age BETWEEN 3", .typeMismatch),
+            ("modulus:by:(age, 0) == 1", .typeMismatch),
+        ])
     func evaluationErrors(format: String, code: FetchPredicateError.Code) throws {
         let ada = PeopleFixture().ada
         let predicate = try FetchPredicate(format: format)
@@ -295,7 +331,9 @@ struct PredicateEvaluationTests {
         let ada = PeopleFixture().ada
         #expect(try FetchExpression(format: "age * 2").value(with: ada) == .integer(72))
         #expect(try FetchExpression(format: "friends.@avg.age").value(with: ada) == .double(43))
-        #expect(try FetchExpression(format: "friends").value(with: ada) == .references([RowID(entity: 1, primaryKey: 2), RowID(entity: 1, primaryKey: 3)]))
+        #expect(
+            try FetchExpression(format: "friends").value(with: ada)
+                == .references([RowID(entity: 1, primaryKey: 2), RowID(entity: 1, primaryKey: 3)]))
         #expect(try FetchExpression(format: "{1, 2}.@sum").value(with: ada) == .integer(3))
     }
 }

@@ -18,7 +18,9 @@ private func matches(_ format: String, _ value: StoreValue, _ arguments: any Pre
     try FetchPredicate(format: format, argumentArray: arguments).evaluate(with: value)
 }
 
-private func matches(_ format: String, _ row: [String: StoreValue], _ arguments: any PredicateArgument...) throws -> Bool {
+private func matches(_ format: String, _ row: [String: StoreValue], _ arguments: any PredicateArgument...) throws
+    -> Bool
+{
     try FetchPredicate(format: format, argumentArray: arguments).evaluate(with: row)
 }
 
@@ -63,22 +65,34 @@ struct PredicateFoundationTests {
 
     // MARK: nil on either side
 
-    @Test("[Foundation NSComparisonPredicateOperator] nil <= nil and nil >= nil are true; < and > with nil, and one nil, are false")
+    @Test(
+        "[Foundation NSComparisonPredicateOperator] nil <= nil and nil >= nil are true; < and > with nil, and one nil, are false"
+    )
     func nilOrdering() throws {
         let row: [String: StoreValue] = ["a": .null, "b": .null, "n": .integer(3)]
-        #expect(try matches("a <= b", row) && matches("a >= b", row) && matches("a <= nil", row) && matches("nil >= a", row))
+        #expect(
+            try matches("a <= b", row) && matches("a >= b", row) && matches("a <= nil", row) && matches("nil >= a", row)
+        )
         #expect(try !matches("a < b", row) && !matches("a > b", row))
         for op in ["<", "<=", ">", ">="] {
-            #expect(try !matches("a \(op) n", row) && !matches("n \(op) a", row) && !matches("n \(op) nil", row), "\(op)")
+            #expect(
+                try !matches("a \(op) n", row) && !matches("n \(op) a", row) && !matches("n \(op) nil", row), "\(op)")
         }
     }
 
-    @Test("[Foundation NSEqualityPredicateOperator] nil == nil, nil != value; every operator with one nil side is false except !=")
+    @Test(
+        "[Foundation NSEqualityPredicateOperator] nil == nil, nil != value; every operator with one nil side is false except !="
+    )
     func nilEverywhere() throws {
         let row: [String: StoreValue] = ["a": .null, "s": .string("x")]
-        #expect(try matches("a == nil", row) && matches("nil == a", row) && matches("a != s", row) && matches("s != a", row))
+        #expect(
+            try matches("a == nil", row) && matches("nil == a", row) && matches("a != s", row) && matches("s != a", row)
+        )
         #expect(try !matches("a == s", row) && !matches("a != nil", row))
-        for format in ["a IN {'x'}", "a IN s", "s IN a", "a CONTAINS 'x'", "s CONTAINS a", "a BETWEEN {1, 2}", "a LIKE '*'", "a MATCHES '.*'"] {
+        for format in [
+            "a IN {'x'}", "a IN s", "s IN a", "a CONTAINS 'x'", "s CONTAINS a", "a BETWEEN {1, 2}", "a LIKE '*'",
+            "a MATCHES '.*'",
+        ] {
             #expect(try !matches(format, row), "\(format)")
         }
     }
@@ -95,7 +109,9 @@ struct PredicateFoundationTests {
 
     // MARK: Kinds and equality
 
-    @Test("[Foundation isEqual:] == between different kinds is false and != true, never an error; ordering them is an error")
+    @Test(
+        "[Foundation isEqual:] == between different kinds is false and != true, never an error; ordering them is an error"
+    )
     func mixedKinds() throws {
         #expect(try !matches("SELF == '34'", .integer(34)))
         #expect(try matches("SELF != '34'", .integer(34)))
@@ -115,7 +131,9 @@ struct PredicateFoundationTests {
         #expect(try matches("SELF IN {'a', CAST(0, 'NSDate'), 1.0}", .integer(1)))
     }
 
-    @Test("[Foundation NSInPredicateOperator containsObject:] membership in a collection ignores [c] and [d]; a substring in a string does not")
+    @Test(
+        "[Foundation NSInPredicateOperator containsObject:] membership in a collection ignores [c] and [d]; a substring in a string does not"
+    )
     func inIgnoresOptions() throws {
         #expect(try !matches("SELF IN[c] {'ANN', 'BOB'}", .string("Ann")))
         #expect(try matches("SELF IN {'Ann', 'BOB'}", .string("Ann")))
@@ -124,7 +142,9 @@ struct PredicateFoundationTests {
         #expect(try matches("SELF CONTAINS[c] 'NN'", .string("Ann")))
     }
 
-    @Test("[Apple doc isEqualToString:, Foundation isEqual:] == without options compares literally: composed and decomposed é differ")
+    @Test(
+        "[Apple doc isEqualToString:, Foundation isEqual:] == without options compares literally: composed and decomposed é differ"
+    )
     func literalEquality() throws {
         let decomposed = StoreValue.string("e\u{301}")
         #expect(try !matches("SELF == %@", decomposed, "\u{e9}"))
@@ -161,7 +181,9 @@ struct PredicateFoundationTests {
 
     // MARK: LIKE and MATCHES
 
-    @Test("[GNUstep likeWildcards.m, Foundation UREGEX_DOTALL] LIKE's * and ? match line breaks; other regex characters are literal")
+    @Test(
+        "[GNUstep likeWildcards.m, Foundation UREGEX_DOTALL] LIKE's * and ? match line breaks; other regex characters are literal"
+    )
     func likeAndNewlines() throws {
         #expect(try matches("SELF LIKE 'a*'", .string("a\nb")))
         #expect(try matches("SELF LIKE 'a?b'", .string("a\nb")))
@@ -171,7 +193,9 @@ struct PredicateFoundationTests {
         #expect(try !matches("SELF LIKE %@", .string("axb"), "a\\*b"))
     }
 
-    @Test("[Foundation _NSPredicateOperatorUtilities] LIKE and MATCHES compare NFKC forms: composed and decomposed é match, ﬁ is fi")
+    @Test(
+        "[Foundation _NSPredicateOperatorUtilities] LIKE and MATCHES compare NFKC forms: composed and decomposed é match, ﬁ is fi"
+    )
     func likeNormalizes() throws {
         #expect(try matches("SELF LIKE %@", .string("e\u{301}"), "\u{e9}"))
         #expect(try matches("SELF LIKE '?'", .string("e\u{301}")))
@@ -179,7 +203,9 @@ struct PredicateFoundationTests {
         #expect(try matches("SELF LIKE 'fi'", .string("\u{fb01}")))
     }
 
-    @Test("[GNUstep matchesLineAnchors.m, Apple doc] MATCHES matches the whole string; ^ $ match at line breaks, . matches one")
+    @Test(
+        "[GNUstep matchesLineAnchors.m, Apple doc] MATCHES matches the whole string; ^ $ match at line breaks, . matches one"
+    )
     func matchesAnchoring() throws {
         #expect(try !matches("SELF MATCHES '^b$'", .string("a\nb")))
         #expect(try matches("SELF MATCHES '.*^b$'", .string("a\nb")))

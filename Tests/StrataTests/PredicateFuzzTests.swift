@@ -3,7 +3,6 @@ import Strata
 import StrataTesting
 import Testing
 
-
 @Suite("Predicate parser fuzzing")
 struct PredicateFuzzTests {
     static let seeds: [String] = [
@@ -16,7 +15,8 @@ struct PredicateFuzzTests {
         "(", ")", "{", "}", "[", "]", ",", ".", "'", "\"", "\\", "$", "@", "#", "%", "%@", "%K", "==", "!=", "<", ">",
         "<=", ">=", "=<", "=>", "<>", "&&", "||", "!", "+", "-", "*", "/", "**", ":", " AND ", " OR ", " NOT ", "ANY ",
         "ALL ", "NONE ", " IN ", " LIKE ", " MATCHES ", "[cd]", " BETWEEN ", "SUBQUERY(", "CAST(", "TERNARY(",
-        "FUNCTION(", "@count", "@sum", "nil", "YES", "SELF", "0x", "1e", "3.5", "42", "a", "b.c", "now()", "é", "🎉", "\n",
+        "FUNCTION(", "@count", "@sum", "nil", "YES", "SELF", "0x", "1e", "3.5", "42", "a", "b.c", "now()", "é", "🎉",
+        "\n",
         "\u{0}", "TRUEPREDICATE", "FALSEPREDICATE",
     ]
 
@@ -36,7 +36,9 @@ struct PredicateFuzzTests {
             let reparsed = try FetchPredicate(format: predicate.predicateFormat)
             #expect(reparsed == predicate, "\(format.debugDescription) → \(predicate.predicateFormat.debugDescription)")
         } catch {
-            Issue.record("printed form does not parse: \(format.debugDescription) → \(predicate.predicateFormat.debugDescription): \(error)")
+            Issue.record(
+                "printed form does not parse: \(format.debugDescription) → \(predicate.predicateFormat.debugDescription): \(error)"
+            )
         }
         let row: [String: StoreValue] = ["a": .integer(1), "name": .string("x"), "age": .integer(3)]
         do {
@@ -67,7 +69,9 @@ struct PredicateFuzzTests {
                 let position = Int.random(in: 0..<scalars.count, using: &random)
                 switch Int.random(in: 0..<4, using: &random) {
                 case 0: scalars.remove(at: position)
-                case 1: scalars.insert(contentsOf: Self.fragments.randomElement(using: &random)!.unicodeScalars, at: position)
+                case 1:
+                    scalars.insert(
+                        contentsOf: Self.fragments.randomElement(using: &random)!.unicodeScalars, at: position)
                 case 2: scalars[position] = Unicode.Scalar(UInt8.random(in: 32...126, using: &random))
                 default: scalars.swapAt(position, Int.random(in: 0..<scalars.count, using: &random))
                 }
@@ -82,7 +86,9 @@ struct PredicateFuzzTests {
     func randomBytes() {
         var random = SeededGenerator(seed: 99)
         for _ in 0..<3_000 {
-            let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             Self.check(String(decoding: bytes, as: UTF8.self))
         }
     }
@@ -99,7 +105,9 @@ struct PredicateFuzzTests {
         }
     }
 
-    @Test("compiled row predicates answer exactly as the evaluator on random predicates", arguments: [21, 22, 23] as [UInt64])
+    @Test(
+        "compiled row predicates answer exactly as the evaluator on random predicates",
+        arguments: [21, 22, 23] as [UInt64])
     func compiledAgreesWithEvaluator(seed: UInt64) throws {
         let stack = try TestStack(seeded: true)
         let model = ConformanceModel.model
@@ -115,7 +123,8 @@ struct PredicateFuzzTests {
         for _ in 0..<1_500 {
             let entity = model.entities[Int.random(in: 0..<model.entities.count, using: &random)]
             let format = PredicateGenerator.format(for: entity, in: model, using: &random)
-            guard let predicate = try? FetchPredicate(format: format) else { continue }  // generated text that does not parse is the parser fuzz's concern
+            // generated text that does not parse is the parser fuzz's concern
+            guard let predicate = try? FetchPredicate(format: format) else { continue }
             guard let compiled = CompiledRowPredicate(predicate, entity: entity) else { continue }
             compiledCount += 1
             for row in rowsByEntity[entity.name] ?? [] {
@@ -124,10 +133,13 @@ struct PredicateFuzzTests {
                 let answered = Result { try compiled.matches(row.values) }
                 switch (expected, answered) {
                 case (.success(let a), .success(let b)):
-                    #expect(a == b, "seed \(seed): \(entity.name) [\(format)] row \(row.id): evaluator \(a), compiled \(b)")
+                    #expect(
+                        a == b, "seed \(seed): \(entity.name) [\(format)] row \(row.id): evaluator \(a), compiled \(b)")
                 case (.failure, .failure): break
                 default:
-                    Issue.record("seed \(seed): \(entity.name) [\(format)] row \(row.id): evaluator \(expected), compiled \(answered)")
+                    Issue.record(
+                        "seed \(seed): \(entity.name) [\(format)] row \(row.id): evaluator \(expected), compiled \(answered)"
+                    )
                 }
             }
         }

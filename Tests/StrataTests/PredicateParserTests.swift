@@ -4,14 +4,16 @@ import Testing
 
 @Suite("Predicate parser")
 struct PredicateParserTests {
-    @Test("every comparison operator spelling parses to its operator", arguments: [
-        ("a = 1", ComparisonOperator.equal), ("a == 1", .equal), ("a != 1", .notEqual), ("a <> 1", .notEqual),
-        ("a < 1", .lessThan), ("a <= 1", .lessThanOrEqual), ("a =< 1", .lessThanOrEqual), ("a > 1", .greaterThan),
-        ("a >= 1", .greaterThanOrEqual), ("a => 1", .greaterThanOrEqual), ("a LIKE 'x'", .like),
-        ("a MATCHES 'x'", .matches), ("a BEGINSWITH 'x'", .beginsWith), ("a ENDSWITH 'x'", .endsWith),
-        ("a CONTAINS 'x'", .contains), ("a IN {1}", .in), ("a BETWEEN {1, 2}", .between),
-        ("a like 'x'", .like), ("a beginswith 'x'", .beginsWith), ("a between {1, 2}", .between),
-    ])
+    @Test(
+        "every comparison operator spelling parses to its operator",
+        arguments: [
+            ("a = 1", ComparisonOperator.equal), ("a == 1", .equal), ("a != 1", .notEqual), ("a <> 1", .notEqual),
+            ("a < 1", .lessThan), ("a <= 1", .lessThanOrEqual), ("a =< 1", .lessThanOrEqual), ("a > 1", .greaterThan),
+            ("a >= 1", .greaterThanOrEqual), ("a => 1", .greaterThanOrEqual), ("a LIKE 'x'", .like),
+            ("a MATCHES 'x'", .matches), ("a BEGINSWITH 'x'", .beginsWith), ("a ENDSWITH 'x'", .endsWith),
+            ("a CONTAINS 'x'", .contains), ("a IN {1}", .in), ("a BETWEEN {1, 2}", .between),
+            ("a like 'x'", .like), ("a beginswith 'x'", .beginsWith), ("a between {1, 2}", .between),
+        ])
     func operators(format: String, op: ComparisonOperator) throws {
         let predicate = try FetchPredicate(format: format)
         guard case .comparison(let comparison) = predicate else {
@@ -22,12 +24,16 @@ struct PredicateParserTests {
         #expect(comparison.lhs == .keyPath("a"))
     }
 
-    @Test("comparison options parse from brackets", arguments: [
-        ("name ==[c] 'x'", ComparisonOptions.caseInsensitive), ("name LIKE[d] 'x'", .diacriticInsensitive),
-        ("name BEGINSWITH[cd] 'x'", ComparisonOptions([.caseInsensitive, .diacriticInsensitive])), ("name CONTAINS[n] 'x'", .normalized),
-        ("name ENDSWITH[dc] 'x'", ComparisonOptions([.caseInsensitive, .diacriticInsensitive])), ("name !=[C] 'x'", .caseInsensitive),
-        ("name MATCHES 'x'", ComparisonOptions()),
-    ])
+    @Test(
+        "comparison options parse from brackets",
+        arguments: [
+            ("name ==[c] 'x'", ComparisonOptions.caseInsensitive), ("name LIKE[d] 'x'", .diacriticInsensitive),
+            ("name BEGINSWITH[cd] 'x'", ComparisonOptions([.caseInsensitive, .diacriticInsensitive])),
+            ("name CONTAINS[n] 'x'", .normalized),
+            ("name ENDSWITH[dc] 'x'", ComparisonOptions([.caseInsensitive, .diacriticInsensitive])),
+            ("name !=[C] 'x'", .caseInsensitive),
+            ("name MATCHES 'x'", ComparisonOptions()),
+        ])
     func options(format: String, options: ComparisonOptions) throws {
         guard case .comparison(let comparison) = try FetchPredicate(format: format) else {
             Issue.record("not a comparison")
@@ -36,25 +42,29 @@ struct PredicateParserTests {
         #expect(comparison.options == options)
     }
 
-    @Test("literals parse to store values", arguments: [
-        ("a == 42", StoreValue.integer(42)), ("a == -42", .integer(-42)), ("a == 3.5", .double(3.5)),
-        ("a == 1e3", .double(1000)), ("a == 2.5E-1", .double(0.25)), ("a == 0x1F", .integer(31)),
-        ("a == 0o17", .integer(15)), ("a == 0b101", .integer(5)), ("a == nil", .null), ("a == NULL", .null),
-        ("a == Nil", .null), ("a == YES", .bool(true)), ("a == TRUE", .bool(true)), ("a == no", .bool(false)),
-        ("a == FALSE", .bool(false)), ("a == 'single'", .string("single")), ("a == \"double\"", .string("double")),
-        ("a == \"tab\\there\"", .string("tab\there")), ("a == 'it\\'s'", .string("it's")),
-        ("a == \"say \\\"hi\\\"\"", .string("say \"hi\"")), ("a == \"\\u00e9\"", .string("é")),
-        ("a == 'back\\\\slash'", .string("back\\slash")), ("a == \"50%%\"", .string("50%")),
-        ("a == '%@'", .string("%@")), ("a == 'a\\*b'", .string("a\\*b")),
-        ("a == CAST(0, 'NSDate')", .date(Date(timeIntervalSinceReferenceDate: 0))),
-        ("a == CAST(86400.5, \"NSDate\")", .date(Date(timeIntervalSinceReferenceDate: 86400.5))),
-        ("a == CAST('12', 'NSNumber')", .integer(12)),
-        ("a == CAST('00000000-0000-0000-0000-000000000001', 'NSUUID')",
-         .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000001")!)),
-        ("a == CAST('1.25', 'NSDecimalNumber')", .decimal(Decimal(string: "1.25")!)),
-        ("a == CAST('2/p7', 'RowID')", .reference(RowID(entity: 2, primaryKey: 7))),
-        ("a == 99999999999999999999", .double(1e20)),
-    ])
+    @Test(
+        "literals parse to store values",
+        arguments: [
+            ("a == 42", StoreValue.integer(42)), ("a == -42", .integer(-42)), ("a == 3.5", .double(3.5)),
+            ("a == 1e3", .double(1000)), ("a == 2.5E-1", .double(0.25)), ("a == 0x1F", .integer(31)),
+            ("a == 0o17", .integer(15)), ("a == 0b101", .integer(5)), ("a == nil", .null), ("a == NULL", .null),
+            ("a == Nil", .null), ("a == YES", .bool(true)), ("a == TRUE", .bool(true)), ("a == no", .bool(false)),
+            ("a == FALSE", .bool(false)), ("a == 'single'", .string("single")), ("a == \"double\"", .string("double")),
+            ("a == \"tab\\there\"", .string("tab\there")), ("a == 'it\\'s'", .string("it's")),
+            ("a == \"say \\\"hi\\\"\"", .string("say \"hi\"")), ("a == \"\\u00e9\"", .string("é")),
+            ("a == 'back\\\\slash'", .string("back\\slash")), ("a == \"50%%\"", .string("50%")),
+            ("a == '%@'", .string("%@")), ("a == 'a\\*b'", .string("a\\*b")),
+            ("a == CAST(0, 'NSDate')", .date(Date(timeIntervalSinceReferenceDate: 0))),
+            ("a == CAST(86400.5, \"NSDate\")", .date(Date(timeIntervalSinceReferenceDate: 86400.5))),
+            ("a == CAST('12', 'NSNumber')", .integer(12)),
+            (
+                "a == CAST('00000000-0000-0000-0000-000000000001', 'NSUUID')",
+                .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000001")!)
+            ),
+            ("a == CAST('1.25', 'NSDecimalNumber')", .decimal(Decimal(string: "1.25")!)),
+            ("a == CAST('2/p7', 'RowID')", .reference(RowID(entity: 2, primaryKey: 7))),
+            ("a == 99999999999999999999", .double(1e20)),
+        ])
     func literals(format: String, value: StoreValue) throws {
         guard case .comparison(let comparison) = try FetchPredicate(format: format) else {
             Issue.record("not a comparison")
@@ -85,8 +95,9 @@ struct PredicateParserTests {
 
     @Test("symbolic logic operators equal the words")
     func symbolicLogic() throws {
-        #expect(try FetchPredicate(format: "a == 1 && b == 2 || !(c == 3)")
-            == FetchPredicate(format: "a == 1 AND b == 2 OR NOT (c == 3)"))
+        #expect(
+            try FetchPredicate(format: "a == 1 && b == 2 || !(c == 3)")
+                == FetchPredicate(format: "a == 1 AND b == 2 OR NOT (c == 3)"))
     }
 
     @Test("NONE is NOT ANY; SOME is ANY")
@@ -107,7 +118,11 @@ struct PredicateParserTests {
             Issue.record("not a comparison")
             return
         }
-        #expect(comparison.lhs == .function("multiply:by:", [.function("add:to:", [.keyPath("a"), .constant(.integer(1))]), .constant(.integer(2))]))
+        #expect(
+            comparison.lhs
+                == .function(
+                    "multiply:by:",
+                    [.function("add:to:", [.keyPath("a"), .constant(.integer(1))]), .constant(.integer(2))]))
         #expect(comparison.rhs == .keyPath("b"))
         #expect(try FetchPredicate(format: "((a == 1))") == FetchPredicate(format: "a == 1"))
         #expect(try FetchPredicate(format: "(a == 1) AND ((b) == (2))") == FetchPredicate(format: "a == 1 AND b == 2"))
@@ -116,34 +131,79 @@ struct PredicateParserTests {
     @Test("arithmetic has the usual precedence, ** groups to the right")
     func arithmetic() throws {
         let sum = try FetchExpression(format: "1 + 2 * 3")
-        #expect(sum == .function("add:to:", [.constant(.integer(1)), .function("multiply:by:", [.constant(.integer(2)), .constant(.integer(3))])]))
+        #expect(
+            sum
+                == .function(
+                    "add:to:",
+                    [
+                        .constant(.integer(1)),
+                        .function("multiply:by:", [.constant(.integer(2)), .constant(.integer(3))]),
+                    ]))
         let power = try FetchExpression(format: "2 ** 3 ** 2")
-        #expect(power == .function("raise:toPower:", [.constant(.integer(2)), .function("raise:toPower:", [.constant(.integer(3)), .constant(.integer(2))])]))
+        #expect(
+            power
+                == .function(
+                    "raise:toPower:",
+                    [
+                        .constant(.integer(2)),
+                        .function("raise:toPower:", [.constant(.integer(3)), .constant(.integer(2))]),
+                    ]))
         let left = try FetchExpression(format: "10 - 4 - 3")
-        #expect(left == .function("from:subtract:", [.function("from:subtract:", [.constant(.integer(10)), .constant(.integer(4))]), .constant(.integer(3))]))
-        #expect(try FetchExpression(format: "-age") == .function("from:subtract:", [.constant(.integer(0)), .keyPath("age")]))
+        #expect(
+            left
+                == .function(
+                    "from:subtract:",
+                    [
+                        .function("from:subtract:", [.constant(.integer(10)), .constant(.integer(4))]),
+                        .constant(.integer(3)),
+                    ]))
+        #expect(
+            try FetchExpression(format: "-age")
+                == .function("from:subtract:", [.constant(.integer(0)), .keyPath("age")]))
     }
 
-    @Test("key paths, SELF, variables and collection operators", arguments: [
-        ("department.name", FetchExpression.keyPath("department.name")),
-        ("SELF", .evaluatedObject), ("self", .evaluatedObject), ("SELF.name", .keyPath("name")),
-        ("$x", .variable("x")), ("$x.age", .member(.variable("x"), "age")),
-        ("items.@count", .collection(.count, of: .keyPath("items"), keyPath: nil)),
-        ("items.@sum.price", .collection(.sum, of: .keyPath("items"), keyPath: "price")),
-        ("a.items.@avg.unit.price", .collection(.average, of: .keyPath("a.items"), keyPath: "unit.price")),
-        ("@max.age", .collection(.max, of: .evaluatedObject, keyPath: "age")),
-        ("{1, 2}.@count", .collection(.count, of: .aggregate([.constant(.integer(1)), .constant(.integer(2))]), keyPath: nil)),
-        ("#IN", .keyPath("IN")), ("#self.name", .keyPath("self.name")), ("order.date", .keyPath("order.date")),
-        ("now()", .function("now", [])), ("lowercase:(name)", .function("lowercase:", [.keyPath("name")])),
-        ("lowercase(name)", .function("lowercase:", [.keyPath("name")])),
-        ("modulus:by:(age, 3)", .function("modulus:by:", [.keyPath("age"), .constant(.integer(3))])),
-        ("abs:(-3)", .function("abs:", [.constant(.integer(-3))])), ("random()", .function("random", [])),
-        ("random:(10)", .function("random:", [.constant(.integer(10))])),
-        ("sum:({1, 2})", .function("sum:", [.aggregate([.constant(.integer(1)), .constant(.integer(2))])])),
-        ("CAST(birth, 'NSNumber')", .function("castObject:toType:", [.keyPath("birth"), .constant(.string("NSNumber"))])),
-        ("SUBQUERY(items, $i, $i.price > 5).@count", .collection(.count, of: .subquery(collection: .keyPath("items"), variable: "i", predicate: .comparison(ComparisonPredicate(.member(.variable("i"), "price"), .greaterThan, .constant(.integer(5))))), keyPath: nil)),
-        ("TERNARY(a > 1, 'big', 'small')", .ternary(.comparison(ComparisonPredicate(.keyPath("a"), .greaterThan, .constant(.integer(1)))), .constant(.string("big")), .constant(.string("small")))),
-    ])
+    @Test(
+        "key paths, SELF, variables and collection operators",
+        arguments: [
+            ("department.name", FetchExpression.keyPath("department.name")),
+            ("SELF", .evaluatedObject), ("self", .evaluatedObject), ("SELF.name", .keyPath("name")),
+            ("$x", .variable("x")), ("$x.age", .member(.variable("x"), "age")),
+            ("items.@count", .collection(.count, of: .keyPath("items"), keyPath: nil)),
+            ("items.@sum.price", .collection(.sum, of: .keyPath("items"), keyPath: "price")),
+            ("a.items.@avg.unit.price", .collection(.average, of: .keyPath("a.items"), keyPath: "unit.price")),
+            ("@max.age", .collection(.max, of: .evaluatedObject, keyPath: "age")),
+            (
+                "{1, 2}.@count",
+                .collection(.count, of: .aggregate([.constant(.integer(1)), .constant(.integer(2))]), keyPath: nil)
+            ),
+            ("#IN", .keyPath("IN")), ("#self.name", .keyPath("self.name")), ("order.date", .keyPath("order.date")),
+            ("now()", .function("now", [])), ("lowercase:(name)", .function("lowercase:", [.keyPath("name")])),
+            ("lowercase(name)", .function("lowercase:", [.keyPath("name")])),
+            ("modulus:by:(age, 3)", .function("modulus:by:", [.keyPath("age"), .constant(.integer(3))])),
+            ("abs:(-3)", .function("abs:", [.constant(.integer(-3))])), ("random()", .function("random", [])),
+            ("random:(10)", .function("random:", [.constant(.integer(10))])),
+            ("sum:({1, 2})", .function("sum:", [.aggregate([.constant(.integer(1)), .constant(.integer(2))])])),
+            (
+                "CAST(birth, 'NSNumber')",
+                .function("castObject:toType:", [.keyPath("birth"), .constant(.string("NSNumber"))])
+            ),
+            (
+                "SUBQUERY(items, $i, $i.price > 5).@count",
+                .collection(
+                    .count,
+                    of: .subquery(
+                        collection: .keyPath("items"), variable: "i",
+                        predicate: .comparison(
+                            ComparisonPredicate(.member(.variable("i"), "price"), .greaterThan, .constant(.integer(5))))
+                    ), keyPath: nil)
+            ),
+            (
+                "TERNARY(a > 1, 'big', 'small')",
+                .ternary(
+                    .comparison(ComparisonPredicate(.keyPath("a"), .greaterThan, .constant(.integer(1)))),
+                    .constant(.string("big")), .constant(.string("small")))
+            ),
+        ])
     func expressions(format: String, expected: FetchExpression) throws {
         #expect(try FetchExpression(format: format) == expected)
     }
@@ -153,7 +213,10 @@ struct PredicateParserTests {
         let p = try FetchPredicate(
             format: "%K == %@ AND age > %d AND h < %f AND n == %ld AND m == %lld AND u == %u AND s == %s AND i == %i",
             "name", "Ada", 30, 1.5, 7, Int64(8), UInt(9), "str", Int32(10))
-        #expect(p.predicateFormat == #"name == "Ada" AND age > 30 AND h < 1.5 AND n == 7 AND m == 8 AND u == 9 AND s == "str" AND i == 10"#)
+        #expect(
+            p.predicateFormat
+                == #"name == "Ada" AND age > 30 AND h < 1.5 AND n == 7 AND m == 8 AND u == 9 AND s == "str" AND i == 10"#
+        )
     }
 
     @Test("%@ with an array, a set, nil, a date, a key path object")
@@ -161,10 +224,16 @@ struct PredicateParserTests {
         #expect(try FetchPredicate(format: "a IN %@", [1, 2, 3]).predicateFormat == "a IN {1, 2, 3}")
         #expect(try FetchPredicate(format: "a IN %@", Set(["x"])).predicateFormat == #"a IN {"x"}"#)
         #expect(try FetchPredicate(format: "a == %@", Optional<String>.none).predicateFormat == "a == nil")
-        #expect(try FetchPredicate(format: "a == %@", Date(timeIntervalSinceReferenceDate: 10)).predicateFormat == #"a == CAST(10.0, "NSDate")"#)
+        #expect(
+            try FetchPredicate(format: "a == %@", Date(timeIntervalSinceReferenceDate: 10)).predicateFormat
+                == #"a == CAST(10.0, "NSDate")"#)
         #expect(try FetchPredicate(format: "%@ == 1", PredicateKeyPath("a.b")).predicateFormat == "a.b == 1")
-        #expect(try FetchPredicate(format: "%K == 1", PredicateKeyPath("items.@count")).predicateFormat == "items.@count == 1")
-        #expect(try FetchPredicate(format: "a == %@", RowID(entity: 3, primaryKey: 12)).predicateFormat == #"a == CAST("3/p12", "RowID")"#)
+        #expect(
+            try FetchPredicate(format: "%K == 1", PredicateKeyPath("items.@count")).predicateFormat
+                == "items.@count == 1")
+        #expect(
+            try FetchPredicate(format: "a == %@", RowID(entity: 3, primaryKey: 12)).predicateFormat
+                == #"a == CAST("3/p12", "RowID")"#)
     }
 
     @Test("a quoted %@ is a literal string, not an argument")
@@ -202,8 +271,9 @@ struct PredicateParserTests {
     func constants() throws {
         #expect(try FetchPredicate(format: "TRUEPREDICATE") == .truePredicate)
         #expect(try FetchPredicate(format: "falsepredicate") == .falsePredicate)
-        #expect(try FetchPredicate(format: "NOT TRUEPREDICATE OR FALSEPREDICATE")
-            == .or([.not(.truePredicate), .falsePredicate]))
+        #expect(
+            try FetchPredicate(format: "NOT TRUEPREDICATE OR FALSEPREDICATE")
+                == .or([.not(.truePredicate), .falsePredicate]))
     }
 
     @Test("Swift operators build the same trees as the format")

@@ -57,14 +57,17 @@ struct PredicatePrinterTests {
         #expect(first.predicateFormat == second.predicateFormat)
     }
 
-    @Test("constants without literals print as CAST and read back", arguments: [
-        StoreValue.date(Date(timeIntervalSinceReferenceDate: 725_846_400.25)),
-        .date(Date(timeIntervalSinceReferenceDate: -1e9)),
-        .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), .decimal(Decimal(string: "12.345")!),
-        .binary(Data([0, 1, 2, 255])), .uri(URL(string: "https://example.com/a?b=%20")!),
-        .reference(RowID(entity: 4, primaryKey: 99)), .integer(.min), .integer(.max), .double(.infinity),
-        .double(-.infinity), .double(.leastNonzeroMagnitude), .double(-0.5), .string("%@ \u{1} \"q\" \\ é"), .bool(true),
-    ])
+    @Test(
+        "constants without literals print as CAST and read back",
+        arguments: [
+            StoreValue.date(Date(timeIntervalSinceReferenceDate: 725_846_400.25)),
+            .date(Date(timeIntervalSinceReferenceDate: -1e9)),
+            .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), .decimal(Decimal(string: "12.345")!),
+            .binary(Data([0, 1, 2, 255])), .uri(URL(string: "https://example.com/a?b=%20")!),
+            .reference(RowID(entity: 4, primaryKey: 99)), .integer(.min), .integer(.max), .double(.infinity),
+            .double(-.infinity), .double(.leastNonzeroMagnitude), .double(-0.5), .string("%@ \u{1} \"q\" \\ é"),
+            .bool(true),
+        ])
     func constantRoundTrip(value: StoreValue) throws {
         let predicate = FetchPredicate.comparison(ComparisonPredicate(.keyPath("a"), .equal, .constant(value)))
         let reparsed = try FetchPredicate(format: predicate.predicateFormat)
@@ -74,12 +77,23 @@ struct PredicatePrinterTests {
     @Test("programmatic trees print in a form that parses back")
     func programmaticTrees() throws {
         let trees: [FetchPredicate] = [
-            .and([.comparison(ComparisonPredicate(.keyPath("a"), .equal, .constant(.integer(1)))),
-                  .or([.constant(true), .not(.constant(false))])]),
-            .comparison(ComparisonPredicate(.member(.function("now", []), "year"), .greaterThan, .constant(.integer(1)))),
-            .comparison(ComparisonPredicate(.collection(.max, of: .member(.variable("x"), "items"), keyPath: "price"), .lessThan, .constant(.double(3.5)))),
+            .and([
+                .comparison(ComparisonPredicate(.keyPath("a"), .equal, .constant(.integer(1)))),
+                .or([.constant(true), .not(.constant(false))]),
+            ]),
+            .comparison(
+                ComparisonPredicate(.member(.function("now", []), "year"), .greaterThan, .constant(.integer(1)))),
+            .comparison(
+                ComparisonPredicate(
+                    .collection(.max, of: .member(.variable("x"), "items"), keyPath: "price"), .lessThan,
+                    .constant(.double(3.5)))),
             .comparison(ComparisonPredicate(.keyPath("a"), .in, .aggregate([]))),
-            .comparison(ComparisonPredicate(.function("multiply:by:", [.function("add:to:", [.keyPath("a"), .keyPath("b")]), .constant(.integer(-2))]), .equal, .constant(.integer(0)))),
+            .comparison(
+                ComparisonPredicate(
+                    .function(
+                        "multiply:by:",
+                        [.function("add:to:", [.keyPath("a"), .keyPath("b")]), .constant(.integer(-2))]), .equal,
+                    .constant(.integer(0)))),
         ]
         for tree in trees {
             #expect(try FetchPredicate(format: tree.predicateFormat) == tree, "\(tree.predicateFormat)")

@@ -37,15 +37,21 @@ struct PeopleFixture {
     init() {
         let reference = Date(timeIntervalSinceReferenceDate: 0)
         engineering = GraphObject(100, entity: 2, ["name": .string("Engineering"), "budget": .double(1_000_000.5)])
-        ada = GraphObject(1, [
-            "name": .string("Ada"), "age": .integer(36), "salary": .decimal(Decimal(string: "1234.50")!),
-            "height": .double(1.65), "active": .bool(true), "nickname": .null,
-            "birthday": .date(reference.addingTimeInterval(-86_400 * 365)), "city": .string("Zürich"),
-            "email": .string("ada@example.com"), "id": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000001")!),
-        ])
-        alan = GraphObject(2, ["name": .string("Alan"), "age": .integer(41), "active": .bool(false), "nickname": .string("Al")])
-        grace = GraphObject(3, ["name": .string("Grace"), "age": .integer(45), "active": .bool(true), "nickname": .null])
-        edsger = GraphObject(4, ["name": .string("Edsger"), "age": .integer(50), "active": .bool(true), "nickname": .null])
+        ada = GraphObject(
+            1,
+            [
+                "name": .string("Ada"), "age": .integer(36), "salary": .decimal(Decimal(string: "1234.50")!),
+                "height": .double(1.65), "active": .bool(true), "nickname": .null,
+                "birthday": .date(reference.addingTimeInterval(-86_400 * 365)), "city": .string("Zürich"),
+                "email": .string("ada@example.com"),
+                "id": .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000001")!),
+            ])
+        alan = GraphObject(
+            2, ["name": .string("Alan"), "age": .integer(41), "active": .bool(false), "nickname": .string("Al")])
+        grace = GraphObject(
+            3, ["name": .string("Grace"), "age": .integer(45), "active": .bool(true), "nickname": .null])
+        edsger = GraphObject(
+            4, ["name": .string("Edsger"), "age": .integer(50), "active": .bool(true), "nickname": .null])
         ada.toOne["department"] = engineering
         ada.toMany["friends"] = [alan, grace]
         ada.attributes["tags"] = nil
@@ -77,7 +83,8 @@ struct TaggedObject: PredicateEvaluable {
 }
 
 /// Evaluates a format string against an object.
-func evaluate(_ format: String, _ object: any PredicateEvaluable, _ arguments: any PredicateArgument...) throws -> Bool {
+func evaluate(_ format: String, _ object: any PredicateEvaluable, _ arguments: any PredicateArgument...) throws -> Bool
+{
     try FetchPredicate(format: format, argumentArray: arguments).evaluate(with: object)
 }
 

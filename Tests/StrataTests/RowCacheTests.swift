@@ -104,7 +104,9 @@ struct RowCacheTests {
     @Test("a byte bound evicts large rows to stay near the limit")
     func byteBound() {
         let cache = RowCache(limit: 1_000, byteLimit: 50_000)
-        let big = (1...20).map { RowSnapshot(id: RowID(entity: 1, primaryKey: $0), version: 1, values: [.binary(Data(count: 10_000))]) }
+        let big = (1...20).map {
+            RowSnapshot(id: RowID(entity: 1, primaryKey: $0), version: 1, values: [.binary(Data(count: 10_000))])
+        }
         cache.store(big, in: store)
         let stats = cache.statistics
         #expect(stats.bytes <= 50_000 + 50_000 / 8)

@@ -35,15 +35,23 @@ struct RowFastPathTests {
     func numericComparisons() throws {
         var generator = SeededGenerator(seed: 42)
         let rows = (0..<300).map { index in
-            Self.row(Int64(index + 1), age: Self.randomValue(&generator), salary: Self.randomValue(&generator), name: .string("x"))
+            Self.row(
+                Int64(index + 1), age: Self.randomValue(&generator), salary: Self.randomValue(&generator),
+                name: .string("x"))
         }
         let formats = [
             "age == 3", "age != 3", "age < 0", "age <= -2", "age > 2", "age >= 5", "age BETWEEN {-2, 2}",
             "salary == 1.5", "salary != 1.5", "salary < 0.5", "salary <= -1.0", "salary > 2.0", "salary >= 0.0",
             "salary BETWEEN {-1.5, 1.5}", "age == 1.5", "salary > 2", "NOT (age > 1) OR salary < 0.5",
         ]
-        let integerForms = try formats.filter { CompiledRowPredicate(try FetchPredicate(format: $0), entity: Self.employee)?.integerComparison != nil }
-        #expect(integerForms == ["age == 3", "age != 3", "age < 0", "age <= -2", "age > 2", "age >= 5", "age BETWEEN {-2, 2}", "salary > 2"])
+        let integerForms = try formats.filter {
+            CompiledRowPredicate(try FetchPredicate(format: $0), entity: Self.employee)?.integerComparison != nil
+        }
+        #expect(
+            integerForms == [
+                "age == 3", "age != 3", "age < 0", "age <= -2", "age > 2", "age >= 5", "age BETWEEN {-2, 2}",
+                "salary > 2",
+            ])
         for format in formats {
             let predicate = try FetchPredicate(format: format)
             let compiled = try #require(CompiledRowPredicate(predicate, entity: Self.employee))
@@ -58,7 +66,8 @@ struct RowFastPathTests {
                 let expected = Result { try predicate.evaluate(with: view) }
                 let found = Result { try compiled.matches(row.values) }
                 switch (expected, found) {
-                case (.success(let a), .success(let b)): #expect(a == b, "\(format) on \(row.values[Self.ageSlot]), \(row.values[Self.salarySlot])")
+                case (.success(let a), .success(let b)):
+                    #expect(a == b, "\(format) on \(row.values[Self.ageSlot]), \(row.values[Self.salarySlot])")
                 case (.failure, .failure): break
                 default: Issue.record("\(format): evaluator \(expected), compiled \(found)")
                 }
@@ -69,10 +78,14 @@ struct RowFastPathTests {
     @Test("sorting by a string slot orders as the sort key's comparison does, nil first, ties by row ID")
     func stringSort() throws {
         var generator = SeededGenerator(seed: 7)
-        let pieces = ["a", "B", "ab", "abcdefgh", "abcdefghi", "abcdefgi", "é", "e\u{301}", "Zoë", "\u{0}", "a\u{0}", "", "zz"]
+        let pieces = [
+            "a", "B", "ab", "abcdefgh", "abcdefghi", "abcdefgi", "é", "e\u{301}", "Zoë", "\u{0}", "a\u{0}", "", "zz",
+        ]
         let rows = (0..<400).map { index -> RowSnapshot in
-            let name: StoreValue = Int.random(in: 0..<10, using: &generator) == 0
-                ? .null : .string(pieces.randomElement(using: &generator)! + pieces.randomElement(using: &generator)!)  // non-empty
+            let name: StoreValue =
+                Int.random(in: 0..<10, using: &generator) == 0
+                // non-empty
+                ? .null : .string(pieces.randomElement(using: &generator)! + pieces.randomElement(using: &generator)!)
             return Self.row(Int64(400 - index), age: .null, salary: .null, name: name)
         }
         for ascending in [true, false] {
@@ -87,8 +100,11 @@ struct RowFastPathTests {
                 }
             }
             if let first = sorted.indices.first(where: { sorted[$0].id != reference[$0].id }) {
-                let show = { (rows: [RowSnapshot]) in rows[first..<min(first + 4, rows.count)].map { "\($0.id) \($0.values[Self.nameSlot])" } }
-                Issue.record("ascending \(ascending), first difference at \(first): \(show(sorted)) against \(show(reference))")
+                let show = { (rows: [RowSnapshot]) in
+                    rows[first..<min(first + 4, rows.count)].map { "\($0.id) \($0.values[Self.nameSlot])" }
+                }
+                Issue.record(
+                    "ascending \(ascending), first difference at \(first): \(show(sorted)) against \(show(reference))")
             }
         }
     }
@@ -96,12 +112,17 @@ struct RowFastPathTests {
     @Test("compiled expressions give the evaluator's values, integer overflow and nil included")
     func expressions() throws {
         var generator = SeededGenerator(seed: 99)
-        let formats = ["age + 1", "age - salary", "age * 3", "salary * salary", "age * 4611686018427387904", "age + salary + 1", "abs:(age)", "now()"]
+        let formats = [
+            "age + 1", "age - salary", "age * 3", "salary * salary", "age * 4611686018427387904", "age + salary + 1",
+            "abs:(age)", "now()",
+        ]
         for format in formats {
             let expression = try FetchExpression(format: format)
             let compiled = try #require(CompiledRowExpression(expression, entity: Self.employee), "\(format)")
             for index in 0..<200 {
-                let row = Self.row(Int64(index + 1), age: Self.randomValue(&generator), salary: Self.randomValue(&generator), name: .null)
+                let row = Self.row(
+                    Int64(index + 1), age: Self.randomValue(&generator), salary: Self.randomValue(&generator),
+                    name: .null)
                 let view = RowView(row, model: ConformanceModel.model) { _ in nil }
                 let expected = Result { try expression.value(with: view) }
                 let found = Result { try compiled.value(row.values) }
@@ -115,6 +136,7 @@ struct RowFastPathTests {
                 }
             }
         }
-        #expect(CompiledRowExpression(try FetchExpression(format: "department.budget + 1"), entity: Self.employee) == nil)
+        #expect(
+            CompiledRowExpression(try FetchExpression(format: "department.budget + 1"), entity: Self.employee) == nil)
     }
 }

@@ -15,7 +15,9 @@ struct RowTableTests {
     /// Every key and value of the table, as a dictionary; fails when iteration visits a key twice.
     func contents(_ table: RowTable<Int>) -> [RowCache.Key: Int] {
         var seen: [RowCache.Key: Int] = [:]
-        table.forEach { key, value in #expect(seen.updateValue(value, forKey: key) == nil, "key \(key) visited twice") }
+        table.forEachEntry { key, value in
+            #expect(seen.updateValue(value, forKey: key) == nil, "key \(key) visited twice")
+        }
         return seen
     }
 
@@ -57,7 +59,9 @@ struct RowTableTests {
                 // Reservations change where keys live, never what the table holds.
                 let span = Int64.random(in: 0...5_000, using: &rng)
                 if pk < Int64.max - span {
-                    table.reserve(store: stores[store], entity: entity, keys: pk...(pk + span), count: Int.random(in: 1...3_000, using: &rng))
+                    table.reserve(
+                        store: stores[store], entity: entity, keys: pk...(pk + span),
+                        count: Int.random(in: 1...3_000, using: &rng))
                 }
             default:
                 #expect(table.removeValue(forKey: k) == model.removeValue(forKey: k))
@@ -78,7 +82,9 @@ struct RowTableTests {
         #expect(sum == model.values.reduce(0, &+))
     }
 
-    @Test("keys that arrive in order land in a lane, and a lane grows downward to take lower keys from the overflow table")
+    @Test(
+        "keys that arrive in order land in a lane, and a lane grows downward to take lower keys from the overflow table"
+    )
     func lanesCoverRuns() {
         var table = RowTable<Int>()
         // 5,000 keys counting down from 5,000: the lane starts at the first and must grow down.
@@ -90,7 +96,7 @@ struct RowTableTests {
         #expect(table[key(0, 1, 30_000)] == -1)
         var previous: Int64 = 0
         var inOrder = true
-        table.forEach { key, _ in
+        table.forEachEntry { key, _ in
             // Only keys in a lane come back in key order; one left in the overflow table would come last.
             if key.row.primaryKey <= previous { inOrder = false }
             previous = key.row.primaryKey
@@ -113,14 +119,16 @@ struct RowTableTests {
         #expect(table.isEmpty)
     }
 
-    @Test("a reserved range takes its keys in one lane; a range too sparse for its count is refused and its keys still land")
+    @Test(
+        "a reserved range takes its keys in one lane; a range too sparse for its count is refused and its keys still land"
+    )
     func reservations() {
         var table = RowTable<Int>()
         table.reserve(store: stores[0], entity: 1, keys: 1_001...101_000, count: 100_000)
         for pk in Int64(1_001)...101_000 { table.updateValue(Int(pk), forKey: key(0, 1, pk)) }
         var previous: Int64 = 0
         var inOrder = true
-        table.forEach { key, _ in
+        table.forEachEntry { key, _ in
             if key.row.primaryKey <= previous { inOrder = false }
             previous = key.row.primaryKey
         }
@@ -151,7 +159,9 @@ struct RowTableTests {
         }
         var table = RowTable<Box>()
         // Gaps in the lane (empty slots near the end too, where the look-ahead runs off the lane).
-        for pk in Int64(1)...500 where pk % 7 != 0 && pk != 499 { table.updateValue(Box(Int(pk)), forKey: key(0, 1, pk)) }
+        for pk in Int64(1)...500 where pk % 7 != 0 && pk != 499 {
+            table.updateValue(Box(Int(pk)), forKey: key(0, 1, pk))
+        }
         table.updateValue(Box(-1), forKey: key(1, 2, Int64.max))
         weak var first: Box?
         first = table[key(0, 1, 1)]

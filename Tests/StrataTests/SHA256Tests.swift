@@ -6,12 +6,16 @@ import Testing
 struct SHA256Tests {
     @Test("the empty message")
     func empty() {
-        #expect(SHA256Digest.hash([UInt8]()).hexString == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            SHA256Digest.hash([UInt8]()).hexString == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        )
     }
 
     @Test("\"abc\"")
     func abc() {
-        #expect(SHA256Digest.hash("abc".utf8).hexString == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            SHA256Digest.hash("abc".utf8).hexString
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
     @Test("the 448-bit message, whole and fed in pieces")

@@ -19,14 +19,16 @@ struct SortKeyTests {
         #expect(Self.names(try SortKey.sort(rows, by: [SortKey("name", ascending: false)])) == ["b", "a", nil])
     }
 
-    @Test("string comparisons: default, case-insensitive, Finder-like", arguments: [
-        (SortComparison.default, ["B", "a", "C", "b"], ["B", "C", "a", "b"]),
-        (.caseInsensitive, ["B", "a", "C", "b"], ["a", "B", "b", "C"]),
-        (.localizedStandard, ["file10", "File2", "file1", "file02b"], ["file1", "File2", "file02b", "file10"]),
-        (.localizedStandard, ["x100", "x20", "x3", "y1"], ["x3", "x20", "x100", "y1"]),
-        (.default, ["é", "e", "f"], ["e", "f", "é"]),
-        (.caseInsensitive, ["b", "A", "a", "B"], ["A", "a", "b", "B"]),
-    ])
+    @Test(
+        "string comparisons: default, case-insensitive, Finder-like",
+        arguments: [
+            (SortComparison.default, ["B", "a", "C", "b"], ["B", "C", "a", "b"]),
+            (.caseInsensitive, ["B", "a", "C", "b"], ["a", "B", "b", "C"]),
+            (.localizedStandard, ["file10", "File2", "file1", "file02b"], ["file1", "File2", "file02b", "file10"]),
+            (.localizedStandard, ["x100", "x20", "x3", "y1"], ["x3", "x20", "x100", "y1"]),
+            (.default, ["é", "e", "f"], ["e", "f", "é"]),
+            (.caseInsensitive, ["b", "A", "a", "B"], ["A", "a", "b", "B"]),
+        ])
     func strings(comparison: SortComparison, input: [String], expected: [String]) throws {
         let sorted = try SortKey.sort(Self.rows(input), by: [SortKey("name", comparison: comparison)])
         #expect(Self.names(sorted) == expected)
@@ -73,19 +75,30 @@ struct SortKeyTests {
         let mixed: [[String: StoreValue]] = [["v": .integer(1)], ["v": .string("a")]]
         #expect(predicateErrorCode { _ = try SortKey.sort(mixed, by: [SortKey("v")]) } == .typeMismatch)
         let people = PeopleFixture()
-        #expect(predicateErrorCode { _ = try SortKey.compare(people.ada, people.alan, by: [SortKey("friends.age")]) } == .typeMismatch)
+        #expect(
+            predicateErrorCode { _ = try SortKey.compare(people.ada, people.alan, by: [SortKey("friends.age")]) }
+                == .typeMismatch)
         #expect(predicateErrorCode { _ = try SortKey("a..b").value(of: people.ada) } == .invalidArgument)
         #expect(predicateErrorCode { _ = try SortKey("nosuch").value(of: people.ada) } == .unknownKeyPath)
     }
 
-    @Test("value comparison fast path", arguments: [
-        (StoreValue.null, StoreValue.integer(1), ComparisonResult.orderedAscending),
-        (.integer(1), .null, .orderedDescending), (.null, .null, .orderedSame), (.integer(2), .double(2), .orderedSame),
-        (.string("a"), .string("b"), .orderedAscending),
-        (.uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000002")!), .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000001")!), .orderedDescending),
-        (.reference(RowID(entity: 1, primaryKey: 2)), .reference(RowID(entity: 1, primaryKey: 10)), .orderedAscending),
-        (.binary(Data([1, 2])), .binary(Data([1, 3])), .orderedAscending),
-    ])
+    @Test(
+        "value comparison fast path",
+        arguments: [
+            (StoreValue.null, StoreValue.integer(1), ComparisonResult.orderedAscending),
+            (.integer(1), .null, .orderedDescending), (.null, .null, .orderedSame),
+            (.integer(2), .double(2), .orderedSame),
+            (.string("a"), .string("b"), .orderedAscending),
+            (
+                .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000002")!),
+                .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000001")!), .orderedDescending
+            ),
+            (
+                .reference(RowID(entity: 1, primaryKey: 2)), .reference(RowID(entity: 1, primaryKey: 10)),
+                .orderedAscending
+            ),
+            (.binary(Data([1, 2])), .binary(Data([1, 3])), .orderedAscending),
+        ])
     func fastPath(a: StoreValue, b: StoreValue, expected: ComparisonResult) throws {
         #expect(try SortKey.compare(a, b) == expected)
     }

@@ -27,11 +27,18 @@ struct TypedSubclassTests {
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
             EntityDescription(
-                "Author", properties: [.attribute("name", .string), .attribute("born", .integer16), .attribute("rating", .double),
-                    .toMany("books", "Book", inverse: "author")], managedObjectClass: Author.self),
+                "Author",
+                properties: [
+                    .attribute("name", .string), .attribute("born", .integer16), .attribute("rating", .double),
+                    .toMany("books", "Book", inverse: "author"),
+                ], managedObjectClass: Author.self),
             EntityDescription(
-                "Book", properties: [.attribute("title", .string), .attribute("published", .date),
-                    .toOne("author", "Author", inverse: "books"), .toMany("chapters", "Chapter", inverse: "book", ordered: true)],
+                "Book",
+                properties: [
+                    .attribute("title", .string), .attribute("published", .date),
+                    .toOne("author", "Author", inverse: "books"),
+                    .toMany("chapters", "Chapter", inverse: "book", ordered: true),
+                ],
                 managedObjectClass: Book.self),
             EntityDescription(
                 "Chapter", properties: [.attribute("heading", .string), .toOne("book", "Book", inverse: "chapters")],

@@ -10,19 +10,26 @@ struct ValidationTests {
             EntityDescription(
                 "Account",
                 properties: [
-                    .attribute("handle", .string, isOptional: false,
+                    .attribute(
+                        "handle", .string, isOptional: false,
                         validation: ValidationRules(minimumLength: 3, maximumLength: 8, regularExpression: "[a-z]+")),
-                    .attribute("level", .integer32, validation: ValidationRules(minimum: .integer(1), maximum: .integer(10))),
+                    .attribute(
+                        "level", .integer32, validation: ValidationRules(minimum: .integer(1), maximum: .integer(10))),
                     .attribute("score", .double, validation: ValidationRules(minimum: .double(0))),
-                    .attribute("joined", .date, validation: ValidationRules(
-                        minimum: .date(Date(timeIntervalSinceReferenceDate: 0)), maximum: .date(Date(timeIntervalSinceReferenceDate: 1e9)))),
+                    .attribute(
+                        "joined", .date,
+                        validation: ValidationRules(
+                            minimum: .date(Date(timeIntervalSinceReferenceDate: 0)),
+                            maximum: .date(Date(timeIntervalSinceReferenceDate: 1e9)))),
                     .attribute("note", .string, isTransient: true),
                     .toMany("devices", "Device", inverse: "account", minCount: 1, maxCount: 2),
                     .toOne("plan", "Plan", inverse: "accounts", isOptional: false),
                 ],
                 uniquenessConstraints: [["handle"]]),
-            EntityDescription("Device", properties: [.attribute("name", .string), .toOne("account", "Account", inverse: "devices")]),
-            EntityDescription("Plan", properties: [.attribute("name", .string), .toMany("accounts", "Account", inverse: "plan")]),
+            EntityDescription(
+                "Device", properties: [.attribute("name", .string), .toOne("account", "Account", inverse: "devices")]),
+            EntityDescription(
+                "Plan", properties: [.attribute("name", .string), .toMany("accounts", "Account", inverse: "plan")]),
         ])
     }
 
@@ -52,10 +59,14 @@ struct ValidationTests {
         account["score"] = -1.0
         account["joined"] = Date(timeIntervalSinceReferenceDate: -5)
         let found = Set(codes { try context.save() })
-        #expect(found == [.stringTooShort, .stringPatternMismatch, .numberTooLarge, .numberTooSmall, .dateTooSoon,
-            .relationshipTooFewItems, .missingMandatoryProperty])
+        #expect(
+            found == [
+                .stringTooShort, .stringPatternMismatch, .numberTooLarge, .numberTooSmall, .dateTooSoon,
+                .relationshipTooFewItems, .missingMandatoryProperty,
+            ])
         #expect(try context.count(for: FetchRequest(entityName: "Account")) == 1)
-        let stored = try ManagedObjectContext(coordinator: context.coordinator).count(for: FetchRequest(entityName: "Account"))
+        let stored = try ManagedObjectContext(coordinator: context.coordinator).count(
+            for: FetchRequest(entityName: "Account"))
         #expect(stored == 0)
     }
 
@@ -109,10 +120,15 @@ struct ValidationTests {
     func customValidation() throws {
         final class Picky: ManagedObject {
             override func validateForInsert() throws {
-                throw ObjectValidationError(failures: [.init(objectID: objectID, entity: entity.name, property: "name", code: .custom, message: "no")])
+                throw ObjectValidationError(failures: [
+                    .init(objectID: objectID, entity: entity.name, property: "name", code: .custom, message: "no")
+                ])
             }
         }
-        let model = try ManagedObjectModel(entities: [EntityDescription("Picky", properties: [.attribute("name", .string, isOptional: false)], managedObjectClass: Picky.self)])
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "Picky", properties: [.attribute("name", .string, isOptional: false)], managedObjectClass: Picky.self)
+        ])
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(type: .inMemory)
         let context = ManagedObjectContext(coordinator: coordinator)

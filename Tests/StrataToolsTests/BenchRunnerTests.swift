@@ -36,8 +36,10 @@ struct BenchRunnerTests {
 
     @Test("two passes of one contender pool their samples; another contender's results or different data are refused")
     func pooledPasses() throws {
-        let first = try #require(try StrataBench.run(drivers: [.memory], rows: Self.rows, rounds: 2).contender("strata-memory"))
-        let second = try #require(try StrataBench.run(drivers: [.memory], rows: Self.rows, rounds: 3).contender("strata-memory"))
+        let first = try #require(
+            try StrataBench.run(drivers: [.memory], rows: Self.rows, rounds: 2).contender("strata-memory"))
+        let second = try #require(
+            try StrataBench.run(drivers: [.memory], rows: Self.rows, rounds: 3).contender("strata-memory"))
         let pooled = try first.pooled(with: second)
         #expect(pooled.rounds == 5)
         for (index, m) in pooled.measurements.enumerated() {
@@ -66,7 +68,8 @@ struct BenchRunnerTests {
     @Test("the JSON has rows and one result per driver and workload with a median in milliseconds")
     func jsonShape() throws {
         let report = try StrataBench.run(drivers: [.memory], rows: Self.rows, rounds: 1)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(report.flatJSON().utf8)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(report.flatJSON().utf8)) as? [String: Any])
         #expect(object["rows"] as? Int == Self.rows)
         let results = try #require(object["results"] as? [[String: Any]])
         #expect(results.count == BenchWorkload.allCases.count)

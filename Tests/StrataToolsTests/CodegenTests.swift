@@ -56,11 +56,14 @@ func awkwardCompositeModel() throws -> ManagedObjectModel {
         EntityDescription(
             "Station",
             properties: [
-                .attribute(everything), .attribute(.composite("copy", elements: everything.elements, compositeName: "Station")),
+                .attribute(everything),
+                .attribute(.composite("copy", elements: everything.elements, compositeName: "Station")),
                 .composite("Double", elements: [AttributeDescription("x", .double)]),
-                .composite("class", elements: [AttributeDescription("y", .double, isOptional: false)], isOptional: false),
+                .composite(
+                    "class", elements: [AttributeDescription("y", .double, isOptional: false)], isOptional: false),
             ]),
-        EntityDescription("Sub", parent: "Station", properties: [.composite("more", elements: [place], compositeName: "Place")]),
+        EntityDescription(
+            "Sub", parent: "Station", properties: [.composite("more", elements: [place], compositeName: "Place")]),
     ])
 }
 
@@ -137,7 +140,8 @@ struct CodegenTests {
 
     @Test("a composite becomes a nested struct and a property reading its elements by key path")
     func composites() throws {
-        let files = Dictionary(uniqueKeysWithValues: CodeGenerator.generate(CompositeModel.model).map { ($0.name, $0.contents) })
+        let files = Dictionary(
+            uniqueKeysWithValues: CodeGenerator.generate(CompositeModel.model).map { ($0.name, $0.contents) })
         let quake = try #require(files["Quake.swift"])
         #expect(quake.contains("public var location: Location? {\n        get { Location(self, at: \"location\") }"))
         #expect(quake.contains("set { Location.write(newValue, to: self, at: \"location\") }"))
@@ -159,7 +163,11 @@ struct CodegenTests {
     @Test("names Swift or ManagedObject already use are suffixed; keywords are escaped")
     func reservedNames() throws {
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("Note", properties: [.attribute("description", .string), .attribute("default", .boolean), .attribute("entity", .string)]),
+            EntityDescription(
+                "Note",
+                properties: [
+                    .attribute("description", .string), .attribute("default", .boolean), .attribute("entity", .string),
+                ])
         ])
         let source = try #require(CodeGenerator.generate(model).first { $0.name == "Note.swift" }?.contents)
         #expect(source.contains("@ManagedAttribute(\"description\") public var descriptionValue: String?"))
@@ -167,7 +175,9 @@ struct CodegenTests {
         #expect(source.contains("public var entityValue: String?"))
     }
 
-    @Test("a name never leaves its string literal or comment: newlines, quotes, backslashes, */ and invisible characters are escaped")
+    @Test(
+        "a name never leaves its string literal or comment: newlines, quotes, backslashes, */ and invisible characters are escaped"
+    )
     func escaping() throws {
         let hostile = [
             "a\nb", "*/ x /* y", "q\"uote", "back\\slash", "\\(interpolated)", "tab\tnul\0cr\r", "rtl\u{202E}x",
@@ -176,9 +186,17 @@ struct CodegenTests {
         for text in hostile {
             let literal = CodeGenerator.literal(text)
             #expect(decodeLiteral(literal) == text, "\(literal)")
-            #expect(!literal.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format || $0 == "\u{2028}" || $0 == "\u{2029}" }, "\(literal)")
+            #expect(
+                !literal.unicodeScalars.contains {
+                    $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+                        || $0 == "\u{2028}" || $0 == "\u{2029}"
+                }, "\(literal)")
             let comment = CodeGenerator.commentText(text)
-            #expect(!comment.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\u{85}" || $0 == "\u{2028}" || $0 == "\u{2029}" || $0 == "\u{202E}" }, "\(comment)")
+            #expect(
+                !comment.unicodeScalars.contains {
+                    $0 == "\n" || $0 == "\r" || $0 == "\u{85}" || $0 == "\u{2028}" || $0 == "\u{2029}"
+                        || $0 == "\u{202E}"
+                }, "\(comment)")
         }
         #expect(CodeGenerator.literal("a\nb\"\\") == #""a\nb\"\\""#)
         #expect(CodeGenerator.sanitized("9lives") == "_9lives" && CodeGenerator.sanitized("a b*/") == "a_b__")
@@ -188,10 +206,12 @@ struct CodegenTests {
     func awkwardNames() throws {
         let model = try awkwardNamesModel()
         let files = Dictionary(uniqueKeysWithValues: CodeGenerator.generate(model).map { ($0.name, $0.contents) })
-        #expect(files.keys.sorted() == [
-            "DateObject.swift", "FetchRequestObject.swift", "ManagedObjectObject.swift", "ModelClasses.swift", "Note.swift",
-            "StrataObject.swift", "StringObject.swift", "noteObject.swift", "protocolObject.swift",
-        ])
+        #expect(
+            files.keys.sorted() == [
+                "DateObject.swift", "FetchRequestObject.swift", "ManagedObjectObject.swift", "ModelClasses.swift",
+                "Note.swift",
+                "StrataObject.swift", "StringObject.swift", "noteObject.swift", "protocolObject.swift",
+            ])
         let date = try #require(files["DateObject.swift"])
         #expect(date.contains("@ManagedAttribute(\"class\") public var `class`: String?"))
         #expect(date.contains("@ManagedAttribute(\"description\") public var descriptionValue: String?"))
@@ -214,9 +234,10 @@ struct CodegenTests {
         let output = directory.file("Generated")
         let result = try runStrata(["codegen", try writeDemoModel(in: directory), "--output", output.path])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: output.path).sorted() == [
-            "Department.swift", "Employee.swift", "ModelClasses.swift", "Project.swift",
-        ])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: output.path).sorted() == [
+                "Department.swift", "Employee.swift", "ModelClasses.swift", "Project.swift",
+            ])
         let missing = try runStrata(["codegen", directory.file("Nope.xcdatamodeld").path, "--output", output.path])
         #expect(missing.status == 64)
     }
@@ -225,10 +246,12 @@ struct CodegenTests {
         "generated code for every corpus model, and for names Swift already uses, compiles against the library",
         .needsCorpus, .timeLimit(.minutes(20)))
     func corpusBuild() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let directory = try TemporaryDirectory(prefix: "strata-codegen")
         var targets: [String] = []
-        let models = try corpusModelFiles().map { try ManagedObjectModel(contentsOf: $0) }
+        let models =
+            try corpusModelFiles().map { try ManagedObjectModel(contentsOf: $0) }
             + [try awkwardNamesModel(), CompositeModel.model, try awkwardCompositeModel(), DerivedModel.model]
         for (index, model) in models.enumerated() {
             let name = "Model\(index)"

@@ -38,7 +38,9 @@ struct CompositeToolsTests {
         let exported = quakes(try export(try seededCompositeStore()))
         let a = try #require(exported["a"])
         #expect(a["magnitude"]?.serialized(pretty: false) == #"{"richter":6.1,"depth":10.5}"#)
-        #expect(a["location"]?.serialized(pretty: false) == #"{"latitude":35.6,"longitude":139.7,"place":{"city":"Tokyo","country":"JP"}}"#)
+        #expect(
+            a["location"]?.serialized(pretty: false)
+                == #"{"latitude":35.6,"longitude":139.7,"place":{"city":"Tokyo","country":"JP"}}"#)
         #expect(a["depth"] == .number("10"))
         #expect(exported["c"]?["location"]?["place"] == .null, "an absent nested composite is null")
         #expect(exported["d"]?["magnitude"] == .null && exported["d"]?["location"] == .null)
@@ -54,7 +56,8 @@ struct CompositeToolsTests {
         let modelPath = directory.file("Quakes.json")
         try CompositeModel.model.encodedRepresentation().write(to: modelPath)
         let b = memoryLocation("imported")
-        let summary = try InterchangeImporter.importData(Data(text.utf8), fileName: "q.json", into: b, modelPath: modelPath.path)
+        let summary = try InterchangeImporter.importData(
+            Data(text.utf8), fileName: "q.json", into: b, modelPath: modelPath.path)
         #expect(summary.total == 7)
         #expect(quakes(try export(a)) == quakes(try export(b)))
     }
@@ -105,12 +108,18 @@ struct CompositeToolsTests {
         let b = fileLocation(.lmdb, "b", in: directory)
         let converted = try runStrata(["convert", a.description, b.description, "--quiet"])
         #expect(converted.status == 0, "\(converted.stderr)")
-        let query = try runStrata(["query", b.description, "--entity", "Quake", "--where", "magnitude.richter > 6", "--sort", "code"])
+        let query = try runStrata([
+            "query", b.description, "--entity", "Quake", "--where", "magnitude.richter > 6", "--sort", "code",
+        ])
         #expect(query.status == 0, "\(query.stderr)")
-        #expect(query.stdout.contains("6.1") && query.stdout.contains("7.3") && !query.stdout.contains("4.2"), "\(query.stdout)")
+        #expect(
+            query.stdout.contains("6.1") && query.stdout.contains("7.3") && !query.stdout.contains("4.2"),
+            "\(query.stdout)")
         #expect(try StoreValidator.validate(b).isEmpty)
         let shown = try runStrata(["model", "show", b.description])
-        #expect(shown.stdout.contains("  magnitude: Composite Magnitude (optional)\n    richter: Double (required)"), "\(shown.stdout)")
+        #expect(
+            shown.stdout.contains("  magnitude: Composite Magnitude (optional)\n    richter: Double (required)"),
+            "\(shown.stdout)")
     }
 
     @Test("query sorts by element key paths and prints a composite as an object, its elements as columns")
@@ -131,22 +140,38 @@ struct CompositeToolsTests {
         let text = try StoreQuery.run(store, table)
         #expect(text.contains("location.place.city") && text.contains("(2 objects)"), "\(text)")
         table.sort = "location.nope"
-        #expect { try StoreQuery.run(store, table) } throws: { "\($0)".contains("is a composite attribute; sort by one of its elements") }
+        #expect { try StoreQuery.run(store, table) } throws: {
+            "\($0)".contains("is a composite attribute; sort by one of its elements")
+        }
     }
 
     @Test("model show --json lists elements; model diff reports changed elements")
     func modelTools() throws {
-        let quake = try #require(ModelDescription.json(CompositeModel.model)["entities"]?.arrayValue?.first { $0["name"] == .string("Quake") })
+        let quake = try #require(
+            ModelDescription.json(CompositeModel.model)["entities"]?.arrayValue?.first {
+                $0["name"] == .string("Quake")
+            })
         let location = try #require(quake["attributes"]?.arrayValue?.first { $0["name"] == .string("location") })
         #expect(location["type"] == .string("Composite") && location["composite"] == .string("Location"))
-        #expect(location["elements"]?.arrayValue?.map { $0["name"]?.stringValue } == ["latitude", "longitude", "place"])
+        #expect(
+            location["elements"]?.arrayValue?.map { $0["name"]?.stringValue } == ["latitude", "longitude", "place"])
         #expect(location["elements"]?.arrayValue?.last?["elements"]?.arrayValue?.count == 2)
         var changed = CompositeModel.location
         changed.elements[0] = AttributeDescription("latitude", .float)
-        let other = try ManagedObjectModel(entities: [EntityDescription("Station", properties: [.attribute("name", .string, isOptional: false), .attribute(changed)])])
-        let before = try ManagedObjectModel(entities: [EntityDescription("Station", properties: [.attribute("name", .string, isOptional: false), .attribute(CompositeModel.location)])])
+        let other = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "Station", properties: [.attribute("name", .string, isOptional: false), .attribute(changed)])
+        ])
+        let before = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "Station",
+                properties: [.attribute("name", .string, isOptional: false), .attribute(CompositeModel.location)])
+        ])
         let diff = ModelDiff(old: before, new: other)
-        #expect(diff.changes.map(\.description).contains { $0.contains("Station.location") && $0.contains("composite elements") }, "\(diff.lines)")
+        #expect(
+            diff.changes.map(\.description).contains {
+                $0.contains("Station.location") && $0.contains("composite elements")
+            }, "\(diff.lines)")
         #expect(diff.needsMigration)
     }
 }

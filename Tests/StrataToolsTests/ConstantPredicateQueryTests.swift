@@ -15,10 +15,15 @@ struct ConstantPredicateQueryTests {
         let context = ManagedObjectContext(coordinator: coordinator)
         let items = try context.fetch(FetchRequest(entityName: "Item"))
         #expect(!items.isEmpty)
-        for format in ["2 => 1", "!(1 < 0)", "(1 < 0) || (1 > 0)", "(1 < 0) AND (1 > 0)", "NOT (2 => 1) OR int16 > 0", "1 == 1 AND int16 > 0"] {
+        for format in [
+            "2 => 1", "!(1 < 0)", "(1 < 0) || (1 > 0)", "(1 < 0) AND (1 > 0)", "NOT (2 => 1) OR int16 > 0",
+            "1 == 1 AND int16 > 0",
+        ] {
             let predicate = try FetchPredicate(format: format)
             let expected = try items.filter { try predicate.evaluate(with: $0) }.count
-            let result = try runStrata(["query", url.path, "--entity", "Item", "--where", format, "--count", "--format", "json"])
+            let result = try runStrata([
+                "query", url.path, "--entity", "Item", "--where", format, "--count", "--format", "json",
+            ])
             #expect(result.status == 0, "\(format): \(result.stderr)")
             #expect(result.stdout.contains("\"count\": \(expected)"), "\(format): \(result.stdout)")
         }

@@ -28,7 +28,8 @@ struct ConvertLibraryTests {
         let back = memoryLocation("back")
         let first = try StoreConverter.convert(from: a, to: b, options: ConversionOptions(batchSize: 3))
         #expect(first.isVerified)
-        #expect(first.entities.first { $0.name == "Employee" }?.destinationCount == ConformanceModel.employeeNames.count)
+        #expect(
+            first.entities.first { $0.name == "Employee" }?.destinationCount == ConformanceModel.employeeNames.count)
         let second = try StoreConverter.convert(from: b, to: back)
         #expect(second.isVerified)
         #expect(try digests(a) == digests(back))
@@ -49,11 +50,14 @@ struct ConvertLibraryTests {
         #expect(employee.objectID.primaryKey > existing.max() ?? 0)
     }
 
-    @Test("an ordered one-to-many whose members are copied after their owner keeps its order in SQLite (round-trip seed 1)")
+    @Test(
+        "an ordered one-to-many whose members are copied after their owner keeps its order in SQLite (round-trip seed 1)"
+    )
     func orderedMembersCopiedLater() throws {
         let model = try ManagedObjectModel(entities: [
             EntityDescription("Album", properties: [.toMany("tracks", "Track", inverse: "album", ordered: true)]),
-            EntityDescription("Track", properties: [.attribute("title", .string), .toOne("album", "Album", inverse: "tracks")]),
+            EntityDescription(
+                "Track", properties: [.attribute("title", .string), .toOne("album", "Album", inverse: "tracks")]),
         ])
         let source = memoryLocation("ordered")
         do {
@@ -84,7 +88,8 @@ struct ConvertLibraryTests {
     @Test("a configuration limits the copy to its entities")
     func configuration() throws {
         let a = try seededMemoryStore()
-        let report = try StoreConverter.convert(from: a, to: memoryLocation(), options: ConversionOptions(configuration: "Staff"))
+        let report = try StoreConverter.convert(
+            from: a, to: memoryLocation(), options: ConversionOptions(configuration: "Staff"))
         #expect(report.entities.map(\.name) == ["Department", "Employee"])
         #expect(report.isVerified)
     }
@@ -94,7 +99,8 @@ struct ConvertLibraryTests {
         let a = try seededMemoryStore()
         let box = ProgressLog()
         _ = try StoreConverter.convert(
-            from: a, to: memoryLocation(), options: ConversionOptions(batchSize: 4, progress: { box.events.append($0) }))
+            from: a, to: memoryLocation(), options: ConversionOptions(batchSize: 4, progress: { box.events.append($0) })
+        )
         let last = try #require(box.events.last)
         #expect(last.copied == last.total)
         #expect(last.total > 40)
@@ -104,19 +110,22 @@ struct ConvertLibraryTests {
     @Test("mistakes are usage errors: unknown configuration, existing destination, source without a model")
     func mistakes() throws {
         let a = try seededMemoryStore()
-        #expect { try StoreConverter.convert(from: a, to: memoryLocation(), options: ConversionOptions(configuration: "Nope")) }
-            throws: { ($0 as? ToolError)?.exitCode == 64 && "\($0)".contains("Nope") }
+        #expect {
+            try StoreConverter.convert(from: a, to: memoryLocation(), options: ConversionOptions(configuration: "Nope"))
+        } throws: { ($0 as? ToolError)?.exitCode == 64 && "\($0)".contains("Nope") }
         let taken = try seededMemoryStore()
         #expect { try StoreConverter.convert(from: a, to: taken) } throws: { ($0 as? ToolError)?.exitCode == 64 }
-        #expect { try StoreConverter.convert(from: memoryLocation("empty"), to: memoryLocation()) }
-            throws: { ($0 as? ToolError)?.exitCode == 64 && "\($0)".contains("--model") }
+        #expect { try StoreConverter.convert(from: memoryLocation("empty"), to: memoryLocation()) } throws: {
+            ($0 as? ToolError)?.exitCode == 64 && "\($0)".contains("--model")
+        }
         #expect { try StoreConverter.convert(from: a, to: a) } throws: { ($0 as? ToolError)?.exitCode == 64 }
     }
 
     @Test("the progress bar shows percentage, rows, rate and ETA")
     func progressBarLine() {
         let line = ProgressBar.barLine(
-            ConversionProgress(entity: "Person", entityCopied: 50, entityTotal: 100, copied: 500, total: 1000), elapsed: 2)
+            ConversionProgress(entity: "Person", entityCopied: 50, entityTotal: 100, copied: 500, total: 1000),
+            elapsed: 2)
         #expect(line == "[###############---------------]  50%  500/1000 rows  250 rows/s  ETA 0:02  Person")
         var plain: [String] = []
         let bar = ProgressBar(isTerminal: false) { plain.append($0) }
@@ -191,7 +200,9 @@ struct ConvertCommandTests {
         #expect(again.stderr.contains("--overwrite"))
         let replaced = try runStrata(["convert", a.description, b.description, "--overwrite", "--quiet"])
         #expect(replaced.status == 0)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter {
+            $0.hasPrefix(".")
+        }
         #expect(leftovers.isEmpty)
     }
 
@@ -206,7 +217,9 @@ struct ConvertCommandTests {
         } else {
             try Data(repeating: 0x5A, count: 8192).write(to: location.url!)
         }
-        let result = try runStrata(["inspect", location.description, "--model", try writeConformanceModel(in: directory)])
+        let result = try runStrata([
+            "inspect", location.description, "--model", try writeConformanceModel(in: directory),
+        ])
         #expect(result.status == 1)
         #expect(result.stderr.contains("bad"))
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Strata
-import StrataTools
 import StrataTesting
+import StrataTools
 import Testing
 
 @Suite("strata demo")
@@ -22,7 +22,9 @@ struct DemoCommandTests {
         #expect(result.status == 0)
         #expect(result.stdout.contains("Strata demo on the SQLite driver"))
         #expect(result.stdout.contains("3 employees remain"))
-        #expect(result.stdout.contains("Ran the same steps on in-memory, SQLite, XML, LMDB: every driver gave the same results."))
+        #expect(
+            result.stdout.contains(
+                "Ran the same steps on in-memory, SQLite, XML, LMDB: every driver gave the same results."))
         #expect(result.stdout.contains("sqlite → lmdb: 5 objects in 3 entities, verified"))
         #expect(result.stdout.contains("lmdb → xml: 5 objects in 3 entities, verified"))
         for driver in ["in-memory", "SQLite", "XML", "LMDB"] { #expect(result.stdout.contains("| \(driver) | ")) }

@@ -8,7 +8,9 @@ import Testing
 struct DriverBenchTests {
     static let rows = 200
 
-    @Test("the driver-level contender runs every workload on every driver with the dataset's answers", arguments: DriverKind.allCases)
+    @Test(
+        "the driver-level contender runs every workload on every driver with the dataset's answers",
+        arguments: DriverKind.allCases)
     func everyWorkloadOnEveryDriver(kind: DriverKind) throws {
         if kind == .postgres { DriverKind.usePostgresServer(try PostgreSQLTestServer.shared().url(schema: "public")) }
         let contender = try #require(try DriverBenchContender(kind: kind))

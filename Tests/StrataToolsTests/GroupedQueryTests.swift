@@ -12,7 +12,9 @@ struct GroupedQueryTests {
     static let toolSchemes: [StoreLocation.Scheme] = fileSchemes + [.postgres]
 
     /// A coordinator on a seeded store of `scheme`.
-    private func seeded(_ scheme: StoreLocation.Scheme, in directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, StoreLocation) {
+    private func seeded(_ scheme: StoreLocation.Scheme, in directory: TemporaryDirectory) throws -> (
+        PersistentStoreCoordinator, StoreLocation
+    ) {
         let location =
             switch scheme {
             case .memory: memoryLocation("grouped")
@@ -25,7 +27,8 @@ struct GroupedQueryTests {
         return (coordinator, location)
     }
 
-    @Test("every grouped corpus query gives the in-memory driver's answer to the bit, in the same order, on every driver")
+    @Test(
+        "every grouped corpus query gives the in-memory driver's answer to the bit, in the same order, on every driver")
     func sameAnswersEverywhere() throws {
         let directory = try TemporaryDirectory()
         let (reference, _) = try seeded(.memory, in: directory)
@@ -38,8 +41,11 @@ struct GroupedQueryTests {
                 #expect(actual.count == expected.count, "\(scheme) \(query)")
                 for (a, e) in zip(actual, expected) {
                     // Object IDs name rows of other stores, whose keys may differ: compare their entities.
-                    let strip = { (row: [String: Any]) in row.mapValues { ($0 as? ManagedObjectID).map { $0.entity.name as Any } ?? $0 } }
-                    #expect(PredicateCorpus.sameRow(strip(a), strip(e), exact: true), "\(scheme) \(query): \(a) != \(e)")
+                    let strip = { (row: [String: Any]) in
+                        row.mapValues { ($0 as? ManagedObjectID).map { $0.entity.name as Any } ?? $0 }
+                    }
+                    #expect(
+                        PredicateCorpus.sameRow(strip(a), strip(e), exact: true), "\(scheme) \(query): \(a) != \(e)")
                 }
             }
         }
@@ -71,7 +77,11 @@ struct GroupedQueryTests {
     func exactSumsInSQL() throws {
         let directory = try TemporaryDirectory()
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("Reading", properties: [.attribute("group", .integer16), .attribute("value", .double), .attribute("count", .integer64)])
+            EntityDescription(
+                "Reading",
+                properties: [
+                    .attribute("group", .integer16), .attribute("value", .double), .attribute("count", .integer64),
+                ])
         ])
         var answers: [[[String: Any]]] = []
         for scheme in [StoreLocation.Scheme.memory, .sqlite, .lmdb] {
@@ -89,8 +99,10 @@ struct GroupedQueryTests {
             try context.save()
             var request = FetchRequest(entityName: "Reading")
             request.propertiesToFetch = [
-                "group", .expression(ExpressionDescription(name: "sum", expression: try FetchExpression(format: "sum:(value)"))),
-                .expression(ExpressionDescription(name: "mean", expression: try FetchExpression(format: "average:(value)"))),
+                "group",
+                .expression(ExpressionDescription(name: "sum", expression: try FetchExpression(format: "sum:(value)"))),
+                .expression(
+                    ExpressionDescription(name: "mean", expression: try FetchExpression(format: "average:(value)"))),
                 .expression(ExpressionDescription(name: "big", expression: try FetchExpression(format: "sum:(count)"))),
             ]
             request.propertiesToGroupBy = ["group"]
@@ -98,7 +110,9 @@ struct GroupedQueryTests {
         }
         for answer in answers.dropFirst() {
             #expect(answer.count == answers[0].count)
-            for (a, b) in zip(answer, answers[0]) { #expect(PredicateCorpus.sameRow(a, b, exact: true), "\(a) != \(b)") }
+            for (a, b) in zip(answer, answers[0]) {
+                #expect(PredicateCorpus.sameRow(a, b, exact: true), "\(a) != \(b)")
+            }
         }
         #expect(answers[0].allSatisfy { $0["big"] is Double }, "sums past Int64 are Doubles: \(answers[0])")
         #expect(answers[0].first?["sum"] as? Double == 2)
@@ -109,7 +123,11 @@ struct GroupedQueryTests {
         var current = entity
         let keys = path.split(separator: ".").map(String.init)
         for key in keys.dropLast() {
-            guard let next = current.relationshipsByName[key].flatMap({ ConformanceModel.model.entity(named: $0.destinationEntityName) }) else { return nil }
+            guard
+                let next = current.relationshipsByName[key].flatMap({
+                    ConformanceModel.model.entity(named: $0.destinationEntityName)
+                })
+            else { return nil }
             current = next
         }
         return current.attributesByName[keys.last ?? ""]?.type
@@ -129,7 +147,8 @@ struct GroupedQueryTests {
         return arguments
     }
 
-    @Test("strata query --group-by --aggregate prints the groups computed independently, on every driver the tool opens")
+    @Test(
+        "strata query --group-by --aggregate prints the groups computed independently, on every driver the tool opens")
     func cliMatchesIndependentAnswers() throws {
         let directory = try TemporaryDirectory()
         // Queries without having, sort or limit (the tool's --having names aggregates differently).
@@ -217,23 +236,30 @@ struct GroupedQueryTests {
         let directory = try TemporaryDirectory()
         let location = fileLocation(.lmdb, "shapes", in: directory)
         try seededMemoryStore(location)
-        let base = ["query", location.description, "--entity", "Employee", "--group-by", "department.name", "--aggregate", "count:*,avg:age"]
-        let json = try runStrata(base + ["--format", "json", "--sort", "count(*):desc,department.name", "--limit", "2"])
+        let base = [
+            "query", location.description, "--entity", "Employee", "--group-by", "department.name", "--aggregate",
+            "count:*,avg:age",
+        ]
+        let json = try runStrata(
+            base + ["--format", "json", "--sort", "count(*):desc,department.name", "--limit", "2"])
         #expect(json.status == 0, "\(json.stderr)")
         let rows = try #require(try parseJSON(json.stdout).arrayValue)
         #expect(rows.map { $0["department.name"]?.stringValue } == ["Research", "Sales"])
         #expect(rows.first?["count(*)"] == .number("4"))
         if case .number = rows.first?["avg(age)"] {} else { Issue.record("avg(age) is not a number: \(json.stdout)") }
         let having = try runStrata(base + ["--format", "json", "--having", "$count < 4"])
-        #expect(try parseJSON(having.stdout).arrayValue?.compactMap { $0["department.name"]?.stringValue } == ["support"])
+        #expect(
+            try parseJSON(having.stdout).arrayValue?.compactMap { $0["department.name"]?.stringValue } == ["support"])
         let counted = try runStrata(base + ["--count"])
         #expect(counted.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "4")
         let table = try runStrata(base)
         #expect(table.stdout.contains("count(*)") && table.stdout.contains("(4 groups)"), "\(table.stdout)")
         let csv = try runStrata(base + ["--format", "csv"])
         #expect(csv.stdout.hasPrefix("department.name,count(*),avg(age)"), "\(csv.stdout)")
-        let whole = try runStrata(["query", location.description, "--entity", "Employee", "--aggregate", "count:*", "--aggregate", "max:name", "--format", "json"])
+        let whole = try runStrata([
+            "query", location.description, "--entity", "Employee", "--aggregate", "count:*", "--aggregate", "max:name",
+            "--format", "json",
+        ])
         #expect(try parseJSON(whole.stdout).arrayValue?.first?["count(*)"] == .number("12"), "\(whole.stdout)")
     }
 }
-

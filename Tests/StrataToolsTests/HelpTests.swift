@@ -3,10 +3,12 @@ import Testing
 
 @Suite("strata --help")
 struct HelpTests {
-    @Test("every command's help shows an example", arguments: [
-        ["convert"], ["inspect"], ["query"], ["export"], ["import"], ["validate"], ["model"], ["model", "show"],
-        ["model", "diff"], ["codegen"], ["demo"], ["migrate"],
-    ])
+    @Test(
+        "every command's help shows an example",
+        arguments: [
+            ["convert"], ["inspect"], ["query"], ["export"], ["import"], ["validate"], ["model"], ["model", "show"],
+            ["model", "diff"], ["codegen"], ["demo"], ["migrate"],
+        ])
     func examples(_ command: [String]) throws {
         let result = try runStrata(command + ["--help"])
         #expect(result.status == 0)

@@ -10,9 +10,11 @@ private func writeHostileStore(at url: URL, entity: String, column: String) thro
     func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
     let connection = try SQLiteConnection(path: url.path, mode: .readWriteCreate)
     defer { connection.close() }
-    try connection.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+    try connection.execute(
+        "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
     try connection.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
-    try connection.execute("CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, \(quoted(column)) VARCHAR)")
+    try connection.execute(
+        "CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, \(quoted(column)) VARCHAR)")
     try connection.execute("INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT) VALUES (1, 1, 1)")
     let row = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (1, ?, 0, 1)")
     try row.bind([.text(entity)])
@@ -27,16 +29,22 @@ struct HostileStoreTests {
         let target = directory.file("attached.db")
         let attach = "x); ATTACH DATABASE '\(target.path)' AS p; --"
         let stores = [
-            ("entity", try { () -> URL in
-                let url = directory.file("entity.sqlite")
-                try writeHostileStore(at: url, entity: "Note" + attach, column: "ZTITLE")
-                return url
-            }()),
-            ("column", try { () -> URL in
-                let url = directory.file("column.sqlite")
-                try writeHostileStore(at: url, entity: "Note", column: "ZTITLE" + attach)
-                return url
-            }()),
+            (
+                "entity",
+                try { () -> URL in
+                    let url = directory.file("entity.sqlite")
+                    try writeHostileStore(at: url, entity: "Note" + attach, column: "ZTITLE")
+                    return url
+                }()
+            ),
+            (
+                "column",
+                try { () -> URL in
+                    let url = directory.file("column.sqlite")
+                    try writeHostileStore(at: url, entity: "Note", column: "ZTITLE" + attach)
+                    return url
+                }()
+            ),
         ]
         for (what, url) in stores {
             let inspect = try runStrata(["inspect", url.path])

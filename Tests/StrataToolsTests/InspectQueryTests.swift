@@ -31,8 +31,11 @@ struct InspectTests {
     func givenModel() throws {
         let directory = try TemporaryDirectory()
         let store = try seededMemoryStore()
-        #expect(try StoreInspector.inspect(store, modelPath: try writeConformanceModel(in: directory)).matchesGivenModel == true)
-        #expect(try StoreInspector.inspect(store, modelPath: try writeDemoModel(in: directory)).matchesGivenModel == false)
+        #expect(
+            try StoreInspector.inspect(store, modelPath: try writeConformanceModel(in: directory)).matchesGivenModel
+                == true)
+        #expect(
+            try StoreInspector.inspect(store, modelPath: try writeDemoModel(in: directory)).matchesGivenModel == false)
     }
 
     @Test("the binary prints the --json shape of the issue for an empty store")
@@ -109,7 +112,9 @@ struct QueryTests {
         let store = try seededMemoryStore()
         var options = QueryOptions(entity: "Employee")
         options.predicate = "age >>> 3"
-        #expect { try StoreQuery.run(store, options) } throws: { ($0 as? ToolError)?.exitCode == 64 && "\($0)".contains("--where") }
+        #expect { try StoreQuery.run(store, options) } throws: {
+            ($0 as? ToolError)?.exitCode == 64 && "\($0)".contains("--where")
+        }
         options.predicate = "salary == 'abc' AND nonsense > 1"
         #expect { try StoreQuery.run(store, options) } throws: { ($0 as? ToolError)?.exitCode == 64 }
         options.predicate = nil
@@ -118,7 +123,9 @@ struct QueryTests {
         options.sort = nil
         options.properties = ["shoeSize"]
         #expect { try StoreQuery.run(store, options) } throws: { "\($0)".contains("shoeSize") }
-        #expect { try StoreQuery.run(store, QueryOptions(entity: "Nobody")) } throws: { "\($0)".contains("no entity 'Nobody'") }
+        #expect { try StoreQuery.run(store, QueryOptions(entity: "Nobody")) } throws: {
+            "\($0)".contains("no entity 'Nobody'")
+        }
     }
 
     @Test("the binary reports a malformed predicate in one line with exit 64")
@@ -135,10 +142,14 @@ struct QueryTests {
     func binaryEmpty() throws {
         let directory = try TemporaryDirectory()
         let model = try writeDemoModel(in: directory)
-        let table = try runStrata(["query", "memory:", "--model", model, "--entity", "Employee", "--where", "age > 3", "--sort", "name:desc"])
+        let table = try runStrata([
+            "query", "memory:", "--model", model, "--entity", "Employee", "--where", "age > 3", "--sort", "name:desc",
+        ])
         #expect(table.status == 0, "\(table.stderr)")
         #expect(table.stdout.contains("(0 objects)"))
-        let count = try runStrata(["query", "memory:", "--model", model, "--entity", "Employee", "--count", "--format", "json"])
+        let count = try runStrata([
+            "query", "memory:", "--model", model, "--entity", "Employee", "--count", "--format", "json",
+        ])
         #expect(count.stdout.contains("\"count\": 0"))
         let badLimit = try runStrata(["query", "memory:", "--entity", "Employee", "--limit", "-1"])
         #expect(badLimit.status == 64)

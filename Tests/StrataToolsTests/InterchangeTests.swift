@@ -63,7 +63,8 @@ struct InterchangeTests {
         #expect(item["attributes"]?["uuid"] == .string("00000000-0000-0000-0000-000000000001"))
         #expect(item["relationships"]?["tags"]?.arrayValue != nil)
         #expect(items.allSatisfy { $0["entity"] == .string("Item") || $0["entity"] == .string("Tag") })
-        let alone = try #require(parseJSON(try export(try seededMemoryStore(), entities: ["Item"]))["objects"]?.arrayValue)
+        let alone = try #require(
+            parseJSON(try export(try seededMemoryStore(), entities: ["Item"]))["objects"]?.arrayValue)
         #expect(alone.allSatisfy { $0["relationships"]?["tags"] == nil })
     }
 
@@ -113,7 +114,8 @@ struct InterchangeTests {
         let directory = try TemporaryDirectory()
         let store = memoryLocation("refused")
         #expect {
-            try InterchangeImporter.importData(Data(bad.utf8), fileName: "bad.json", into: store, modelPath: try writeDemoModel(in: directory))
+            try InterchangeImporter.importData(
+                Data(bad.utf8), fileName: "bad.json", into: store, modelPath: try writeDemoModel(in: directory))
         } throws: { ($0 as? ToolError)?.exitCode == 1 && "\($0)".contains("nothing imported") }
         #expect(!store.exists)
     }
@@ -128,7 +130,10 @@ struct InterchangeTests {
             ]}
             """
         let problems = InterchangeImporter.problems(in: Data(text.utf8), model: try Demo.makeModel())
-        #expect(problems.contains { $0.path == "$.objects[0].relationships.employees" && $0.message.contains("does not point back") })
+        #expect(
+            problems.contains {
+                $0.path == "$.objects[0].relationships.employees" && $0.message.contains("does not point back")
+            })
     }
 
     @Test("bad JSON exits 1 naming the line and column; a missing file exits 64")
@@ -156,7 +161,10 @@ struct InterchangeTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Imported 4 objects into memory: (Department 1, Employee 2, Project 1)."))
         let bad = directory.file("bad.json")
-        try Data(#"{"format": "strata-json", "version": 1, "objects": [{"entity": "Employee", "id": "e", "attributes": {"age": 3}}]}"#.utf8).write(to: bad)
+        try Data(
+            #"{"format": "strata-json", "version": 1, "objects": [{"entity": "Employee", "id": "e", "attributes": {"age": 3}}]}"#
+                .utf8
+        ).write(to: bad)
         let refused = try runStrata(["import", bad.path, "--to", "memory:", "--model", model])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("$.objects[0].attributes.name: 'name' is required"))
@@ -190,7 +198,9 @@ struct InterchangeTests {
         let json = directory.file("a.json")
         #expect(try runStrata(["export", a.description, "--output", json.path]).status == 0)
         let b = fileLocation(scheme, "b", in: directory)
-        let imported = try runStrata(["import", json.path, "--to", b.description, "--model", try writeConformanceModel(in: directory)])
+        let imported = try runStrata([
+            "import", json.path, "--to", b.description, "--model", try writeConformanceModel(in: directory),
+        ])
         #expect(imported.status == 0, "\(imported.stderr)")
         let counts = { (store: StoreLocation) in try StoreInspector.inspect(store).entities.map(\.count) }
         #expect(try counts(a) == counts(b))
@@ -209,7 +219,9 @@ struct InterchangeBuildingBlockTests {
         ]
         for date in dates {
             let text = ISO8601Timestamp.string(from: date)
-            #expect(ISO8601Timestamp.date(from: text)?.timeIntervalSinceReferenceDate.bitPattern == date.timeIntervalSinceReferenceDate.bitPattern, "\(text)")
+            #expect(
+                ISO8601Timestamp.date(from: text)?.timeIntervalSinceReferenceDate.bitPattern
+                    == date.timeIntervalSinceReferenceDate.bitPattern, "\(text)")
         }
         #expect(ISO8601Timestamp.string(from: Date(timeIntervalSinceReferenceDate: 0)) == "2001-01-01T00:00:00.000Z")
         #expect(ISO8601Timestamp.date(from: "1990-05-01T00:00:00Z") == Date(timeIntervalSince1970: 641_520_000))
@@ -228,7 +240,9 @@ struct InterchangeBuildingBlockTests {
                 Issue.record("\(seconds): read back as \(read)")
                 continue
             }
-            #expect(date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern, "\(seconds) is written \(json) and reads back as \(date.timeIntervalSinceReferenceDate)")
+            #expect(
+                date.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern,
+                "\(seconds) is written \(json) and reads back as \(date.timeIntervalSinceReferenceDate)")
         }
     }
 
@@ -236,13 +250,17 @@ struct InterchangeBuildingBlockTests {
     func controlCharacters() throws {
         let text = String(decoding: (0..<32).map { UInt8($0) }, as: UTF8.self)
         let written = JSONValue.string(text).serialized(pretty: false)
-        #expect(written == #""\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\u0008\t\n\u000b\u000c\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f""#)
+        #expect(
+            written
+                == #""\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\u0008\t\n\u000b\u000c\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f""#
+        )
         #expect(try JSONParser.parse(Data(written.utf8)) == .string(text))
     }
 
     @Test("the JSON parser keeps key order and number text, and names the place of a syntax error")
     func parser() throws {
-        let value = try JSONParser.parse(Data(#"{"b": 1.50, "a": [true, null, "\u00e9\n"], "big": 12345678901234567890}"#.utf8))
+        let value = try JSONParser.parse(
+            Data(#"{"b": 1.50, "a": [true, null, "\u00e9\n"], "big": 12345678901234567890}"#.utf8))
         #expect(value.objectValue?.map(\.0) == ["b", "a", "big"])
         #expect(value["b"] == .number("1.50"))
         #expect(value["big"] == .number("12345678901234567890"))

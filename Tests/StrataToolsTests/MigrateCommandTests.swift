@@ -46,7 +46,8 @@ struct MigrateCommandTests {
         }
     }
 
-    @Test("--dry-run writes nothing (every file byte-identical) and prints the inferred mapping with each entity's rows")
+    @Test(
+        "--dry-run writes nothing (every file byte-identical) and prints the inferred mapping with each entity's rows")
     func dryRun() throws {
         let fixture = try Fixture()
         let before = try fixture.files()
@@ -58,7 +59,8 @@ struct MigrateCommandTests {
         #expect(result.stdout.contains("Would migrate"), "\(result.stdout)")
         #expect(result.stdout.contains("lightweight"))
         #expect(result.stdout.contains("mapping inferred"))
-        let row = try #require(result.stdout.split(separator: "\n").first { $0.contains("IEM_Transform_Person") }, "\(result.stdout)")
+        let row = try #require(
+            result.stdout.split(separator: "\n").first { $0.contains("IEM_Transform_Person") }, "\(result.stdout)")
         #expect(row.contains("Person") && row.hasSuffix(" 32"), "\(row)")  // 40 people, 8 of them employees
         #expect(result.stdout.contains("Dry run: nothing was written."))
         #expect(result.stderr.isEmpty, "a dry run draws no progress")
@@ -90,11 +92,17 @@ struct MigrateCommandTests {
         let again = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2])
         #expect(again.status == 0)
         #expect(again.stdout.contains("nothing to migrate"))
-        let refused = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2, "--from-model", fixture.version1, "--backup"])
-        #expect(refused.status == 64 && refused.stderr.contains(backup) && refused.stderr.contains("already exists"), "\(refused.stderr)")
+        let refused = try runStrata([
+            "migrate", fixture.store.path, "--model", fixture.version2, "--from-model", fixture.version1, "--backup",
+        ])
+        #expect(
+            refused.status == 64 && refused.stderr.contains(backup) && refused.stderr.contains("already exists"),
+            "\(refused.stderr)")
     }
 
-    @Test("migrate --mapping runs an Xcode mapping model: its filter, written expression and Xcode's default expressions are evaluated")
+    @Test(
+        "migrate --mapping runs an Xcode mapping model: its filter, written expression and Xcode's default expressions are evaluated"
+    )
     func mappingModel() throws {
         let fixture = try Fixture()
         var mappings = XcodeMappingFixture.migrationModels
@@ -103,16 +111,21 @@ struct MigrateCommandTests {
         mappings[1].propertyExtras = mappings[0].propertyExtras
         mappings[1].filter = "age >= 18"
         let bundle = try XcodeMappingFixture.write(XcodeMappingFixture.document(mappings), in: fixture.directory)
-        let dry = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2, "--mapping", bundle.path, "--dry-run"])
+        let dry = try runStrata([
+            "migrate", fixture.store.path, "--model", fixture.version2, "--mapping", bundle.path, "--dry-run",
+        ])
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.contains("PersonToMember") && dry.stdout.contains("filter age >= 18"), "\(dry.stdout)")
         #expect(dry.stdout.contains("town ← $source.city"), "\(dry.stdout)")
-        let result = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2, "--mapping", bundle.path, "--quiet"])
+        let result = try runStrata([
+            "migrate", fixture.store.path, "--model", fixture.version2, "--mapping", bundle.path, "--quiet",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Strategy: objects"), "\(result.stdout)")
         try fixture.open(MigrationModels.version2) { context in
             let members = try context.fetch(FetchRequest(entityName: "Member"))
-            let indices = Set(members.compactMap { ($0["name"] as? String)?.split(separator: " ").last.flatMap { Int($0) } })
+            let indices = Set(
+                members.compactMap { ($0["name"] as? String)?.split(separator: " ").last.flatMap { Int($0) } })
             #expect(indices == Set(18..<40), "people under 18 are filtered out")
             for member in members {
                 let index = try #require((member["name"] as? String)?.split(separator: " ").last.flatMap { Int($0) })
@@ -121,15 +134,19 @@ struct MigrateCommandTests {
                 #expect(member["status"] as? String == "active", "the new attribute's default")
                 #expect((member.entity.name == "Employee") == (index % 5 == 4))
                 let clubs = Set(member.objects(forKey: "clubs").compactMap { $0["title"] as? String })
-                #expect(clubs == Set([2, 3, 5].enumerated().filter { index % $0.element == 0 }.map { "club \($0.offset)" }))
+                #expect(
+                    clubs == Set([2, 3, 5].enumerated().filter { index % $0.element == 0 }.map { "club \($0.offset)" }))
             }
             let pets = try context.fetch(FetchRequest(entityName: "Pet"))
             #expect(pets.count == 20)
-            #expect(Set(pets.compactMap { $0.object(forKey: "owner")?["name"] as? String }) == ["person 18", "person 19"])
+            #expect(
+                Set(pets.compactMap { $0.object(forKey: "owner")?["name"] as? String }) == ["person 18", "person 19"])
         }
     }
 
-    @Test("Apple's SampleModel_V1.sqlite migrates to SampleModel2 through migrate --from-model, keeping its rows", .needsCorpus)
+    @Test(
+        "Apple's SampleModel_V1.sqlite migrates to SampleModel2 through migrate --from-model, keeping its rows",
+        .needsCorpus)
     func appleSampleModel() throws {
         let corpus = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["STRATA_CORPUS"]))
         let directory = try TemporaryDirectory(prefix: "migrate-apple")
@@ -142,7 +159,8 @@ struct MigrateCommandTests {
         let plan = try parseJSON(dry.stdout)
         #expect(plan["lightweight"] == .bool(true))
         #expect(plan["sourceModel"] == .string("given"))
-        let planned = try #require(plan["entityMappings"]?.arrayValue).compactMap { $0["sourceRows"]?.intValue }.reduce(0, +)
+        let planned = try #require(plan["entityMappings"]?.arrayValue).compactMap { $0["sourceRows"]?.intValue }.reduce(
+            0, +)
         #expect(planned > 0)
         let result = try runStrata(["migrate", store.path, "--model", v2, "--from-model", v1, "--json", "--quiet"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -152,7 +170,9 @@ struct MigrateCommandTests {
         #expect(rows == planned, "every row is kept")
         let metadata = try #require(try StoreOpener.metadata(at: StoreLocation(scheme: .sqlite, url: store)))
         let model = try ModelFile.load(v2)
-        #expect(model.isConfiguration(nil, compatibleWithStoreMetadata: metadata), "the store now carries SampleModel2's hashes")
+        #expect(
+            model.isConfiguration(nil, compatibleWithStoreMetadata: metadata),
+            "the store now carries SampleModel2's hashes")
         let again = try runStrata(["migrate", store.path, "--model", v2])
         #expect(again.status == 0 && again.stdout.contains("nothing to migrate"), "\(again.stdout)\(again.stderr)")
     }
@@ -161,17 +181,27 @@ struct MigrateCommandTests {
     func errors() throws {
         let fixture = try Fixture(people: 5)
         let before = try Data(contentsOf: fixture.store)
-        let missing = try runStrata(["migrate", fixture.directory.file("none.sqlite").path, "--model", fixture.version2])
+        let missing = try runStrata([
+            "migrate", fixture.directory.file("none.sqlite").path, "--model", fixture.version2,
+        ])
         #expect(missing.status == 64 && missing.stderr.contains("none.sqlite"), "\(missing.stderr)")
-        let noModel = try runStrata(["migrate", fixture.store.path, "--model", fixture.directory.file("nope.json").path])
+        let noModel = try runStrata([
+            "migrate", fixture.store.path, "--model", fixture.directory.file("nope.json").path,
+        ])
         #expect(noModel.status == 64 && noModel.stderr.contains("nope.json"), "\(noModel.stderr)")
-        let noMapping = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2, "--mapping", fixture.directory.file("Gone.xcmappingmodel").path])
+        let noMapping = try runStrata([
+            "migrate", fixture.store.path, "--model", fixture.version2, "--mapping",
+            fixture.directory.file("Gone.xcmappingmodel").path,
+        ])
         #expect(noMapping.status == 64 && noMapping.stderr.contains("Gone.xcmappingmodel"), "\(noMapping.stderr)")
-        let wrongSource = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2, "--from-model", fixture.version2])
+        let wrongSource = try runStrata([
+            "migrate", fixture.store.path, "--model", fixture.version2, "--from-model", fixture.version2,
+        ])
         #expect(wrongSource.status == 1 && wrongSource.stderr.contains("does not match"), "\(wrongSource.stderr)")
         var mappings = XcodeMappingFixture.migrationModels
         mappings[0].destination = "Nobody"
-        let unfit = try XcodeMappingFixture.write(XcodeMappingFixture.document(mappings), named: "Unfit", in: fixture.directory)
+        let unfit = try XcodeMappingFixture.write(
+            XcodeMappingFixture.document(mappings), named: "Unfit", in: fixture.directory)
         let wrong = try runStrata(["migrate", fixture.store.path, "--model", fixture.version2, "--mapping", unfit.path])
         #expect(wrong.status != 0 && wrong.stderr.contains("Nobody"), "\(wrong.stderr)")
         // A change inference cannot make: name becomes an Integer 32.
@@ -179,7 +209,9 @@ struct MigrateCommandTests {
         let changed = fixture.directory.file("changed.json")
         try ManagedObjectModel(entities: [person]).encodedRepresentation().write(to: changed)
         let notInferred = try runStrata(["migrate", fixture.store.path, "--model", changed.path])
-        #expect(notInferred.status == 1 && notInferred.stderr.contains("people.sqlite") && notInferred.stderr.contains("Person.name"), "\(notInferred.stderr)")
+        #expect(
+            notInferred.status == 1 && notInferred.stderr.contains("people.sqlite")
+                && notInferred.stderr.contains("Person.name"), "\(notInferred.stderr)")
         #expect(try Data(contentsOf: fixture.store) == before)
         let memory = try runStrata(["migrate", "memory:", "--model", fixture.version2])
         #expect(memory.status == 64)
@@ -191,11 +223,13 @@ struct MigrateCommandTests {
         let light = try runStrata(["model", "diff", fixture.version1, fixture.version2])
         #expect(light.status == 0, "\(light.stderr)")
         #expect(light.stdout.contains("lightweight: Strata (and Core Data) can infer the mapping"), "\(light.stdout)")
-        let person = EntityDescription("Person", properties: [.attribute("name", .integer32), .attribute("age", .string)])
+        let person = EntityDescription(
+            "Person", properties: [.attribute("name", .integer32), .attribute("age", .string)])
         let changed = fixture.directory.file("changed.json")
         try ManagedObjectModel(entities: [person]).encodedRepresentation().write(to: changed)
         let heavy = try runStrata(["model", "diff", fixture.version1, changed.path])
-        #expect(heavy.stdout.contains("not lightweight: a mapping model is needed for these changes:"), "\(heavy.stdout)")
+        #expect(
+            heavy.stdout.contains("not lightweight: a mapping model is needed for these changes:"), "\(heavy.stdout)")
         #expect(heavy.stdout.contains("Person.name") && heavy.stdout.contains("Person.age"), "\(heavy.stdout)")
         let json = try parseJSON(try runStrata(["model", "diff", fixture.version1, changed.path, "--json"]).stdout)
         #expect(json["lightweight"] == .bool(false))

@@ -17,41 +17,43 @@ struct ModelChangeMigrationTests {
         """
 
     /// Version 1: Person (name, age Integer 16, rank Integer 16, nickname, city) ↔ Pet.
-    static let version1 = header + """
-            <entity name="Person" representedClassName="Person" syncable="YES" codeGenerationType="class">
-                <attribute name="name" attributeType="String"/>
-                <attribute name="age" optional="YES" attributeType="Integer 16" defaultValueString="0" usesScalarValueType="YES"/>
-                <attribute name="rank" optional="YES" attributeType="Integer 16" defaultValueString="0" usesScalarValueType="YES"/>
-                <attribute name="nickname" optional="YES" attributeType="String"/>
-                <attribute name="city" optional="YES" attributeType="String"/>
-                <relationship name="pets" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Pet" inverseName="owner" inverseEntity="Pet"/>
-            </entity>
-            <entity name="Pet" representedClassName="Pet" syncable="YES" codeGenerationType="class">
-                <attribute name="name" optional="YES" attributeType="String"/>
-                <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="pets" inverseEntity="Person"/>
-            </entity>
-        </model>
-        """
+    static let version1 =
+        header + """
+                <entity name="Person" representedClassName="Person" syncable="YES" codeGenerationType="class">
+                    <attribute name="name" attributeType="String"/>
+                    <attribute name="age" optional="YES" attributeType="Integer 16" defaultValueString="0" usesScalarValueType="YES"/>
+                    <attribute name="rank" optional="YES" attributeType="Integer 16" defaultValueString="0" usesScalarValueType="YES"/>
+                    <attribute name="nickname" optional="YES" attributeType="String"/>
+                    <attribute name="city" optional="YES" attributeType="String"/>
+                    <relationship name="pets" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Pet" inverseName="owner" inverseEntity="Pet"/>
+                </entity>
+                <entity name="Pet" representedClassName="Pet" syncable="YES" codeGenerationType="class">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                    <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="pets" inverseEntity="Person"/>
+                </entity>
+            </model>
+            """
 
     /// Version 2: Person renamed Member and city renamed town (renaming identifiers), nickname
     /// removed, status added (required, default "active"), age widened to Integer 32 and rank to
     /// Integer 64, note added (optional).
-    static let version2 = header + """
-            <entity name="Member" representedClassName="Member" elementID="Person" syncable="YES" codeGenerationType="class">
-                <attribute name="name" attributeType="String"/>
-                <attribute name="age" optional="YES" attributeType="Integer 32" defaultValueString="0" usesScalarValueType="YES"/>
-                <attribute name="rank" optional="YES" attributeType="Integer 64" defaultValueString="0" usesScalarValueType="YES"/>
-                <attribute name="town" optional="YES" attributeType="String" elementID="city"/>
-                <attribute name="status" attributeType="String" defaultValueString="active"/>
-                <attribute name="note" optional="YES" attributeType="String"/>
-                <relationship name="pets" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Pet" inverseName="owner" inverseEntity="Pet"/>
-            </entity>
-            <entity name="Pet" representedClassName="Pet" syncable="YES" codeGenerationType="class">
-                <attribute name="name" optional="YES" attributeType="String"/>
-                <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Member" inverseName="pets" inverseEntity="Member"/>
-            </entity>
-        </model>
-        """
+    static let version2 =
+        header + """
+                <entity name="Member" representedClassName="Member" elementID="Person" syncable="YES" codeGenerationType="class">
+                    <attribute name="name" attributeType="String"/>
+                    <attribute name="age" optional="YES" attributeType="Integer 32" defaultValueString="0" usesScalarValueType="YES"/>
+                    <attribute name="rank" optional="YES" attributeType="Integer 64" defaultValueString="0" usesScalarValueType="YES"/>
+                    <attribute name="town" optional="YES" attributeType="String" elementID="city"/>
+                    <attribute name="status" attributeType="String" defaultValueString="active"/>
+                    <attribute name="note" optional="YES" attributeType="String"/>
+                    <relationship name="pets" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Pet" inverseName="owner" inverseEntity="Pet"/>
+                </entity>
+                <entity name="Pet" representedClassName="Pet" syncable="YES" codeGenerationType="class">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                    <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Member" inverseName="pets" inverseEntity="Member"/>
+                </entity>
+            </model>
+            """
 
     /// Writes `People.xcdatamodeld` (versions `People` and `People 2`, the second current).
     static func writeBundle(in directory: TemporaryDirectory) throws -> URL {
@@ -114,7 +116,9 @@ struct ModelChangeMigrationTests {
             }
             try context.save()
         }
-        for store in old.persistentStoreCoordinator.persistentStores { try old.persistentStoreCoordinator.remove(store) }
+        for store in old.persistentStoreCoordinator.persistentStores {
+            try old.persistentStoreCoordinator.remove(store)
+        }
 
         let new = try Self.container(v2, type, url)
         let reader = new.newBackgroundContext()
@@ -128,7 +132,9 @@ struct ModelChangeMigrationTests {
                 #expect(member["town"] as? String == (index % 7 == 0 ? nil : "city \(index % 5)"), "town of \(index)")
                 #expect(member["status"] as? String == "active", "status of \(index)")
                 #expect(member["note"] == nil)
-                #expect(member.objects(forKey: "pets").compactMap { $0["name"] as? String } == (index % 2 == 0 ? ["pet \(index)"] : []))
+                #expect(
+                    member.objects(forKey: "pets").compactMap { $0["name"] as? String }
+                        == (index % 2 == 0 ? ["pet \(index)"] : []))
                 #expect(member.entity.attributesByName["nickname"] == nil)
             }
             let wide = try #require(members.first)
@@ -137,7 +143,9 @@ struct ModelChangeMigrationTests {
             wide["note"] = "widened"
             try reader.save()
         }
-        for store in new.persistentStoreCoordinator.persistentStores { try new.persistentStoreCoordinator.remove(store) }
+        for store in new.persistentStoreCoordinator.persistentStores {
+            try new.persistentStoreCoordinator.remove(store)
+        }
 
         let again = try Self.container(v2, type, url)
         let check = again.newBackgroundContext()
@@ -148,6 +156,8 @@ struct ModelChangeMigrationTests {
             #expect(wide["age"] as? Int == 2_000_000_000)
             #expect(wide["rank"] as? Int == Int(1) << 40)
         }
-        #expect(throws: MigrationError.self, "version 1 cannot open the migrated store") { try Self.container(v1, type, url) }
+        #expect(throws: MigrationError.self, "version 1 cannot open the migrated store") {
+            try Self.container(v1, type, url)
+        }
     }
 }

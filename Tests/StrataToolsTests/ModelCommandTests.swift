@@ -48,10 +48,14 @@ struct ModelCommandTests {
         ).write(to: folder.appendingPathComponent("contents"))
         let text = try runStrata(["model", "show", folder.path])
         #expect(text.status == 0, "\(text.stderr)")
-        #expect(text.stdout.contains("done: Boolean (required, default NO)") || text.stdout.contains("done: Boolean (required, default false)"))
+        #expect(
+            text.stdout.contains("done: Boolean (required, default NO)")
+                || text.stdout.contains("done: Boolean (required, default false)"))
         let lines = text.stdout.split(separator: "\n").map(String.init)
         let start = try #require(lines.firstIndex(of: "warnings (2):"), "\(text.stdout)")
-        #expect(lines[start + 1].hasPrefix("  ") && lines[start + 1].contains("contents:3: <entity Note>: ") && lines[start + 1].contains("futureFlag"))
+        #expect(
+            lines[start + 1].hasPrefix("  ") && lines[start + 1].contains("contents:3: <entity Note>: ")
+                && lines[start + 1].contains("futureFlag"))
         #expect(lines[start + 2].contains("contents:4: <attribute Note.count>: ") && lines[start + 2].contains("12abc"))
         let json = try parseJSON(try runStrata(["model", "show", folder.path, "--json"]).stdout)
         let warnings = try #require(json["warnings"]?.arrayValue)
@@ -65,7 +69,8 @@ struct ModelCommandTests {
 
     @Test("model show reads the model inside a store")
     func showStore() throws {
-        let lines = ModelDescription.lines(try StoreOpener.resolveModel(at: try seededMemoryStore(), modelPath: nil).model)
+        let lines = ModelDescription.lines(
+            try StoreOpener.resolveModel(at: try seededMemoryStore(), modelPath: nil).model)
         #expect(lines.contains("entity SportsCar : Car"))
         #expect(lines.contains("configuration Media: Playlist, Track, Chapter"))
     }
@@ -73,7 +78,9 @@ struct ModelCommandTests {
     @Test("diff finds added, removed, renamed and changed properties and says migration is needed")
     func diff() throws {
         let old = try ManagedObjectModel(entities: [
-            EntityDescription("Person", properties: [.attribute("name", .string), .attribute("age", .integer16), .attribute("nick", .string)]),
+            EntityDescription(
+                "Person",
+                properties: [.attribute("name", .string), .attribute("age", .integer16), .attribute("nick", .string)]),
             EntityDescription("Pet"),
         ])
         let new = try ManagedObjectModel(entities: [
@@ -91,7 +98,11 @@ struct ModelCommandTests {
         let text = diff.changes.map(\.description)
         #expect(text.contains { $0.hasPrefix("renamed  Human") && $0.contains("was Person") })
         #expect(text.contains { $0.hasPrefix("renamed  Human.fullName") && $0.contains("was name") })
-        #expect(text.contains { $0.hasPrefix("changed  Human.age") && $0.contains("Integer 16 → Integer 32") && $0.contains("now required") })
+        #expect(
+            text.contains {
+                $0.hasPrefix("changed  Human.age") && $0.contains("Integer 16 → Integer 32")
+                    && $0.contains("now required")
+            })
         #expect(text.contains("added    Human.email"))
         #expect(text.contains("removed  Person.nick"))
         #expect(!ModelDiff(old: old, new: old).needsMigration)
@@ -101,7 +112,9 @@ struct ModelCommandTests {
     @Test("the binary diffs two model files and reports bad model files with exit 64")
     func binaryDiff() throws {
         let directory = try TemporaryDirectory()
-        let same = try runStrata(["model", "diff", try writeDemoModel(in: directory), try writeDemoModel(in: directory)])
+        let same = try runStrata([
+            "model", "diff", try writeDemoModel(in: directory), try writeDemoModel(in: directory),
+        ])
         #expect(same.status == 0)
         #expect(same.stdout.contains("no migration needed"))
         let broken = directory.file("Broken.xcdatamodel")

@@ -92,7 +92,9 @@ struct OutputFileTests {
         #expect(try Self.leftovers(in: directory.url).isEmpty)
     }
 
-    @Test("convert --overwrite through a symbolic link keeps the link and the destination's mode", arguments: KnownDrivers.fileBacked)
+    @Test(
+        "convert --overwrite through a symbolic link keeps the link and the destination's mode",
+        arguments: KnownDrivers.fileBacked)
     func convertKeepsLinkAndMode(_ scheme: StoreLocation.Scheme) throws {
         let directory = try TemporaryDirectory(prefix: "convert-link")
         let source = try seededMemoryStore()
@@ -112,7 +114,9 @@ struct OutputFileTests {
         #expect(hidden.isEmpty, "\(hidden)")
     }
 
-    @Test("a conversion that fails part way leaves the old destination byte for byte, and no temporary files", arguments: KnownDrivers.fileBacked)
+    @Test(
+        "a conversion that fails part way leaves the old destination byte for byte, and no temporary files",
+        arguments: KnownDrivers.fileBacked)
     func failedConversionKeepsOldDestination(_ scheme: StoreLocation.Scheme) throws {
         let directory = try TemporaryDirectory(prefix: "convert-fail")
         let source = try Self.damagedLMDBStore(in: directory)
@@ -121,7 +125,8 @@ struct OutputFileTests {
         let url = try #require(destination.url)
         let before = try Data(contentsOf: url)
         do {
-            _ = try StoreConverter.convert(from: source, to: destination, options: ConversionOptions(overwrite: true, batchSize: 5))
+            _ = try StoreConverter.convert(
+                from: source, to: destination, options: ConversionOptions(overwrite: true, batchSize: 5))
             Issue.record("the conversion of a damaged store succeeded")
         } catch let error as ToolError {
             #expect(error.message.contains("malformed"), "\(error.message)")
@@ -131,7 +136,9 @@ struct OutputFileTests {
         #expect(hidden.isEmpty, "\(hidden)")
     }
 
-    @Test("a new store follows the process's umask on every file driver (no fixed 0644)", arguments: KnownDrivers.fileBacked)
+    @Test(
+        "a new store follows the process's umask on every file driver (no fixed 0644)",
+        arguments: KnownDrivers.fileBacked)
     func storesFollowUmask(_ kind: StoreLocation.Scheme) throws {
         let directory = try TemporaryDirectory(prefix: "umask-\(kind.rawValue)")
         let source = fileLocation(.xml, "source", in: directory)
@@ -161,7 +168,8 @@ struct OutputFileTests {
         let link = directory.file("alias.xml")
         try #require(symlink(url.lastPathComponent, link.path) == 0)
         do {
-            _ = try StoreConverter.convert(from: source, to: StoreLocation(scheme: .xml, url: link), options: ConversionOptions(overwrite: true))
+            _ = try StoreConverter.convert(
+                from: source, to: StoreLocation(scheme: .xml, url: link), options: ConversionOptions(overwrite: true))
             Issue.record("converted a store onto itself")
         } catch let error as ToolError {
             #expect(error.kind == .usage)
@@ -180,7 +188,8 @@ struct OutputFileTests {
         try Data(repeating: 7, count: 64).write(to: wal)
         let before = try Data(contentsOf: url)
         do {
-            _ = try StoreConverter.convert(from: try seededMemoryStore(), to: destination, options: ConversionOptions(overwrite: true))
+            _ = try StoreConverter.convert(
+                from: try seededMemoryStore(), to: destination, options: ConversionOptions(overwrite: true))
             Issue.record("replaced a store with a live journal")
         } catch let error as ToolError {
             #expect(error.kind == .usage)
@@ -200,7 +209,8 @@ struct InterchangeExtremeValueTests {
 
     @Test("every date exports without trapping and imports back to the same value")
     func dates() throws {
-        let attribute = try #require(ConformanceModel.model.entity(named: "Item")?.properties.first { $0.name == "date" }?.attribute)
+        let attribute = try #require(
+            ConformanceModel.model.entity(named: "Item")?.properties.first { $0.name == "date" }?.attribute)
         for seconds in Self.dates {
             let json = InterchangeValue.json(.date(Date(timeIntervalSinceReferenceDate: seconds)))
             let text = json.serialized(pretty: false)
@@ -210,11 +220,16 @@ struct InterchangeExtremeValueTests {
                 continue
             }
             let value = back.timeIntervalSinceReferenceDate
-            #expect(value.bitPattern == seconds.bitPattern || (value.isNaN && seconds.isNaN), "\(seconds) → \(text) → \(value)")
+            #expect(
+                value.bitPattern == seconds.bitPattern || (value.isNaN && seconds.isNaN),
+                "\(seconds) → \(text) → \(value)")
         }
-        #expect(InterchangeValue.json(.date(Date(timeIntervalSinceReferenceDate: 0))) == .string("2001-01-01T00:00:00.000Z"))
+        #expect(
+            InterchangeValue.json(.date(Date(timeIntervalSinceReferenceDate: 0))) == .string("2001-01-01T00:00:00.000Z")
+        )
         #expect(InterchangeValue.json(.date(Date(timeIntervalSinceReferenceDate: 1e300))) == .number("1e+300"))
-        #expect(ISO8601Timestamp.string(from: Date(timeIntervalSinceReferenceDate: 1e300)) == "9999-12-31T23:59:59.999Z")
+        #expect(
+            ISO8601Timestamp.string(from: Date(timeIntervalSinceReferenceDate: 1e300)) == "9999-12-31T23:59:59.999Z")
         #expect(ISO8601Timestamp.exactString(from: Date(timeIntervalSinceReferenceDate: .nan)) == nil)
     }
 
@@ -235,7 +250,8 @@ struct InterchangeExtremeValueTests {
         try InterchangeExporter.export(from: source, entities: ["Item"], toFile: file.path)
         let imported = memoryLocation("imported")
         let summary = try InterchangeImporter.importData(
-            try Data(contentsOf: file), fileName: file.path, into: imported, modelPath: try writeConformanceModel(in: directory))
+            try Data(contentsOf: file), fileName: file.path, into: imported,
+            modelPath: try writeConformanceModel(in: directory))
         #expect(summary.total == Self.dates.count)
     }
 }

@@ -6,7 +6,8 @@ import Testing
 /// says **not yet** beside a public symbol that exists contradicts the code.
 @Suite("Porting guide")
 struct PortingGuideTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test("no 'not yet' entry of the porting guide names a public symbol that exists")
     func notYetEntriesNameMissingSymbols() throws {
@@ -16,7 +17,8 @@ struct PortingGuideTests {
         #expect(entries.names.count > 10, "the guide's not-yet entries were not found; has its table format changed?")
         var contradictions: [String] = []
         for entry in entries.names where symbols.contains(entry.name) {
-            contradictions.append("line \(entry.line): `\(entry.name)` is marked not yet but \(symbols.where(entry.name))")
+            contradictions.append(
+                "line \(entry.line): `\(entry.name)` is marked not yet but \(symbols.where(entry.name))")
         }
         #expect(contradictions.isEmpty, "\(contradictions.joined(separator: "\n"))")
     }
@@ -68,18 +70,27 @@ struct PublicSymbols {
 
     init(scanning directories: [URL]) throws {
         let declaration = try Regex(
-            #"^\s*(?:@[A-Za-z]+(?:\([^)]*\))?\s+)*public\s+(?:(?:final|static|class|override|convenience|required|nonisolated|mutating|open|indirect|dynamic)\s+)*(func|var|let|class|struct|enum|protocol|typealias|actor|init|case)\s*[?!]?\s*([A-Za-z_][A-Za-z0-9_]*)?(\(\s*([A-Za-z_][A-Za-z0-9_]*))?"#)
-        let topLevel = try Regex(#"^(?:public\s+|package\s+|internal\s+|final\s+|open\s+)*(?:extension|class|struct|enum|protocol|actor)\s+([A-Za-z_][A-Za-z0-9_.]*)"#)
+            #"^\s*(?:@[A-Za-z]+(?:\([^)]*\))?\s+)*public\s+(?:(?:final|static|class|override|convenience|required|nonisolated|mutating|open|indirect|dynamic)\s+)*(func|var|let|class|struct|enum|protocol|typealias|actor|init|case)\s*[?!]?\s*([A-Za-z_][A-Za-z0-9_]*)?(\(\s*([A-Za-z_][A-Za-z0-9_]*))?"#
+        )
+        let topLevel = try Regex(
+            #"^(?:public\s+|package\s+|internal\s+|final\s+|open\s+)*(?:extension|class|struct|enum|protocol|actor)\s+([A-Za-z_][A-Za-z0-9_.]*)"#
+        )
         for directory in directories {
-            guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { continue }
+            guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else {
+                continue
+            }
             for case let file as URL in files where file.pathExtension == "swift" {
                 var owner = ""
-                for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
+                for line in try String(contentsOf: file, encoding: .utf8).split(
+                    separator: "\n", omittingEmptySubsequences: false)
+                {
                     if let match = line.firstMatch(of: topLevel), let name = match.output[1].substring {
                         owner = String(name.split(separator: ".").last ?? name)
                         if line.hasPrefix("public") { owners[owner, default: []].insert("") }
                     }
-                    guard let match = line.firstMatch(of: declaration), let kind = match.output[1].substring else { continue }
+                    guard let match = line.firstMatch(of: declaration), let kind = match.output[1].substring else {
+                        continue
+                    }
                     if kind == "init" {
                         let label = match.output[4].substring.map(String.init) ?? ""
                         initializers[owner, default: []].insert(label)
@@ -108,8 +119,13 @@ struct PublicSymbols {
         let member = parts.last ?? base
         let type = parts.count > 1 ? parts[parts.count - 2] : nil
         if member == "init" {
-            let label = name.split(separator: "(", maxSplits: 1).dropFirst().first.map { String($0.prefix { $0 != ":" && $0 != ")" }) } ?? ""
-            return Set(initializers.filter { (owner, labels) in labels.contains(label) && (type == nil || owner == type) }.keys)
+            let label =
+                name.split(separator: "(", maxSplits: 1).dropFirst().first.map {
+                    String($0.prefix { $0 != ":" && $0 != ")" })
+                } ?? ""
+            return Set(
+                initializers.filter { (owner, labels) in labels.contains(label) && (type == nil || owner == type) }.keys
+            )
         }
         let found = owners[member] ?? []
         guard let type else { return found }
@@ -130,8 +146,11 @@ struct NotYetEntries {
 
     init(_ guide: String) {
         let marker = "**not yet**"
-        for (index, line) in guide.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where line.hasPrefix("|") {
-            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+        for (index, line) in guide.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+        where line.hasPrefix("|") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             guard cells.count >= 2 else { continue }
             if cells[1].hasPrefix(marker) {
                 for name in Self.backticked(cells[0]) { names.append(Entry(line: index + 1, name: name)) }
@@ -140,7 +159,8 @@ struct NotYetEntries {
                 var rest = Substring(cell)
                 while let hit = rest.range(of: marker) {
                     let before = rest[..<hit.lowerBound]
-                    let sentence = before.range(of: ". ", options: .backwards).map { before[$0.upperBound...] } ?? before
+                    let sentence =
+                        before.range(of: ". ", options: .backwards).map { before[$0.upperBound...] } ?? before
                     // "`name`: **not yet**" names what is missing; "(**not yet**)" after a
                     // description of what exists does not.
                     if sentence.trimmingCharacters(in: .whitespaces).hasSuffix(":") {

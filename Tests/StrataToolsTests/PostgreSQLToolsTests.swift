@@ -19,7 +19,8 @@ struct PostgreSQLToolsTests {
 
     @Test("postgres:// and postgresql:// URLs are server stores, named without their password")
     func locations() throws {
-        let location = try StoreLocation(parsing: "postgresql://ada:\(Self.password)@db.example.com:5433/shop?schema=sales")
+        let location = try StoreLocation(
+            parsing: "postgresql://ada:\(Self.password)@db.example.com:5433/shop?schema=sales")
         #expect(location.scheme == .postgres)
         #expect(location.isOnServer && !location.isFileBacked)
         #expect(location.description == "postgresql://ada@db.example.com:5433/shop?schema=sales")
@@ -44,7 +45,9 @@ struct PostgreSQLToolsTests {
         #expect(try StoreOpener.metadata(at: a)?.uuid == StoreOpener.metadata(at: server)?.uuid)
     }
 
-    @Test("convert, inspect and query through the CLI; an existing store needs --overwrite, which replaces only the store's tables")
+    @Test(
+        "convert, inspect and query through the CLI; an existing store needs --overwrite, which replaces only the store's tables"
+    )
     func commandLine() throws {
         let directory = try TemporaryDirectory(prefix: "pg-cli")
         let source = directory.file("company.sqlite").path
@@ -58,8 +61,12 @@ struct PostgreSQLToolsTests {
         #expect(inspected.status == 0, "\(inspected.stderr)")
         #expect(inspected.stdout.contains("PostgreSQL"))
         for predicate in ["age > 30 AND department.name == 'Research'", "name BEGINSWITH[c] 'a'", "email == nil"] {
-            let onServer = try runStrata(["query", url, "--entity", "Employee", "--where", predicate, "--sort", "name", "--format", "json"])
-            let onFile = try runStrata(["query", source, "--entity", "Employee", "--where", predicate, "--sort", "name", "--format", "json"])
+            let onServer = try runStrata([
+                "query", url, "--entity", "Employee", "--where", predicate, "--sort", "name", "--format", "json",
+            ])
+            let onFile = try runStrata([
+                "query", source, "--entity", "Employee", "--where", predicate, "--sort", "name", "--format", "json",
+            ])
             #expect(onServer.status == 0, "\(onServer.stderr)")
             // Object URIs name the store UUID, which the copy keeps.
             #expect(onServer.stdout == onFile.stdout, "\(predicate)")
@@ -73,8 +80,12 @@ struct PostgreSQLToolsTests {
         try PostgreSQLTestAdmin.execute("CREATE TABLE \"\(schema)\".notes (id int)")
         let replaced = try runStrata(["convert", source, url, "--overwrite", "--quiet"])
         #expect(replaced.status == 0, "\(replaced.stderr)")
-        #expect(try PostgreSQLTestAdmin.count("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)' AND tablename = 'notes'") == 1)
-        #expect(try PostgreSQLTestAdmin.count("SELECT count(*) FROM pg_namespace WHERE strpos(nspname, '\(schema)__converting') = 1") == 0)
+        #expect(
+            try PostgreSQLTestAdmin.count(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)' AND tablename = 'notes'") == 1)
+        #expect(
+            try PostgreSQLTestAdmin.count(
+                "SELECT count(*) FROM pg_namespace WHERE strpos(nspname, '\(schema)__converting') = 1") == 0)
         for result in [converted, inspected, refused, replaced] {
             #expect(!result.stdout.contains(Self.password) && !result.stderr.contains(Self.password))
         }
@@ -86,12 +97,15 @@ struct PostgreSQLToolsTests {
         #expect(!missing.stderr.contains(Self.password))
     }
 
-    @Test("a predicate corpus kept in a file outside the project, queried on PostgreSQL through strata query, gives the in-memory evaluator's answers")
+    @Test(
+        "a predicate corpus kept in a file outside the project, queried on PostgreSQL through strata query, gives the in-memory evaluator's answers"
+    )
     func predicateCorpusThroughTheCLI() throws {
         // The corpus as a user keeps it: a file of its own (entity, tab, predicate), read back line by line.
         let directory = try TemporaryDirectory(prefix: "pg-predicates")
         let file = directory.file("predicates.tsv")
-        try PredicateCorpus.entries.map { "\($0.entity)\t\($0.format)" }.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        try PredicateCorpus.entries.map { "\($0.entity)\t\($0.format)" }.joined(separator: "\n").write(
+            to: file, atomically: true, encoding: .utf8)
         let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == PredicateCorpus.entries.count)
         let memory = try seededMemoryStore()
@@ -110,32 +124,47 @@ struct PostgreSQLToolsTests {
             // The context outlives the evaluation, which follows relationships through it.
             let context = ManagedObjectContext(coordinator: stack)
             let all = try context.fetch(FetchRequest(entityName: entity))
-            let expected = Set(try all.filter { try predicate.evaluate(with: $0) }.map { $0.objectID.uriRepresentation().absoluteString })
+            let expected = Set(
+                try all.filter { try predicate.evaluate(with: $0) }.map {
+                    $0.objectID.uriRepresentation().absoluteString
+                })
             // `--where=P`: a predicate may start with `-` (`-age < -50`).
             let result = try runStrata(["query", url, "--entity", entity, "--where=\(format)", "--format", "json"])
             #expect(result.status == 0, "\(entity) [\(format)]: \(result.stderr)")
             guard result.status == 0, case .array(let rows) = try parseJSON(result.stdout) else { continue }
             let ids = rows.compactMap { row -> String? in
-                guard case .object(let fields) = row, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { return nil }
+                guard case .object(let fields) = row, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1
+                else { return nil }
                 return id
             }
-            #expect(ids.count == rows.count && Set(ids) == expected && ids.count == expected.count, "\(entity) [\(format)]: \(ids.count) rows, expected \(expected.count)")
-            let counted = try runStrata(["query", url, "--entity", entity, "--where=\(format)", "--count", "--format", "json"])
-            #expect(try parseJSON(counted.stdout) == .object([("count", .number(String(expected.count)))]),
-                    "\(entity) [\(format)] --count: \(counted.stdout)\(counted.stderr)")
+            #expect(
+                ids.count == rows.count && Set(ids) == expected && ids.count == expected.count,
+                "\(entity) [\(format)]: \(ids.count) rows, expected \(expected.count)")
+            let counted = try runStrata([
+                "query", url, "--entity", entity, "--where=\(format)", "--count", "--format", "json",
+            ])
+            #expect(
+                try parseJSON(counted.stdout) == .object([("count", .number(String(expected.count)))]),
+                "\(entity) [\(format)] --count: \(counted.stdout)\(counted.stderr)")
             compared += 1
         }
         #expect(compared == PredicateCorpus.entries.count)
     }
 
-    @Test("Apple-written SQLite stores convert into PostgreSQL with exact counts, and queries agree", .needsCorpus,
-        arguments: ["SampleModel_V1.sqlite", "SampleModel_V2.sqlite", "SampleModel2_V1.sqlite", "SampleModel3_V1.sqlite", "test_data_ios_NoteStore.sqlite",
-            "test_data_ios_Accounts3.sqlite", "test_data_ios_kik.sqlite", "Recipes.sqlite", "test_data_macos_knowledgec-10.13.db"])
+    @Test(
+        "Apple-written SQLite stores convert into PostgreSQL with exact counts, and queries agree", .needsCorpus,
+        arguments: [
+            "SampleModel_V1.sqlite", "SampleModel_V2.sqlite", "SampleModel2_V1.sqlite", "SampleModel3_V1.sqlite",
+            "test_data_ios_NoteStore.sqlite",
+            "test_data_ios_Accounts3.sqlite", "test_data_ios_kik.sqlite", "Recipes.sqlite",
+            "test_data_macos_knowledgec-10.13.db",
+        ])
     func appleStores(_ name: String) throws {
         let corpus = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["STRATA_CORPUS"]))
         let directory = try TemporaryDirectory(prefix: "pg-apple")
         let copy = directory.file(name)
-        try FileManager.default.copyItem(at: corpus.appendingPathComponent("sqlite").appendingPathComponent(name), to: copy)
+        try FileManager.default.copyItem(
+            at: corpus.appendingPathComponent("sqlite").appendingPathComponent(name), to: copy)
         let source = StoreLocation(scheme: .sqlite, url: copy)
         let server = try postgresLocation("apple")
         let report = try StoreConverter.convert(from: source, to: server)
@@ -151,7 +180,9 @@ struct PostgreSQLToolsTests {
             var request = FetchRequest(entityName: entity.name)
             request.includesSubentities = false
             let expected = try ManagedObjectContext(coordinator: fileStack).count(for: request)
-            #expect(try ManagedObjectContext(coordinator: serverStack).count(for: request) == expected, "\(name): \(entity.name)")
+            #expect(
+                try ManagedObjectContext(coordinator: serverStack).count(for: request) == expected,
+                "\(name): \(entity.name)")
             // A query on each string and number attribute agrees too.
             for attribute in entity.attributes where !attribute.isTransient {
                 let format: String
@@ -162,13 +193,19 @@ struct PostgreSQLToolsTests {
                 default: continue
                 }
                 let predicate = try FetchPredicate(format: format)
-                let fileIDs = try ManagedObjectContext(coordinator: fileStack).fetch(FetchRequest(entityName: entity.name, predicate: predicate)).map(\.objectID.rowID)
-                let serverIDs = try ManagedObjectContext(coordinator: serverStack).fetch(FetchRequest(entityName: entity.name, predicate: predicate)).map(\.objectID.rowID)
+                let fileIDs = try ManagedObjectContext(coordinator: fileStack).fetch(
+                    FetchRequest(entityName: entity.name, predicate: predicate)
+                ).map(\.objectID.rowID)
+                let serverIDs = try ManagedObjectContext(coordinator: serverStack).fetch(
+                    FetchRequest(entityName: entity.name, predicate: predicate)
+                ).map(\.objectID.rowID)
                 #expect(Set(fileIDs) == Set(serverIDs), "\(name): \(entity.name) [\(format)]")
                 compared += 1
             }
         }
-        print("\(name): \(model.entities.count) entities, \(report.entities.reduce(0) { $0 + $1.destinationCount }) objects, \(compared) queries compared")
+        print(
+            "\(name): \(model.entities.count) entities, \(report.entities.reduce(0) { $0 + $1.destinationCount }) objects, \(compared) queries compared"
+        )
     }
 }
 
@@ -194,8 +231,11 @@ enum PostgreSQLTestAdmin {
         let descriptor = open(output.path, O_WRONLY | O_APPEND)
         defer { close(descriptor) }
         let status = try ChildProcess.run(
-            [try psql(), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(server.port), "-U", server.user,
-             "-d", "postgres", "-c", sql],
+            [
+                try psql(), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(server.port),
+                "-U", server.user,
+                "-d", "postgres", "-c", sql,
+            ],
             output: descriptor)
         let text = try String(contentsOf: output, encoding: .utf8)
         guard status == 0 else { throw PostgreSQLTestServer.Failure(message: "psql failed: \(text)") }
@@ -205,7 +245,8 @@ enum PostgreSQLTestAdmin {
     static func psql() throws -> String {
         // A missing directory just adds no candidates.
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
-        let candidates = ["/usr/bin/psql", "/usr/local/bin/psql"] + versions.map { "/usr/lib/postgresql/\($0)/bin/psql" }
+        let candidates =
+            ["/usr/bin/psql", "/usr/local/bin/psql"] + versions.map { "/usr/lib/postgresql/\($0)/bin/psql" }
         for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }

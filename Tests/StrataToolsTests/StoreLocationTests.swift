@@ -22,7 +22,8 @@ struct StoreLocationTests {
     func extensions() throws {
         let directory = try TemporaryDirectory()
         for (name, scheme) in [
-            ("a.sqlite", StoreLocation.Scheme.sqlite), ("a.sqlite3", .sqlite), ("a.db", .sqlite), ("a.storedata", .sqlite),
+            ("a.sqlite", StoreLocation.Scheme.sqlite), ("a.sqlite3", .sqlite), ("a.db", .sqlite),
+            ("a.storedata", .sqlite),
             ("a.xml", .xml), ("a.lmdb", .lmdb),
         ] {
             #expect(try StoreLocation(parsing: directory.file(name).path).scheme == scheme, "\(name)")

@@ -13,7 +13,9 @@ struct ProcessResult {
 
 /// Runs the `strata` executable built beside the test bundle, in `directory` when given.
 /// With `umask`, the binary runs under `/bin/sh` with that file-creation mask.
-func runStrata(_ arguments: [String], in directory: URL? = nil, input: Data? = nil, umask: String? = nil) throws -> ProcessResult {
+func runStrata(_ arguments: [String], in directory: URL? = nil, input: Data? = nil, umask: String? = nil) throws
+    -> ProcessResult
+{
     let bundle = Bundle.main.bundleURL
     var folder = bundle
     var binary = folder.appendingPathComponent("strata")

@@ -20,11 +20,15 @@ private func brokenStore() throws -> StoreLocation {
     }
     var batch = ChangeBatch()
     batch.inserts = [
-        row(employee, 1, [
-            "age": .integer(12), "email": .string("not an email"),
-            "department": .reference(RowID(entity: department.entityNumber, primaryKey: 99)),
-        ]),
-        row(department, 2, ["name": .string("R"), "employees": .references([RowID(entity: employee.entityNumber, primaryKey: 3)])]),
+        row(
+            employee, 1,
+            [
+                "age": .integer(12), "email": .string("not an email"),
+                "department": .reference(RowID(entity: department.entityNumber, primaryKey: 99)),
+            ]),
+        row(
+            department, 2,
+            ["name": .string("R"), "employees": .references([RowID(entity: employee.entityNumber, primaryKey: 3)])]),
         row(employee, 3, ["name": .string("C"), "age": .integer(30)]),
     ]
     _ = try store.driver.apply(batch)
@@ -45,7 +49,10 @@ struct ValidateTests {
         #expect(kinds.contains(.danglingReference))
         #expect(kinds.contains(.inverseMismatch))
         #expect(kinds.contains(.required))
-        #expect(problems.contains { $0.kind == .rule && $0.property == "age" && $0.message.contains("below the minimum 16") })
+        #expect(
+            problems.contains {
+                $0.kind == .rule && $0.property == "age" && $0.message.contains("below the minimum 16")
+            })
         #expect(problems.contains { $0.kind == .rule && $0.property == "email" })
         let dangling = try #require(problems.first { $0.kind == .danglingReference })
         #expect(dangling.object?.hasSuffix("/Employee/p1") == true)

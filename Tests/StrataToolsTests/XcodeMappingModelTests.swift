@@ -35,7 +35,9 @@ enum XcodeMappingFixture {
             next += 1
             entityIDs.append(id)
             var propertyIDs: [String: [String]] = ["XDDEVATTRIBUTEMAPPING": [], "XDDEVRELATIONSHIPMAPPING": []]
-            for (kind, names) in [("XDDEVATTRIBUTEMAPPING", mapping.attributes), ("XDDEVRELATIONSHIPMAPPING", mapping.relationships)] {
+            for (kind, names) in [
+                ("XDDEVATTRIBUTEMAPPING", mapping.attributes), ("XDDEVRELATIONSHIPMAPPING", mapping.relationships),
+            ] {
                 for name in names {
                     let propertyID = "z\(next)"
                     next += 1
@@ -54,22 +56,32 @@ enum XcodeMappingFixture {
                 "<attribute name=\"mappingtypename\" type=\"string\">\(escaped(mapping.typeName))</attribute>",
                 "<attribute name=\"mappingnumber\" type=\"int16\">\(mapping.number)</attribute>",
             ]
-            if let source = mapping.source { lines.append("<attribute name=\"sourcename\" type=\"string\">\(escaped(source))</attribute>") }
+            if let source = mapping.source {
+                lines.append("<attribute name=\"sourcename\" type=\"string\">\(escaped(source))</attribute>")
+            }
             if let destination = mapping.destination {
                 lines.append("<attribute name=\"destinationname\" type=\"string\">\(escaped(destination))</attribute>")
             }
             if let policy = mapping.policy {
-                lines.append("<attribute name=\"migrationpolicyclassname\" type=\"string\">\(escaped(policy))</attribute>")
+                lines.append(
+                    "<attribute name=\"migrationpolicyclassname\" type=\"string\">\(escaped(policy))</attribute>")
             }
             if let filter = mapping.filter {
-                lines.append("<attribute name=\"sourcefilterpredicatestring\" type=\"string\">\(escaped(filter))</attribute>")
+                lines.append(
+                    "<attribute name=\"sourcefilterpredicatestring\" type=\"string\">\(escaped(filter))</attribute>")
             }
-            lines.append("<relationship name=\"mappingmodel\" type=\"1/1\" destination=\"XDDEVMAPPINGMODEL\" idrefs=\"z100\"></relationship>")
             lines.append(
-                "<relationship name=\"attributemappings\" type=\"0/0\" destination=\"XDDEVATTRIBUTEMAPPING\" idrefs=\"\(propertyIDs["XDDEVATTRIBUTEMAPPING", default: []].joined(separator: " "))\"></relationship>")
+                "<relationship name=\"mappingmodel\" type=\"1/1\" destination=\"XDDEVMAPPINGMODEL\" idrefs=\"z100\"></relationship>"
+            )
             lines.append(
-                "<relationship name=\"relationshipmappings\" type=\"0/0\" destination=\"XDDEVRELATIONSHIPMAPPING\" idrefs=\"\(propertyIDs["XDDEVRELATIONSHIPMAPPING", default: []].joined(separator: " "))\"></relationship>")
-            objects.append("    <object type=\"XDDEVENTITYMAPPING\" id=\"\(id)\">\n        \(lines.joined(separator: "\n        "))\n    </object>")
+                "<relationship name=\"attributemappings\" type=\"0/0\" destination=\"XDDEVATTRIBUTEMAPPING\" idrefs=\"\(propertyIDs["XDDEVATTRIBUTEMAPPING", default: []].joined(separator: " "))\"></relationship>"
+            )
+            lines.append(
+                "<relationship name=\"relationshipmappings\" type=\"0/0\" destination=\"XDDEVRELATIONSHIPMAPPING\" idrefs=\"\(propertyIDs["XDDEVRELATIONSHIPMAPPING", default: []].joined(separator: " "))\"></relationship>"
+            )
+            objects.append(
+                "    <object type=\"XDDEVENTITYMAPPING\" id=\"\(id)\">\n        \(lines.joined(separator: "\n        "))\n    </object>"
+            )
         }
         objects.append(
             """
@@ -118,7 +130,8 @@ enum XcodeMappingFixture {
     static var migrationModels: [Mapping] {
         [
             Mapping(
-                number: 1, source: "Person", destination: "Member", attributes: ["age", "name", "note", "status", "town"],
+                number: 1, source: "Person", destination: "Member",
+                attributes: ["age", "name", "note", "status", "town"],
                 relationships: ["clubs", "pets"], filter: "age >= 18",
                 propertyExtras: [
                     "town": "<attribute name=\"valueexpressiondata\" type=\"binary\">\(townExpression)</attribute>"
@@ -138,7 +151,9 @@ enum XcodeMappingFixture {
     /// `$source.<key>`; with `cyclic`, the key path expression is its own operand.
     static func archivedSourceKeyPath(_ key: String, cyclic: Bool) -> String {
         func uid(_ index: Int) -> [String: Any] { ["CF$UID": index] }
-        func classes(_ name: String, _ parents: [String]) -> [String: Any] { ["$classname": name, "$classes": [name] + parents + ["NSObject"]] }
+        func classes(_ name: String, _ parents: [String]) -> [String: Any] {
+            ["$classname": name, "$classes": [name] + parents + ["NSObject"]]
+        }
         let objects: [Any] = [
             "$null",
             ["NSOperand": uid(cyclic ? 1 : 2), "NSArguments": uid(4), "NSExpressionType": 3, "$class": uid(7)],
@@ -152,7 +167,9 @@ enum XcodeMappingFixture {
             classes("NSArray", []),
             classes("NSKeyPathSpecifierExpression", ["NSExpression"]),
         ]
-        let archive: [String: Any] = ["$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": uid(1)], "$objects": objects]
+        let archive: [String: Any] = [
+            "$archiver": "NSKeyedArchiver", "$version": 100000, "$top": ["root": uid(1)], "$objects": objects,
+        ]
         // A fixed, valid property list.
         let data = try! PropertyListSerialization.data(fromPropertyList: archive, format: .xml, options: 0)
         return data.base64EncodedString()
@@ -171,43 +188,66 @@ struct XcodeMappingModelTests {
         return bundle
     }
 
-    @Test("CoreDataPlus's V2toV3 mapping model is read whole: five mappings in Xcode's order, every property, policy and expression", .needsCorpus)
+    @Test(
+        "CoreDataPlus's V2toV3 mapping model is read whole: five mappings in Xcode's order, every property, policy and expression",
+        .needsCorpus)
     func corpus() throws {
         let directory = try TemporaryDirectory(prefix: "xcmapping")
         let bundle = try Self.corpusMapping(directory)
         let before = try Data(contentsOf: bundle.appendingPathComponent("xcmapping.xml"))
         let model = try XcodeMappingModel.read(at: bundle)
-        #expect(try Data(contentsOf: bundle.appendingPathComponent("xcmapping.xml")) == before, "the file is read, not written")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: bundle.path) == ["xcmapping.xml"], "nothing is left beside it")
-        #expect(model.entityMappings.map(\.name) == ["CarToCar", "LuxuryCarToLuxuryCar", "PersonToPerson", "SportCarToSportCar", "Maker"])
+        #expect(
+            try Data(contentsOf: bundle.appendingPathComponent("xcmapping.xml")) == before,
+            "the file is read, not written")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: bundle.path) == ["xcmapping.xml"],
+            "nothing is left beside it")
+        #expect(
+            model.entityMappings.map(\.name) == [
+                "CarToCar", "LuxuryCarToLuxuryCar", "PersonToPerson", "SportCarToSportCar", "Maker",
+            ])
         #expect(model.entityMappings.map(\.effectiveType) == [.transform, .transform, .transform, .transform, .add])
         #expect(model.entityMappings.map(\.sourceEntityName) == ["Car", "LuxuryCar", "Person", "SportCar", nil])
         let policy = "REPLACE_AT_RUNTIME.V2to3MakerPolicy"
         #expect(model.entityMappings.map(\.entityMigrationPolicyClassName) == [policy, policy, nil, policy, nil])
         let cars = ["markedForDeletionAsOf", "model", "numberPlate"]
-        #expect(model.entityMappings.map { $0.attributeMappings.map(\.name) } == [
-            cars, ["isLimitedEdition"] + cars, ["firstName", "lastName", "updatedAt"], cars, ["name"],
-        ])
-        #expect(model.entityMappings.map { $0.relationshipMappings.map(\.name) } == [
-            ["createdBy", "owner", "previousOwners"], ["createdBy", "owner", "previousOwners"], ["cars", "previousCars"],
-            ["createdBy", "owner", "previousOwners"], ["cars"],
-        ])
+        #expect(
+            model.entityMappings.map { $0.attributeMappings.map(\.name) } == [
+                cars, ["isLimitedEdition"] + cars, ["firstName", "lastName", "updatedAt"], cars, ["name"],
+            ])
+        #expect(
+            model.entityMappings.map { $0.relationshipMappings.map(\.name) } == [
+                ["createdBy", "owner", "previousOwners"], ["createdBy", "owner", "previousOwners"],
+                ["cars", "previousCars"],
+                ["createdBy", "owner", "previousOwners"], ["cars"],
+            ])
         let previousOwners = try FetchExpression(
-            mappingFormat: "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.owner)")
+            mappingFormat:
+                "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.owner)"
+        )
         let previousCars = try FetchExpression(
-            mappingFormat: "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"cars\", $source.cars)")
+            mappingFormat:
+                "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"cars\", $source.cars)"
+        )
         let owner = try FetchExpression(
-            mappingFormat: "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"owner\", $source.owner)")
+            mappingFormat:
+                "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"owner\", $source.owner)"
+        )
         for index in [0, 1, 3] {
             let relationships = model.entityMappings[index].relationshipMappings
-            #expect(relationships[2].valueExpression == previousOwners, "\(model.entityMappings[index].name).previousOwners")
+            #expect(
+                relationships[2].valueExpression == previousOwners, "\(model.entityMappings[index].name).previousOwners"
+            )
             #expect(relationships[1].valueExpression == owner)
         }
         #expect(model.entityMappings[2].relationshipMappings[1].valueExpression == previousCars)
-        #expect(model.entityMappings[0].attributeMappings[1].valueExpression == (try FetchExpression(mappingFormat: "$source.model")))
+        #expect(
+            model.entityMappings[0].attributeMappings[1].valueExpression
+                == (try FetchExpression(mappingFormat: "$source.model")))
         // The source entities are SampleModel2's (the mapping's source model, in the corpus).
         let corpus = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["STRATA_CORPUS"]))
-        let source = try ManagedObjectModel(contentsOf: corpus.appendingPathComponent("models/alemar11__CoreDataPlus__SampleModel2.xcdatamodel.xml"))
+        let source = try ManagedObjectModel(
+            contentsOf: corpus.appendingPathComponent("models/alemar11__CoreDataPlus__SampleModel2.xcdatamodel.xml"))
         for mapping in model.entityMappings {
             if let name = mapping.sourceEntityName { #expect(source.entity(named: name) != nil, "\(name)") }
         }
@@ -217,10 +257,15 @@ struct XcodeMappingModelTests {
     func synthetic() throws {
         let directory = try TemporaryDirectory(prefix: "xcmapping")
         var mappings = XcodeMappingFixture.migrationModels
-        mappings.append(XcodeMappingFixture.Mapping(number: 5, source: "Gone", destination: nil, typeName: "Remove", policy: "App.GonePolicy"))
+        mappings.append(
+            XcodeMappingFixture.Mapping(
+                number: 5, source: "Gone", destination: nil, typeName: "Remove", policy: "App.GonePolicy"))
         let bundle = try XcodeMappingFixture.write(XcodeMappingFixture.document(mappings), in: directory)
         let model = try XcodeMappingModel.read(at: bundle.appendingPathComponent("xcmapping.xml"))
-        #expect(model.entityMappings.map(\.name) == ["PersonToMember", "EmployeeToEmployee", "PetToPet", "ClubToClub", "Gone"])
+        #expect(
+            model.entityMappings.map(\.name) == [
+                "PersonToMember", "EmployeeToEmployee", "PetToPet", "ClubToClub", "Gone",
+            ])
         #expect(model.entityMappings[0].filterPredicate == (try FetchPredicate(format: "age >= 18")))
         #expect(model.entityMappings[4].mappingType == .remove)
         #expect(model.entityMappings[4].entityMigrationPolicyClassName == "App.GonePolicy")
@@ -229,7 +274,8 @@ struct XcodeMappingModelTests {
     }
 
     static func expectInvalid(
-        _ url: URL, mentioning words: [String], code: MigrationError.Code = .unreadableMapping, sourceLocation: SourceLocation = #_sourceLocation
+        _ url: URL, mentioning words: [String], code: MigrationError.Code = .unreadableMapping,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(sourceLocation: sourceLocation) { try XcodeMappingModel.read(at: url) } throws: { error in
             guard let error = error as? MigrationError, error.code == code else { return false }
@@ -248,14 +294,18 @@ struct XcodeMappingModelTests {
         let garbage = try XcodeMappingFixture.write("\u{0}\u{1}not xml at all <<<", named: "Garbage", in: directory)
         Self.expectInvalid(garbage, mentioning: ["Garbage.xcmappingmodel/xcmapping.xml", "Xcode"])
         let document = XcodeMappingFixture.document(XcodeMappingFixture.migrationModels)
-        let truncated = try XcodeMappingFixture.write(String(document.prefix(document.count / 2)), named: "Truncated", in: directory)
+        let truncated = try XcodeMappingFixture.write(
+            String(document.prefix(document.count / 2)), named: "Truncated", in: directory)
         Self.expectInvalid(truncated, mentioning: ["Truncated.xcmappingmodel", "Xcode"])
         let foreign = try XcodeMappingFixture.write(
-            document.replacingOccurrences(of: "XDDEVENTITYMAPPING", with: "SOMETHINGELSE"), named: "Foreign", in: directory)
+            document.replacingOccurrences(of: "XDDEVENTITYMAPPING", with: "SOMETHINGELSE"), named: "Foreign",
+            in: directory)
         Self.expectInvalid(foreign, mentioning: ["Foreign.xcmappingmodel", "not an Xcode mapping model"])
     }
 
-    @Test("hostile mapping entries are refused with the mapping and property named: bad types, predicates, expressions and names")
+    @Test(
+        "hostile mapping entries are refused with the mapping and property named: bad types, predicates, expressions and names"
+    )
     func hostile() throws {
         let directory = try TemporaryDirectory(prefix: "xcmapping")
         func write(_ name: String, _ change: (inout XcodeMappingFixture.Mapping) -> Void) throws -> URL {
@@ -263,11 +313,16 @@ struct XcodeMappingModelTests {
             change(&mappings[2])
             return try XcodeMappingFixture.write(XcodeMappingFixture.document(mappings), named: name, in: directory)
         }
-        Self.expectInvalid(try write("Type") { $0.typeName = "Sideways" }, mentioning: ["Type.xcmappingmodel", "PetToPet", "Sideways"])
         Self.expectInvalid(
-            try write("Filter") { $0.filter = "name ==== (" }, mentioning: ["Filter.xcmappingmodel", "PetToPet", "filter predicate"])
+            try write("Type") { $0.typeName = "Sideways" }, mentioning: ["Type.xcmappingmodel", "PetToPet", "Sideways"])
         Self.expectInvalid(
-            try write("Archive") { $0.propertyExtras["name"] = "<attribute name=\"valueexpressiondata\" type=\"binary\">AAAAAAAA</attribute>" },
+            try write("Filter") { $0.filter = "name ==== (" },
+            mentioning: ["Filter.xcmappingmodel", "PetToPet", "filter predicate"])
+        Self.expectInvalid(
+            try write("Archive") {
+                $0.propertyExtras["name"] =
+                    "<attribute name=\"valueexpressiondata\" type=\"binary\">AAAAAAAA</attribute>"
+            },
             mentioning: ["Archive.xcmappingmodel", "PetToPet", "'name'", "keyed archive"])
         Self.expectInvalid(
             try write("Cycle") {
@@ -279,10 +334,14 @@ struct XcodeMappingModelTests {
             try write("Injection") { $0.attributes = ["name) OR TRUEPREDICATE OR (x"] },
             mentioning: ["Injection.xcmappingmodel", "PetToPet", "not a property name"])
         Self.expectInvalid(
-            try write("Nameless") { $0.source = nil; $0.destination = nil }, mentioning: ["Nameless.xcmappingmodel", "neither a source nor a destination"])
+            try write("Nameless") {
+                $0.source = nil
+                $0.destination = nil
+            }, mentioning: ["Nameless.xcmappingmodel", "neither a source nor a destination"])
         Self.expectInvalid(
             try XcodeMappingFixture.write(
-                XcodeMappingFixture.document(XcodeMappingFixture.migrationModels + [XcodeMappingFixture.migrationModels[0]]),
+                XcodeMappingFixture.document(
+                    XcodeMappingFixture.migrationModels + [XcodeMappingFixture.migrationModels[0]]),
                 named: "Twice", in: directory),
             mentioning: ["Twice.xcmappingmodel", "PersonToMember", "two entity mappings"], code: .invalidMapping)
     }

@@ -1,8 +1,9 @@
 import Foundation
 import Strata
 import StrataTesting
-@testable import StrataXML
 import Testing
+
+@testable import StrataXML
 
 /// A save copies the bytes of key chunks no change touched from the file it replaces: the file
 /// must come out exactly as if every object had been encoded.
@@ -18,13 +19,16 @@ struct XMLChunkReuseTests {
             var values = employee.defaultValues
             values[employee.index(ofProperty: "name")!] = .string("employee \(key)\(salt) <&>")  // in the model
             values[employee.index(ofProperty: "age")!] = .integer(key % 90)  // in the model
-            batch.inserts.append(RowSnapshot(id: RowID(entity: employee.entityNumber, primaryKey: key), version: 1, values: values))
+            batch.inserts.append(
+                RowSnapshot(id: RowID(entity: employee.entityNumber, primaryKey: key), version: 1, values: values))
         }
         return batch
     }
 
     /// An update of the name of the `entity` row with `key`.
-    private func rename(_ driver: XMLDriver, _ entity: String = "Employee", key: Int64, to name: String) throws -> ChangeBatch {
+    private func rename(_ driver: XMLDriver, _ entity: String = "Employee", key: Int64, to name: String) throws
+        -> ChangeBatch
+    {
         let description = try #require(model.entity(named: entity))
         let slot = try #require(description.index(ofProperty: "name"))
         let row = try #require(try driver.rows(for: [RowID(entity: description.entityNumber, primaryKey: key)]).first)
@@ -36,15 +40,20 @@ struct XMLChunkReuseTests {
     }
 
     /// The file must hold exactly what encoding the driver's whole state gives.
-    private func expectWholeEncoding(_ driver: XMLDriver, _ url: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectWholeEncoding(_ driver: XMLDriver, _ url: URL, sourceLocation: SourceLocation = #_sourceLocation)
+        throws
+    {
         let bytes = try Data(contentsOf: url)
         let text = String(decoding: bytes, as: UTF8.self)
         let open = try #require(text.range(of: "<nextObjectID>"))
         let close = try #require(text.range(of: "</nextObjectID>"))
         let next = try #require(Int64(text[open.upperBound..<close.lowerBound]))
         var writer = XMLByteWriter()
-        try XMLStoreEncoder(model: model).write(driver.engine.snapshot, nextObjectID: next, store: url.path, to: &writer, cores: 1)
-        #expect(Data(writer.buffer) == bytes, "the saved file differs from a whole encoding", sourceLocation: sourceLocation)
+        try XMLStoreEncoder(model: model).write(
+            driver.engine.snapshot, nextObjectID: next, store: url.path, to: &writer, cores: 1)
+        #expect(
+            Data(writer.buffer) == bytes, "the saved file differs from a whole encoding", sourceLocation: sourceLocation
+        )
     }
 
     @Test("saves after opening and after saving copy untouched chunks and write the same bytes as a whole encoding")
@@ -86,7 +95,9 @@ struct XMLChunkReuseTests {
         #expect(rows.count == 20_000 - 4_096 + 11)
         let nameSlot = try #require(employee.index(ofProperty: "name"))
         #expect(rows[RowID(entity: employee.entityNumber, primaryKey: 1)]?.values[nameSlot] == .string("first"))
-        #expect(rows[RowID(entity: employee.entityNumber, primaryKey: 5_000)]?.values[nameSlot] == .string("renamed & moved"))
+        #expect(
+            rows[RowID(entity: employee.entityNumber, primaryKey: 5_000)]?.values[nameSlot]
+                == .string("renamed & moved"))
         #expect(rows[RowID(entity: employee.entityNumber, primaryKey: 9_000)] == nil)
         try reopened.close()
     }
@@ -113,19 +124,28 @@ struct XMLChunkReuseTests {
     @Test("objects laid out by someone else are not copied when markup could mislead the search for chunks")
     func foreignLayout() throws {
         let directory = try TemporaryDirectory(prefix: "xml-reuse-foreign")
-        let z1 = "        <object type=\"TAG\" id=\"z1\"><attribute name=\"name\" type=\"string\">one</attribute></object>"
-        let z8192 = "        <object type=\"TAG\" id=\"z8192\"><attribute name=\"name\" type=\"string\">farther</attribute></object>"
+        let z1 =
+            "        <object type=\"TAG\" id=\"z1\"><attribute name=\"name\" type=\"string\">one</attribute></object>"
+        let z8192 =
+            "        <object type=\"TAG\" id=\"z8192\"><attribute name=\"name\" type=\"string\">farther</attribute></object>"
         let layouts = [
             // A comment among the objects (it could hold text that looks like an object).
-            "comment": [z1, "        <!-- <object type=\"TAG\" id=\"z4096\"> -->",
-                        "        <object type=\"TAG\" id=\"z4096\"><attribute name=\"name\" type=\"string\">far</attribute></object>", z8192],
+            "comment": [
+                z1, "        <!-- <object type=\"TAG\" id=\"z4096\"> -->",
+                "        <object type=\"TAG\" id=\"z4096\"><attribute name=\"name\" type=\"string\">far</attribute></object>",
+                z8192,
+            ],
             // Chunk 1 (z4096) starts on the line where z1 (chunk 0) ends.
-            "shared line": [z1.replacingOccurrences(of: "</object>", with: ""),
-                            "        </object><object type=\"TAG\" id=\"z4096\"><attribute name=\"name\" type=\"string\">far</attribute></object>", z8192],
+            "shared line": [
+                z1.replacingOccurrences(of: "</object>", with: ""),
+                "        </object><object type=\"TAG\" id=\"z4096\"><attribute name=\"name\" type=\"string\">far</attribute></object>",
+                z8192,
+            ],
         ]
         for (name, lines) in layouts {
             let url = try XMLTestSupport.write(
-                XMLTestSupport.appleStyle(lines.joined(separator: "\n"), nextObjectID: 9_000), in: directory, name: "\(name).xml")
+                XMLTestSupport.appleStyle(lines.joined(separator: "\n"), nextObjectID: 9_000), in: directory,
+                name: "\(name).xml")
             let driver = try XMLTestSupport.driver(at: url)
             _ = try driver.apply(try rename(driver, "Tag", key: 8_192, to: "changed"))
             #expect(driver.lastSaveCopiedBytes == 0, "\(name)")
@@ -151,7 +171,9 @@ struct XMLChunkReuseTests {
         _ = try driver.apply(try rename(driver, "Tag", key: 4_096, to: "changed"))
         #expect(driver.lastSaveCopiedBytes > 0)
         let text = try XMLTestSupport.text(url)
-        #expect(text.contains("<object type=\"TAG\" id=\"z1\"><attribute name=\"name\" type=\"string\">one</attribute></object>"))
+        #expect(
+            text.contains(
+                "<object type=\"TAG\" id=\"z1\"><attribute name=\"name\" type=\"string\">one</attribute></object>"))
         try driver.close()
         let reopened = try XMLTestSupport.driver(at: url, options: StoreOptions(isReadOnly: true))
         let tag = try #require(model.entity(named: "Tag"))

@@ -1,8 +1,9 @@
 import Foundation
 import Strata
 import StrataTesting
-@testable import StrataXML
 import Testing
+
+@testable import StrataXML
 
 /// Composite attributes in an XML store: Core Data has no XML form for them, so each leaf element
 /// is written as an attribute named by its key path.
@@ -25,8 +26,12 @@ struct XMLCompositeTests {
         #expect(text.contains(#"<attribute name="magnitude.depth" type="float">"#))
         #expect(text.contains(#"<attribute name="location.place.city" type="string">Tokyo</attribute>"#))
         #expect(text.contains(#"<attribute name="depth" type="int32">10</attribute>"#))
-        #expect(!text.contains(#"name="location" "#) && !text.contains(#"name="magnitude" "#), "a composite has no attribute of its own")
-        #expect(text.components(separatedBy: #"name="location.place.country""#).count - 1 == 2, "only the quakes with a country")
+        #expect(
+            !text.contains(#"name="location" "#) && !text.contains(#"name="magnitude" "#),
+            "a composite has no attribute of its own")
+        #expect(
+            text.components(separatedBy: #"name="location.place.country""#).count - 1 == 2,
+            "only the quakes with a country")
     }
 
     @Test("a model inferred from the file turns key-path attributes back into composites")

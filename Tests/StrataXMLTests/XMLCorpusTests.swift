@@ -10,16 +10,23 @@ struct XMLCorpusTests {
     static let corpus = ProcessInfo.processInfo.environment["STRATA_CORPUS"]
 
     static var mappingModel: URL {
-        URL(fileURLWithPath: corpus ?? "/nonexistent").appendingPathComponent("xml/alemar11__CoreDataPlus__V2toV3.xcmapping.xml")
+        URL(fileURLWithPath: corpus ?? "/nonexistent").appendingPathComponent(
+            "xml/alemar11__CoreDataPlus__V2toV3.xcmapping.xml")
     }
 
-    @Test("Xcode's mapping-model store opens without a model, with entities and inverses inferred", .enabled(if: corpus != nil))
+    @Test(
+        "Xcode's mapping-model store opens without a model, with entities and inverses inferred",
+        .enabled(if: corpus != nil))
     func inferredModel() throws {
-        let recovered = try #require(try XMLDriverFactory().recoverModel(at: Self.mappingModel, options: StoreOptions()))
+        let recovered = try #require(
+            try XMLDriverFactory().recoverModel(at: Self.mappingModel, options: StoreOptions()))
         #expect(recovered.source == .inferred)
         #expect(recovered.requiresReadOnly)
         let model = recovered.model
-        #expect(Set(model.entities.map(\.name)) == ["XDDevAttributeMapping", "XDDevEntityMapping", "XDDevMappingModel", "XDDevRelationshipMapping"])
+        #expect(
+            Set(model.entities.map(\.name)) == [
+                "XDDevAttributeMapping", "XDDevEntityMapping", "XDDevMappingModel", "XDDevRelationshipMapping",
+            ])
         let entityMapping = try #require(model.entity(named: "XDDevEntityMapping"))
         #expect(entityMapping.attributesByName["mappingnumber"]?.type == .integer16)
         #expect(entityMapping.attributesByName["autogenerateexpression"]?.type == .boolean)
@@ -30,15 +37,21 @@ struct XMLCorpusTests {
         let back = try #require(model.entity(named: "XDDevAttributeMapping")?.relationshipsByName["entitymapping"])
         #expect(!back.isToMany)
         #expect(back.inverseName == "attributemappings")
-        #expect(model.entity(named: "XDDevRelationshipMapping")?.attributesByName["valueexpressiondata"]?.type == .binaryData)
+        #expect(
+            model.entity(named: "XDDevRelationshipMapping")?.attributesByName["valueexpressiondata"]?.type
+                == .binaryData)
     }
 
-    @Test("converting the corpus store to the in-memory driver and back to XML keeps every object, value and relationship", .enabled(if: corpus != nil))
+    @Test(
+        "converting the corpus store to the in-memory driver and back to XML keeps every object, value and relationship",
+        .enabled(if: corpus != nil))
     func roundTrip() throws {
         let directory = try TemporaryDirectory(prefix: "xml-corpus")
-        let model = try #require(try XMLDriverFactory().recoverModel(at: Self.mappingModel, options: StoreOptions())).model
+        let model = try #require(try XMLDriverFactory().recoverModel(at: Self.mappingModel, options: StoreOptions()))
+            .model
         let source = PersistentStoreCoordinator(managedObjectModel: model)
-        let sourceStore = try source.addPersistentStore(type: .xml, at: Self.mappingModel, options: StoreOptions(isReadOnly: true))
+        let sourceStore = try source.addPersistentStore(
+            type: .xml, at: Self.mappingModel, options: StoreOptions(isReadOnly: true))
         #expect(sourceStore.identifier == "498313E6-D672-4887-A947-08765F4F1012")
         #expect(sourceStore.metadata.values["NSPersistenceFrameworkVersion"] == .integer(1044))
         #expect(sourceStore.metadata.entityVersionHashes.count == 5)
@@ -47,7 +60,8 @@ struct XMLCorpusTests {
 
         // XML → in-memory → a new XML file, row for row.
         let memory = PersistentStoreCoordinator(managedObjectModel: model)
-        let memoryStore = try memory.addPersistentStore(type: .inMemory, at: URL(string: "memory://xml-corpus-\(UUID().uuidString)"))
+        let memoryStore = try memory.addPersistentStore(
+            type: .inMemory, at: URL(string: "memory://xml-corpus-\(UUID().uuidString)"))
         var batch = ChangeBatch()
         batch.inserts = Array(original.values)
         _ = try memoryStore.driver.apply(batch)
@@ -61,7 +75,8 @@ struct XMLCorpusTests {
 
         // Reopen and compare: same ids, same values, same relationships.
         let reopened = PersistentStoreCoordinator(managedObjectModel: model)
-        let reopenedStore = try reopened.addPersistentStore(type: .xml, at: outURL, options: StoreOptions(isReadOnly: true))
+        let reopenedStore = try reopened.addPersistentStore(
+            type: .xml, at: outURL, options: StoreOptions(isReadOnly: true))
         let again = try XMLTestSupport.allRows(reopenedStore.driver, model: model)
         #expect(again.count == original.count)
         for (id, row) in original {
@@ -69,7 +84,8 @@ struct XMLCorpusTests {
         }
         // And through a context: object z103 as the corpus file has it.
         let context = ManagedObjectContext(coordinator: reopened)
-        let mapping = try #require(try context.fetch(FetchRequest(entityName: "XDDevEntityMapping")).first { $0.objectID.primaryKey == 103 })
+        let mapping = try #require(
+            try context.fetch(FetchRequest(entityName: "XDDevEntityMapping")).first { $0.objectID.primaryKey == 103 })
         #expect(mapping["sourcename"] as? String == "SportCar")
         #expect(mapping["migrationpolicyclassname"] as? String == "REPLACE_AT_RUNTIME.V2to3MakerPolicy")
         #expect(mapping["mappingnumber"] as? Int == 4)
@@ -79,6 +95,8 @@ struct XMLCorpusTests {
         // The rewritten file infers the same model.
         let inferredAgain = try #require(try XMLDriverFactory().recoverModel(at: outURL, options: StoreOptions())).model
         #expect(inferredAgain.entities.map(\.name) == model.entities.map(\.name))
-        #expect(inferredAgain.entities.map { $0.properties.map(\.name).sorted() } == model.entities.map { $0.properties.map(\.name).sorted() })
+        #expect(
+            inferredAgain.entities.map { $0.properties.map(\.name).sorted() }
+                == model.entities.map { $0.properties.map(\.name).sorted() })
     }
 }

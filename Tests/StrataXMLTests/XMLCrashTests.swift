@@ -10,7 +10,9 @@ struct XMLCrashTests {
     static let model: ManagedObjectModel = {
         let counter = EntityDescription(
             "Counter",
-            properties: [.attribute("value", .integer64), .toMany("items", "Item", inverse: "counter", deleteRule: .cascade)])
+            properties: [
+                .attribute("value", .integer64), .toMany("items", "Item", inverse: "counter", deleteRule: .cascade),
+            ])
         let item = EntityDescription(
             "Item",
             properties: [
@@ -79,10 +81,13 @@ struct XMLCrashTests {
             let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             try #require(failure.isEmpty, "helper failed: \(failure)")
             if process.terminationReason == .uncaughtSignal { kills += 1 }
-            let lastPrinted = printed.split(separator: "\n").compactMap { Int($0.dropFirst("saved ".count)) }.last ?? known
+            let lastPrinted =
+                printed.split(separator: "\n").compactMap { Int($0.dropFirst("saved ".count)) }.last ?? known
             let value = try Self.savedState(url)
             // The save after the last printed line may have reached the disk before the kill.
-            #expect(value == lastPrinted || value == lastPrinted + 1, "seed \(seed), attempt \(attempts): file holds \(value), last save printed \(lastPrinted)")
+            #expect(
+                value == lastPrinted || value == lastPrinted + 1,
+                "seed \(seed), attempt \(attempts): file holds \(value), last save printed \(lastPrinted)")
             #expect(value >= known, "seed \(seed), attempt \(attempts): a saved state was lost: \(value) < \(known)")
             known = value
         }
@@ -138,7 +143,9 @@ struct XMLCrashTests {
                 }
             }
         }
-        #expect(repeated.isEmpty, "seed \(seed): \(repeated.count) keys handed out twice: \(repeated.prefix(5).joined(separator: ", "))")
+        #expect(
+            repeated.isEmpty,
+            "seed \(seed): \(repeated.count) keys handed out twice: \(repeated.prefix(5).joined(separator: ", "))")
         #expect(kills > 10, "seed \(seed): the helper was killed while allocating")
         #expect(seen.count > 100, "seed \(seed): the helper handed out keys before it was killed")
     }

@@ -19,20 +19,26 @@ struct BadFile: Sendable, CustomStringConvertible {
 
     static let all: [BadFile] = [
         BadFile(
-            description: "mismatched tags", objects: #"<object type="TAG" id="z1"><attribute name="name" type="string">a</attribut></object>"#,
+            description: "mismatched tags",
+            objects: #"<object type="TAG" id="z1"><attribute name="name" type="string">a</attribut></object>"#,
             line: 11, column: 77, words: "mismatch"),
-        BadFile(description: "an unknown entity", objects: #"<object type="GADGET" id="z1"></object>"#, line: 11, column: 1, words: "'GADGET'"),
+        BadFile(
+            description: "an unknown entity", objects: #"<object type="GADGET" id="z1"></object>"#, line: 11, column: 1,
+            words: "'GADGET'"),
         BadFile(
             description: "an unknown property",
-            objects: "<object type=\"TAG\" id=\"z1\">\n  <attribute name=\"colour\" type=\"string\">red</attribute>\n</object>",
+            objects:
+                "<object type=\"TAG\" id=\"z1\">\n  <attribute name=\"colour\" type=\"string\">red</attribute>\n</object>",
             line: 12, column: 3, words: "'colour'"),
         BadFile(
             description: "a dangling idref",
-            objects: #"<object type="TAG" id="z1"><attribute name="name" type="string">a</attribute><relationship name="items" type="0/0" destination="ITEM" idrefs="z9"></relationship></object>"#,
+            objects:
+                #"<object type="TAG" id="z1"><attribute name="name" type="string">a</attribute><relationship name="items" type="0/0" destination="ITEM" idrefs="z9"></relationship></object>"#,
             line: 11, column: 78, words: "found z9, which no <object> has", foundAfterReading: true),
         BadFile(
             description: "a duplicate id after ids that rose",
-            objects: "<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"TAG\" id=\"z2\"></object>\n<object type=\"TAG\" id=\"z3\"></object>\n<object type=\"TAG\" id=\"z2\"></object>",
+            objects:
+                "<object type=\"TAG\" id=\"z1\"></object>\n<object type=\"TAG\" id=\"z2\"></object>\n<object type=\"TAG\" id=\"z3\"></object>\n<object type=\"TAG\" id=\"z2\"></object>",
             line: 14, column: 1, words: "z2 was already used on line 12"),
         BadFile(
             description: "one primary key given twice in an entity",
@@ -48,7 +54,8 @@ struct BadFile: Sendable, CustomStringConvertible {
             line: 12, column: 1, words: "z1 was already used on line 11"),
         BadFile(
             description: "an integer that does not parse",
-            objects: "<object type=\"ITEM\" id=\"z1\">\n    <attribute name=\"int16\" type=\"int16\">12x</attribute></object>",
+            objects:
+                "<object type=\"ITEM\" id=\"z1\">\n    <attribute name=\"int16\" type=\"int16\">12x</attribute></object>",
             line: 12, column: 5, words: "expected Integer 16 text for attribute 'int16' of entity 'Item', found '12x'"),
         BadFile(
             description: "an integer out of its type's range",
@@ -64,25 +71,36 @@ struct BadFile: Sendable, CustomStringConvertible {
             line: 11, column: 29, words: "expected Binary text"),
         BadFile(
             description: "two ids in a to-one relationship",
-            objects: #"<object type="EMPLOYEE" id="z1"><attribute name="name" type="string">a</attribute><relationship name="mentor" type="0/1" destination="EMPLOYEE" idrefs="z1 z1"></relationship></object>"#,
+            objects:
+                #"<object type="EMPLOYEE" id="z1"><attribute name="name" type="string">a</attribute><relationship name="mentor" type="0/1" destination="EMPLOYEE" idrefs="z1 z1"></relationship></object>"#,
             line: 11, column: 83, words: "expected at most one id"),
         BadFile(
             description: "an idref to an object of the wrong entity",
-            objects: #"<object type="TAG" id="z1"><relationship name="items" type="0/0" destination="ITEM" idrefs="z1"></relationship></object>"#,
+            objects:
+                #"<object type="TAG" id="z1"><relationship name="items" type="0/0" destination="ITEM" idrefs="z1"></relationship></object>"#,
             line: 11, column: 28, words: "found z1, a Tag", foundAfterReading: true),
-        BadFile(description: "an id that is not zN", objects: #"<object type="TAG" id="x1"></object>"#, line: 11, column: 1, words: "expected an object id like \"z12\""),
-        BadFile(description: "stray text", objects: "<object type=\"TAG\" id=\"z1\"></object>\nhello", line: 12, column: 1, words: "found text"),
-        BadFile(description: "an unknown element", objects: "<thing/>", line: 11, column: 1, words: "expected <databaseInfo> or <object> in <database>, found <thing>"),
+        BadFile(
+            description: "an id that is not zN", objects: #"<object type="TAG" id="x1"></object>"#, line: 11, column: 1,
+            words: "expected an object id like \"z12\""),
+        BadFile(
+            description: "stray text", objects: "<object type=\"TAG\" id=\"z1\"></object>\nhello", line: 12, column: 1,
+            words: "found text"),
+        BadFile(
+            description: "an unknown element", objects: "<thing/>", line: 11, column: 1,
+            words: "expected <databaseInfo> or <object> in <database>, found <thing>"),
         BadFile(
             description: "an attribute written as a relationship",
-            objects: #"<object type="TAG" id="z1"><relationship name="name" type="0/1" destination="TAG"></relationship></object>"#,
+            objects:
+                #"<object type="TAG" id="z1"><relationship name="name" type="0/1" destination="TAG"></relationship></object>"#,
             line: 11, column: 28, words: "expected <attribute> for 'name'"),
     ]
 }
 
 @Suite("XML store errors")
 struct XMLErrorTests {
-    @Test("a bad file is refused with a corrupt error naming file, line, column and what was expected", arguments: BadFile.all)
+    @Test(
+        "a bad file is refused with a corrupt error naming file, line, column and what was expected",
+        arguments: BadFile.all)
     func badFile(_ bad: BadFile) throws {
         let directory = try TemporaryDirectory(prefix: "xml-bad")
         let url = try XMLTestSupport.write(XMLTestSupport.appleStyle(bad.objects), in: directory)
@@ -100,7 +118,8 @@ struct XMLErrorTests {
         // Valid objects after the bad ones push the file past the size read on two cores.
         var padding = ""
         for id in 100_000..<116_000 {
-            padding += "\n<object type=\"TAG\" id=\"z\(id)\"><attribute name=\"name\" type=\"string\">padding \(id)</attribute></object>"
+            padding +=
+                "\n<object type=\"TAG\" id=\"z\(id)\"><attribute name=\"name\" type=\"string\">padding \(id)</attribute></object>"
         }
         let text = XMLTestSupport.appleStyle(bad.objects + padding)
         try #require(text.utf8.count > 1 << 20)
@@ -119,18 +138,30 @@ struct XMLErrorTests {
         let directory = try TemporaryDirectory(prefix: "xml-big-lines")
         var objects = ""
         for id in 1...30_000 {
-            objects += "<object type=\"TAG\" id=\"z\(id)\">\n    <attribute name=\"name\" type=\"string\">t\(id)</attribute>\n</object>\n"
+            objects +=
+                "<object type=\"TAG\" id=\"z\(id)\">\n    <attribute name=\"name\" type=\"string\">t\(id)</attribute>\n</object>\n"
         }
         // Objects start on line 11 of the template, three lines each.
         let line = 11 + 30_000 * 3
         let cases = [
-            ("entity", "<object type=\"GADGET\" id=\"z40000\">\n    <attribute name=\"name\" type=\"string\">x</attribute>\n</object>", line, 1, "'GADGET'"),
-            ("property", "<object type=\"TAG\" id=\"z40000\">\n    <attribute name=\"colour\" type=\"string\">red</attribute>\n</object>", line + 1, 5, "'colour'"),
+            (
+                "entity",
+                "<object type=\"GADGET\" id=\"z40000\">\n    <attribute name=\"name\" type=\"string\">x</attribute>\n</object>",
+                line, 1, "'GADGET'"
+            ),
+            (
+                "property",
+                "<object type=\"TAG\" id=\"z40000\">\n    <attribute name=\"colour\" type=\"string\">red</attribute>\n</object>",
+                line + 1, 5, "'colour'"
+            ),
         ]
         for (name, bad, expectedLine, column, words) in cases {
-            let url = try XMLTestSupport.write(XMLTestSupport.appleStyle(objects + bad), in: directory, name: "\(name).xml")
+            let url = try XMLTestSupport.write(
+                XMLTestSupport.appleStyle(objects + bad), in: directory, name: "\(name).xml")
             let error = try #require(XMLTestSupport.openError(url), "\(name)")
-            #expect(error.message.contains("\(url.path):\(expectedLine):\(column): "), "\(name): \(error.message.prefix(160))")
+            #expect(
+                error.message.contains("\(url.path):\(expectedLine):\(column): "),
+                "\(name): \(error.message.prefix(160))")
             #expect(error.message.contains(words), "\(name)")
         }
     }
@@ -154,7 +185,10 @@ struct XMLErrorTests {
     @Test("files that are not XML stores are refused with corrupt errors")
     func notAStore() throws {
         let directory = try TemporaryDirectory(prefix: "xml-not-store")
-        for (name, text) in [("empty", ""), ("binary", "\u{1}\u{2}SQLite format 3\u{0}"), ("plist", "<plist version=\"1.0\"><dict/></plist>")] {
+        for (name, text) in [
+            ("empty", ""), ("binary", "\u{1}\u{2}SQLite format 3\u{0}"),
+            ("plist", "<plist version=\"1.0\"><dict/></plist>"),
+        ] {
             let url = try XMLTestSupport.write(text, in: directory, name: name)
             let error = try #require(XMLTestSupport.openError(url), "\(name) opened")
             #expect(error.code == .corrupt, "\(name)")
@@ -170,14 +204,18 @@ struct XMLErrorTests {
         let writer = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try writer.addPersistentStore(type: .xml, at: url)
         let second = PersistentStoreCoordinator(managedObjectModel: model)
-        #expect(storeErrorCode { try second.addPersistentStore(type: .xml, at: url, options: StoreOptions(timeout: 0.1)) } == .locked)
+        #expect(
+            storeErrorCode { try second.addPersistentStore(type: .xml, at: url, options: StoreOptions(timeout: 0.1)) }
+                == .locked)
         let context = ManagedObjectContext(coordinator: writer)
         let tag = try context.insertNewObject(forEntityName: "Tag")
         tag["name"] = "fresh"
         try context.save()
         let reader = PersistentStoreCoordinator(managedObjectModel: model)
         try reader.addPersistentStore(type: .xml, at: url, options: StoreOptions(isReadOnly: true))
-        let names = try ManagedObjectContext(coordinator: reader).fetch(FetchRequest(entityName: "Tag")).compactMap { $0["name"] as? String }
+        let names = try ManagedObjectContext(coordinator: reader).fetch(FetchRequest(entityName: "Tag")).compactMap {
+            $0["name"] as? String
+        }
         #expect(names.contains("fresh"))
         try writer.remove(store)
         let again = try second.addPersistentStore(type: .xml, at: url, options: StoreOptions(timeout: 0.1))

@@ -1,8 +1,9 @@
 import Foundation
 import Strata
 import StrataTesting
-@testable import StrataXML
 import Testing
+
+@testable import StrataXML
 
 /// How a save replaces the store file: mode, owner, symbolic links, and what each failure leaves.
 @Suite("XML store file replacement")
@@ -95,9 +96,11 @@ struct XMLFileReplacementTests {
         #expect(FileManager.default.fileExists(atPath: directory.file("target.xml").path))
     }
 
-    @Test("a save that fails before the rename leaves the file, the open store and the message saying so", arguments: [
-        XMLStoreFile.Step.write, .fileSync, .rename,
-    ])
+    @Test(
+        "a save that fails before the rename leaves the file, the open store and the message saying so",
+        arguments: [
+            XMLStoreFile.Step.write, .fileSync, .rename,
+        ])
     func failureBeforeRename(_ step: XMLStoreFile.Step) throws {
         let directory = try TemporaryDirectory(prefix: "xml-fail-before")
         let url = try XMLTestSupport.seededStore(in: directory)
@@ -147,7 +150,8 @@ struct XMLFileReplacementTests {
         tag["name"] = "again"
         try context.save()
         let check = ManagedObjectContext(coordinator: coordinator)
-        let names = Set(try check.fetch(FetchRequest(entityName: "Tag")).compactMap { $0.value(forKey: "name") as? String })
+        let names = Set(
+            try check.fetch(FetchRequest(entityName: "Tag")).compactMap { $0.value(forKey: "name") as? String })
         #expect(names.contains("again") && names.contains("added"))
     }
 
@@ -177,7 +181,9 @@ struct XMLFileReplacementTests {
         XMLStoreFile.injectedFailures.withLock { _ = $0.removeValue(forKey: url.path) }
         try driver.close()
         let reopened = try XMLTestSupport.driver(at: url, options: StoreOptions(isReadOnly: true))
-        #expect(try XMLTestSupport.allRows(reopened, model: ConformanceModel.model)[renamed.id]?.values[0] == .string("in place"))
+        #expect(
+            try XMLTestSupport.allRows(reopened, model: ConformanceModel.model)[renamed.id]?.values[0]
+                == .string("in place"))
         try reopened.close()
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import Strata
 import StrataTesting
-@testable import StrataXML
 import Testing
+
+@testable import StrataXML
 
 @Suite("XML store format")
 struct XMLFormatTests {
@@ -10,7 +11,10 @@ struct XMLFormatTests {
     func layout() throws {
         let directory = try TemporaryDirectory(prefix: "xml-layout")
         let text = try XMLTestSupport.text(try XMLTestSupport.seededStore(in: directory))
-        #expect(text.hasPrefix("<?xml version=\"1.0\" standalone=\"yes\"?>\n<!DOCTYPE database SYSTEM \"file:///System/Library/DTDs/CoreData.dtd\">"))
+        #expect(
+            text.hasPrefix(
+                "<?xml version=\"1.0\" standalone=\"yes\"?>\n<!DOCTYPE database SYSTEM \"file:///System/Library/DTDs/CoreData.dtd\">"
+            ))
         #expect(text.contains("<version>134481920</version>"))
         #expect(text.contains(#"<object type="ITEM" id="z"#))
         #expect(text.contains(#"<object type="SPORTSCAR" id="z"#))
@@ -25,10 +29,13 @@ struct XMLFormatTests {
         #expect(text.components(separatedBy: #"name="int32""#).count - 1 == 7)
         let ids = text.matches(of: /<object type="[A-Z]+" id="z(\d+)">/).map { Int($0.1)! }  // \d+ parses
         #expect(Set(ids).count == ids.count, "object ids are unique across entities")
-        let next = try #require(text.firstMatch(of: /<nextObjectID>(\d+)<\/nextObjectID>/).map { Int($0.1)! })  // \d+ parses
+        // \d+ parses
+        let next = try #require(text.firstMatch(of: /<nextObjectID>(\d+)<\/nextObjectID>/).map { Int($0.1)! })
         #expect(next > ids.max()!)  // the seed has objects
         // Both sides of a relationship are written: every Chapter names its playlist.
-        #expect(text.components(separatedBy: #"<relationship name="playlist" type="0/1" destination="PLAYLIST" idrefs="z"#).count - 1 == 3)
+        #expect(
+            text.components(separatedBy: #"<relationship name="playlist" type="0/1" destination="PLAYLIST" idrefs="z"#)
+                .count - 1 == 3)
     }
 
     @Test("every attribute value round-trips through the file bit for bit")
@@ -40,12 +47,14 @@ struct XMLFormatTests {
         let samples: [[String: StoreValue]] = [
             [
                 "date": .date(Date(timeIntervalSinceReferenceDate: 0.1)), "double": .double(.leastNonzeroMagnitude),
-                "float": .double(Double(Float.pi)), "decimal": .decimal(Decimal(string: "-79228162514264337593543950335")!),  // valid
+                "float": .double(Double(Float.pi)),
+                "decimal": .decimal(Decimal(string: "-79228162514264337593543950335")!),  // valid
                 "string": .string("nul \u{0} bell \u{7} cr\r\nlf ]]> \u{FFFF} end"), "int64": .integer(Int64.min),
             ],
             [
                 "date": .date(Date(timeIntervalSinceReferenceDate: -1e-7)), "double": .double(.pi),
-                "string": .string("  leading and trailing spaces  "), "decimal": .decimal(Decimal(string: "0.0001")!),  // valid
+                // valid
+                "string": .string("  leading and trailing spaces  "), "decimal": .decimal(Decimal(string: "0.0001")!),
                 "binary": .binary(Data((0..<4096).map { _ in UInt8.random(in: 0...255) })),
                 "uri": .uri(URL(string: "file:///tmp/a%20b.txt")!), "uuid": .uuid(UUID()),  // valid literal
             ],
@@ -93,7 +102,8 @@ struct XMLFormatTests {
         let directory = try TemporaryDirectory(prefix: "xml-metadata")
         let url = directory.file("meta.xml")
         let values: [String: MetadataValue] = [
-            "NSPersistenceFrameworkVersion": .integer(1044), "flag": .bool(true), "one": .integer(1), "ratio": .double(0.1),
+            "NSPersistenceFrameworkVersion": .integer(1044), "flag": .bool(true), "one": .integer(1),
+            "ratio": .double(0.1),
             "huge": .double(.infinity), "blob": .data(Data([0, 1, 2, 255])), "empty": .data(Data()),
             "when": .date(Date(timeIntervalSinceReferenceDate: 700_000_000.25)),
             "whole": .date(Date(timeIntervalSinceReferenceDate: -31_000_000)),
@@ -104,7 +114,8 @@ struct XMLFormatTests {
         let uuid = UUID().uuidString
         do {
             let driver = try XMLTestSupport.driver(at: url)
-            try driver.saveMetadata(StoreMetadata(uuid: uuid, storeType: "XML", entityVersionHashes: hashes, values: values))
+            try driver.saveMetadata(
+                StoreMetadata(uuid: uuid, storeType: "XML", entityVersionHashes: hashes, values: values))
             try driver.close()
         }
         let text = try XMLTestSupport.text(url)
@@ -168,7 +179,8 @@ struct XMLFormatTests {
         let driver = try XMLTestSupport.driver(at: url)
         let rowsBefore = try XMLTestSupport.allRows(driver, model: model)
         let tag = try #require(model.entity(named: "Tag"))
-        let track = try #require(rowsBefore.values.first { $0.id.entity == model.entity(named: "Track")!.entityNumber })  // in the model
+        // in the model
+        let track = try #require(rowsBefore.values.first { $0.id.entity == model.entity(named: "Track")!.entityNumber })
         var batch = ChangeBatch()
         let clash = RowID(entity: tag.entityNumber, primaryKey: track.id.primaryKey)
         batch.inserts = [RowSnapshot(id: clash, version: 1, values: [.string("clash"), .references([])])]
@@ -195,40 +207,49 @@ struct XMLFormatTests {
         try driver.close()
         #expect(try Data(contentsOf: url) == before)
         let missing = directory.file("missing.xml")
-        #expect(storeErrorCode { _ = try XMLTestSupport.driver(at: missing, options: StoreOptions(isReadOnly: true)) } == .notFound)
+        #expect(
+            storeErrorCode { _ = try XMLTestSupport.driver(at: missing, options: StoreOptions(isReadOnly: true)) }
+                == .notFound)
     }
 
     @Test("a file in Apple's layout opens with names matched ignoring case")
     func appleLayout() throws {
         let directory = try TemporaryDirectory(prefix: "xml-apple")
-        let url = try XMLTestSupport.write(XMLTestSupport.appleStyle("""
-                <object type="VEHICLEPICTURE" id="z103">
-                    <attribute name="picturename" type="string">picture_1</attribute>
-                    <attribute name="sequence" type="int32">0</attribute>
-                    <attribute name="taken" type="date">445103622.25000000000000000000</attribute>
-                    <attribute name="thumbnail" type="binary">AAEC
-                /w==</attribute>
-                    <relationship name="picturesforvehicle" type="1/1" destination="VEHICLE" idrefs="z102"></relationship>
-                </object>
-                <object type="VEHICLE" id="z102">
-                    <attribute name="year" type="int32">2006</attribute>
-                    <attribute name="price" type="decimal">19999.99</attribute>
-                    <attribute name="sold" type="bool">1</attribute>
-                    <relationship name="vehiclepictures" type="0/0" destination="VEHICLEPICTURE" idrefs="z104 z103"></relationship>
-                </object>
-                <object type="VEHICLEPICTURE" id="z104">
-                    <relationship name="picturesforvehicle" type="1/1" destination="VEHICLE" idrefs="z102"></relationship>
-                </object>
-            """), in: directory)
+        let url = try XMLTestSupport.write(
+            XMLTestSupport.appleStyle(
+                """
+                    <object type="VEHICLEPICTURE" id="z103">
+                        <attribute name="picturename" type="string">picture_1</attribute>
+                        <attribute name="sequence" type="int32">0</attribute>
+                        <attribute name="taken" type="date">445103622.25000000000000000000</attribute>
+                        <attribute name="thumbnail" type="binary">AAEC
+                    /w==</attribute>
+                        <relationship name="picturesforvehicle" type="1/1" destination="VEHICLE" idrefs="z102"></relationship>
+                    </object>
+                    <object type="VEHICLE" id="z102">
+                        <attribute name="year" type="int32">2006</attribute>
+                        <attribute name="price" type="decimal">19999.99</attribute>
+                        <attribute name="sold" type="bool">1</attribute>
+                        <relationship name="vehiclepictures" type="0/0" destination="VEHICLEPICTURE" idrefs="z104 z103"></relationship>
+                    </object>
+                    <object type="VEHICLEPICTURE" id="z104">
+                        <relationship name="picturesforvehicle" type="1/1" destination="VEHICLE" idrefs="z102"></relationship>
+                    </object>
+                """), in: directory)
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("Vehicle", properties: [
-                .attribute("year", .integer32), .attribute("price", .decimal), .attribute("sold", .boolean),
-                .toMany("vehiclePictures", "VehiclePicture", inverse: "picturesForVehicle"),
-            ]),
-            EntityDescription("VehiclePicture", properties: [
-                .attribute("pictureName", .string), .attribute("sequence", .integer32), .attribute("taken", .date),
-                .attribute("thumbnail", .binaryData), .toOne("picturesForVehicle", "Vehicle", inverse: "vehiclePictures"),
-            ]),
+            EntityDescription(
+                "Vehicle",
+                properties: [
+                    .attribute("year", .integer32), .attribute("price", .decimal), .attribute("sold", .boolean),
+                    .toMany("vehiclePictures", "VehiclePicture", inverse: "picturesForVehicle"),
+                ]),
+            EntityDescription(
+                "VehiclePicture",
+                properties: [
+                    .attribute("pictureName", .string), .attribute("sequence", .integer32), .attribute("taken", .date),
+                    .attribute("thumbnail", .binaryData),
+                    .toOne("picturesForVehicle", "Vehicle", inverse: "vehiclePictures"),
+                ]),
         ])
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: .xml, at: url, options: StoreOptions(isReadOnly: true))
@@ -254,7 +275,9 @@ struct XMLNumberWritingTests {
     @Test("doubles with at most two decimals are written as Double.description spells them; others are left to it")
     func hundredths() {
         var generator = SeededGenerator(seed: 0x100)
-        var values: [Double] = [0.01, 0.1, 0.5, 1, 57.05, 57.5, 99.99, 100, -0.25, -3, 700_000_000, 999_999_999_999.99, 123_456.78]
+        var values: [Double] = [
+            0.01, 0.1, 0.5, 1, 57.05, 57.5, 99.99, 100, -0.25, -3, 700_000_000, 999_999_999_999.99, 123_456.78,
+        ]
         for _ in 0..<20_000 {
             let cents = Int64.random(in: -100_000_000_000_000...100_000_000_000_000, using: &generator)
             values.append(Double(cents) / 100)
@@ -291,15 +314,18 @@ struct XMLParallelEncodingTests {
         for key in 1...Int64(count) {
             var values = employee.defaultValues
             values[employee.index(ofProperty: "name")!] = .string("név \(key) <&>")  // in the model
-            values[employee.index(ofProperty: "salary")!] = key % 5 == 0 ? .null : .double(Double(key) / 3)  // in the model
+            // in the model
+            values[employee.index(ofProperty: "salary")!] = key % 5 == 0 ? .null : .double(Double(key) / 3)
             values[employee.index(ofProperty: "age")!] = .integer(key % 90)  // in the model
-            state.rows[employee.entityNumber, default: [:]][key] = RowSnapshot(id: RowID(entity: employee.entityNumber, primaryKey: key), version: 1, values: values)
+            state.rows[employee.entityNumber, default: [:]][key] = RowSnapshot(
+                id: RowID(entity: employee.entityNumber, primaryKey: key), version: 1, values: values)
         }
         // A second hierarchy sharing keys with the first: those rows get remapped object numbers.
         for key in Int64(1)...40 {
             var values = tag.defaultValues
             values[tag.index(ofProperty: "name")!] = .string("tag \(key)")  // in the model
-            state.rows[tag.entityNumber, default: [:]][key] = RowSnapshot(id: RowID(entity: tag.entityNumber, primaryKey: key), version: 1, values: values)
+            state.rows[tag.entityNumber, default: [:]][key] = RowSnapshot(
+                id: RowID(entity: tag.entityNumber, primaryKey: key), version: 1, values: values)
         }
         let encoder = XMLStoreEncoder(model: model)
         var one = XMLByteWriter()
@@ -329,9 +355,14 @@ struct XMLTextWritingTests {
     @Test("checking and escaping in one pass gives what the check and the escaper give separately")
     func representableText() {
         var generator = SeededGenerator(seed: 0x7E7)
-        let pieces = ["a", "&", "<", ">", "\r", "\n", "\t", "\u{1}", "\u{1F}", "é", "\u{FFFE}", "\u{FFFF}", "\u{FFFD}", "ﬀ", "\"", " ", "😀"]
+        let pieces = [
+            "a", "&", "<", ">", "\r", "\n", "\t", "\u{1}", "\u{1F}", "é", "\u{FFFE}", "\u{FFFF}", "\u{FFFD}", "ﬀ", "\"",
+            " ", "😀",
+        ]
         for round in 0..<5_000 {
-            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()  // non-empty
+            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in
+                pieces.randomElement(using: &generator)!
+            }.joined()  // non-empty
             var combined = XMLByteWriter()
             combined.raw("x")
             let written = combined.representableText(text, after: ">")

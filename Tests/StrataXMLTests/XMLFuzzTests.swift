@@ -4,7 +4,6 @@ import StrataTesting
 import StrataXML
 import Testing
 
-
 @Suite("XML reader fuzzing")
 struct XMLFuzzTests {
     static let tokens: [String] = [
@@ -12,7 +11,8 @@ struct XMLFuzzTests {
         "</object>", "<!DOCTYPE database [<!ENTITY a \"aaaaaaaa\">]>", "&a;", "\u{0}", "<![CDATA[x]]>",
         "idrefs=\"z1 z2 z3\"", "type=\"int16\"", "99999999999999999999", "<attribute name=\"name\" type=\"string\">",
         "</attribute>", "<relationship name=\"items\" type=\"0/0\" destination=\"ITEM\" idrefs=\"z2\"/>", "<!-- c -->",
-        "<?pi x?>", "<plist version=\"1.0\"><dict><key>k</key></dict></plist>", "\u{FEFF}", "é", "\r\n", "<dict>", "<data>!</data>",
+        "<?pi x?>", "<plist version=\"1.0\"><dict><key>k</key></dict></plist>", "\u{FEFF}", "é", "\r\n", "<dict>",
+        "<data>!</data>",
     ]
 
     static func mutate(_ bytes: [UInt8], _ random: inout SeededGenerator) -> [UInt8] {
@@ -26,7 +26,8 @@ struct XMLFuzzTests {
             case 2:
                 let end = min(bytes.count, at + Int.random(in: 1...80, using: &random))
                 bytes.insert(contentsOf: bytes[at..<end], at: Int.random(in: 0...bytes.count, using: &random))
-            case 3: bytes.insert(contentsOf: Array(tokens.randomElement(using: &random)!.utf8), at: at)  // tokens is not empty
+            // tokens is not empty
+            case 3: bytes.insert(contentsOf: Array(tokens.randomElement(using: &random)!.utf8), at: at)
             case 4: bytes.removeSubrange(at...)
             default:
                 if let digit = bytes[at...].firstIndex(where: { (0x30...0x39).contains($0) }) {
@@ -43,13 +44,15 @@ struct XMLFuzzTests {
         var seeds: [(bytes: [UInt8], model: ManagedObjectModel)] = []
         let generated = try XMLTestSupport.seededStore(in: directory)
         seeds.append((Array(try Data(contentsOf: generated)), ConformanceModel.model))
-        let sample = XMLTestSupport.appleStyle(#"""
+        let sample = XMLTestSupport.appleStyle(
+            #"""
             <object type="TAG" id="z1"><attribute name="name" type="string">a &amp; b</attribute><relationship name="items" type="0/0" destination="ITEM" idrefs="z2"></relationship></object>
             <object type="ITEM" id="z2"><attribute name="date" type="date">445103622.25</attribute><attribute name="binary" type="binary">AAEC</attribute><relationship name="tags" type="0/0" destination="TAG" idrefs="z1"></relationship></object>
             """#)
         seeds.append((Array(sample.utf8), ConformanceModel.model))
         if let corpus = XMLCorpusTests.corpus {
-            let url = URL(fileURLWithPath: corpus).appendingPathComponent("xml/alemar11__CoreDataPlus__V2toV3.xcmapping.xml")
+            let url = URL(fileURLWithPath: corpus).appendingPathComponent(
+                "xml/alemar11__CoreDataPlus__V2toV3.xcmapping.xml")
             let model = try #require(try XMLDriverFactory().recoverModel(at: url, options: StoreOptions())).model
             seeds.append((Array(try Data(contentsOf: url)), model))
         }

@@ -13,27 +13,34 @@ struct XMLHostileFileTests {
         "<object type=\"TAG\" id=\"\(id)\"\(pk.map { " pk=\"\($0)\"" } ?? "")><attribute name=\"name\" type=\"string\">t</attribute></object>"
     }
 
-    @Test("object ids and keys that are not positive 64-bit numbers are refused as corrupt", arguments: [
-        ("z0", nil), ("z-1", nil), ("z9223372036854775808", nil), ("z99999999999999999999999", nil), ("z", nil),
-        ("z1", "0"), ("z1", "-4"), ("z1", "9223372036854775808"),
-    ] as [(String, String?)])
+    @Test(
+        "object ids and keys that are not positive 64-bit numbers are refused as corrupt",
+        arguments: [
+            ("z0", nil), ("z-1", nil), ("z9223372036854775808", nil), ("z99999999999999999999999", nil), ("z", nil),
+            ("z1", "0"), ("z1", "-4"), ("z1", "9223372036854775808"),
+        ] as [(String, String?)])
     func badIDs(_ id: String, _ pk: String?) throws {
         let directory = try TemporaryDirectory(prefix: "xml-bad-id")
         let url = try XMLTestSupport.write(XMLTestSupport.appleStyle(Self.tag(id, pk: pk)), in: directory)
         let error = try #require(XMLTestSupport.openError(url))
         #expect(error.code == .corrupt)
         #expect(error.store == url.path)
-        #expect(error.message.contains(pk == nil ? "expected an object id" : "expected a positive integer in pk"), "\(error.message)")
+        #expect(
+            error.message.contains(pk == nil ? "expected an object id" : "expected a positive integer in pk"),
+            "\(error.message)")
     }
 
-    @Test("a file whose ids reach Int64.max opens, saves, and refuses to allocate a key with a corrupt error", arguments: [
-        (Self.tag("z9223372036854775807"), 200),
-        (Self.tag("z5", pk: "9223372036854775807"), 200),
-        (Self.tag("z5"), Int.max),
-    ])
+    @Test(
+        "a file whose ids reach Int64.max opens, saves, and refuses to allocate a key with a corrupt error",
+        arguments: [
+            (Self.tag("z9223372036854775807"), 200),
+            (Self.tag("z5", pk: "9223372036854775807"), 200),
+            (Self.tag("z5"), Int.max),
+        ])
     func idsAtTheLimit(_ objects: String, _ nextObjectID: Int) throws {
         let directory = try TemporaryDirectory(prefix: "xml-max-id")
-        let url = try XMLTestSupport.write(XMLTestSupport.appleStyle(objects, nextObjectID: nextObjectID), in: directory)
+        let url = try XMLTestSupport.write(
+            XMLTestSupport.appleStyle(objects, nextObjectID: nextObjectID), in: directory)
         let model = ConformanceModel.model
         let tag = try #require(model.entity(named: "Tag"))
         let driver = try XMLTestSupport.driver(at: url)
@@ -58,12 +65,14 @@ struct XMLHostileFileTests {
     @Test("a reservation near Int64.max stops at it instead of wrapping")
     func reservationSaturates() throws {
         let directory = try TemporaryDirectory(prefix: "xml-near-max")
-        let url = try XMLTestSupport.write(XMLTestSupport.appleStyle(Self.tag("z5"), nextObjectID: Int(Int64.max - 10)), in: directory)
+        let url = try XMLTestSupport.write(
+            XMLTestSupport.appleStyle(Self.tag("z5"), nextObjectID: Int(Int64.max - 10)), in: directory)
         let tag = try #require(ConformanceModel.model.entity(named: "Tag"))
         let driver = try XMLTestSupport.driver(at: url)
         let keys = try driver.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 4)
         #expect(keys == (Int64.max - 10)...(Int64.max - 7))
-        #expect(storeErrorCode { _ = try driver.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 10) } == .corrupt)
+        #expect(
+            storeErrorCode { _ = try driver.allocatePrimaryKeys(forEntity: tag.entityNumber, count: 10) } == .corrupt)
         try driver.close()
         #expect(try XMLTestSupport.text(url).contains("<nextObjectID>9223372036854775807</nextObjectID>"))
     }
@@ -79,14 +88,16 @@ struct XMLHostileFileTests {
         #expect(error.code == .corrupt)
         #expect(error.message.contains("nested at most 64 deep"), "\(error.message.prefix(300))")
         #expect(storeErrorCode { _ = try XMLDriverFactory().metadata(at: url, options: StoreOptions()) } == .corrupt)
-        #expect(storeErrorCode { _ = try XMLDriverFactory().recoverModel(at: url, options: StoreOptions()) } == .corrupt)
+        #expect(
+            storeErrorCode { _ = try XMLDriverFactory().recoverModel(at: url, options: StoreOptions()) } == .corrupt)
     }
 
     @Test("metadata nested as deep as allowed still opens")
     func allowedMetadataDepth() throws {
         let directory = try TemporaryDirectory(prefix: "xml-ok-metadata")
         // The top dictionary and 62 arrays: 63 levels of containers.
-        let nested = String(repeating: "<array>", count: 62) + "<integer>1</integer>" + String(repeating: "</array>", count: 62)
+        let nested =
+            String(repeating: "<array>", count: 62) + "<integer>1</integer>" + String(repeating: "</array>", count: 62)
         let text = XMLTestSupport.appleStyle(Self.tag("z1")).replacingOccurrences(
             of: "<metadata></metadata>",
             with: "<metadata><plist version=\"1.0\"><dict><key>deep</key>\(nested)</dict></plist></metadata>")

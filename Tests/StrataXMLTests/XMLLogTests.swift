@@ -1,7 +1,7 @@
 import Foundation
 import Strata
-import StrataXML
 import StrataTesting
+import StrataXML
 import Testing
 
 @Suite("XML store logging")
@@ -10,7 +10,9 @@ struct XMLLogTests {
     func savesAreLogged() throws {
         let directory = try TemporaryDirectory(prefix: "xml-log")
         let statements = try LogCapture().save(into: .xml, at: directory.file("statements.xml"), detail: .statements)
-        #expect(statements.contains { $0.level == .debug && $0.text.contains("3 inserts, 0 updates, 0 deletes") }, "\(statements.map(\.text))")
+        #expect(
+            statements.contains { $0.level == .debug && $0.text.contains("3 inserts, 0 updates, 0 deletes") },
+            "\(statements.map(\.text))")
         #expect(!statements.contains { $0.text.contains(" took ") })
 
         let timed = try LogCapture().save(into: .xml, at: directory.file("timed.xml"), detail: .timings)

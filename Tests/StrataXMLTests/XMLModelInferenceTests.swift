@@ -21,7 +21,9 @@ private func inferAndOpen(_ text: String, in directory: TemporaryDirectory) thro
 
 @Suite("XML stores opened without a model")
 struct XMLModelInferenceTests {
-    @Test("an empty relationship names an entity with no objects: the entity is inferred without attributes and the store opens")
+    @Test(
+        "an empty relationship names an entity with no objects: the entity is inferred without attributes and the store opens"
+    )
     func destinationWithoutObjects() throws {
         // The shape of the cocoadev 2006 Core Data XML store (jnozzi/cocoadev.com, CoreDataOrphanRecords).
         let directory = try TemporaryDirectory()
@@ -67,7 +69,8 @@ struct XMLModelInferenceTests {
         #expect(try context.count(for: FetchRequest(entityName: "VEHICLE")) == 2)
     }
 
-    @Test("a relationship's destination is read from the first occurrence that writes one; without any, from its idrefs")
+    @Test(
+        "a relationship's destination is read from the first occurrence that writes one; without any, from its idrefs")
     func destinationFromLaterOccurrenceOrIdrefs() throws {
         let directory = try TemporaryDirectory()
         let (model, context, _) = try inferAndOpen(
@@ -86,7 +89,8 @@ struct XMLModelInferenceTests {
         #expect(author.relationshipsByName["books"]?.destinationEntityName == "BOOK")
         #expect(author.relationshipsByName["agent"]?.destinationEntityName == "AGENT")
         #expect(model.entity(named: "BOOK")?.properties.isEmpty == true)
-        let first = try #require(try context.fetch(FetchRequest(entityName: "AUTHOR")).first { $0.objectID.primaryKey == 1 })
+        let first = try #require(
+            try context.fetch(FetchRequest(entityName: "AUTHOR")).first { $0.objectID.primaryKey == 1 })
         #expect(first.object(forKey: "agent")?["name"] as? String == "Ann")
     }
 
@@ -117,7 +121,9 @@ struct XMLModelInferenceTests {
                 Issue.record("inferred a model for \(url.lastPathComponent)")
             } catch let error as StoreError {
                 #expect(error.code == .unsupported)
-                #expect(error.message.contains(url.path + ":") && error.message.contains("open it with its model"), "\(error)")
+                #expect(
+                    error.message.contains(url.path + ":") && error.message.contains("open it with its model"),
+                    "\(error)")
             }
         }
     }

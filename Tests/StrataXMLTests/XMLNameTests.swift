@@ -15,12 +15,16 @@ struct XMLNameTests {
                 .toMany("Label", "ITEM"), .attribute("label", .string),
             ])
         let other = EntityDescription("ITEM", properties: [.attribute("name", .string)])
+        // swift-format-ignore: IdentifiersMustBeASCII
+        // Non-ASCII on purpose: the names under test.
         let größe = EntityDescription("Größe", properties: [.attribute("straße", .string), .toOne("item", "Item")])
         // Fixed and valid: building it cannot fail.
         return try! ManagedObjectModel(entities: [item, other, größe])
     }()
 
-    @Test("names equal after Core Data's case change are written as the model spells them; others upper- and lower-cased; every value reads back")
+    @Test(
+        "names equal after Core Data's case change are written as the model spells them; others upper- and lower-cased; every value reads back"
+    )
     func collidingNames() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("names.xml")
@@ -70,7 +74,9 @@ struct XMLNameTests {
     func caseInsensitiveMatching() throws {
         let directory = try TemporaryDirectory()
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("Thing", properties: [.attribute("name", .string), .attribute("Name", .string), .attribute("size", .integer32)])
+            EntityDescription(
+                "Thing",
+                properties: [.attribute("name", .string), .attribute("Name", .string), .attribute("size", .integer32)])
         ])
         let readable = try XMLTestSupport.write(
             XMLTestSupport.appleStyle(

@@ -32,7 +32,8 @@ public struct ContextSectionResult: Codable, Sendable {
 public enum ContextSection {
     /// Runs every workload `rounds` times at `rows` objects in stores under `directory`; the memory
     /// cycles run `cycles` times.
-    public static func run(rows: Int, rounds: Int, cycles: Int = 100, in directory: URL) throws -> ContextSectionResult {
+    public static func run(rows: Int, rounds: Int, cycles: Int = 100, in directory: URL) throws -> ContextSectionResult
+    {
         guard let sqlite = DriverKind.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
         let model = try BenchModel.make()
         var result = ContextSectionResult(rows: rows)
@@ -41,7 +42,8 @@ public enum ContextSection {
         func freshCoordinator() throws -> PersistentStoreCoordinator {
             store += 1
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            try coordinator.addPersistentStore(type: sqlite, at: directory.appendingPathComponent("contexts-\(store).sqlite"))
+            try coordinator.addPersistentStore(
+                type: sqlite, at: directory.appendingPathComponent("contexts-\(store).sqlite"))
             return coordinator
         }
         func insert(_ rows: ArraySlice<BenchRow>, into context: ManagedObjectContext) throws {
@@ -62,10 +64,11 @@ public enum ContextSection {
             result.parentInsertMs.append(try BenchClock.measure { try insert(dataset.rows[...], into: parent) }.1)
             parent.rollback()
             let child = ManagedObjectContext(parent: parent)
-            result.childSaveMs.append(try BenchClock.measure { () throws -> Void in
-                try insert(dataset.rows[...], into: child)
-                try child.save()
-            }.1)
+            result.childSaveMs.append(
+                try BenchClock.measure { () throws -> Void in
+                    try insert(dataset.rows[...], into: child)
+                    try child.save()
+                }.1)
         }
         // Merging changed objects into a view context that holds every object.
         let coordinator = try freshCoordinator()
@@ -83,7 +86,8 @@ public enum ContextSection {
             let writer = ManagedObjectContext(coordinator: coordinator)
             var saved: ContextDidSave?
             writer.addDidSaveObserver { saved = $0 }
-            var request = FetchRequest(entityName: "Item", predicate: try FetchPredicate(format: "id <= %d", changedCount))
+            var request = FetchRequest(
+                entityName: "Item", predicate: try FetchPredicate(format: "id <= %d", changedCount))
             request.returnsObjectsAsFaults = false
             for object in try writer.fetch(request) {
                 let score: Double? = object["score"]
@@ -91,38 +95,44 @@ public enum ContextSection {
             }
             try writer.save()
             guard let changes = saved else { throw BenchError("the writer's save posted no did-save record") }
-            result.mergeMs.append(BenchClock.measure { () -> Void in
-                view.mergeChanges(fromContextDidSave: changes)
-                var sum = 0.0
-                for id in changes.updatedObjectIDs { sum += (view.object(with: id)["score"] as Double?) ?? 0 }
-                blackHole(sum)
-            }.1)
+            result.mergeMs.append(
+                BenchClock.measure { () -> Void in
+                    view.mergeChanges(fromContextDidSave: changes)
+                    var sum = 0.0
+                    for id in changes.updatedObjectIDs { sum += (view.object(with: id)["score"] as Double?) ?? 0 }
+                    blackHole(sum)
+                }.1)
             withExtendedLifetime(held) {}
-            result.refetchMs.append(try BenchClock.measure { () throws -> Void in
-                let fresh = ManagedObjectContext(coordinator: coordinator)
-                var sum = 0.0
-                for object in try fresh.fetch(request) { sum += (object["score"] as Double?) ?? 0 }
-                blackHole(sum)
-            }.1)
+            result.refetchMs.append(
+                try BenchClock.measure { () throws -> Void in
+                    let fresh = ManagedObjectContext(coordinator: coordinator)
+                    var sum = 0.0
+                    for object in try fresh.fetch(request) { sum += (object["score"] as Double?) ?? 0 }
+                    blackHole(sum)
+                }.1)
         }
         // DataAccess.writeSync of 1,000 objects against a context by hand.
         let small = Array(dataset.rows.prefix(1_000))
         let container = PersistentContainer(name: "Bench", managedObjectModel: model)
-        container.persistentStoreDescriptions = [PersistentStoreDescription(type: sqlite, url: directory.appendingPathComponent("container.sqlite"))]
+        container.persistentStoreDescriptions = [
+            PersistentStoreDescription(type: sqlite, url: directory.appendingPathComponent("container.sqlite"))
+        ]
         try container.loadPersistentStores()
         let data = DataAccess(container: container)
         data.errorHandler = { error in FileHandle.standardError.write(Data("writeSync failed: \(error)\n".utf8)) }
         let byHand = container.newBackgroundContext()
         for _ in 0..<max(rounds, 5) {
-            result.writeSyncMs.append(BenchClock.measure { () -> Void in
-                data.writeSync { context in try insert(small[...], into: context) }
-            }.1)
-            result.byHandMs.append(try BenchClock.measure { () throws -> Void in
-                try byHand.performAndWait {
-                    try insert(small[...], into: byHand)
-                    try byHand.save()
-                }
-            }.1)
+            result.writeSyncMs.append(
+                BenchClock.measure { () -> Void in
+                    data.writeSync { context in try insert(small[...], into: context) }
+                }.1)
+            result.byHandMs.append(
+                try BenchClock.measure { () throws -> Void in
+                    try byHand.performAndWait {
+                        try insert(small[...], into: byHand)
+                        try byHand.save()
+                    }
+                }.1)
         }
         // A long-lived view context over fetch-and-drop cycles.
         let view = ManagedObjectContext(coordinator: coordinator)
@@ -133,7 +143,9 @@ public enum ContextSection {
                 for object in objects { sum += (object["score"] as Double?) ?? 0 }
                 blackHole(sum)
             }
-            if [1, 10, 50, 100].contains(cycle) || cycle == cycles { result.residentByCycle[cycle] = MemoryAtRest.residentBytes() }
+            if [1, 10, 50, 100].contains(cycle) || cycle == cycles {
+                result.residentByCycle[cycle] = MemoryAtRest.residentBytes()
+            }
         }
         return result
     }

@@ -45,6 +45,8 @@ struct ChildRecord: Codable, FetchableRecord, PersistableRecord {
     var id: Int64
     var value: Int64
     var name: String
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // The SQL column's name, which GRDB's Codable mapping takes from the property.
     var parent_id: Int64
 }
 
@@ -86,7 +88,8 @@ public final class GRDBContender: BenchContender {
         var config = Configuration()
         config.journalMode = .wal
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        let queue = try DatabaseQueue(path: directory.appendingPathComponent("bench.sqlite").path, configuration: config)
+        let queue = try DatabaseQueue(
+            path: directory.appendingPathComponent("bench.sqlite").path, configuration: config)
         try queue.write { db in try db.execute(sql: SQLiteCContender.schemaTables) }
         let mode = try queue.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         guard mode == "wal" else { throw BenchError("grdb: journal_mode is \(mode ?? "?"), not wal") }
@@ -121,7 +124,9 @@ public final class GRDBContender: BenchContender {
         try database().read { db in
             var sum: Int64 = 0
             for id in ids {
-                guard let item = try ItemRecord.fetchOne(db, id: id) else { throw BenchError("grdb: row \(id) is missing") }
+                guard let item = try ItemRecord.fetchOne(db, id: id) else {
+                    throw BenchError("grdb: row \(id) is missing")
+                }
                 sum = sum &+ item.checksum
             }
             return BenchOutcome(rows: ids.count, checksum: sum)
@@ -133,7 +138,9 @@ public final class GRDBContender: BenchContender {
             try ItemRecord.filter(ages.contains(Column("age"))).order(Column("name")).fetchAll(db)
         }
         var sum: Int64 = 0
-        for (i, item) in items.enumerated() { sum = sum &+ item.checksum &+ BenchChecksum.ordered(position: i, id: item.id) }
+        for (i, item) in items.enumerated() {
+            sum = sum &+ item.checksum &+ BenchChecksum.ordered(position: i, id: item.id)
+        }
         return BenchOutcome(rows: items.count, checksum: sum)
     }
 

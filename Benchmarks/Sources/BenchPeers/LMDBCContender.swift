@@ -126,7 +126,9 @@ public final class LMDBCContender: BenchContender {
             return rows.sorted { $0.name < $1.name }
         }
         var sum: Int64 = 0
-        for (i, r) in rows.enumerated() { sum = sum &+ BenchChecksum.row(r) &+ BenchChecksum.ordered(position: i, id: r.id) }
+        for (i, r) in rows.enumerated() {
+            sum = sum &+ BenchChecksum.row(r) &+ BenchChecksum.ordered(position: i, id: r.id)
+        }
         return BenchOutcome(rows: rows.count, checksum: sum)
     }
 
@@ -214,7 +216,12 @@ public final class LMDBCContender: BenchContender {
         try environment().read { txn in
             var list: [(number: UInt64, name: String)] = []
             try scan(txn, parents) { key, value in
-                list.append((key, String(decoding: UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), as: UTF8.self)))
+                list.append(
+                    (
+                        key,
+                        String(
+                            decoding: UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), as: UTF8.self)
+                    ))
             }
             var cursor: OpaquePointer?
             try check(mdb_cursor_open(txn, childrenByParent, &cursor), "mdb_cursor_open")
@@ -235,9 +242,11 @@ public final class LMDBCContender: BenchContender {
             func child(_ id: UInt64) throws -> (parent: Int64, value: Int64, name: String) {
                 let v = try get(txn, children, id)
                 let raw = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
-                return (Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: Int64.self)),
-                        Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: Int64.self)),
-                        String(decoding: raw[16...], as: UTF8.self))
+                return (
+                    Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: Int64.self)),
+                    Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: Int64.self)),
+                    String(decoding: raw[16...], as: UTF8.self)
+                )
             }
             var sum: Int64 = 0
             var count = 0

@@ -104,8 +104,9 @@ enum RowCodec {
         }
         let name = try string()
         let email = try string()
-        return BenchRow(id: id, name: name, email: email, age: age, score: score,
-                        created: Date(timeIntervalSinceReferenceDate: created))
+        return BenchRow(
+            id: id, name: name, email: email, age: age, score: score,
+            created: Date(timeIntervalSinceReferenceDate: created))
     }
 
     /// Rewrites the fixed-width fields of an encoded row in place (same length).

@@ -77,9 +77,14 @@ public final class LibPQCContender: BenchContender {
 
     public func insert(_ rows: ArraySlice<BenchRow>) throws -> BenchOutcome {
         try transaction { db in
-            let insert = try db.prepare("INSERT INTO item(\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6)", [.int8, .text, .text, .int4, .float8, .float8])
+            let insert = try db.prepare(
+                "INSERT INTO item(\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6)",
+                [.int8, .text, .text, .int4, .float8, .float8])
             for r in rows {
-                try insert.run([.int8(r.id), .text(r.name), .text(r.email), .int4(r.age), .float8(r.score), .float8(r.created.timeIntervalSinceReferenceDate)])
+                try insert.run([
+                    .int8(r.id), .text(r.name), .text(r.email), .int4(r.age), .float8(r.score),
+                    .float8(r.created.timeIntervalSinceReferenceDate),
+                ])
             }
         }
         return BenchOutcome(rows: rows.count)
@@ -102,10 +107,13 @@ public final class LibPQCContender: BenchContender {
     }
 
     public func fetchFiltered(ages: ClosedRange<Int32>) throws -> BenchOutcome {
-        let select = try db().prepare("SELECT \(Self.columns) FROM item WHERE age BETWEEN $1 AND $2 ORDER BY name COLLATE \"C\"", [.int4, .int4])
+        let select = try db().prepare(
+            "SELECT \(Self.columns) FROM item WHERE age BETWEEN $1 AND $2 ORDER BY name COLLATE \"C\"", [.int4, .int4])
         let rows = rows(try select.run([.int4(ages.lowerBound), .int4(ages.upperBound)]))
         var sum: Int64 = 0
-        for (i, r) in rows.enumerated() { sum = sum &+ BenchChecksum.row(r) &+ BenchChecksum.ordered(position: i, id: r.id) }
+        for (i, r) in rows.enumerated() {
+            sum = sum &+ BenchChecksum.row(r) &+ BenchChecksum.ordered(position: i, id: r.id)
+        }
         return BenchOutcome(rows: rows.count, checksum: sum)
     }
 
@@ -153,8 +161,10 @@ public final class LibPQCContender: BenchContender {
 
     public func insertGraph(_ dataset: BenchDataset) throws {
         try transaction { db in
-            let parent = try db.prepare("INSERT INTO parent(id, number, name) VALUES ($1, $2, $3)", [.int8, .int8, .text])
-            let child = try db.prepare("INSERT INTO child(id, value, name, parent_id) VALUES ($1, $2, $3, $4)", [.int8, .int8, .text, .int8])
+            let parent = try db.prepare(
+                "INSERT INTO parent(id, number, name) VALUES ($1, $2, $3)", [.int8, .int8, .text])
+            let child = try db.prepare(
+                "INSERT INTO child(id, value, name, parent_id) VALUES ($1, $2, $3, $4)", [.int8, .int8, .text, .int8])
             var value: Int64 = 0
             for p in 0..<dataset.parents {
                 let number = Int64(p + 1)
@@ -173,7 +183,8 @@ public final class LibPQCContender: BenchContender {
         var sum: Int64 = 0
         var count = 0
         if prefetch {
-            let children = try db.query("SELECT parent_id, id, value, name FROM child WHERE parent_id IN (SELECT id FROM parent)")
+            let children = try db.query(
+                "SELECT parent_id, id, value, name FROM child WHERE parent_id IN (SELECT id FROM parent)")
             var byParent: [Int64: [Int64]] = [:]
             for i in 0..<children.count {
                 _ = children.text(i, 3)

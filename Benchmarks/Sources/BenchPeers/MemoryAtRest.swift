@@ -41,7 +41,9 @@ public enum MemoryAtRest {
     /// small, the dataset dropped afterwards so the store's strings are its own) and returns
     /// resident bytes per object.
     public static func inMemory(rows: Int, in directory: URL) throws -> Double {
-        guard let contender = try DriverBenchContender(kind: .memory) else { throw BenchError("the in-memory driver is not linked") }
+        guard let contender = try DriverBenchContender(kind: .memory) else {
+            throw BenchError("the in-memory driver is not linked")
+        }
         try contender.open(in: directory)
         let before = residentBytes()
         do {

@@ -54,7 +54,8 @@ public enum MigrationSection {
         return try ManagedObjectModel(
             entities: base.entities.map { entity in
                 guard entity.name == "Item" else {
-                    return EntityDescription(entity.name, parent: entity.superentityName, properties: entity.ownProperties)
+                    return EntityDescription(
+                        entity.name, parent: entity.superentityName, properties: entity.ownProperties)
                 }
                 return EntityDescription(
                     entity.name,
@@ -91,7 +92,9 @@ public enum MigrationSection {
                     let score = Double(index) * 0.5
                     let created = Date(timeIntervalSinceReferenceDate: Double(index))
                     chunk.append(
-                        BenchRow(id: id, name: "name \(index)", email: "user\(index)@example.com", age: age, score: score, created: created))
+                        BenchRow(
+                            id: id, name: "name \(index)", email: "user\(index)@example.com", age: age, score: score,
+                            created: created))
                 }
                 _ = try contender.insert(chunk[...])
                 start = end
@@ -103,7 +106,9 @@ public enum MigrationSection {
 
     /// (a): Strata's in-place migration against raw SQL, `rounds` times each on fresh copies of
     /// a SQLite store of `rows` items.
-    public static func addColumn(rows: Int, rounds: Int, in directory: URL, log: (String) -> Void) throws -> MigrationSectionResult {
+    public static func addColumn(rows: Int, rounds: Int, in directory: URL, log: (String) -> Void) throws
+        -> MigrationSectionResult
+    {
         guard let sqlite = DriverKind.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
         var result = MigrationSectionResult(rows: rows)
         let built = directory.appendingPathComponent("built")
@@ -151,7 +156,9 @@ public enum MigrationSection {
         try db.exec("ALTER TABLE ZITEM ADD COLUMN ZNOTE VARCHAR")
         let update = try db.prepare("UPDATE Z_METADATA SET Z_PLIST = ?")
         _ = metadata.withUnsafeBytes { bytes in
-            sqlite3_bind_blob(update.handle, 1, bytes.baseAddress, Int32(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            sqlite3_bind_blob(
+                update.handle, 1, bytes.baseAddress, Int32(bytes.count),
+                unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
         try update.run()
         try db.exec("COMMIT")
@@ -160,7 +167,9 @@ public enum MigrationSection {
     static func metadataBlob(_ path: String) throws -> Data {
         let db = try RawSQLite(path: path)
         let select = try db.prepare("SELECT Z_PLIST FROM Z_METADATA")
-        guard try select.step(), let bytes = sqlite3_column_blob(select.handle, 0) else { throw BenchError("no Z_METADATA row") }
+        guard try select.step(), let bytes = sqlite3_column_blob(select.handle, 0) else {
+            throw BenchError("no Z_METADATA row")
+        }
         return Data(bytes: bytes, count: Int(sqlite3_column_bytes(select.handle, 0)))
     }
 
@@ -179,7 +188,9 @@ public enum MigrationSection {
         let model = try modelRebuilt()
         var anonymousPeak: Int64 = 0
         let (outcome, ms) = try BenchClock.measure { () throws -> StoreMigration.Outcome in
-            guard let migration = try StoreMigration.plan(storeAt: store, type: lmdb, to: model, options: DriverKind.lmdb.storeOptions)
+            guard
+                let migration = try StoreMigration.plan(
+                    storeAt: store, type: lmdb, to: model, options: DriverKind.lmdb.storeOptions)
             else { throw BenchError("the store needs no migration") }
             return try migration.run { _ in anonymousPeak = max(anonymousPeak, residentAnonymousBytes()) }
         }

@@ -122,7 +122,9 @@ final class RawPQ {
         var count: Int { Int(PQntuples(handle)) }
 
         private func bytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(start: PQgetvalue(handle, Int32(row), Int32(column)), count: Int(PQgetlength(handle, Int32(row), Int32(column))))
+            UnsafeRawBufferPointer(
+                start: PQgetvalue(handle, Int32(row), Int32(column)),
+                count: Int(PQgetlength(handle, Int32(row), Int32(column))))
         }
 
         func int64(_ row: Int, _ column: Int) -> Int64 {

@@ -38,7 +38,9 @@ public struct ResultsSectionResult: Codable, Sendable {
 public enum ResultsSection {
     /// The objects of a batch insert of `rows`, in the request's dictionary form.
     static func objects(_ rows: ArraySlice<BenchRow>) -> [BatchInsertRequest.Object] {
-        rows.map { ["id": $0.id, "name": $0.name, "email": $0.email, "age": $0.age, "score": $0.score, "created": $0.created] }
+        rows.map {
+            ["id": $0.id, "name": $0.name, "email": $0.email, "age": $0.age, "score": $0.score, "created": $0.created]
+        }
     }
 
     /// Times the batch insert and the controller `rounds` times at `rows` objects in stores under
@@ -51,26 +53,30 @@ public enum ResultsSection {
         let objects = objects(dataset.rows[...])
         for round in 0..<rounds {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-            try coordinator.addPersistentStore(type: sqlite, at: directory.appendingPathComponent("insert-\(round).sqlite"))
+            try coordinator.addPersistentStore(
+                type: sqlite, at: directory.appendingPathComponent("insert-\(round).sqlite"))
             let context = ManagedObjectContext(coordinator: coordinator)
             let request = BatchInsertRequest(entityName: "Item", objects: objects)
-            result.batchInsertMs.append(try BenchClock.measure { () throws -> Void in _ = try context.execute(request) }.1)
+            result.batchInsertMs.append(
+                try BenchClock.measure { () throws -> Void in _ = try context.execute(request) }.1)
             let db = try RawSQLite(path: directory.appendingPathComponent("raw-\(round).sqlite").path)
             try db.exec(SQLiteCContender.schema)
-            result.rawInsertMs.append(try BenchClock.measure { () throws -> Void in
-                try db.exec("BEGIN IMMEDIATE")
-                let insert = try db.prepare("INSERT INTO item(\(SQLiteCContender.columns)) VALUES (?, ?, ?, ?, ?, ?)")
-                for r in dataset.rows {
-                    insert.bind(1, r.id)
-                    insert.bind(2, r.name)
-                    insert.bind(3, r.email)
-                    insert.bind(4, Int64(r.age))
-                    insert.bind(5, r.score)
-                    insert.bind(6, r.created.timeIntervalSinceReferenceDate)
-                    try insert.run()
-                }
-                try db.exec("COMMIT")
-            }.1)
+            result.rawInsertMs.append(
+                try BenchClock.measure { () throws -> Void in
+                    try db.exec("BEGIN IMMEDIATE")
+                    let insert = try db.prepare(
+                        "INSERT INTO item(\(SQLiteCContender.columns)) VALUES (?, ?, ?, ?, ?, ?)")
+                    for r in dataset.rows {
+                        insert.bind(1, r.id)
+                        insert.bind(2, r.name)
+                        insert.bind(3, r.email)
+                        insert.bind(4, Int64(r.age))
+                        insert.bind(5, r.score)
+                        insert.bind(6, r.created.timeIntervalSinceReferenceDate)
+                        try insert.run()
+                    }
+                    try db.exec("COMMIT")
+                }.1)
             let count = try context.count(for: FetchRequest(entityName: "Item"))
             guard count == rows else { throw BenchError("the batch insert stored \(count) rows, not \(rows)") }
         }
@@ -89,12 +95,13 @@ public enum ResultsSection {
         var generator = SystemRandomNumberGenerator()
         for round in 0..<max(rounds, 5) {
             let picked = (0..<changed).map { _ in held[Int.random(in: 0..<held.count, using: &generator)] }
-            result.controllerUpdateMs.append(BenchClock.measure { () -> Void in
-                for (offset, object) in picked.enumerated() {
-                    object["score"] = Double((round * 7_919 + offset * 104_729) % 100_000) / 7
-                }
-                context.processPendingChanges()
-            }.1)
+            result.controllerUpdateMs.append(
+                BenchClock.measure { () -> Void in
+                    for (offset, object) in picked.enumerated() {
+                        object["score"] = Double((round * 7_919 + offset * 104_729) % 100_000) / 7
+                    }
+                    context.processPendingChanges()
+                }.1)
             guard controller.fetchedObjects?.count == rows else { throw BenchError("the controller lost objects") }
             result.refetchMs.append(try BenchClock.measure { () throws -> Void in try controller.performFetch() }.1)
         }
@@ -121,7 +128,9 @@ public enum ResultsSection {
     /// In a child process: opens the store, fetches every item with `fetchBatchSize = 500` and
     /// reads one attribute of each; returns the rows walked, the peak resident growth over the
     /// resident set after opening, and the seconds the walk took.
-    public static func walkBatched(store url: URL, type: StoreType) throws -> (rows: Int, growth: Int64, seconds: Double) {
+    public static func walkBatched(store url: URL, type: StoreType) throws -> (
+        rows: Int, growth: Int64, seconds: Double
+    ) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try BenchModel.make())
         try coordinator.addPersistentStore(type: type, at: url)
         let context = ManagedObjectContext(coordinator: coordinator)
@@ -130,13 +139,14 @@ public enum ResultsSection {
         request.fetchBatchSize = 500
         var sum = 0.0
         var count = 0
-        let seconds = try BenchClock.measure { () throws -> Void in
-            let objects = try context.fetch(request)
-            for object in objects {
-                sum += (object["score"] as Double?) ?? 0
-                count += 1
-            }
-        }.1 / 1000
+        let seconds =
+            try BenchClock.measure { () throws -> Void in
+                let objects = try context.fetch(request)
+                for object in objects {
+                    sum += (object["score"] as Double?) ?? 0
+                    count += 1
+                }
+            }.1 / 1000
         withExtendedLifetime(sum) {}
         return (count, MemoryAtRest.peakResidentBytes() - before, seconds)
     }

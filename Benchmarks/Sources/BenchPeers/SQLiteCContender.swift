@@ -16,7 +16,9 @@ public final class SQLiteCContender: BenchContender {
 
     public var id: String { "sqlite-c" }
     public var engine: String { "sqlite" }
-    public var settings: String { "sqlite3 C API \(String(cString: sqlite3_libversion())): WAL, synchronous=NORMAL, prepared statements, one transaction per save" }
+    public var settings: String {
+        "sqlite3 C API \(String(cString: sqlite3_libversion())): WAL, synchronous=NORMAL, prepared statements, one transaction per save"
+    }
 
     static let schema = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;" + schemaTables
     /// The tables and index, shared with the GRDB contender so both SQLite peers store the same schema.
@@ -113,7 +115,9 @@ public final class SQLiteCContender: BenchContender {
             $0.bind(2, Int64(ages.upperBound))
         }
         var sum: Int64 = 0
-        for (i, r) in rows.enumerated() { sum = sum &+ BenchChecksum.row(r) &+ BenchChecksum.ordered(position: i, id: r.id) }
+        for (i, r) in rows.enumerated() {
+            sum = sum &+ BenchChecksum.row(r) &+ BenchChecksum.ordered(position: i, id: r.id)
+        }
         return BenchOutcome(rows: rows.count, checksum: sum)
     }
 
@@ -205,9 +209,12 @@ public final class SQLiteCContender: BenchContender {
         var count = 0
         if prefetch {
             // Every child of the fetched parents in one query, grouped by parent in memory.
-            let children = try db.prepare("SELECT parent_id, id, value, name FROM child WHERE parent_id IN (SELECT id FROM parent)")
+            let children = try db.prepare(
+                "SELECT parent_id, id, value, name FROM child WHERE parent_id IN (SELECT id FROM parent)")
             var byParent: [Int64: [(Int64, String)]] = [:]
-            while try children.step() { byParent[children.int64(0), default: []].append((children.int64(2), children.text(3))) }
+            while try children.step() {
+                byParent[children.int64(0), default: []].append((children.int64(2), children.text(3)))
+            }
             for p in list {
                 for (value, _) in byParent[p.id] ?? [] {
                     sum = sum &+ BenchChecksum.child(parent: p.number, value: value)

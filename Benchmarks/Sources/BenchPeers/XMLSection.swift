@@ -40,7 +40,9 @@ public struct XMLSectionResult: Codable, Sendable {
 public enum XMLSection {
     /// Builds the store of `dataset`'s rows with the XML driver in `directory` (untimed) and returns its URL.
     public static func build(_ dataset: BenchDataset, in directory: URL) throws -> URL {
-        guard let contender = try DriverBenchContender(kind: .xml) else { throw BenchError("the XML driver is not linked") }
+        guard let contender = try DriverBenchContender(kind: .xml) else {
+            throw BenchError("the XML driver is not linked")
+        }
         try contender.open(in: directory)
         _ = try contender.insert(dataset.rows[...])
         try contender.close()
@@ -51,7 +53,8 @@ public enum XMLSection {
     /// Opens the store at `url` with the XML driver's factory (the open loads every object).
     public static func open(_ url: URL) throws -> any StoreDriver {
         guard let type = DriverKind.xml.storeType else { throw BenchError("the XML driver is not linked") }
-        let request = StoreOpenRequest(url: url, model: try BenchModel.make(), configuration: nil, options: DriverKind.xml.storeOptions)
+        let request = StoreOpenRequest(
+            url: url, model: try BenchModel.make(), configuration: nil, options: DriverKind.xml.storeOptions)
         return try type.factory.makeDriver(request)
     }
 
@@ -62,7 +65,8 @@ public enum XMLSection {
             throw BenchError("the bench model has no Item.score")
         }
         var result = XMLSectionResult(
-            rows: rows, fileBytes: BenchRunner.size(of: url), openMs: [], readerMs: [], saveMs: [], writeMs: [], readerNodes: 0)
+            rows: rows, fileBytes: BenchRunner.size(of: url), openMs: [], readerMs: [], saveMs: [], writeMs: [],
+            readerNodes: 0)
         let copy = url.deletingLastPathComponent().appendingPathComponent("raw-write.xml")
         defer { try? FileManager.default.removeItem(at: copy) }
         for _ in 0..<max(rounds, 1) {
@@ -80,7 +84,9 @@ public enum XMLSection {
             var values = row.values
             values[scoreSlot] = .double(score + 1)
             var batch = ChangeBatch()
-            batch.updates = [RowUpdate(id: row.id, expectedVersion: row.version, values: values, changedSlots: [scoreSlot])]
+            batch.updates = [
+                RowUpdate(id: row.id, expectedVersion: row.version, values: values, changedSlots: [scoreSlot])
+            ]
             // Untimed: earlier rounds' writes flushed, so the save does not wait on their writeback.
             sync()
             let (_, saveMs) = try BenchClock.measure { try driver.apply(batch) }
@@ -101,7 +107,9 @@ public enum XMLSection {
     static func streamRead(_ path: String) throws -> Int {
         xmlInitParser()
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_HUGE.rawValue | XML_PARSE_BIG_LINES.rawValue)
-        guard let reader = xmlReaderForFile(path, nil, options) else { throw BenchError("libxml2 could not open \(path)") }
+        guard let reader = xmlReaderForFile(path, nil, options) else {
+            throw BenchError("libxml2 could not open \(path)")
+        }
         defer { xmlFreeTextReader(reader) }
         var nodes = 0
         var sum: UInt64 = 0
@@ -140,7 +148,8 @@ public enum XMLSection {
         try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
             var offset = 0
             while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, min(1 << 20, raw.count - offset))  // count > 0, so there is a base address
+                // count > 0, so there is a base address
+                let n = Glibc.write(fd, raw.baseAddress! + offset, min(1 << 20, raw.count - offset))
                 guard n > 0 else {
                     Glibc.close(fd)
                     throw BenchError("write to \(temporary) failed: errno \(errno)")
@@ -148,7 +157,9 @@ public enum XMLSection {
                 offset += n
             }
         }
-        guard fsync(fd) == 0, Glibc.close(fd) == 0 else { throw BenchError("fsync/close of \(temporary) failed: errno \(errno)") }
+        guard fsync(fd) == 0, Glibc.close(fd) == 0 else {
+            throw BenchError("fsync/close of \(temporary) failed: errno \(errno)")
+        }
         guard rename(temporary, url.path) == 0 else { throw BenchError("rename to \(url.path) failed: errno \(errno)") }
         let dir = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 {

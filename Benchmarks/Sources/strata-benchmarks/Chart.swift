@@ -18,22 +18,36 @@ enum Chart {
         let lowDecade = floor(log10(values.min() ?? 0.01))
         let highDecade = max(ceil(log10(values.max() ?? 1)), lowDecade + 1)
 
-        let width = 1000.0, left = 130.0, right = 80.0, barHeight = 12.0, barGap = 2.0, groupGap = 16.0
+        let width = 1000.0
+        let left = 130.0
+        let right = 80.0
+        let barHeight = 12.0
+        let barGap = 2.0
+        let groupGap = 16.0
         let legendRows = Int(ceil(Double(contenders.count) / 4))
         let top = 92.0 + Double(legendRows) * 20
         let groupHeight = Double(contenders.count) * (barHeight + barGap) + groupGap
         let plotHeight = Double(workloads.count) * groupHeight
         let height = top + plotHeight + 50
         let plotWidth = width - left - right
-        func x(_ ms: Double) -> Double { left + (log10(max(ms, 1e-9)) - lowDecade) / (highDecade - lowDecade) * plotWidth }
+        func x(_ ms: Double) -> Double {
+            left + (log10(max(ms, 1e-9)) - lowDecade) / (highDecade - lowDecade) * plotWidth
+        }
 
         var s: [String] = []
-        s.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">")
+        s.append(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">"
+        )
         s.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>")
-        s.append(text(left, 28, "Strata benchmarks: median time per workload, \(report.rows) rows, \(report.rounds) rounds (log scale, shorter is faster)", size: 15, weight: "bold"))
+        s.append(
+            text(
+                left, 28,
+                "Strata benchmarks: median time per workload, \(report.rows) rows, \(report.rounds) rounds (log scale, shorter is faster)",
+                size: 15, weight: "bold"))
         s.append(text(left, 48, machine.summary, size: 11, fill: "#555"))
         for (i, c) in contenders.enumerated() {
-            let lx = left + Double(i % 4) * 200, ly = 66 + Double(i / 4) * 20
+            let lx = left + Double(i % 4) * 200
+            let ly = 66 + Double(i / 4) * 20
             s.append("<rect x=\"\(lx)\" y=\"\(ly)\" width=\"14\" height=\"12\" fill=\"\(palette[c.id] ?? "#777")\"/>")
             s.append(text(lx + 20, ly + 10.5, c.id, size: 12))
         }
@@ -41,10 +55,14 @@ enum Chart {
         var decade = lowDecade
         while decade <= highDecade {
             let gx = x(pow(10, decade))
-            s.append("<line x1=\"\(gx)\" y1=\"\(top - 6)\" x2=\"\(gx)\" y2=\"\(top + plotHeight)\" stroke=\"#ccc\" stroke-width=\"1\"/>")
+            s.append(
+                "<line x1=\"\(gx)\" y1=\"\(top - 6)\" x2=\"\(gx)\" y2=\"\(top + plotHeight)\" stroke=\"#ccc\" stroke-width=\"1\"/>"
+            )
             for sub in 2...9 where decade < highDecade {
                 let mx = x(Double(sub) * pow(10, decade))
-                s.append("<line x1=\"\(mx)\" y1=\"\(top)\" x2=\"\(mx)\" y2=\"\(top + plotHeight)\" stroke=\"#eee\" stroke-width=\"1\"/>")
+                s.append(
+                    "<line x1=\"\(mx)\" y1=\"\(top)\" x2=\"\(mx)\" y2=\"\(top + plotHeight)\" stroke=\"#eee\" stroke-width=\"1\"/>"
+                )
             }
             let label = msLabel(pow(10, decade))
             s.append(text(gx, top - 10, label, size: 11, anchor: "middle", fill: "#333"))
@@ -53,7 +71,11 @@ enum Chart {
         }
         for (g, w) in workloads.enumerated() {
             let gy = top + Double(g) * groupHeight + groupGap / 2
-            if g > 0 { s.append("<line x1=\"10\" y1=\"\(gy - groupGap / 2)\" x2=\"\(width - 10)\" y2=\"\(gy - groupGap / 2)\" stroke=\"#ddd\"/>") }
+            if g > 0 {
+                s.append(
+                    "<line x1=\"10\" y1=\"\(gy - groupGap / 2)\" x2=\"\(width - 10)\" y2=\"\(gy - groupGap / 2)\" stroke=\"#ddd\"/>"
+                )
+            }
             let mid = gy + Double(contenders.count) * (barHeight + barGap) / 2
             s.append(text(10, mid - 2, w.rawValue, size: 13, weight: "bold"))
             s.append(text(10, mid + 12, short(w), size: 9, fill: "#666"))
@@ -61,11 +83,16 @@ enum Chart {
                 guard let m = c.measurement(w) else { continue }
                 let by = gy + Double(i) * (barHeight + barGap)
                 let end = x(m.medianMs)
-                s.append("<rect x=\"\(left)\" y=\"\(by)\" width=\"\(max(end - left, 1))\" height=\"\(barHeight)\" fill=\"\(palette[c.id] ?? "#777")\"><title>\(c.id) \(w.rawValue): \(BenchReport.milliseconds(m.medianMs)) ms</title></rect>")
+                s.append(
+                    "<rect x=\"\(left)\" y=\"\(by)\" width=\"\(max(end - left, 1))\" height=\"\(barHeight)\" fill=\"\(palette[c.id] ?? "#777")\"><title>\(c.id) \(w.rawValue): \(BenchReport.milliseconds(m.medianMs)) ms</title></rect>"
+                )
                 s.append(text(end + 4, by + 10, "\(BenchReport.milliseconds(m.medianMs)) ms", size: 10, fill: "#222"))
             }
         }
-        s.append(text(left + plotWidth / 2, height - 12, "median milliseconds (logarithmic)", size: 12, anchor: "middle", fill: "#333"))
+        s.append(
+            text(
+                left + plotWidth / 2, height - 12, "median milliseconds (logarithmic)", size: 12, anchor: "middle",
+                fill: "#333"))
         s.append("</svg>")
         return s.joined(separator: "\n") + "\n"
     }
@@ -99,6 +126,7 @@ enum Chart {
     ) -> String {
         let escaped = content.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;")
-        return "<text x=\"\(x)\" y=\"\(y)\" font-size=\"\(size)\" font-weight=\"\(weight)\" text-anchor=\"\(anchor)\" fill=\"\(fill)\">\(escaped)</text>"
+        return
+            "<text x=\"\(x)\" y=\"\(y)\" font-size=\"\(size)\" font-weight=\"\(weight)\" text-anchor=\"\(anchor)\" fill=\"\(fill)\">\(escaped)</text>"
     }
 }

@@ -5,7 +5,12 @@ import StrataTools
 /// One performance target and how it fared.
 struct CheckResult: Codable {
     /// `info`: a figure the issues ask to report without a target of its own.
-    enum Status: String, Codable { case met, notMet = "not met", notMeasured = "not measured", info = "information" }
+    enum Status: String, Codable {
+        case met
+        case notMet = "not met"
+        case notMeasured = "not measured"
+        case info = "information"
+    }
     var source: String
     var target: String
     var status: Status
@@ -33,8 +38,11 @@ enum Check {
             return reasons.joined(separator: "; ")
         }
         /// a / b compared with a limit: `a ≤ limit × b` (or `<` when strict).
-        func ratio(_ source: String, _ target: String, _ a: String, _ b: String, _ w: BenchWorkload, _ wb: BenchWorkload? = nil,
-                   limit: Double, strict: Bool = false, note: String = "", info: Bool = false) {
+        func ratio(
+            _ source: String, _ target: String, _ a: String, _ b: String, _ w: BenchWorkload,
+            _ wb: BenchWorkload? = nil,
+            limit: Double, strict: Bool = false, note: String = "", info: Bool = false
+        ) {
             guard let x = median(a, w), let y = median(b, wb ?? w), y > 0 else {
                 results.append(.init(source: source, target: target, status: .notMeasured, figure: missing([a, b])))
                 return
@@ -42,83 +50,120 @@ enum Check {
             let r = x / y
             let ok = strict ? r < limit : r <= limit
             let status: CheckResult.Status = info ? .info : ok ? .met : .notMet
-            let figure = "\(a) \(w.rawValue) \(String(format: "%.2f", x)) ms / \(b) \((wb ?? w).rawValue) "
+            let figure =
+                "\(a) \(w.rawValue) \(String(format: "%.2f", x)) ms / \(b) \((wb ?? w).rawValue) "
                 + "\(String(format: "%.2f", y)) ms = \(String(format: "%.2f", r))x\(note)"
             results.append(.init(source: source, target: target, status: status, figure: figure))
         }
 
         let sizeNote = n == 1_000_000 ? "" : " (at \(n) rows; the issue names 1,000,000: run with --rows 1000000)"
-        ratio("DESIGN + issue 4", "SQLite: insert and save 100,000 objects ≤ 2x the C API in one transaction",
-              "strata-sqlite", "sqlite-c", .insert, limit: 2)
-        ratio("DESIGN + issue 4", "SQLite: fetch them back as objects ≤ 2.5x the C API",
-              "strata-sqlite", "sqlite-c", .fetchAll, limit: 2.5)
-        ratio("issue 4", "SQLite: 10,000 random lookups by object ID ≤ 2x the C API",
-              "strata-sqlite", "sqlite-c", .lookupCold, limit: 2)
-        ratio("issue 4 + DESIGN", "SQLite: saving 10 changed objects in a large store < 2x saving them in a 1,000-row store",
-              "strata-sqlite", "strata-sqlite", .saveFew, .saveFewSmall, limit: 2, strict: true, note: sizeNote)
-        ratio("DESIGN", "LMDB: saving 10 changed objects costs O(k): large store < 2x the 1,000-row store",
-              "strata-lmdb", "strata-lmdb", .saveFew, .saveFewSmall, limit: 2, strict: true)
+        ratio(
+            "DESIGN + issue 4", "SQLite: insert and save 100,000 objects ≤ 2x the C API in one transaction",
+            "strata-sqlite", "sqlite-c", .insert, limit: 2)
+        ratio(
+            "DESIGN + issue 4", "SQLite: fetch them back as objects ≤ 2.5x the C API",
+            "strata-sqlite", "sqlite-c", .fetchAll, limit: 2.5)
+        ratio(
+            "issue 4", "SQLite: 10,000 random lookups by object ID ≤ 2x the C API",
+            "strata-sqlite", "sqlite-c", .lookupCold, limit: 2)
+        ratio(
+            "issue 4 + DESIGN",
+            "SQLite: saving 10 changed objects in a large store < 2x saving them in a 1,000-row store",
+            "strata-sqlite", "strata-sqlite", .saveFew, .saveFewSmall, limit: 2, strict: true, note: sizeNote)
+        ratio(
+            "DESIGN", "LMDB: saving 10 changed objects costs O(k): large store < 2x the 1,000-row store",
+            "strata-lmdb", "strata-lmdb", .saveFew, .saveFewSmall, limit: 2, strict: true)
         for kind in DriverKind.allCases {
             let id = "strata-\(kind.rawValue)"
             guard let cold = median(id, .lookupCold), let warm = median(id, .lookupWarm), warm > 0 else {
-                results.append(.init(source: "DESIGN", target: "\(id): row cache hits ≥ 10x faster than going to the driver",
-                                     status: .notMeasured, figure: missing([id])))
+                results.append(
+                    .init(
+                        source: "DESIGN", target: "\(id): row cache hits ≥ 10x faster than going to the driver",
+                        status: .notMeasured, figure: missing([id])))
                 continue
             }
             let speedup = cold / warm
-            results.append(.init(
-                source: "DESIGN", target: "\(id): row cache hits ≥ 10x faster than going to the driver",
-                status: speedup >= 10 ? .met : .notMet,
-                figure: String(format: "W3-cold %.2f ms / W3-warm %.2f ms = %.1fx", cold, warm, speedup)))
+            results.append(
+                .init(
+                    source: "DESIGN", target: "\(id): row cache hits ≥ 10x faster than going to the driver",
+                    status: speedup >= 10 ? .met : .notMet,
+                    figure: String(format: "W3-cold %.2f ms / W3-warm %.2f ms = %.1fx", cold, warm, speedup)))
         }
-        ratio("DESIGN", "LMDB point lookups faster than SQLite's", "strata-lmdb", "strata-sqlite", .lookupCold, limit: 1, strict: true)
-        ratio("DESIGN", "LMDB full fetches faster than SQLite's", "strata-lmdb", "strata-sqlite", .fetchAll, limit: 1, strict: true)
+        ratio(
+            "DESIGN", "LMDB point lookups faster than SQLite's", "strata-lmdb", "strata-sqlite", .lookupCold, limit: 1,
+            strict: true)
+        ratio(
+            "DESIGN", "LMDB full fetches faster than SQLite's", "strata-lmdb", "strata-sqlite", .fetchAll, limit: 1,
+            strict: true)
         for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
             // The drivers compared as drivers; the same objects and contexts sit on top of both.
-            ratio("issue 6", "LMDB driver faster than the SQLite driver on \(w.rawValue) (driver level)", "driver-lmdb", "driver-sqlite", w,
-                  limit: 1, strict: true)
+            ratio(
+                "issue 6", "LMDB driver faster than the SQLite driver on \(w.rawValue) (driver level)", "driver-lmdb",
+                "driver-sqlite", w,
+                limit: 1, strict: true)
         }
         for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
-            ratio("issue 6 (information)", "Strata on LMDB against Strata on SQLite on \(w.rawValue) (full stack)", "strata-lmdb",
-                  "strata-sqlite", w, limit: 1, info: true)
+            ratio(
+                "issue 6 (information)", "Strata on LMDB against Strata on SQLite on \(w.rawValue) (full stack)",
+                "strata-lmdb",
+                "strata-sqlite", w, limit: 1, info: true)
         }
         for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete] {
             // Issue 6 sets its 2x at the driver level (below); the full stack is reported for reference.
-            ratio("issue 6 (information)", "Strata on LMDB against raw LMDB C calls on \(w.rawValue) (full stack: objects, contexts)",
-                  "strata-lmdb", "lmdb-c", w, limit: 2, info: true)
+            ratio(
+                "issue 6 (information)",
+                "Strata on LMDB against raw LMDB C calls on \(w.rawValue) (full stack: objects, contexts)",
+                "strata-lmdb", "lmdb-c", w, limit: 2, info: true)
         }
         let workloads: [BenchWorkload] = [.insert, .fetchAll, .lookupCold, .filtered, .update, .delete]
         for w in workloads {
-            ratio("issue 6", "LMDB driver within 2x of raw LMDB on \(w.rawValue) (driver level)", "driver-lmdb", "lmdb-c", w, limit: 2)
+            ratio(
+                "issue 6", "LMDB driver within 2x of raw LMDB on \(w.rawValue) (driver level)", "driver-lmdb", "lmdb-c",
+                w, limit: 2)
         }
         for w in workloads {
-            ratio("issue 4 (information)", "SQLite driver against the C API on \(w.rawValue) (driver level)", "driver-sqlite",
-                  "sqlite-c", w, limit: 2, info: true)
+            ratio(
+                "issue 4 (information)", "SQLite driver against the C API on \(w.rawValue) (driver level)",
+                "driver-sqlite",
+                "sqlite-c", w, limit: 2, info: true)
         }
         for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .lookupWarm, .update, .delete] {
-            ratio("issue 21", "PostgreSQL: Strata within 1.5x of raw libpq on \(w.rawValue)", "strata-postgres", "libpq-c", w, limit: 1.5)
+            ratio(
+                "issue 21", "PostgreSQL: Strata within 1.5x of raw libpq on \(w.rawValue)", "strata-postgres",
+                "libpq-c", w, limit: 1.5)
         }
         for w in [BenchWorkload.insert, .fetchAll, .lookupCold, .filtered, .update, .delete, .saveFew] {
-            ratio("issue 21 (information)", "PostgreSQL driver against raw libpq on \(w.rawValue) (driver level)", "driver-postgres",
-                  "libpq-c", w, limit: 1.5, info: true)
+            ratio(
+                "issue 21 (information)", "PostgreSQL driver against raw libpq on \(w.rawValue) (driver level)",
+                "driver-postgres",
+                "libpq-c", w, limit: 1.5, info: true)
         }
-        ratio("issue 21 (information)", "PostgreSQL: Strata against raw libpq on W4 (filter and sort)", "strata-postgres", "libpq-c",
-              .filtered, limit: 1.5, info: true)
+        ratio(
+            "issue 21 (information)", "PostgreSQL: Strata against raw libpq on W4 (filter and sort)", "strata-postgres",
+            "libpq-c",
+            .filtered, limit: 1.5, info: true)
         if let scaling {
-            let figures = scaling.points.map { String(format: "%d writer%@: %.0f saves/s", $0.writers, $0.writers == 1 ? "" : "s", $0.savesPerSecond) }
-            results.append(.init(source: "issue 21", target: "PostgreSQL: throughput with 1, 2 and 4 writer processes (charted)",
-                                 status: .info, figure: figures.joined(separator: ", ")))
+            let figures = scaling.points.map {
+                String(format: "%d writer%@: %.0f saves/s", $0.writers, $0.writers == 1 ? "" : "s", $0.savesPerSecond)
+            }
+            results.append(
+                .init(
+                    source: "issue 21", target: "PostgreSQL: throughput with 1, 2 and 4 writer processes (charted)",
+                    status: .info, figure: figures.joined(separator: ", ")))
         } else {
-            results.append(.init(source: "issue 21", target: "PostgreSQL: throughput with 1, 2 and 4 writer processes (charted)",
-                                 status: .notMeasured, figure: "the scaling run did not run (it runs with strata-postgres)"))
+            results.append(
+                .init(
+                    source: "issue 21", target: "PostgreSQL: throughput with 1, 2 and 4 writer processes (charted)",
+                    status: .notMeasured, figure: "the scaling run did not run (it runs with strata-postgres)"))
         }
         results += xmlTargets(xml)
         results += contextTargets(contexts)
         results += migrationTargets(migration)
         results += resultsTargets(resultsSection)
-        results.append(.init(
-            source: "DESIGN", target: "fetching with a batch size keeps memory bounded whatever the result size",
-            status: .notMeasured, figure: "no batched-fetch memory workload yet"))
+        results.append(
+            .init(
+                source: "DESIGN", target: "fetching with a batch size keeps memory bounded whatever the result size",
+                status: .notMeasured, figure: "no batched-fetch memory workload yet"))
         return results
     }
 
@@ -129,15 +174,19 @@ enum Check {
         let saveTarget = "XML: save it ≤ 2x writing the same bytes with fsync"
         guard let xml else {
             let why = "the XML section did not run (it runs with strata-xml or driver-xml among the contenders)"
-            return [.init(source: "issue 5", target: openTarget, status: .notMeasured, figure: why),
-                    .init(source: "issue 5", target: saveTarget, status: .notMeasured, figure: why)]
+            return [
+                .init(source: "issue 5", target: openTarget, status: .notMeasured, figure: why),
+                .init(source: "issue 5", target: saveTarget, status: .notMeasured, figure: why),
+            ]
         }
         func line(_ target: String, _ a: String, _ x: [Double], _ b: String, _ y: [Double]) -> CheckResult {
-            let mx = XMLSectionResult.median(x), my = XMLSectionResult.median(y)
+            let mx = XMLSectionResult.median(x)
+            let my = XMLSectionResult.median(y)
             let r = my > 0 ? mx / my : .infinity
             let size = xml.rows == 100_000 ? "" : " (at \(xml.rows) objects; the issue names 100,000)"
-            return .init(source: "issue 5", target: target, status: r <= 2 ? .met : .notMet,
-                         figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.2fx", mx, my, r) + size)
+            return .init(
+                source: "issue 5", target: target, status: r <= 2 ? .met : .notMet,
+                figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.2fx", mx, my, r) + size)
         }
         var results = [
             line(openTarget, "XML driver open", xml.openMs, "libxml2 reader", xml.readerMs),
@@ -146,9 +195,10 @@ enum Check {
         let perObject = [("XML", xml.xmlBytesPerObject), ("in-memory", xml.memoryBytesPerObject)].map { name, bytes in
             bytes.map { "\(name) " + String(format: "%.0f B", $0) } ?? "\(name) not measured"
         }
-        results.append(.init(
-            source: "issue 5", target: "memory per object at rest (resident set after open − before, ÷ objects)",
-            status: .info, figure: perObject.joined(separator: ", ") + " per object (\(xml.rows) objects)"))
+        results.append(
+            .init(
+                source: "issue 5", target: "memory per object at rest (resident set after open − before, ÷ objects)",
+                status: .info, figure: perObject.joined(separator: ", ") + " per object (\(xml.rows) objects)"))
         return results
     }
 
@@ -162,14 +212,20 @@ enum Check {
             "contexts: a view context's resident memory stays flat over 100 fetch-and-drop cycles of N objects",
         ]
         guard let c = contexts else {
-            return targets.map { .init(source: "issue 18", target: $0, status: .notMeasured, figure: "run with --contexts") }
+            return targets.map {
+                .init(source: "issue 18", target: $0, status: .notMeasured, figure: "run with --contexts")
+            }
         }
         let size = c.rows == 100_000 ? "" : " (at \(c.rows) objects; the issue names 100,000)"
-        func line(_ target: String, _ a: String, _ x: [Double], _ b: String, _ y: [Double], _ limit: Double) -> CheckResult {
-            let mx = ContextSectionResult.median(x), my = ContextSectionResult.median(y)
+        func line(_ target: String, _ a: String, _ x: [Double], _ b: String, _ y: [Double], _ limit: Double)
+            -> CheckResult
+        {
+            let mx = ContextSectionResult.median(x)
+            let my = ContextSectionResult.median(y)
             let r = my > 0 ? mx / my : .infinity
-            return .init(source: "issue 18", target: target, status: r <= limit ? .met : .notMet,
-                         figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.2fx", mx, my, r) + size)
+            return .init(
+                source: "issue 18", target: target, status: r <= limit ? .met : .notMet,
+                figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.2fx", mx, my, r) + size)
         }
         var results = [
             line(targets[0], "child insert + save", c.childSaveMs, "parent insert", c.parentInsertMs, 1.5),
@@ -183,9 +239,13 @@ enum Check {
             let mib = { (bytes: Int64) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
             let growth = late - early
             let figures = cycles.map { "cycle \($0): \(mib(c.residentByCycle[$0] ?? 0))" }.joined(separator: ", ")
-            results.append(.init(
-                source: "issue 18", target: targets[3], status: Double(growth) <= 0.1 * Double(early) ? .met : .notMet,
-                figure: "\(figures); growth from cycle \(first) to \(last): \(mib(growth)) (limit: 10% of cycle \(first))" + size))
+            results.append(
+                .init(
+                    source: "issue 18", target: targets[3],
+                    status: Double(growth) <= 0.1 * Double(early) ? .met : .notMet,
+                    figure:
+                        "\(figures); growth from cycle \(first) to \(last): \(mib(growth)) (limit: 10% of cycle \(first))"
+                        + size))
         }
         return results
     }
@@ -198,25 +258,35 @@ enum Check {
             "migration: a copying migration's peak resident memory at 1,000,000 rows ≤ 1.5x at 100,000 rows",
         ]
         guard let m = migration else {
-            return targets.map { .init(source: "issue 19", target: $0, status: .notMeasured, figure: "run with --migration") }
+            return targets.map {
+                .init(source: "issue 19", target: $0, status: .notMeasured, figure: "run with --migration")
+            }
         }
-        let strata = MigrationSectionResult.median(m.strataAddColumnMs), raw = MigrationSectionResult.median(m.rawAddColumnMs)
+        let strata = MigrationSectionResult.median(m.strataAddColumnMs)
+        let raw = MigrationSectionResult.median(m.rawAddColumnMs)
         let r = raw > 0 ? strata / raw : .infinity
         let inPlace = m.addColumnStrategy == "inPlace" && m.addColumnKeptFile
         var results = [
             CheckResult(
                 source: "issue 19", target: targets[0], status: r <= 2 && inPlace ? .met : .notMet,
                 figure: String(format: "Strata %.2f ms / raw SQL %.2f ms = %.2fx", strata, raw, r)
-                    + " at \(m.rows) rows; \(m.addColumnStrategy)\(m.addColumnKeptFile ? ", same file" : ", the file was replaced")")
+                    + " at \(m.rows) rows; \(m.addColumnStrategy)\(m.addColumnKeptFile ? ", same file" : ", the file was replaced")"
+            )
         ]
         if let small = m.copyPeakBytes[100_000], let large = m.copyPeakBytes[1_000_000], small > 0 {
             let growth = Double(large) / Double(small)
             let mib = { (bytes: Int64) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
-            results.append(.init(
-                source: "issue 19", target: targets[1], status: growth <= 1.5 ? .met : .notMet,
-                figure: "\(m.copyDriver): peak \(mib(large)) at 1,000,000 rows (\(String(format: "%.0f", m.copyMs[1_000_000] ?? 0)) ms) / \(mib(small)) at 100,000 (\(String(format: "%.0f", m.copyMs[100_000] ?? 0)) ms) = \(String(format: "%.2f", growth))x; anonymous (heap) part at its largest: \(mib(m.copyAnonymousPeakBytes[1_000_000] ?? 0)) / \(mib(m.copyAnonymousPeakBytes[100_000] ?? 0))"))
+            results.append(
+                .init(
+                    source: "issue 19", target: targets[1], status: growth <= 1.5 ? .met : .notMet,
+                    figure:
+                        "\(m.copyDriver): peak \(mib(large)) at 1,000,000 rows (\(String(format: "%.0f", m.copyMs[1_000_000] ?? 0)) ms) / \(mib(small)) at 100,000 (\(String(format: "%.0f", m.copyMs[100_000] ?? 0)) ms) = \(String(format: "%.2f", growth))x; anonymous (heap) part at its largest: \(mib(m.copyAnonymousPeakBytes[1_000_000] ?? 0)) / \(mib(m.copyAnonymousPeakBytes[100_000] ?? 0))"
+                ))
         } else {
-            results.append(.init(source: "issue 19", target: targets[1], status: .notMeasured, figure: "the copying migration did not run"))
+            results.append(
+                .init(
+                    source: "issue 19", target: targets[1], status: .notMeasured,
+                    figure: "the copying migration did not run"))
         }
         return results
     }
@@ -231,14 +301,20 @@ enum Check {
             "results: walking 1,000,000 rows fetched with fetchBatchSize = 500 grows peak resident memory < 64 MiB, on LMDB",
         ]
         guard let r else {
-            return targets.map { .init(source: "issue 20", target: $0, status: .notMeasured, figure: "run with --results") }
+            return targets.map {
+                .init(source: "issue 20", target: $0, status: .notMeasured, figure: "run with --results")
+            }
         }
         let size = r.rows == 100_000 ? "" : " (at \(r.rows) objects; the issue names 100,000)"
-        func line(_ target: String, _ a: String, _ x: [Double], _ b: String, _ y: [Double], _ limit: Double) -> CheckResult {
-            let mx = ResultsSectionResult.median(x), my = ResultsSectionResult.median(y)
+        func line(_ target: String, _ a: String, _ x: [Double], _ b: String, _ y: [Double], _ limit: Double)
+            -> CheckResult
+        {
+            let mx = ResultsSectionResult.median(x)
+            let my = ResultsSectionResult.median(y)
             let ratio = my > 0 ? mx / my : .infinity
-            return .init(source: "issue 20", target: target, status: ratio <= limit ? .met : .notMet,
-                         figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.3fx", mx, my, ratio) + size)
+            return .init(
+                source: "issue 20", target: target, status: ratio <= limit ? .met : .notMet,
+                figure: String(format: "\(a) %.2f ms / \(b) %.2f ms = %.3fx", mx, my, ratio) + size)
         }
         var results = [
             line(targets[0], "batch insert", r.batchInsertMs, "raw C inserts", r.rawInsertMs, 1.2),
@@ -246,14 +322,19 @@ enum Check {
         ]
         for (index, driver) in [(2, "sqlite"), (3, "lmdb")] {
             guard let growth = r.walkGrowthBytes[driver] else {
-                results.append(.init(source: "issue 20", target: targets[index], status: .notMeasured, figure: "the driver is not linked"))
+                results.append(
+                    .init(
+                        source: "issue 20", target: targets[index], status: .notMeasured,
+                        figure: "the driver is not linked"))
                 continue
             }
             let mib = Double(growth) / 1_048_576
             let walked = r.walkedRows == 1_000_000 ? "" : " (walked \(r.walkedRows) rows; the issue names 1,000,000)"
-            results.append(.init(
-                source: "issue 20", target: targets[index], status: mib < 64 ? .met : .notMet,
-                figure: String(format: "peak growth %.1f MiB, walk %.2f s", mib, r.walkSeconds[driver] ?? 0) + walked))
+            results.append(
+                .init(
+                    source: "issue 20", target: targets[index], status: mib < 64 ? .met : .notMet,
+                    figure: String(format: "peak growth %.1f MiB, walk %.2f s", mib, r.walkSeconds[driver] ?? 0)
+                        + walked))
         }
         return results
     }

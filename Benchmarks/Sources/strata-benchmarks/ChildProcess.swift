@@ -29,14 +29,20 @@ enum ChildProcess {
         if id == migrationCopy {
             guard let store = options.store else { throw BenchError("\(id) needs --store PATH") }
             let run = try MigrationSection.copyInChild(store: store)
-            guard run.strategy == "copy" else { throw BenchError("the LMDB migration ran as \(run.strategy), not as a copy") }
-            FileHandle.standardOutput.write(try JSONEncoder().encode([run.ms, Double(peakResidentBytes()), Double(run.anonymousPeak)]))
+            guard run.strategy == "copy" else {
+                throw BenchError("the LMDB migration ran as \(run.strategy), not as a copy")
+            }
+            FileHandle.standardOutput.write(
+                try JSONEncoder().encode([run.ms, Double(peakResidentBytes()), Double(run.anonymousPeak)]))
             return
         }
         if let kind = walkKinds[id] {
-            guard let store = options.store, let type = kind.storeType else { throw BenchError("\(id) needs --store PATH and its driver") }
+            guard let store = options.store, let type = kind.storeType else {
+                throw BenchError("\(id) needs --store PATH and its driver")
+            }
             let walk = try ResultsSection.walkBatched(store: store, type: type)
-            FileHandle.standardOutput.write(try JSONEncoder().encode([Double(walk.rows), Double(walk.growth), walk.seconds]))
+            FileHandle.standardOutput.write(
+                try JSONEncoder().encode([Double(walk.rows), Double(walk.growth), walk.seconds]))
             return
         }
         if id == xmlAtRest || id == memoryAtRest {
@@ -56,7 +62,8 @@ enum ChildProcess {
         var result: ContenderResult
         if id == ContenderCatalog.baseline {
             result = ContenderResult(
-                id: id, engine: "none", settings: "the dataset alone, no store", rounds: 0, measurements: [], bytesOnDisk: 0)
+                id: id, engine: "none", settings: "the dataset alone, no store", rounds: 0, measurements: [],
+                bytesOnDisk: 0)
             withExtendedLifetime(dataset) {}
         } else {
             let work = try workDirectory()
@@ -87,10 +94,13 @@ enum ChildProcess {
 
     /// Runs the copying-migration child on `store` of `rows` rows: ms, peak resident bytes, and the
     /// largest anonymous resident bytes seen at a batch.
-    static func migrationCopy(store: URL, rows: Int, options: Options) throws -> (ms: Double, peak: Int64, anonymousPeak: Int64) {
+    static func migrationCopy(store: URL, rows: Int, options: Options) throws -> (
+        ms: Double, peak: Int64, anonymousPeak: Int64
+    ) {
         var childOptions = options
         childOptions.rows = rows
-        let values = try JSONDecoder().decode([Double].self, from: output(migrationCopy, options: childOptions, store: store))
+        let values = try JSONDecoder().decode(
+            [Double].self, from: output(migrationCopy, options: childOptions, store: store))
         guard values.count == 3 else { throw BenchError("\(migrationCopy) reported \(values)") }
         return (values[0], Int64(values[1]), Int64(values[2]))
     }
@@ -130,14 +140,16 @@ enum ChildProcess {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw BenchError("\(id) failed in its child process (exit status \(process.terminationStatus)); see the messages above")
+            throw BenchError(
+                "\(id) failed in its child process (exit status \(process.terminationStatus)); see the messages above")
         }
         return data
     }
 
     /// A fresh directory for stores, under the system's temporary directory.
     static func workDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-benchmarks-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-benchmarks-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

@@ -12,11 +12,15 @@ struct Machine: Codable {
 
     static func current() -> Machine {
         func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        let cpu = read("/proc/cpuinfo").split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown CPU"
-        let memKB = read("/proc/meminfo").split(separator: "\n").first { $0.hasPrefix("MemTotal") }
+        let cpu =
+            read("/proc/cpuinfo").split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+            ?? "unknown CPU"
+        let memKB =
+            read("/proc/meminfo").split(separator: "\n").first { $0.hasPrefix("MemTotal") }
             .flatMap { $0.split(separator: " ").dropFirst().first.flatMap { Double($0) } } ?? 0
-        let os = read("/etc/os-release").split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+        let os =
+            read("/etc/os-release").split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
             .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
             ?? ProcessInfo.processInfo.operatingSystemVersionString
         let kernel = read("/proc/sys/kernel/osrelease").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -29,6 +33,7 @@ struct Machine: Codable {
     }
 
     var summary: String {
-        "\(cpu), \(cores) cores, \(memory) RAM, \(os); run \(date)" + (load.map { ", load average \($0) at start" } ?? "")
+        "\(cpu), \(cores) cores, \(memory) RAM, \(os); run \(date)"
+            + (load.map { ", load average \($0) at start" } ?? "")
     }
 }

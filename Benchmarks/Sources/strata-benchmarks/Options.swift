@@ -67,7 +67,9 @@ struct Options {
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
-        let defaultOut = FileManager.default.fileExists(atPath: "Benchmarks/Package.swift") ? "Benchmarks/results" : "benchmark-results"
+        let defaultOut =
+            FileManager.default.fileExists(atPath: "Benchmarks/Package.swift")
+            ? "Benchmarks/results" : "benchmark-results"
         var options = Options(output: URL(fileURLWithPath: defaultOut))
         var rest = arguments[...]
         func value(_ flag: String) throws -> String {
@@ -77,21 +79,29 @@ struct Options {
         while let arg = rest.popFirst() {
             switch arg {
             case "--rows":
-                guard let n = Int(try value(arg).replacingOccurrences(of: ",", with: "").replacingOccurrences(of: "_", with: "")),
+                guard
+                    let n = Int(
+                        try value(arg).replacingOccurrences(of: ",", with: "").replacingOccurrences(of: "_", with: "")),
                     (1_000...1_000_000).contains(n)
                 else { throw BenchError("--rows must be a number from 1000 to 1000000") }
                 options.rows = n
             case "--rounds":
-                guard let n = Int(try value(arg)), (1...100).contains(n) else { throw BenchError("--rounds must be 1…100") }
+                guard let n = Int(try value(arg)), (1...100).contains(n) else {
+                    throw BenchError("--rounds must be 1…100")
+                }
                 options.rounds = n
             case "--passes":
-                guard let n = Int(try value(arg)), (1...20).contains(n) else { throw BenchError("--passes must be 1…20") }
+                guard let n = Int(try value(arg)), (1...20).contains(n) else {
+                    throw BenchError("--passes must be 1…20")
+                }
                 options.passes = n
             case "--contenders":
                 let given = try value(arg)
-                let list = given == "none" ? [] : given.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                let list =
+                    given == "none" ? [] : given.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 for id in list where !ContenderCatalog.all.contains(id) && id != ContenderCatalog.baseline {
-                    throw BenchError("unknown contender '\(id)'; known: \(ContenderCatalog.all.joined(separator: ", "))")
+                    throw BenchError(
+                        "unknown contender '\(id)'; known: \(ContenderCatalog.all.joined(separator: ", "))")
                 }
                 options.contenders = list
             case "--out": options.output = URL(fileURLWithPath: try value(arg))
@@ -103,17 +113,23 @@ struct Options {
             case "--migration": options.migration = true
             case "--results": options.results = true
             case "--walk-rows":
-                guard let n = Int(try value(arg).replacingOccurrences(of: ",", with: "").replacingOccurrences(of: "_", with: "")),
+                guard
+                    let n = Int(
+                        try value(arg).replacingOccurrences(of: ",", with: "").replacingOccurrences(of: "_", with: "")),
                     (1_000...10_000_000).contains(n)
                 else { throw BenchError("--walk-rows must be a number from 1000 to 10000000") }
                 options.walkRows = n
             case "--store": options.store = URL(fileURLWithPath: try value(arg))
             case "--writer-url": options.writerURL = URL(string: try value(arg))
             case "--writer-saves":
-                guard let n = Int(try value(arg)), n > 0 else { throw BenchError("--writer-saves must be a positive number") }
+                guard let n = Int(try value(arg)), n > 0 else {
+                    throw BenchError("--writer-saves must be a positive number")
+                }
                 options.writerSaves = n
             case "--scaling-saves":
-                guard let n = Int(try value(arg)), (1...100_000).contains(n) else { throw BenchError("--scaling-saves must be 1…100000") }
+                guard let n = Int(try value(arg)), (1...100_000).contains(n) else {
+                    throw BenchError("--scaling-saves must be 1…100000")
+                }
                 options.scalingSaves = n
             case "-h", "--help": throw BenchError(usage)
             default: throw BenchError("unknown option '\(arg)'\n\(usage)")

@@ -86,13 +86,16 @@ enum PostgresScaling {
             guard var components = URLComponents(url: server, resolvingAgainstBaseURL: false) else {
                 throw BenchError("not a PostgreSQL URL")
             }
-            components.queryItems = [URLQueryItem(name: "schema", value: "scaling_\(writers)_\(UInt32.random(in: 0...UInt32.max))")]
+            components.queryItems = [
+                URLQueryItem(name: "schema", value: "scaling_\(writers)_\(UInt32.random(in: 0...UInt32.max))")
+            ]
             guard let url = components.url else { throw BenchError("not a PostgreSQL URL") }
             // Create the store once, so the writers do not race to create it.
             let coordinator = PersistentStoreCoordinator(managedObjectModel: try BenchModel.make())
             let store = try coordinator.addPersistentStore(type: .postgreSQL, at: url)
             try coordinator.remove(store)
-            defer { try? PostgreSQLDriverFactory.removeStore(at: url) }  // best effort: the server is thrown away anyway
+            // best effort: the server is thrown away anyway
+            defer { try? PostgreSQLDriverFactory.removeStore(at: url) }
             log("  \(writers) writer\(writers == 1 ? "" : "s") × \(savesPerWriter) saves")
             let processes = try (0..<writers).map { _ -> (Process, Pipe) in
                 let process = Process()
@@ -101,7 +104,9 @@ enum PostgresScaling {
                 #else
                     process.executableURL = Bundle.main.executableURL
                 #endif
-                process.arguments = ["--child", child, "--writer-url", url.absoluteString, "--writer-saves", String(savesPerWriter)]
+                process.arguments = [
+                    "--child", child, "--writer-url", url.absoluteString, "--writer-saves", String(savesPerWriter),
+                ]
                 let out = Pipe()
                 process.standardOutput = out
                 process.standardError = FileHandle.standardError
@@ -113,7 +118,8 @@ enum PostgresScaling {
                 let data = out.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
                 guard process.terminationStatus == 0 else {
-                    throw BenchError("a PostgreSQL writer failed (exit status \(process.terminationStatus)); see the messages above")
+                    throw BenchError(
+                        "a PostgreSQL writer failed (exit status \(process.terminationStatus)); see the messages above")
                 }
                 reports.append(try JSONDecoder().decode(WriterReport.self, from: data))
             }
@@ -125,7 +131,9 @@ enum PostgresScaling {
         }
         return Result(
             savesPerWriter: savesPerWriter, points: points,
-            settings: "each save: \(insertsPerSave) inserts + 1 update, one transaction, after \(warmUpSaves) untimed saves; server defaults (fsync=on, synchronous_commit=on) on loopback")
+            settings:
+                "each save: \(insertsPerSave) inserts + 1 update, one transaction, after \(warmUpSaves) untimed saves; server defaults (fsync=on, synchronous_commit=on) on loopback"
+        )
     }
 
     static func markdown(_ result: Result) -> String {
@@ -138,7 +146,8 @@ enum PostgresScaling {
         for point in result.points {
             lines.append(
                 String(
-                    format: "| %d | %d | %.2f | %.0f | %.0f | %.2fx |", point.writers, point.saves, point.seconds, point.savesPerSecond,
+                    format: "| %d | %d | %.2f | %.0f | %.0f | %.2fx |", point.writers, point.saves, point.seconds,
+                    point.savesPerSecond,
                     point.rowsPerSecond, single > 0 ? point.savesPerSecond / single : 0))
         }
         return lines.joined(separator: "\n")
@@ -146,10 +155,15 @@ enum PostgresScaling {
 
     /// A bar chart of saves per second by writer count.
     static func svg(_ result: Result, machine: Machine) -> String {
-        let width = 640.0, height = 360.0, left = 80.0, bottom = 300.0, top = 70.0
+        let width = 640.0
+        let height = 360.0
+        let left = 80.0
+        let bottom = 300.0
+        let top = 70.0
         let highest = max(result.points.map(\.savesPerSecond).max() ?? 1, 1)
         let scale = (bottom - top) / (highest * 1.1)
-        let barWidth = 90.0, gap = 60.0
+        let barWidth = 90.0
+        let gap = 60.0
         var s = [
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">",
             "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>",
@@ -161,14 +175,19 @@ enum PostgresScaling {
             let x = left + 30 + Double(index) * (barWidth + gap)
             let h = point.savesPerSecond * scale
             s.append("<rect x=\"\(x)\" y=\"\(bottom - h)\" width=\"\(barWidth)\" height=\"\(h)\" fill=\"#3a7d44\"/>")
-            s.append("<text x=\"\(x + barWidth / 2)\" y=\"\(bottom - h - 6)\" font-size=\"12\" text-anchor=\"middle\">\(Int(point.savesPerSecond.rounded())) saves/s</text>")
-            s.append("<text x=\"\(x + barWidth / 2)\" y=\"\(bottom + 18)\" font-size=\"12\" text-anchor=\"middle\">\(point.writers) writer\(point.writers == 1 ? "" : "s")</text>")
+            s.append(
+                "<text x=\"\(x + barWidth / 2)\" y=\"\(bottom - h - 6)\" font-size=\"12\" text-anchor=\"middle\">\(Int(point.savesPerSecond.rounded())) saves/s</text>"
+            )
+            s.append(
+                "<text x=\"\(x + barWidth / 2)\" y=\"\(bottom + 18)\" font-size=\"12\" text-anchor=\"middle\">\(point.writers) writer\(point.writers == 1 ? "" : "s")</text>"
+            )
         }
         s.append("</svg>")
         return s.joined(separator: "\n") + "\n"
     }
 
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 }

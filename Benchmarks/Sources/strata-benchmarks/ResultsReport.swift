@@ -19,16 +19,22 @@ enum ResultsReport {
         var columns: [(String, String, String)] = []
         let present = Set(report.contenders.map(\.id))
         for c in report.contenders where c.id.hasPrefix("strata-") {
-            if let raw = rawEngine(for: c.engine), present.contains(raw) { columns.append(("\(c.id) ÷ \(raw)", c.id, raw)) }
+            if let raw = rawEngine(for: c.engine), present.contains(raw) {
+                columns.append(("\(c.id) ÷ \(raw)", c.id, raw))
+            }
             if present.contains("grdb") { columns.append(("\(c.id) ÷ grdb", c.id, "grdb")) }
         }
         // The driver level: each driver against its raw engine, and what the object layer adds on top of it.
         for c in report.contenders where c.id.hasPrefix("driver-") {
-            if let raw = rawEngine(for: c.engine), present.contains(raw) { columns.append(("\(c.id) ÷ \(raw)", c.id, raw)) }
+            if let raw = rawEngine(for: c.engine), present.contains(raw) {
+                columns.append(("\(c.id) ÷ \(raw)", c.id, raw))
+            }
             let strata = "strata-" + c.id.dropFirst("driver-".count)
             if present.contains(strata) { columns.append(("\(strata) ÷ \(c.id)", strata, c.id)) }
         }
-        if present.contains("grdb"), present.contains("sqlite-c") { columns.append(("grdb ÷ sqlite-c", "grdb", "sqlite-c")) }
+        if present.contains("grdb"), present.contains("sqlite-c") {
+            columns.append(("grdb ÷ sqlite-c", "grdb", "sqlite-c"))
+        }
         return columns
     }
 
@@ -50,13 +56,16 @@ enum ResultsReport {
         let medians = rows.map { XMLSectionResult.median($0.1) }
         for (i, row) in rows.enumerated() {
             let (median, min) = ms(row.1)
-            let ratio = row.2.isEmpty || medians[i + 1] <= 0 ? "" : String(format: "%.2fx \(row.2)", medians[i] / medians[i + 1])
+            let ratio =
+                row.2.isEmpty || medians[i + 1] <= 0
+                ? "" : String(format: "%.2fx \(row.2)", medians[i] / medians[i + 1])
             lines.append("| \(row.0) | \(median) | \(min) | \(ratio) |")
         }
         func perObject(_ bytes: Double?) -> String { bytes.map { String(format: "%.0f B", $0) } ?? "not measured" }
         lines.append(
             "\nMemory per object at rest (resident set after − before, ÷ \(xml.rows)): XML store \(perObject(xml.xmlBytesPerObject)), "
-                + "in-memory store \(perObject(xml.memoryBytesPerObject)). The reader visited \(xml.readerNodes) nodes.")
+                + "in-memory store \(perObject(xml.memoryBytesPerObject)). The reader visited \(xml.readerNodes) nodes."
+        )
         return lines.joined(separator: "\n")
     }
 
@@ -68,7 +77,8 @@ enum ResultsReport {
     }
 
     static func markdown(
-        _ report: BenchReport, machine: Machine, baseline: ContenderResult?, xml: XMLSectionResult?, checks: [CheckResult]
+        _ report: BenchReport, machine: Machine, baseline: ContenderResult?, xml: XMLSectionResult?,
+        checks: [CheckResult]
     ) -> String {
         var out: [String] = []
         out.append("## Results: \(report.rows) rows, \(report.rounds) rounds\n")
@@ -79,7 +89,8 @@ enum ResultsReport {
         var minTable = ["| workload | " + report.contenders.map(\.id).joined(separator: " | ") + " |"]
         minTable.append("|---|" + report.contenders.map { _ in "---:|" }.joined())
         for w in BenchWorkload.allCases {
-            let cells = report.contenders.map { c in c.measurement(w).map { BenchReport.milliseconds($0.minMs) } ?? "–" }
+            let cells = report.contenders.map { c in c.measurement(w).map { BenchReport.milliseconds($0.minMs) } ?? "–"
+            }
             minTable.append("| \(w.rawValue) | " + cells.joined(separator: " | ") + " |")
         }
         out.append(minTable.joined(separator: "\n"))
@@ -89,7 +100,9 @@ enum ResultsReport {
             var lines = ["| workload | " + columns.map(\.0).joined(separator: " | ") + " |"]
             lines.append("|---|" + columns.map { _ in "---:|" }.joined())
             for w in BenchWorkload.allCases {
-                let cells = columns.map { col in ratio(report, w, col.1, col.2).map { String(format: "%.2f", $0) } ?? "–" }
+                let cells = columns.map { col in
+                    ratio(report, w, col.1, col.2).map { String(format: "%.2f", $0) } ?? "–"
+                }
                 lines.append("| \(w.rawValue) | " + cells.joined(separator: " | ") + " |")
             }
             out.append(lines.joined(separator: "\n"))

@@ -80,7 +80,9 @@ func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
 func renderPNG(_ svg: URL) -> Bool {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["rsvg-convert", "-o", svg.deletingPathExtension().appendingPathExtension("png").path, svg.path]
+    process.arguments = [
+        "rsvg-convert", "-o", svg.deletingPathExtension().appendingPathExtension("png").path, svg.path,
+    ]
     process.standardError = FileHandle.nullDevice
     guard (try? process.run()) != nil else { return false }
     process.waitUntilExit()
@@ -102,11 +104,15 @@ func finish(_ checks: [CheckResult]) -> Never {
 if let file = options.checkFile {
     do {
         let data = try Data(contentsOf: file)
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let full = object["full"] else {
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let full = object["full"]
+        else {
             fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
         }
         let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
-        finish(Check.evaluate(saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling, migration: saved.migration, results: saved.results))
+        finish(
+            Check.evaluate(
+                saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling,
+                migration: saved.migration, results: saved.results))
     } catch {
         fail("cannot read \(file.path): \(error)", status: 1)
     }
@@ -122,8 +128,10 @@ func runXMLSection() throws -> XMLSectionResult {
     let store = try XMLSection.build(BenchDataset(rows: options.rows, parents: 0), in: work)
     var result = try XMLSection.run(store: store, rows: options.rows, rounds: options.rounds)
     if !options.inProcess {
-        result.xmlBytesPerObject = try ChildProcess.bytesPerObject(ChildProcess.xmlAtRest, store: store, options: options)
-        result.memoryBytesPerObject = try ChildProcess.bytesPerObject(ChildProcess.memoryAtRest, store: nil, options: options)
+        result.xmlBytesPerObject = try ChildProcess.bytesPerObject(
+            ChildProcess.xmlAtRest, store: store, options: options)
+        result.memoryBytesPerObject = try ChildProcess.bytesPerObject(
+            ChildProcess.memoryAtRest, store: nil, options: options)
     }
     return result
 }
@@ -165,7 +173,9 @@ func runMigrationSection() throws -> MigrationSectionResult {
         result.copyPeakBytes[size] = run.peak
         result.copyAnonymousPeakBytes[size] = run.anonymousPeak
         result.copyStrategy = "copy"
-        log("  copying migration of \(size) rows: \(String(format: "%.0f", run.ms)) ms, peak \(run.peak / 1_048_576) MiB, anonymous peak \(run.anonymousPeak / 1_048_576) MiB")
+        log(
+            "  copying migration of \(size) rows: \(String(format: "%.0f", run.ms)) ms, peak \(run.peak / 1_048_576) MiB, anonymous peak \(run.anonymousPeak / 1_048_576) MiB"
+        )
     }
     return result
 }
@@ -188,7 +198,9 @@ func runResultsSection() throws -> ResultsSectionResult {
         log("  building \(options.walkRows) rows for \(id)")
         try ResultsSection.buildWalkStore(rows: options.walkRows, type: type, at: store)
         let walk = try ChildProcess.walk(id, store: store, options: options)
-        guard walk.rows == options.walkRows else { throw BenchError("\(id) walked \(walk.rows) rows, not \(options.walkRows)") }
+        guard walk.rows == options.walkRows else {
+            throw BenchError("\(id) walked \(walk.rows) rows, not \(options.walkRows)")
+        }
         result.walkGrowthBytes[kind.rawValue] = walk.growth
         result.walkSeconds[kind.rawValue] = walk.seconds
     }
@@ -198,7 +210,9 @@ func runResultsSection() throws -> ResultsSectionResult {
 var report = BenchReport(rows: options.rows, rounds: options.rounds * options.passes)
 var baseline: ContenderResult?
 let machine = Machine.current()
-log("strata-benchmarks: \(options.rows) rows, \(options.rounds) rounds × \(options.passes) passes on \(machine.summary)")
+log(
+    "strata-benchmarks: \(options.rows) rows, \(options.rounds) rounds × \(options.passes) passes on \(machine.summary)"
+)
 do {
     if !options.inProcess { baseline = try ChildProcess.run(ContenderCatalog.baseline, options: options) }
     var runnable: [String] = []
@@ -219,7 +233,9 @@ do {
                 if options.inProcess {
                     let work = try ChildProcess.workDirectory()
                     defer { try? FileManager.default.removeItem(at: work) }
-                    let runner = BenchRunner(dataset: BenchDataset(rows: options.rows), rounds: options.rounds, workDirectory: work) {
+                    let runner = BenchRunner(
+                        dataset: BenchDataset(rows: options.rows), rounds: options.rounds, workDirectory: work
+                    ) {
                         log("  \($0)")
                     }
                     return try runner.run(try ContenderCatalog.make(id))
@@ -233,7 +249,8 @@ do {
     // Every runnable contender ran in every pass.
     report.contenders = runnable.map { pooled[$0]! }
     var xml: XMLSectionResult?
-    if options.contenders.contains(where: { $0 == "strata-xml" || $0 == "driver-xml" }), DriverKind.xml.storeType != nil {
+    if options.contenders.contains(where: { $0 == "strata-xml" || $0 == "driver-xml" }), DriverKind.xml.storeType != nil
+    {
         xml = try runXMLSection()
     }
     var contexts: ContextSectionResult?
@@ -252,7 +269,8 @@ do {
     if options.migration { migration = try runMigrationSection() }
     var results: ResultsSectionResult?
     if options.results { results = try runResultsSection() }
-    let checks = Check.evaluate(report, xml: xml, contexts: contexts, scaling: scaling, migration: migration, results: results)
+    let checks = Check.evaluate(
+        report, xml: xml, contexts: contexts, scaling: scaling, migration: migration, results: results)
     try writeOutputs(
         SavedResults(
             machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts, scaling: scaling,

@@ -29,7 +29,11 @@ extension LMDBDriver {
             var writer = ByteWriter(capacity: 256)
             var key = ByteWriter(capacity: Keys.rowIDSize)
             var scratch = [UInt8](repeating: 0, count: 256)
-            var last: (entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], plan: RowCodec.Plan, unique: Bool, linked: Bool)?
+            var last:
+                (
+                    entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], plan: RowCodec.Plan,
+                    unique: Bool, linked: Bool
+                )?
             var runMax: Int64 = 0
             func flushMax() {
                 if let root = last?.root, runMax > maxKeys[root] ?? 0 { maxKeys[root] = runMax }
@@ -58,7 +62,10 @@ extension LMDBDriver {
                 let rising = insert.id.primaryKey > runMax
                 let stored: Bool
                 if let size = RowCodec.encode(version: 1, values: insert.values, plan: current.plan, into: &scratch) {
-                    stored = try scratch.withUnsafeBytes { try txn.insert(current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]), append: rising) }
+                    stored = try scratch.withUnsafeBytes {
+                        try txn.insert(
+                            current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]), append: rising)
+                    }
                 } else {
                     try encode(insert.values, version: 1, id: insert.id, current.slots, into: &writer)
                     stored = try txn.insert(current.dbi, key.bytes, writer.bytes, append: rising)
@@ -79,8 +86,11 @@ extension LMDBDriver {
                 // deletes it too, or a damaged file, can make it gone by now.
                 guard let old = try row(update.id, txn) else { throw Self.vanished(update.id, storeName) }
                 let slots = layout.slots[update.id.entity]!
-                guard update.values.count == slots.count, update.changedSlots.allSatisfy({ $0 >= 0 && $0 < slots.count }) else {
-                    throw StoreError(.corrupt, "the update of row \(update.id) does not fit the model", store: storeName)
+                guard update.values.count == slots.count,
+                    update.changedSlots.allSatisfy({ $0 >= 0 && $0 < slots.count })
+                else {
+                    throw StoreError(
+                        .corrupt, "the update of row \(update.id) does not fit the model", store: storeName)
                 }
                 var new = old
                 for slot in update.changedSlots { new.values[slot] = update.values[slot] }
@@ -98,16 +108,21 @@ extension LMDBDriver {
     }
 
     func encode(
-        _ values: [StoreValue], version: RowVersion, id: RowID, _ slots: [StoreLayout.Slot], into writer: inout ByteWriter
+        _ values: [StoreValue], version: RowVersion, id: RowID, _ slots: [StoreLayout.Slot],
+        into writer: inout ByteWriter
     ) throws {
-        do { try RowCodec.encode(version: version, values: values, layout: slots, into: &writer) } catch let error as FormatError {
+        do { try RowCodec.encode(version: version, values: values, layout: slots, into: &writer) } catch let error
+            as FormatError
+        {
             let entity = model.entity(number: id.entity)?.name ?? "\(id.entity)"
             throw StoreError(.invalidRequest, "row \(id) of \(entity) cannot be stored: \(error)", store: storeName)
         }
     }
 
     func encode(_ row: RowSnapshot, _ slots: [StoreLayout.Slot]) throws -> [UInt8] {
-        do { return try RowCodec.encode(version: row.version, values: row.values, layout: slots) } catch let error as FormatError {
+        do { return try RowCodec.encode(version: row.version, values: row.values, layout: slots) } catch let error
+            as FormatError
+        {
             let entity = model.entity(number: row.id.entity)?.name ?? "\(row.id.entity)"
             throw StoreError(.invalidRequest, "row \(row.id) of \(entity) cannot be stored: \(error)", store: storeName)
         }
@@ -123,14 +138,18 @@ extension LMDBDriver {
 
     private func checkVersions(_ batch: ChangeBatch, _ txn: LMDBTransaction) throws {
         var stale: [RowID] = []
-        for (id, expected) in batch.updates.map({ ($0.id, $0.expectedVersion) }) + batch.deletes.map({ ($0.id, $0.expectedVersion) }) {
-            guard layout.slots[id.entity] != nil, let raw = try txn.get(try rowsDatabase(id.entity), Keys.row(id)) else {
+        for (id, expected) in batch.updates.map({ ($0.id, $0.expectedVersion) })
+            + batch.deletes.map({ ($0.id, $0.expectedVersion) })
+        {
+            guard layout.slots[id.entity] != nil, let raw = try txn.get(try rowsDatabase(id.entity), Keys.row(id))
+            else {
                 stale.append(id)
                 continue
             }
             let version: RowVersion
             do { version = try RowCodec.version(of: raw) } catch {
-                throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
+                throw StoreError(
+                    .corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
             }
             if version != expected { stale.append(id) }
         }
@@ -139,7 +158,9 @@ extension LMDBDriver {
                 .conflict,
                 "\(stale.count) row\(stale.count == 1 ? " was" : "s were") changed or deleted by another save: \(stale.prefix(10).map(\.description).joined(separator: ", ")); refresh the objects and save again",
                 store: storeName,
-                objectIDs: stale.compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } })
+                objectIDs: stale.compactMap { id in
+                    model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) }
+                })
         }
     }
 
@@ -147,7 +168,9 @@ extension LMDBDriver {
 
     /// Writes the reverse entries, links, order lists and index entries of `row` for `slots`
     /// (all slots for an insert), removing those of `old` where they changed.
-    func link<Slots: Collection<Int>>(_ row: RowSnapshot, slots changed: Slots, old: RowSnapshot?, _ txn: LMDBTransaction) throws {
+    func link<Slots: Collection<Int>>(
+        _ row: RowSnapshot, slots changed: Slots, old: RowSnapshot?, _ txn: LMDBTransaction
+    ) throws {
         // Callers pass rows of entities in the layout.
         let slots = layout.slots[row.id.entity]!
         let source = Keys.row(row.id)
@@ -159,8 +182,12 @@ extension LMDBDriver {
             case .toOne(let rel):
                 let before = old?.values[slot] ?? .null
                 if before == value { continue }
-                if case .reference(let target) = before { try txn.delete(databases.refs, Keys.relationship(rel, target), source) }
-                if case .reference(let target) = value { try txn.put(databases.refs, Keys.relationship(rel, target), source) }
+                if case .reference(let target) = before {
+                    try txn.delete(databases.refs, Keys.relationship(rel, target), source)
+                }
+                if case .reference(let target) = value {
+                    try txn.put(databases.refs, Keys.relationship(rel, target), source)
+                }
             case .reverse(_, let order):
                 guard let order, case .references(let members) = value else { continue }
                 try writeOrder(order, row.id, members, txn)
@@ -176,15 +203,21 @@ extension LMDBDriver {
                 for added in wanted.subtracting(current) {
                     try txn.put(databases.links, key, Keys.row(added), flags: UInt32(MDB_NODUPDATA))
                     if let inverse {
-                        try txn.put(databases.links, Keys.relationship(inverse, added), source, flags: UInt32(MDB_NODUPDATA))
+                        try txn.put(
+                            databases.links, Keys.relationship(inverse, added), source, flags: UInt32(MDB_NODUPDATA))
                     }
                 }
                 if let order { try writeOrder(order, row.id, members, txn) }
             }
         }
-        for index in layout.indexesByEntity[row.id.entity] ?? [] where old == nil || index.slots.contains(where: changed.contains) {
-            if let old { try txn.delete(databases.index, Keys.index(index.id, index.slots.map { old.values[$0] }), source) }
-            try txn.put(databases.index, Keys.index(index.id, index.slots.map { row.values[$0] }), source, flags: UInt32(MDB_NODUPDATA))
+        for index in layout.indexesByEntity[row.id.entity] ?? []
+        where old == nil || index.slots.contains(where: changed.contains) {
+            if let old {
+                try txn.delete(databases.index, Keys.index(index.id, index.slots.map { old.values[$0] }), source)
+            }
+            try txn.put(
+                databases.index, Keys.index(index.id, index.slots.map { row.values[$0] }), source,
+                flags: UInt32(MDB_NODUPDATA))
         }
     }
 
@@ -235,7 +268,9 @@ extension LMDBDriver {
             while true {
                 let id: RowID
                 do { id = try Keys.rowID(entry.value) } catch {
-                    throw StoreError(.corrupt, "a relationship entry is malformed (\(error)); restore the store from a backup", store: storeName)
+                    throw StoreError(
+                        .corrupt, "a relationship entry is malformed (\(error)); restore the store from a backup",
+                        store: storeName)
                 }
                 result.append(try checkKey(id))
                 guard let next = try cursor.move(MDB_NEXT_DUP) else { break }
@@ -265,7 +300,11 @@ extension LMDBDriver {
                             .constraint,
                             "unique constraint (\(names.joined(separator: ", "))) of \(entity?.name ?? "?") violated: rows \(row.id) and \(other) hold the same values; change one of them",
                             store: storeName,
-                            objectIDs: [row.id, other].compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } })
+                            objectIDs: [row.id, other].compactMap { id in
+                                model.entity(number: id.entity).map {
+                                    ManagedObjectID(entity: $0, rowID: id, store: nil)
+                                }
+                            })
                     }
                 }
             }

@@ -45,8 +45,12 @@ extension LMDBDriver {
                         let id = try rowID(current.key)
                         // A delete of every row of an entity without indexes needs nothing from the row.
                         if plan != nil || !wantedSlots.isEmpty {
-                            do { try RowCodec.read(current.value, layout: slots, into: &fields) } catch let error as FormatError {
-                                throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
+                            do { try RowCodec.read(current.value, layout: slots, into: &fields) } catch let error
+                                as FormatError
+                            {
+                                throw StoreError(
+                                    .corrupt, "row \(id) is malformed (\(error)); restore the store from a backup",
+                                    store: storeName)
                             }
                         }
                         if let predicate, !(try predicate.matches(fields.values)) {
@@ -57,8 +61,8 @@ extension LMDBDriver {
                         if plan == nil {
                             try pass.delete(id, fields: fields, cursor: &cursor)
                         } else if let row = try pass.update(
-                            id, key: current.key, raw: current.value, fields: fields, cursor: &cursor, scratch: &scratch)
-                        {
+                            id, key: current.key, raw: current.value, fields: fields, cursor: &cursor, scratch: &scratch
+                        ) {
                             touched.append(row)
                         }
                         entry = try cursor.move(MDB_NEXT)
@@ -88,7 +92,10 @@ private struct BatchPass {
     /// Whether the changed slots can be patched in place: fixed-width attributes in no index.
     let patchable: Bool
 
-    init(driver: LMDBDriver, entity: Int32, slots: [StoreLayout.Slot], indexes: [StoreLayout.Index], plan: BatchUpdatePlan?, txn: LMDBTransaction) {
+    init(
+        driver: LMDBDriver, entity: Int32, slots: [StoreLayout.Slot], indexes: [StoreLayout.Index],
+        plan: BatchUpdatePlan?, txn: LMDBTransaction
+    ) {
         self.driver = driver
         self.entity = entity
         self.slots = slots
@@ -96,10 +103,11 @@ private struct BatchPass {
         self.plan = plan
         self.txn = txn
         let indexed = Set(indexes.flatMap(\.slots))
-        patchable = plan?.changedSlots.allSatisfy { slot in
-            guard case .attribute = slots[slot], RowCodec.fixedWidth(slots[slot]) != nil else { return false }
-            return !indexed.contains(slot)
-        } ?? false
+        patchable =
+            plan?.changedSlots.allSatisfy { slot in
+                guard case .attribute = slots[slot], RowCodec.fixedWidth(slots[slot]) != nil else { return false }
+                return !indexed.contains(slot)
+            } ?? false
     }
 
     /// Removes the row under the cursor and its index entries (the request touches no
@@ -138,13 +146,16 @@ private struct BatchPass {
                 return true
             }
             if patched {
-                try key.withUnsafeBytes { k in try scratch.row.withUnsafeBytes { try cursor.replaceCurrent(key: k, value: $0) } }
+                try key.withUnsafeBytes { k in
+                    try scratch.row.withUnsafeBytes { try cursor.replaceCurrent(key: k, value: $0) }
+                }
                 return nil
             }
         }
         let old: RowSnapshot
         do { old = try RowCodec.decode(raw, id: id, layout: slots) } catch let error as FormatError {
-            throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: driver.storeName)
+            throw StoreError(
+                .corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: driver.storeName)
         }
         var new = old
         for (slot, value) in zip(plan.changedSlots, values) { new.values[slot] = value }

@@ -35,7 +35,8 @@ struct ReferenceTargets: Sendable {
     /// Whether slot `slot` of a row of `entity` may name `target`.
     @inline(__always)
     func allows(_ target: RowID, entity: Int32, slot: Int) -> Bool {
-        guard target.primaryKey > 0, entity >= 0, Int(entity) < allowed.count, slot >= 0, slot < allowed[Int(entity)].count,
+        guard target.primaryKey > 0, entity >= 0, Int(entity) < allowed.count, slot >= 0,
+            slot < allowed[Int(entity)].count,
             let table = allowed[Int(entity)][slot], target.entity >= 0, Int(target.entity) < table.count
         else { return false }
         return table[Int(target.entity)]
@@ -57,7 +58,9 @@ extension LMDBDriver {
     @inline(__always)
     func checkReferences(_ row: RowSnapshot) throws {
         for slot in targets.toOneSlots(of: row.id.entity) {
-            if case .reference(let target) = row.values[slot], !targets.allows(target, entity: row.id.entity, slot: slot) {
+            if case .reference(let target) = row.values[slot],
+                !targets.allows(target, entity: row.id.entity, slot: slot)
+            {
                 throw badReference(target, from: row.id, slot: slot)
             }
         }
@@ -94,7 +97,8 @@ extension LMDBDriver {
         guard id.primaryKey > 0 else {
             let entity = model.entity(number: id.entity)?.name ?? "entity number \(id.entity)"
             throw StoreError(
-                .corrupt, "a row of \(entity) has key \(id.primaryKey), which is not positive; the store is damaged. Restore it from a backup",
+                .corrupt,
+                "a row of \(entity) has key \(id.primaryKey), which is not positive; the store is damaged. Restore it from a backup",
                 store: storeName)
         }
         return id

@@ -13,7 +13,8 @@ extension LMDBDriver {
         return try environment.read { txn in
             let reader = RowReader(driver: self, txn: txn)
             if request.predicate == nil, request.resultKind == .count, request.offset == 0, request.limit == nil {
-                return StoreFetchResult(count: try countRows(entities, txn), appliedPredicate: true, appliedSort: true, appliedPage: true)
+                return StoreFetchResult(
+                    count: try countRows(entities, txn), appliedPredicate: true, appliedSort: true, appliedPage: true)
             }
             let plan = QueryPlan.make(request.predicate, entity: request.entity, entities: entities, layout: layout)
             var rows: [RowSnapshot]
@@ -31,9 +32,13 @@ extension LMDBDriver {
                 }
             }
             switch request.resultKind {
-            case .rows: return StoreFetchResult(rows: rows, appliedPredicate: true, appliedSort: true, appliedPage: true)
-            case .ids: return StoreFetchResult(ids: rows.map(\.id), appliedPredicate: true, appliedSort: true, appliedPage: true)
-            case .count: return StoreFetchResult(count: rows.count, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            case .rows:
+                return StoreFetchResult(rows: rows, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            case .ids:
+                return StoreFetchResult(
+                    ids: rows.map(\.id), appliedPredicate: true, appliedSort: true, appliedPage: true)
+            case .count:
+                return StoreFetchResult(count: rows.count, appliedPredicate: true, appliedSort: true, appliedPage: true)
             }
         }
     }
@@ -71,7 +76,8 @@ extension LMDBDriver {
     /// A scan takes a row's values from `cached` when the row cache holds that row at its stored
     /// version (read from the row's header, before any field), as the SQLite driver does.
     private func candidates(
-        _ plan: QueryPlan, entities: Set<Int32>, reader: RowReader, predicate: FetchPredicate?, entity: EntityDescription,
+        _ plan: QueryPlan, entities: Set<Int32>, reader: RowReader, predicate: FetchPredicate?,
+        entity: EntityDescription,
         cached: CachedRows?
     ) throws -> [RowSnapshot] {
         var rows: [RowSnapshot] = []
@@ -91,7 +97,8 @@ extension LMDBDriver {
         case .scan:
             for entity in entities.sorted() {
                 // entities holds numbers of the layout only.
-                let slots = layout.slots[entity]!, plan = layout.plans[entity]!
+                let slots = layout.slots[entity]!
+                let plan = layout.plans[entity]!
                 let dbi = try rowsDatabase(entity)
                 let prefix = Array(Keys.entityStart(entity).prefix(4))
                 // A predicate over the row's own attributes is tested on those fields alone; only
@@ -99,26 +106,40 @@ extension LMDBDriver {
                 var fields = RowCodec.Fields(layout: slots, wanted: compiled?.readSlots ?? [])
                 let integerTest = compiled?.integerComparison
                 // Without a predicate every row of the database is taken: make room once.
-                if predicate == nil, layout.roots[entity] != nil, entities.count == 1 { rows.reserveCapacity(try reader.txn.count(dbi)) }
+                if predicate == nil, layout.roots[entity] != nil, entities.count == 1 {
+                    rows.reserveCapacity(try reader.txn.count(dbi))
+                }
                 try reader.txn.withCursor(dbi) { cursor in
                     var entry = try cursor.move(MDB_SET_RANGE, to: Keys.entityStart(entity))
                     while let current = entry, current.key.hasPrefix(prefix) {
                         if let integerTest, let value = plan.integer(at: integerTest.slot, in: current.value) {
                             // One integer comparison: answered from the stored bytes.
-                            if integerTest.matches(value) { rows.append(try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached)) }
+                            if integerTest.matches(value) {
+                                rows.append(
+                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached))
+                            }
                         } else if let compiled {
-                            if !plan.probe(current.value, wanted: fields.wanted, last: fields.lastWanted, into: &fields.values) {
-                                do { try RowCodec.read(current.value, layout: slots, into: &fields, complete: false) } catch let error as FormatError {
+                            if !plan.probe(
+                                current.value, wanted: fields.wanted, last: fields.lastWanted, into: &fields.values)
+                            {
+                                do {
+                                    try RowCodec.read(current.value, layout: slots, into: &fields, complete: false)
+                                } catch let error as FormatError {
+                                    // The key only names the row in the message; a malformed key shows as "?".
                                     throw StoreError(
-                                        .corrupt, "row \((try? rowID(current.key))?.description ?? "?") is malformed (\(error)); restore the store from a backup",
+                                        .corrupt,
+                                        "row \((try? rowID(current.key))?.description ?? "?") is malformed (\(error)); restore the store from a backup",
                                         store: storeName)
                                 }
                             }
                             if try compiled.matches(fields.values) {
-                                rows.append(try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached))
+                                rows.append(
+                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached))
                             }
                         } else {
-                            try consider(try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached), into: &rows)
+                            try consider(
+                                try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached),
+                                into: &rows)
                         }
                         entry = try cursor.move(MDB_NEXT)
                     }
@@ -126,7 +147,9 @@ extension LMDBDriver {
             }
             return rows
         case .referrers(let rel, let target):
-            let ids = try duplicates(databases.refs, Keys.relationship(rel, target), reader.txn).filter { entities.contains($0.entity) }
+            let ids = try duplicates(databases.refs, Keys.relationship(rel, target), reader.txn).filter {
+                entities.contains($0.entity)
+            }
             for id in ids.sorted() { if let row = try reader.lookup(id) { try consider(row, into: &rows) } }
             return rows
         case .index(let index, let ranges):
@@ -134,7 +157,9 @@ extension LMDBDriver {
             try reader.txn.withCursor(databases.index) { cursor in
                 for range in ranges {
                     var entry = try cursor.move(MDB_SET_RANGE, to: range.start)
-                    while let current = entry, current.key.compare(range.through) <= 0 || current.key.hasPrefix(range.through) {
+                    while let current = entry,
+                        current.key.compare(range.through) <= 0 || current.key.hasPrefix(range.through)
+                    {
                         let id = try rowID(current.value)
                         if entities.contains(id.entity) { ids.insert(id) }
                         entry = try cursor.move(MDB_NEXT)
@@ -166,12 +191,16 @@ extension LMDBDriver {
             if first.ascending {
                 entry = try cursor.move(MDB_SET_RANGE, to: prefix)
             } else {
-                entry = try cursor.move(MDB_SET_RANGE, to: next) != nil ? try cursor.move(MDB_PREV) : try cursor.move(MDB_LAST)
+                entry =
+                    try cursor.move(MDB_SET_RANGE, to: next) != nil
+                    ? try cursor.move(MDB_PREV) : try cursor.move(MDB_LAST)
             }
             var group: [RowSnapshot] = []
             var groupKey: [UInt8]?
             func flush() throws {
-                if group.count > 1 { group = try RowSorter.sort(group, by: request.sort, model: model, lookup: reader.lookup) }
+                if group.count > 1 {
+                    group = try RowSorter.sort(group, by: request.sort, model: model, lookup: reader.lookup)
+                }
                 result += group
                 group = []
             }
@@ -197,7 +226,8 @@ extension LMDBDriver {
     func rowID(_ raw: UnsafeRawBufferPointer) throws -> RowID {
         let id: RowID
         do { id = try Keys.rowID(raw) } catch {
-            throw StoreError(.corrupt, "a key is malformed (\(error)); restore the store from a backup", store: storeName)
+            throw StoreError(
+                .corrupt, "a key is malformed (\(error)); restore the store from a backup", store: storeName)
         }
         return try checkKey(id)
     }
@@ -226,8 +256,8 @@ final class RowReader {
 
     /// A view of `row` for the evaluator, walking relationships in this transaction.
     func view(_ row: RowSnapshot) -> RowView {
-        RowView(row, model: driver.model, lookup: { [unowned self] in try self.lookup($0) }) { [unowned self] id, slot in
-            try self.driver.members(of: id, slot: slot, self.txn)
-        }
+        RowView(
+            row, model: driver.model, lookup: { [unowned self] in try self.lookup($0) },
+            related: { [unowned self] id, slot in try self.driver.members(of: id, slot: slot, self.txn) })
     }
 }

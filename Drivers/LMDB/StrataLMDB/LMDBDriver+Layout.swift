@@ -24,7 +24,9 @@ extension LMDBDriver {
                 store: storeName)
         }
         guard storedIndexes != currentIndexes else {
-            if !readOnly { try environment.write { txn in try txn.put(databases.meta, Array("layout".utf8), Array(current.utf8)) } }
+            if !readOnly {
+                try environment.write { txn in try txn.put(databases.meta, Array("layout".utf8), Array(current.utf8)) }
+            }
             return
         }
         if readOnly {
@@ -50,7 +52,8 @@ extension LMDBDriver {
                             let row = try decode(current.value, id: id, plan: plan)
                             for index in layout.indexesByEntity[id.entity] ?? [] {
                                 try txn.put(
-                                    databases.index, Keys.index(index.id, index.slots.map { row.values[$0] }), Keys.row(id),
+                                    databases.index, Keys.index(index.id, index.slots.map { row.values[$0] }),
+                                    Keys.row(id),
                                     flags: UInt32(MDB_NODUPDATA))
                             }
                         }
@@ -68,7 +71,11 @@ extension LMDBDriver {
         for part in signature.split(separator: ";") {
             let pieces = part.split(separator: "=", maxSplits: 1).map(String.init)
             guard pieces.count == 2 else { continue }
-            if pieces[0].hasPrefix("i") { indexes.insert(String(part)) } else if let number = Int32(pieces[0]) { entities[number] = pieces[1] }
+            if pieces[0].hasPrefix("i") {
+                indexes.insert(String(part))
+            } else if let number = Int32(pieces[0]) {
+                entities[number] = pieces[1]
+            }
         }
         return (entities, indexes)
     }

@@ -37,19 +37,26 @@ extension LMDBDriver {
 
     /// `members` in the stored order of `order` (members missing from the list follow in key order;
     /// listed rows that are no longer members are dropped).
-    private func ordered(_ members: [RowID], _ order: UInt32?, _ source: RowID, _ txn: LMDBTransaction) throws -> [RowID] {
-        guard let order, members.count > 1, let raw = try txn.get(databases.orders, Keys.relationship(order, source)) else {
+    private func ordered(_ members: [RowID], _ order: UInt32?, _ source: RowID, _ txn: LMDBTransaction) throws
+        -> [RowID]
+    {
+        guard let order, members.count > 1, let raw = try txn.get(databases.orders, Keys.relationship(order, source))
+        else {
             return members
         }
         var listed: [RowID] = []
         do {
             var reader = ByteReader(raw)
             let count = Int(try reader.littleEndian(UInt32.self))
-            guard count * 12 == reader.remaining else { throw FormatError("an order list of \(count) rows has \(reader.remaining) bytes") }
+            guard count * 12 == reader.remaining else {
+                throw FormatError("an order list of \(count) rows has \(reader.remaining) bytes")
+            }
             listed.reserveCapacity(count)
             for _ in 0..<count { listed.append(try Keys.rowID(&reader)) }
         } catch {
-            throw StoreError(.corrupt, "the order list of row \(source) is malformed (\(error)); restore the store from a backup", store: storeName)
+            throw StoreError(
+                .corrupt, "the order list of row \(source) is malformed (\(error)); restore the store from a backup",
+                store: storeName)
         }
         let memberSet = Set(members)
         var seen = Set<RowID>()

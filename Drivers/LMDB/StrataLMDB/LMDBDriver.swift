@@ -53,14 +53,18 @@ public final class LMDBDriver: StoreDriver {
     /// Where write transactions are logged (``StoreLog``).
     let log: StoreLog
 
-    init(environment: LMDBEnvironment, layout: StoreLayout, databases: Databases, storeName: String? = nil, log: StoreLog = .off) {
+    init(
+        environment: LMDBEnvironment, layout: StoreLayout, databases: Databases, storeName: String? = nil,
+        log: StoreLog = .off
+    ) {
         self.log = log
         self.environment = environment
         self.layout = layout
         self.databases = databases
         self.storeName = storeName ?? environment.path
         self.targets = ReferenceTargets(model: layout.model)
-        var access = [(plan: RowCodec.Plan, rows: MDB_dbi)?](repeating: nil, count: Int(layout.plans.keys.max() ?? 0) + 1)
+        var access = [(plan: RowCodec.Plan, rows: MDB_dbi)?](
+            repeating: nil, count: Int(layout.plans.keys.max() ?? 0) + 1)
         for (entity, plan) in layout.plans where entity >= 0 {
             if let root = layout.rootOf[entity], let rows = databases.rows[root] { access[Int(entity)] = (plan, rows) }
         }
@@ -72,7 +76,9 @@ public final class LMDBDriver: StoreDriver {
         entity >= 0 && Int(entity) < access.count ? access[Int(entity)] : nil
     }
 
-    public var capabilities: DriverCapabilities { [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads] }
+    public var capabilities: DriverCapabilities {
+        [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads]
+    }
 
     var model: ManagedObjectModel { layout.model }
 
@@ -94,9 +100,13 @@ public final class LMDBDriver: StoreDriver {
     static func readMetadata(_ txn: LMDBTransaction, _ meta: MDB_dbi, store: String) throws -> StoreMetadata {
         do {
             let uuid = try txn.get(meta, Array("uuid".utf8)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-            let type = try txn.get(meta, Array("storeType".utf8)).map { String(decoding: $0, as: UTF8.self) } ?? StoreType.lmdbName
+            let type =
+                try txn.get(meta, Array("storeType".utf8)).map { String(decoding: $0, as: UTF8.self) }
+                ?? StoreType.lmdbName
             var hashes: [String: Data] = [:]
-            if let raw = try txn.get(meta, Array("hashes".utf8)) { hashes = try MetadataCodec.hashes(from: MetadataCodec.decode(raw)) }
+            if let raw = try txn.get(meta, Array("hashes".utf8)) {
+                hashes = try MetadataCodec.hashes(from: MetadataCodec.decode(raw))
+            }
             var values: [String: MetadataValue] = [:]
             if let raw = try txn.get(meta, Array("values".utf8)) {
                 guard case .dictionary(let entries) = try MetadataCodec.decode(raw) else {
@@ -106,14 +116,17 @@ public final class LMDBDriver: StoreDriver {
             }
             return StoreMetadata(uuid: uuid, storeType: type, entityVersionHashes: hashes, values: values)
         } catch let error as FormatError {
-            throw StoreError(.corrupt, "the metadata database is malformed (\(error)); restore the store from a backup", store: store)
+            throw StoreError(
+                .corrupt, "the metadata database is malformed (\(error)); restore the store from a backup", store: store
+            )
         }
     }
 
     static func writeMetadata(_ metadata: StoreMetadata, _ txn: LMDBTransaction, _ meta: MDB_dbi) throws {
         try txn.put(meta, Array("uuid".utf8), Array(metadata.uuid.utf8))
         try txn.put(meta, Array("storeType".utf8), Array(metadata.storeType.utf8))
-        try txn.put(meta, Array("hashes".utf8), MetadataCodec.encode(MetadataCodec.hashes(metadata.entityVersionHashes)))
+        try txn.put(
+            meta, Array("hashes".utf8), MetadataCodec.encode(MetadataCodec.hashes(metadata.entityVersionHashes)))
         try txn.put(meta, Array("values".utf8), MetadataCodec.encode(.dictionary(metadata.values)))
     }
 
@@ -150,11 +163,13 @@ public final class LMDBDriver: StoreDriver {
         var reader = ByteReader(raw)
         let value: Int64
         do { value = try reader.littleEndian(Int64.self) } catch {
-            throw StoreError(.corrupt, "the primary-key counter is malformed; restore the store from a backup", store: storeName)
+            throw StoreError(
+                .corrupt, "the primary-key counter is malformed; restore the store from a backup", store: storeName)
         }
         guard value >= 0 else {
             throw StoreError(
-                .corrupt, "the primary-key counter is \(value), below zero; restore the store from a backup", store: storeName)
+                .corrupt, "the primary-key counter is \(value), below zero; restore the store from a backup",
+                store: storeName)
         }
         return value
     }
@@ -201,8 +216,12 @@ public final class LMDBDriver: StoreDriver {
     /// Decodes a row like ``decode(_:id:plan:)``, or takes its values from `cached` when the row
     /// cache holds the row at the version in its header (a malformed header is decoded, and so
     /// reported, as usual).
-    func decode(_ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan, cached: CachedRows?) throws -> RowSnapshot {
-        if let cached, let version = try? RowCodec.version(of: raw), let values = cached.values(of: id, version: version) {
+    func decode(_ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan, cached: CachedRows?) throws
+        -> RowSnapshot
+    {
+        if let cached, let version = try? RowCodec.version(of: raw),
+            let values = cached.values(of: id, version: version)
+        {
             return RowSnapshot(id: id, version: version, values: values)
         }
         return try decode(raw, id: id, plan: plan)
@@ -212,7 +231,8 @@ public final class LMDBDriver: StoreDriver {
     func decode(_ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan) throws -> RowSnapshot {
         let row: RowSnapshot
         do { row = try RowCodec.decode(raw, id: id, plan: plan) } catch let error as FormatError {
-            throw StoreError(.corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
+            throw StoreError(
+                .corrupt, "row \(id) is malformed (\(error)); restore the store from a backup", store: storeName)
         }
         try checkReferences(row)
         return row

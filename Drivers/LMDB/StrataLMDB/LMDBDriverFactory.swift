@@ -43,7 +43,9 @@ public struct LMDBDriverFactory: StoreDriverFactory {
     /// A single-file store and its `-lock` file, or an LMDB directory.
     public func storeFiles(at url: URL, options: StoreOptions) -> [URL] {
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue { return [url] }
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return [url]
+        }
         return [url, URL(fileURLWithPath: url.path + "-lock")]
     }
 
@@ -52,7 +54,8 @@ public struct LMDBDriverFactory: StoreDriverFactory {
     public func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws {
         let location = try LMDBLocation.resolve(destination.standardizedFileURL.path)
         if EnvironmentRegistry.isOpen(location) {
-            throw StoreError(.locked, "the store is open in this process; close it before replacing it", store: location.path)
+            throw StoreError(
+                .locked, "the store is open in this process; close it before replacing it", store: location.path)
         }
         try StoreFileOperations.replace(location.dataFile, with: source.path, companionSuffixes: ["-lock"])
     }
@@ -80,21 +83,25 @@ public struct LMDBDriverFactory: StoreDriverFactory {
         let location = try LMDBLocation.resolve(given)
         if !location.exists {
             if !options.createIfMissing || options.isReadOnly {
-                throw StoreError(.notFound, "no LMDB store exists here; check the path, or open with createIfMissing", store: given)
+                throw StoreError(
+                    .notFound, "no LMDB store exists here; check the path, or open with createIfMissing", store: given)
             }
             let parent = (location.path as NSString).deletingLastPathComponent
             if !FileManager.default.isWritableFile(atPath: parent) {
                 throw StoreError(
-                    .io, "permission denied: cannot create the store in \(parent); choose a writable directory or fix its permissions",
+                    .io,
+                    "permission denied: cannot create the store in \(parent); choose a writable directory or fix its permissions",
                     store: given)
             }
         } else if !location.isDirectory {
             if !FileManager.default.isReadableFile(atPath: location.path) {
-                throw StoreError(.io, "permission denied: the store file is not readable; fix its owner or mode", store: given)
+                throw StoreError(
+                    .io, "permission denied: the store file is not readable; fix its owner or mode", store: given)
             }
             if !options.isReadOnly && !FileManager.default.isWritableFile(atPath: location.path) {
                 throw StoreError(
-                    .io, "permission denied: the store file is not writable; fix its owner or mode, or open it read-only",
+                    .io,
+                    "permission denied: the store file is not writable; fix its owner or mode, or open it read-only",
                     store: given)
             }
         }
@@ -104,7 +111,9 @@ public struct LMDBDriverFactory: StoreDriverFactory {
 
     /// Opens (creating when writable) every named database and, for a new store, writes the format
     /// version and layout.
-    static func prepare(_ environment: LMDBEnvironment, layout: StoreLayout, readOnly: Bool) throws -> LMDBDriver.Databases {
+    static func prepare(_ environment: LMDBEnvironment, layout: StoreLayout, readOnly: Bool) throws
+        -> LMDBDriver.Databases
+    {
         let dupFlags = MDB_DUPSORT | MDB_DUPFIXED
         let names: [(String, Int32)] =
             [("meta", 0), ("refs", dupFlags), ("links", dupFlags), ("orders", 0), ("index", dupFlags)]
@@ -112,7 +121,9 @@ public struct LMDBDriverFactory: StoreDriverFactory {
         func open(_ txn: LMDBTransaction, create: Bool) throws -> [String: MDB_dbi]? {
             var opened: [String: MDB_dbi] = [:]
             for (name, flags) in names {
-                guard let dbi = try environment.database(name, flags: flags, create: create, in: txn) else { return nil }
+                guard let dbi = try environment.database(name, flags: flags, create: create, in: txn) else {
+                    return nil
+                }
                 opened[name] = dbi
             }
             return opened
@@ -126,7 +137,8 @@ public struct LMDBDriverFactory: StoreDriverFactory {
         if handles == nil {
             if readOnly {
                 throw StoreError(
-                    .corrupt, "the file is an LMDB environment but not a Strata store (its databases are missing); check the path",
+                    .corrupt,
+                    "the file is an LMDB environment but not a Strata store (its databases are missing); check the path",
                     store: environment.path)
             }
             handles = try environment.write { txn in
@@ -155,7 +167,8 @@ public struct LMDBDriverFactory: StoreDriverFactory {
 
     private static func checkFormat(_ txn: LMDBTransaction, _ meta: MDB_dbi, store: String) throws {
         guard let raw = try txn.get(meta, Array("format".utf8)) else {
-            throw StoreError(.corrupt, "the LMDB environment has no Strata format version; it is not a Strata store", store: store)
+            throw StoreError(
+                .corrupt, "the LMDB environment has no Strata format version; it is not a Strata store", store: store)
         }
         var reader = ByteReader(raw)
         let version = (try? reader.littleEndian(UInt32.self)) ?? 0

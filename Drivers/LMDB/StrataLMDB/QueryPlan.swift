@@ -16,7 +16,9 @@ enum QueryPlan {
     }
 
     /// Picks the most selective usable conjunct of `predicate` (equality before ranges).
-    static func make(_ predicate: FetchPredicate?, entity: EntityDescription, entities: Set<Int32>, layout: StoreLayout) -> QueryPlan {
+    static func make(_ predicate: FetchPredicate?, entity: EntityDescription, entities: Set<Int32>, layout: StoreLayout)
+        -> QueryPlan
+    {
         guard let predicate else { return .scan }
         let conjuncts: [ComparisonPredicate]
         switch predicate {
@@ -85,7 +87,14 @@ enum QueryPlan {
             guard case .aggregate(let items) = operand else { return nil }
             let values = items.compactMap(constant)
             guard values.count == items.count else { return nil }
-            return (.index(index, values.map { let k = Keys.index(index.id, [$0]); return KeyRange(start: k, through: k) }), 2)
+            return (
+                .index(
+                    index,
+                    values.map {
+                        let k = Keys.index(index.id, [$0])
+                        return KeyRange(start: k, through: k)
+                    }), 2
+            )
         case .lessThan, .lessThanOrEqual:
             guard let tag, let value = constant(operand), !value.isNull else { return nil }
             return (.index(index, [KeyRange(start: prefix + [tag], through: Keys.index(index.id, [value]))]), 3)
@@ -100,7 +109,9 @@ enum QueryPlan {
             // that do not order are left to the scan, whose evaluation throws (so the error cannot matter here).
             guard let order = try? StoreValue.predicateOrder(low, high) else { return nil }
             if order == .orderedDescending { swap(&low, &high) }
-            return (.index(index, [KeyRange(start: Keys.index(index.id, [low]), through: Keys.index(index.id, [high]))]), 3)
+            return (
+                .index(index, [KeyRange(start: Keys.index(index.id, [low]), through: Keys.index(index.id, [high]))]), 3
+            )
         default:
             return nil
         }
@@ -112,7 +123,8 @@ enum QueryPlan {
         switch (type, value) {
         case (_, .null): return .null
         case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer): return value
-        case (.integer16, .bool(let b)), (.integer32, .bool(let b)), (.integer64, .bool(let b)): return .integer(b ? 1 : 0)
+        case (.integer16, .bool(let b)), (.integer32, .bool(let b)), (.integer64, .bool(let b)):
+            return .integer(b ? 1 : 0)
         case (.integer16, .double(let d)), (.integer32, .double(let d)), (.integer64, .double(let d)):
             return Int64(exactly: d).map { .integer($0) }
         case (.boolean, .bool): return value

@@ -21,7 +21,8 @@ extension PostgreSQLDriverFactory {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             throw StoreError(.invalidRequest, "not a store URL", store: url.storeName)
         }
-        components.queryItems = (components.queryItems ?? []).filter { $0.name.lowercased() != "schema" }
+        components.queryItems =
+            (components.queryItems ?? []).filter { $0.name.lowercased() != "schema" }
             + [URLQueryItem(name: "schema", value: schema)]
         guard let temporary = components.url else {
             throw StoreError(.invalidRequest, "not a store URL", store: url.storeName)

@@ -43,7 +43,9 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
                 }
             }
             let parameters = location.connectionParameters
-            let pool = ConnectionPool(size: location.poolSize, waitTimeout: max(request.options.timeout, 0.001), storeName: store) {
+            let pool = ConnectionPool(
+                size: location.poolSize, waitTimeout: max(request.options.timeout, 0.001), storeName: store
+            ) {
                 try PGConnection(parameters: parameters)
             }
             pool.add(first)
@@ -71,11 +73,14 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
     /// Refuses servers older than PostgreSQL 13; says whether strings may be compared in SQL (a
     /// UTF-8 database, where `normalize` works).
     private func checkServer(_ connection: PGConnection, store: String) throws -> Bool {
-        let version = connection.parameterStatus("server_version").map { $0.split(separator: " ").first.map(String.init) ?? $0 } ?? "?"
+        let version =
+            connection.parameterStatus("server_version").map { $0.split(separator: " ").first.map(String.init) ?? $0 }
+            ?? "?"
         let major = Int(version.split(separator: ".").first ?? "") ?? 0
         guard major * 10_000 >= Self.minimumServerVersion else {
             throw StoreError(
-                .unsupported, "the server runs PostgreSQL \(version); the driver needs PostgreSQL 13 or later", store: store)
+                .unsupported, "the server runs PostgreSQL \(version); the driver needs PostgreSQL 13 or later",
+                store: store)
         }
         return connection.parameterStatus("server_encoding")?.uppercased() == "UTF8"
     }
@@ -94,7 +99,9 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
 
     /// Creates the store's tables, `Z_PRIMARYKEY` rows and metadata in one transaction, unless
     /// another process created them first.
-    private func create(_ layout: StoreLayout, location: PostgreSQLLocation, on connection: PGConnection, store: String) throws {
+    private func create(_ layout: StoreLayout, location: PostgreSQLLocation, on connection: PGConnection, store: String)
+        throws
+    {
         try connection.executeScript("BEGIN")
         do {
             var lock = PGParameters()
@@ -125,7 +132,8 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
                     parameters)
             }
             try MetadataCoding.write(
-                StoreMetadata(storeType: StoreType.postgreSQLName, values: MetadataCoding.initialValues(for: layout.model)),
+                StoreMetadata(
+                    storeType: StoreType.postgreSQLName, values: MetadataCoding.initialValues(for: layout.model)),
                 to: connection, table: layout.metadataTable, store: store)
             try connection.executeScript("COMMIT")
         } catch {
@@ -138,7 +146,8 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
 
     /// Checks an existing store against the layout of the request's model.
     private func check(
-        _ layout: StoreLayout, tables: Set<String>, request: StoreOpenRequest, on connection: PGConnection, store: String
+        _ layout: StoreLayout, tables: Set<String>, request: StoreOpenRequest, on connection: PGConnection,
+        store: String
     ) throws {
         let result = try connection.execute(
             "SELECT \("Z_ENT".sqlName)::bigint, \("Z_NAME".sqlName) FROM \(layout.primaryKeyTable)")
@@ -155,10 +164,13 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
             WHERE n.nspname = $1 AND a.attnum > 0 AND NOT a.attisdropped
             """, parameters)
         var columns: [String: Set<String>] = [:]
-        for row in 0..<columnRows.rowCount { columns[columnRows.rawString(row, 0), default: []].insert(columnRows.rawString(row, 1)) }
+        for row in 0..<columnRows.rowCount {
+            columns[columnRows.rawString(row, 0), default: []].insert(columnRows.rawString(row, 1))
+        }
         var differing: Set<String> = []
         for entity in request.entities {
-            guard numbers[entity.name] == Int64(entity.entityNumber), let entityLayout = layout.entity(entity.entityNumber),
+            guard numbers[entity.name] == Int64(entity.entityNumber),
+                let entityLayout = layout.entity(entity.entityNumber),
                 let table = layout.tables[entity.rootEntityName], let present = columns[table.name]
             else {
                 differing.insert(entity.name)

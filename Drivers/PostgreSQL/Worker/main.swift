@@ -53,7 +53,8 @@ case "open":
         exit(1)
     }
 case "save":
-    guard arguments.count == 8, let worker = Int(arguments[3]), let saves = Int(arguments[4]), let seed = UInt64(arguments[5]),
+    guard arguments.count == 8, let worker = Int(arguments[3]), let saves = Int(arguments[4]),
+        let seed = UInt64(arguments[5]),
         let workers = Int(arguments[6])
     else { fail("bad arguments for save") }
     let start = Date()
@@ -107,7 +108,8 @@ case "save":
         let tag = try marker.insertNewObject(forEntityName: "Tag")
         tag["name"] = "done-\(worker)"
         try marker.save()
-        let doneRequest = FetchRequest(entityName: "Tag", predicate: try FetchPredicate(format: "name BEGINSWITH 'done-'"))
+        let doneRequest = FetchRequest(
+            entityName: "Tag", predicate: try FetchPredicate(format: "name BEGINSWITH 'done-'"))
         let deadline = Date().addingTimeInterval(120)
         while try ManagedObjectContext(coordinator: coordinator).count(for: doneRequest) < workers {
             guard Date() < deadline else { fail("worker \(worker): the other workers did not finish") }

@@ -24,7 +24,8 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         let exists = FileManager.default.fileExists(atPath: path)
         if !exists, options.isReadOnly || !options.createIfMissing {
             throw StoreError(
-                .notFound, "there is no store file here; check the path, or allow creating it (createIfMissing)", store: path)
+                .notFound, "there is no store file here; check the path, or allow creating it (createIfMissing)",
+                store: path)
         }
         return try mappingErrors(store: path, action: "opening the store", timeout: options.timeout) {
             try open(path: path, request: request, creating: !exists)
@@ -48,18 +49,21 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         let isNew = try !inspector.tableExists("Z_PRIMARYKEY")
         if isNew, try inspector.scalar("SELECT count(*) FROM sqlite_master")?.integer ?? 0 > 0 {
             throw StoreError(
-                .corrupt, "the file is a SQLite database but not a Core Data store (no Z_PRIMARYKEY table); open it with the tool that wrote it",
+                .corrupt,
+                "the file is a SQLite database but not a Core Data store (no Z_PRIMARYKEY table); open it with the tool that wrote it",
                 store: path)
         }
         if isNew, writer == nil {
-            throw StoreError(.readOnly, "the store is empty and was opened read-only, so it cannot be created", store: path)
+            throw StoreError(
+                .readOnly, "the store is empty and was opened read-only, so it cannot be created", store: path)
         }
         let layout: StoreLayout
         if isNew, let writer {
             try configure(writer, options: options, new: true)
             layout = StoreLayout(
                 model: request.model, entities: request.entities,
-                storeNumbers: Dictionary(uniqueKeysWithValues: request.model.entities.map { ($0.entityNumber, $0.entityNumber) }),
+                storeNumbers: Dictionary(
+                    uniqueKeysWithValues: request.model.entities.map { ($0.entityNumber, $0.entityNumber) }),
                 existingColumns: nil, existingTables: nil)
             try create(layout, on: writer)
         } else {
@@ -95,7 +99,8 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         try connection.execute("BEGIN IMMEDIATE")
         do {
             for statement in layout.creationStatements() { try connection.execute(statement) }
-            let insert = try connection.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
+            let insert = try connection.prepare(
+                "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)")
             for entity in layout.model.entities {
                 let parent = entity.superentityName.flatMap { layout.model.entity(named: $0)?.entityNumber } ?? 0
                 try insert.reset()
@@ -117,17 +122,24 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         let entries = try PrimaryKeyEntry.read(from: connection)
         var storeNumbers: [Int32: Int32] = [:]
         for entity in request.model.entities {
-            let match = entries.first { $0.isModelEntity && $0.name == entity.name }
-                ?? entries.first { $0.isModelEntity && entity.renamingIdentifier != nil && $0.name == entity.renamingIdentifier }
+            let match =
+                entries.first { $0.isModelEntity && $0.name == entity.name }
+                ?? entries.first {
+                    $0.isModelEntity && entity.renamingIdentifier != nil && $0.name == entity.renamingIdentifier
+                }
             if let match { storeNumbers[entity.entityNumber] = match.entityNumber }
         }
-        let tableNames = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0[0].text }
+        let tableNames = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+            $0[0].text
+        }
         var columns: [String: [String]] = [:]
         var types: [String: [String: String]] = [:]
         for table in tableNames where table.hasPrefix("Z") {
             let info = try connection.rows("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)])
             columns[table] = info.compactMap { $0[0].text }
-            types[table] = Dictionary(info.compactMap { row in row[0].text.map { ($0, row[1].text ?? "") } }) { a, _ in a }
+            types[table] = Dictionary(info.compactMap { row in row[0].text.map { ($0, row[1].text ?? "") } }) { a, _ in
+                a
+            }
         }
         let mapped = request.entities.filter { storeNumbers[$0.entityNumber] != nil }
         let stored = try MetadataCoding.readWithNaming(from: connection)
@@ -175,7 +187,9 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         }
     }
 
-    private static func readMetadata(at url: URL, mode: SQLiteConnection.OpenMode, options: StoreOptions) throws -> StoreMetadata? {
+    private static func readMetadata(at url: URL, mode: SQLiteConnection.OpenMode, options: StoreOptions) throws
+        -> StoreMetadata?
+    {
         let connection = try SQLiteConnection(path: url.path, mode: mode)
         defer { connection.close() }
         connection.setBusyTimeout(options.timeout)
@@ -201,7 +215,8 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         let target = try StoreFileOperations.resolvedPath(destination.path)
         for suffix in ["-wal", "-journal"] where Self.hasContent(source.path + suffix) {
             throw StoreError(
-                .io, "the new store still has a non-empty \(suffix) file; close every connection to it before putting it in place",
+                .io,
+                "the new store still has a non-empty \(suffix) file; close every connection to it before putting it in place",
                 store: source.path)
         }
         if ["-wal", "-journal"].contains(where: { Self.hasContent(target + $0) }) {

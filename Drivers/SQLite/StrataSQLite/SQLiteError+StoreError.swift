@@ -15,29 +15,55 @@ extension SQLiteError {
         let (code, message): (StoreError.Code, String)
         switch primary {
         case SQLITE_BUSY, SQLITE_LOCKED:
-            (code, message) = (.locked, "\(action) failed: the store stayed locked by another connection for longer than its \(timeout)s timeout; close the other writer or raise StoreOptions.timeout")
+            (code, message) = (
+                .locked,
+                "\(action) failed: the store stayed locked by another connection for longer than its \(timeout)s timeout; close the other writer or raise StoreOptions.timeout"
+            )
         case SQLITE_FULL:
-            (code, message) = (.full, "\(action) failed: the disk or the store's size limit (max_page_count) is full; free space or raise the limit, then save again")
+            (code, message) = (
+                .full,
+                "\(action) failed: the disk or the store's size limit (max_page_count) is full; free space or raise the limit, then save again"
+            )
         case SQLITE_READONLY where resultCode == Self.readOnlyRollback:
-            (code, message) = (.readOnly, "\(action) failed: a transaction interrupted by a crash must be rolled back (the -journal beside the file) before the store can be read, and this connection may not write; open the store once without StoreOptions(isReadOnly: true), from a process that can write its folder")
+            (code, message) = (
+                .readOnly,
+                "\(action) failed: a transaction interrupted by a crash must be rolled back (the -journal beside the file) before the store can be read, and this connection may not write; open the store once without StoreOptions(isReadOnly: true), from a process that can write its folder"
+            )
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH:
-            (code, message) = (.readOnly, "\(action) failed: the store file or its folder cannot be written; move it somewhere writable or open it with StoreOptions(isReadOnly: true)")
+            (code, message) = (
+                .readOnly,
+                "\(action) failed: the store file or its folder cannot be written; move it somewhere writable or open it with StoreOptions(isReadOnly: true)"
+            )
         case SQLITE_CORRUPT:
-            (code, message) = (.corrupt, "\(action) failed: the file is damaged or truncated (SQLite: \(self.message)); restore it from a backup")
+            (code, message) = (
+                .corrupt,
+                "\(action) failed: the file is damaged or truncated (SQLite: \(self.message)); restore it from a backup"
+            )
         case SQLITE_NOTADB:
-            (code, message) = (.corrupt, "\(action) failed: the file is not a SQLite database; check the path, or open it with the store type that wrote it")
+            (code, message) = (
+                .corrupt,
+                "\(action) failed: the file is not a SQLite database; check the path, or open it with the store type that wrote it"
+            )
         case SQLITE_CANTOPEN:
-            (code, message) = (.io, "\(action) failed: the file cannot be opened or created; check that its folder exists and is writable")
+            (code, message) = (
+                .io,
+                "\(action) failed: the file cannot be opened or created; check that its folder exists and is writable"
+            )
         case SQLITE_CONSTRAINT:
-            (code, message) = (.constraint, "\(action) failed: a row breaks a uniqueness constraint of the store (\(self.message)); change the conflicting values and save again")
+            (code, message) = (
+                .constraint,
+                "\(action) failed: a row breaks a uniqueness constraint of the store (\(self.message)); change the conflicting values and save again"
+            )
         case SQLITE_IOERR, SQLITE_NOMEM:
             (code, message) = (.io, "\(action) failed: \(self.message); check the disk and try again")
         default:
             switch self.code {
-            case .corrupt: (code, message) = (.corrupt, "\(action) failed: \(self.message); restore the store from a backup")
+            case .corrupt:
+                (code, message) = (.corrupt, "\(action) failed: \(self.message); restore the store from a backup")
             case .notFound: (code, message) = (.notFound, "\(action) failed: \(self.message)")
             case .unsupported: (code, message) = (.unsupported, "\(action) failed: \(self.message)")
-            case .cannotOpen: (code, message) = (.io, "\(action) failed: \(self.message); check the path and permissions")
+            case .cannotOpen:
+                (code, message) = (.io, "\(action) failed: \(self.message); check the path and permissions")
             default: (code, message) = (.io, "\(action) failed: \(self.message)")
             }
         }

@@ -19,7 +19,9 @@ import StrataXML
 let model: ManagedObjectModel = {
     let counter = EntityDescription(
         "Counter",
-        properties: [.attribute("value", .integer64), .toMany("items", "Item", inverse: "counter", deleteRule: .cascade)])
+        properties: [
+            .attribute("value", .integer64), .toMany("items", "Item", inverse: "counter", deleteRule: .cascade),
+        ])
     let item = EntityDescription(
         "Item",
         properties: [
@@ -30,7 +32,9 @@ let model: ManagedObjectModel = {
 }()
 
 let arguments = CommandLine.arguments
-guard arguments.count == 2 || arguments.count == 3, ["save", "allocate", "save-once"].contains(arguments.count == 3 ? arguments[2] : "save") else {
+guard arguments.count == 2 || arguments.count == 3,
+    ["save", "allocate", "save-once"].contains(arguments.count == 3 ? arguments[2] : "save")
+else {
     FileHandle.standardError.write(Data("usage: strata-xml-killtest <store path> [save | allocate | save-once]\n".utf8))
     exit(2)
 }
@@ -42,7 +46,8 @@ func write(_ line: String) {
 
 do {
     let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-    try coordinator.addPersistentStore(type: .xml, at: URL(fileURLWithPath: arguments[1]), options: StoreOptions(timeout: 10))
+    try coordinator.addPersistentStore(
+        type: .xml, at: URL(fileURLWithPath: arguments[1]), options: StoreOptions(timeout: 10))
     let context = ManagedObjectContext(coordinator: coordinator)
     switch mode {
     case "save-once":
@@ -65,7 +70,8 @@ do {
             round += 1
         }
     default:
-        let counter = try context.fetch(FetchRequest(entityName: "Counter")).first
+        let counter =
+            try context.fetch(FetchRequest(entityName: "Counter")).first
             ?? context.insertNewObject(forEntityName: "Counter")
         var value = (counter.value(forKey: "value") as? Int) ?? 0
         while true {

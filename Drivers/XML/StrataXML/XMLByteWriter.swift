@@ -118,7 +118,10 @@ struct XMLByteWriter {
 
     /// Appends a decimal integer without allocating.
     mutating func integer(_ value: Int64) {
-        if value == 0 { append(UInt8(ascii: "0")); return }
+        if value == 0 {
+            append(UInt8(ascii: "0"))
+            return
+        }
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes hold the 20 digits of UInt64.max
         var count = 0

@@ -76,10 +76,14 @@ struct XMLChunkLayout: Sendable {
         static let idPrefix: StaticString = " id=\"z"
     }
 
-    private static func ranges(of starts: [(chunk: Int64, id: Int64)], in bytes: UnsafeRawBufferPointer) -> [Int64: Range<Int>]? {
-        guard let end = objectsEnd(in: bytes), let info = find(Markup.databaseInfoEnd, in: bytes, from: 0, to: end) else { return nil }
+    private static func ranges(of starts: [(chunk: Int64, id: Int64)], in bytes: UnsafeRawBufferPointer) -> [Int64:
+        Range<Int>]?
+    {
+        guard let end = objectsEnd(in: bytes), let info = find(Markup.databaseInfoEnd, in: bytes, from: 0, to: end)
+        else { return nil }
         let region = (info + Markup.databaseInfoEnd.utf8CodeUnitCount)..<end
-        guard !follows(0x3C, 0x21, in: bytes, region), !follows(0x3C, 0x3F, in: bytes, region) else { return nil }  // "<!", "<?"
+        // "<!", "<?"
+        guard !follows(0x3C, 0x21, in: bytes, region), !follows(0x3C, 0x3F, in: bytes, region) else { return nil }
         var offsets: [Int] = []
         offsets.reserveCapacity(starts.count + 1)
         var cursor = region.lowerBound
@@ -122,7 +126,9 @@ struct XMLChunkLayout: Sendable {
         while let tag = find(Markup.objectTag, in: bytes, from: at, to: end) {
             at = tag + Markup.objectTag.utf8CodeUnitCount
             guard at < end, isSpace(bytes[at]) else { continue }
-            guard let close = find(">", in: bytes, from: tag, to: end), let id = find(Markup.idPrefix, in: bytes, from: tag, to: close) else {
+            guard let close = find(">", in: bytes, from: tag, to: end),
+                let id = find(Markup.idPrefix, in: bytes, from: tag, to: close)
+            else {
                 return (tag, .max)
             }
             var index = id + Markup.idPrefix.utf8CodeUnitCount
@@ -131,13 +137,18 @@ struct XMLChunkLayout: Sendable {
                 number = number * 10 + Int64(bytes[index] - 0x30)
                 index += 1
             }
-            return (tag, index > id + Markup.idPrefix.utf8CodeUnitCount && index < close && bytes[index] == 0x22 ? number : .max)
+            return (
+                tag,
+                index > id + Markup.idPrefix.utf8CodeUnitCount && index < close && bytes[index] == 0x22 ? number : .max
+            )
         }
         return nil
     }
 
     /// Whether `second` follows `first` anywhere in `range`; searched by `second`, the rarer byte.
-    private static func follows(_ first: UInt8, _ second: UInt8, in bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+    private static func follows(_ first: UInt8, _ second: UInt8, in bytes: UnsafeRawBufferPointer, _ range: Range<Int>)
+        -> Bool
+    {
         guard let base = bytes.baseAddress else { return false }
         var at = range.lowerBound + 1
         while at < range.upperBound, let hit = memchr(base + at, Int32(second), range.upperBound - at) {
@@ -181,7 +192,9 @@ struct XMLChunkLayout: Sendable {
         var last = range.upperBound
         while last > range.lowerBound, isSpace(bytes[last - 1]) { last -= 1 }
         let close = Array("</object>".utf8)
-        if last - range.lowerBound >= close.count, bytes[(last - close.count)..<last].elementsEqual(close) { return true }
+        if last - range.lowerBound >= close.count, bytes[(last - close.count)..<last].elementsEqual(close) {
+            return true
+        }
         return last - range.lowerBound >= 2 && bytes[last - 2] == 0x2F && bytes[last - 1] == 0x3E  // "/>"
     }
 
@@ -215,7 +228,8 @@ struct XMLMappedFile {
         var status = stat()
         guard fstat(descriptor, &status) == 0, FileIdentity(status) == expected, status.st_size > 0 else { return nil }
         let size = Int(status.st_size)
-        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, 0), address != MAP_FAILED else {
+        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, 0), address != MAP_FAILED
+        else {
             return nil
         }
         bytes = UnsafeRawBufferPointer(start: address, count: size)

@@ -110,7 +110,9 @@ struct XMLDocumentScanner {
             foundRoot = true
             break
         }
-        guard foundRoot else { throw reader.corrupt("expected a <database> element; the file has none", line: 1, column: 1) }
+        guard foundRoot else {
+            throw reader.corrupt("expected a <database> element; the file has none", line: 1, column: 1)
+        }
         if !reader.isEmptyElement {
             var sawObject = false
             children: while try reader.read() {
@@ -125,7 +127,8 @@ struct XMLDocumentScanner {
                         info.followsObject = sawObject
                         if infoOnly { return info }
                     } else {
-                        throw reader.corrupt("expected <databaseInfo> or <object> in <database>, found <\(reader.name)>")
+                        throw reader.corrupt(
+                            "expected <databaseInfo> or <object> in <database>, found <\(reader.name)>")
                     }
                 case .endElement: break children
                 case .text, .cdata, .entityReference:
@@ -153,7 +156,9 @@ struct XMLDocumentScanner {
                 } else if reader.isNamed("metadata") {
                     info.metadata = try readMetadata()
                 } else {
-                    throw reader.corrupt("expected <version>, <UUID>, <nextObjectID> or <metadata> in <databaseInfo>, found <\(reader.name)>")
+                    throw reader.corrupt(
+                        "expected <version>, <UUID>, <nextObjectID> or <metadata> in <databaseInfo>, found <\(reader.name)>"
+                    )
                 }
             case .endElement: return info
             case .text, .cdata, .entityReference:
@@ -168,7 +173,9 @@ struct XMLDocumentScanner {
         let line = reader.line
         let text = try Self.elementText(reader)
         guard let value = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw reader.corrupt("expected an integer in <\(element)>, found '\(text.prefix(40))'", line: line, column: XMLStreamReader.column(of: element, onLine: line, in: reader.path))
+            throw reader.corrupt(
+                "expected an integer in <\(element)>, found '\(text.prefix(40))'", line: line,
+                column: XMLStreamReader.column(of: element, onLine: line, in: reader.path))
         }
         return value
     }
@@ -179,7 +186,9 @@ struct XMLDocumentScanner {
         while try reader.read() {
             switch reader.node {
             case .element:
-                guard reader.isNamed("plist") else { throw reader.corrupt("expected <plist> in <metadata>, found <\(reader.name)>") }
+                guard reader.isNamed("plist") else {
+                    throw reader.corrupt("expected <plist> in <metadata>, found <\(reader.name)>")
+                }
                 value = try XMLPropertyList.read(reader)
             case .endElement: return value
             case .text, .cdata, .entityReference:
@@ -209,9 +218,13 @@ struct XMLDocumentScanner {
                 if primaryKey == nil { badKey = String(cString: value) }
             }
         }
-        if let badKey { throw reader.corrupt("expected a positive integer in pk on <object>, found \"\(badKey.prefix(40))\"") }
+        if let badKey {
+            throw reader.corrupt("expected a positive integer in pk on <object>, found \"\(badKey.prefix(40))\"")
+        }
         guard let type else { throw reader.corrupt("expected a type attribute naming the entity on <object>") }
-        if let badID { throw reader.corrupt("expected an object id like \"z12\" on <object>, found \"\(badID.prefix(40))\"") }
+        if let badID {
+            throw reader.corrupt("expected an object id like \"z12\" on <object>, found \"\(badID.prefix(40))\"")
+        }
         guard let id else { throw reader.corrupt("expected an id attribute like \"z12\" on <object>") }
         let mark = tape.propertyMark
         guard !reader.isEmptyElement else {
@@ -227,7 +240,8 @@ struct XMLDocumentScanner {
                 } else {
                     throw reader.corrupt("expected <attribute> or <relationship> in <object>, found <\(reader.name)>")
                 }
-            case .endElement: return tape.appendObject(type: type, id: id, primaryKey: primaryKey, line: line, since: mark)
+            case .endElement:
+                return tape.appendObject(type: type, id: id, primaryKey: primaryKey, line: line, since: mark)
             case .text, .cdata, .entityReference:
                 throw reader.corruptText("expected <attribute> or <relationship> in <object>, found text")
             default: continue
@@ -260,7 +274,9 @@ struct XMLDocumentScanner {
         }
         guard let name else { throw reader.corrupt("expected a name attribute on <\(element)>") }
         if let badRef {
-            throw reader.corrupt("expected space-separated object ids like \"z1 z2\" in idrefs of relationship '\(tape.string(name))', found \"\(badRef.prefix(60))\"")
+            throw reader.corrupt(
+                "expected space-separated object ids like \"z1 z2\" in idrefs of relationship '\(tape.string(name))', found \"\(badRef.prefix(60))\""
+            )
         }
         let text = try Self.elementText(reader, into: &tape)
         if isRelationship, !tape.isBlank(text) {
@@ -270,8 +286,10 @@ struct XMLDocumentScanner {
         }
         tape.append(
             XMLObjectTape.Property(
-                isRelationship: isRelationship, name: name, type: type, text: isRelationship ? text.lowerBound..<text.lowerBound : text,
-                isBase64Encoded: isBase64Encoded, destination: destination, idrefs: tape.append(numbers: idrefs), line: line))
+                isRelationship: isRelationship, name: name, type: type,
+                text: isRelationship ? text.lowerBound..<text.lowerBound : text,
+                isBase64Encoded: isBase64Encoded, destination: destination, idrefs: tape.append(numbers: idrefs),
+                line: line))
     }
 
     /// Reads the text content of the element the reader is on onto `tape`, leaving the reader on
@@ -285,9 +303,11 @@ struct XMLDocumentScanner {
             case .text, .cdata, .whitespace, .significantWhitespace:
                 if let value = reader.valuePointer { _ = tape.append(value) }
             case .endElement: return start..<tape.bytes.count
-            case .element: throw reader.corrupt("expected only text in the element on line \(line), found <\(reader.name)>")
+            case .element:
+                throw reader.corrupt("expected only text in the element on line \(line), found <\(reader.name)>")
             case .entityReference:
-                throw reader.corrupt("expected only text in the element on line \(line), found an entity reference &\(reader.name);")
+                throw reader.corrupt(
+                    "expected only text in the element on line \(line), found an entity reference &\(reader.name);")
             default: continue
             }
         }
@@ -309,9 +329,11 @@ struct XMLDocumentScanner {
             case .text, .cdata, .whitespace, .significantWhitespace:
                 if result == nil { result = reader.value } else { result! += reader.value }  // checked non-nil
             case .endElement: return result ?? ""
-            case .element: throw reader.corrupt("expected only text in the element on line \(line), found <\(reader.name)>")
+            case .element:
+                throw reader.corrupt("expected only text in the element on line \(line), found <\(reader.name)>")
             case .entityReference:
-                throw reader.corrupt("expected only text in the element on line \(line), found an entity reference &\(reader.name);")
+                throw reader.corrupt(
+                    "expected only text in the element on line \(line), found an entity reference &\(reader.name);")
             default: continue
             }
         }
@@ -350,7 +372,9 @@ struct XMLDocumentScanner {
             if byte == 0 || byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
                 if !token.isEmpty {
                     token.append(0)
-                    guard let number = token.withUnsafeBufferPointer({ objectNumber($0.baseAddress!) }) else { return nil }  // non-empty
+                    guard let number = token.withUnsafeBufferPointer({ objectNumber($0.baseAddress!) }) else {
+                        return nil
+                    }  // non-empty
                     result.append(number)
                     token.removeAll(keepingCapacity: true)
                 }

@@ -67,7 +67,8 @@ public final class XMLDriver: StoreDriver {
     let log: StoreLog
 
     init(
-        engine: AtomicStoreEngine, file: XMLStoreFile, nextObjectID: Int64, isReadOnly: Bool, layout: XMLChunkLayout? = nil,
+        engine: AtomicStoreEngine, file: XMLStoreFile, nextObjectID: Int64, isReadOnly: Bool,
+        layout: XMLChunkLayout? = nil,
         log: StoreLog = .off
     ) {
         self.log = log
@@ -155,7 +156,9 @@ public final class XMLDriver: StoreDriver {
     /// reservation). When the file was replaced but its directory not fsynced, the hook returns
     /// normally, so the engine takes the state the file now holds (X1), and the error is thrown
     /// once `operation` is done.
-    private func persisting<T>(_ operation: (@escaping (AtomicStoreEngine.State, Int64?) throws -> Void) throws -> T) throws -> T {
+    private func persisting<T>(_ operation: (@escaping (AtomicStoreEngine.State, Int64?) throws -> Void) throws -> T)
+        throws -> T
+    {
         var late: StoreError?
         let result = try operation { state, reservation in
             do {
@@ -188,9 +191,12 @@ public final class XMLDriver: StoreDriver {
                 let mapped = known.layout.flatMap { XMLMappedFile(path: file.target, expected: $0.file) }
                 defer { mapped?.unmap() }
                 let source = mapped.flatMap { mapped in
-                    known.layout?.ranges(in: mapped.bytes).map { XMLReuseSource(bytes: mapped.bytes, ranges: $0, dirty: known.dirty) }
+                    known.layout?.ranges(in: mapped.bytes).map {
+                        XMLReuseSource(bytes: mapped.bytes, ranges: $0, dirty: known.dirty)
+                    }
                 }
-                (ranges, copied) = try encoder.write(state, nextObjectID: next, store: file.path, reuse: source, to: &writer)
+                (ranges, copied) = try encoder.write(
+                    state, nextObjectID: next, store: file.path, reuse: source, to: &writer)
             }
         } catch let error as XMLStoreFile.Replaced {
             identity = error.identity
@@ -213,9 +219,12 @@ public final class XMLDriver: StoreDriver {
     }
 
     private func ensureWritable() throws {
-        if isClosed.load(ordering: .acquiring) { throw StoreError(.closed, "the XML store was closed", store: file.path) }
+        if isClosed.load(ordering: .acquiring) {
+            throw StoreError(.closed, "the XML store was closed", store: file.path)
+        }
         if isReadOnly {
-            throw StoreError(.readOnly, "the XML store was opened read-only; open it without isReadOnly to save", store: file.path)
+            throw StoreError(
+                .readOnly, "the XML store was opened read-only; open it without isReadOnly to save", store: file.path)
         }
     }
 }

@@ -15,7 +15,9 @@ public struct XMLDriverFactory: StoreDriverFactory {
 
     public func makeDriver(_ request: StoreOpenRequest) throws -> any StoreDriver {
         guard let url = request.url, url.isFileURL else {
-            throw StoreError(.invalidRequest, "an XML store needs a file URL; pass one to addPersistentStore(type: .xml, at:)", store: request.url?.absoluteString)
+            throw StoreError(
+                .invalidRequest, "an XML store needs a file URL; pass one to addPersistentStore(type: .xml, at:)",
+                store: request.url?.absoluteString)
         }
         let options = request.options
         if !FileManager.default.fileExists(atPath: url.path), options.isReadOnly || !options.createIfMissing {
@@ -40,7 +42,8 @@ public struct XMLDriverFactory: StoreDriverFactory {
                 }
             } else {
                 loaded = XMLStoreLoader.Loaded(
-                    state: AtomicStoreEngine.State(metadata: StoreMetadata(storeType: StoreType.xmlName)), nextObjectID: 1)
+                    state: AtomicStoreEngine.State(metadata: StoreMetadata(storeType: StoreType.xmlName)),
+                    nextObjectID: 1)
             }
         } catch {
             file.unlock()

@@ -65,7 +65,9 @@ enum XMLModelInference {
             try record(raw, into: &entities[key]!, path: path)  // created above
         }
         var names: [String: String] = [:]
-        if case .dictionary(let metadata)? = info.metadata, case .dictionary(let hashes)? = metadata[XMLMetadataCoding.hashesKey] {
+        if case .dictionary(let metadata)? = info.metadata,
+            case .dictionary(let hashes)? = metadata[XMLMetadataCoding.hashesKey]
+        {
             for name in hashes.keys { names[name.uppercased()] = name }
         }
         // Entities seen only as destinations: known by name, their attributes unknown.
@@ -124,11 +126,14 @@ enum XMLModelInference {
                 let toMany = property.maxCount != 1
                 return .relationship(
                     RelationshipDescription(
-                        property.name, destination: entityName(property.destination!), inverse: inverses["\(key).\(name)"],  // set above
+                        property.name, destination: entityName(property.destination!),
+                        inverse: inverses["\(key).\(name)"],  // set above
                         toMany: toMany, isOptional: minimum == 0, minCount: minimum, maxCount: property.maxCount))
             }
             descriptions.append(
-                EntityDescription(entityName(key), parent: parents[key].map(entityName), properties: regroupingComposites(properties)))
+                EntityDescription(
+                    entityName(key), parent: parents[key].map(entityName), properties: regroupingComposites(properties))
+            )
         }
         do {
             return try ManagedObjectModel(entities: descriptions)
@@ -174,7 +179,8 @@ enum XMLModelInference {
                 continue
             }
             guard placed.insert(head).inserted else { continue }
-            let entries = properties.compactMap { other -> (path: ArraySlice<String>, attribute: AttributeDescription)? in
+            let entries = properties.compactMap {
+                other -> (path: ArraySlice<String>, attribute: AttributeDescription)? in
                 guard let path = parts(other), path.first == head, case .attribute(let a) = other else { return nil }
                 return (path[...], a)
             }
@@ -188,10 +194,14 @@ enum XMLModelInference {
         var counted: Set<String> = []
         for written in raw.properties {
             let key = written.name.lowercased()
-            var property = entity.properties[key] ?? Property(name: written.name, isRelationship: written.isRelationship, line: written.line)
+            var property =
+                entity.properties[key]
+                ?? Property(name: written.name, isRelationship: written.isRelationship, line: written.line)
             if entity.properties[key] == nil { entity.order.append(key) }
             guard property.isRelationship == written.isRelationship else {
-                throw corrupt("expected '\(written.name)' of \(entity.name) to be a\(property.isRelationship ? " relationship" : "n attribute") as on line \(property.line)", path: path, line: written.line)
+                throw corrupt(
+                    "expected '\(written.name)' of \(entity.name) to be a\(property.isRelationship ? " relationship" : "n attribute") as on line \(property.line)",
+                    path: path, line: written.line)
             }
             if counted.insert(key).inserted { property.objects += 1 }
             if written.isRelationship {
@@ -201,7 +211,9 @@ enum XMLModelInference {
                 }
                 if let destination = written.destination {
                     if let known = property.destination, known.uppercased() != destination.uppercased() {
-                        throw corrupt("expected destination '\(known)' for '\(written.name)' of \(entity.name) as before, found '\(destination)'", path: path, line: written.line)
+                        throw corrupt(
+                            "expected destination '\(known)' for '\(written.name)' of \(entity.name) as before, found '\(destination)'",
+                            path: path, line: written.line)
                     }
                     property.destination = property.destination ?? destination
                 }
@@ -209,10 +221,14 @@ enum XMLModelInference {
                 for target in written.idrefs { property.pairs.append((raw.id, target)) }
             } else {
                 guard let typeName = written.type, let type = XMLValueCoding.attributeType(named: typeName) else {
-                    throw corrupt("expected an attribute type (string, int16, int32, int64, bool, float, double, decimal, date, binary, uuid, uri, transformable) on '\(written.name)', found '\(written.type ?? "none")'", path: path, line: written.line)
+                    throw corrupt(
+                        "expected an attribute type (string, int16, int32, int64, bool, float, double, decimal, date, binary, uuid, uri, transformable) on '\(written.name)', found '\(written.type ?? "none")'",
+                        path: path, line: written.line)
                 }
                 if let known = property.attributeType, known != type {
-                    throw corrupt("expected '\(written.name)' of \(entity.name) to be \(known.xcodeName) as on line \(property.line), found \(typeName)", path: path, line: written.line)
+                    throw corrupt(
+                        "expected '\(written.name)' of \(entity.name) to be \(known.xcodeName) as on line \(property.line), found \(typeName)",
+                        path: path, line: written.line)
                 }
                 property.attributeType = type
             }
@@ -223,28 +239,43 @@ enum XMLModelInference {
     private static func counts(_ written: XMLRawProperty, path: String) throws -> (Int, Int) {
         guard let type = written.type else { return (0, 0) }  // no declared counts: optional to-many
         let parts = type.split(separator: "/")
-        guard parts.count == 2, let minimum = Int(parts[0]), let maximum = Int(parts[1]), minimum >= 0, maximum >= 0 else {
-            throw corrupt("expected a relationship type like \"0/1\" (minimum/maximum count) on '\(written.name)', found \"\(type)\"", path: path, line: written.line)
+        guard parts.count == 2, let minimum = Int(parts[0]), let maximum = Int(parts[1]), minimum >= 0, maximum >= 0
+        else {
+            throw corrupt(
+                "expected a relationship type like \"0/1\" (minimum/maximum count) on '\(written.name)', found \"\(type)\"",
+                path: path, line: written.line)
         }
         return (minimum, maximum)
     }
 
     /// "ENTITY.name" → inverse name, for relationships whose pairs mirror exactly one other's.
     private static func pairInverses(_ entities: [String: Entity], order: [String]) -> [String: String] {
-        struct Candidate { var key: String; var entity: String; var name: String; var destination: String; var pairs: Set<Pair> }
-        struct Pair: Hashable { var a: Int64; var b: Int64 }
+        struct Candidate {
+            var key: String
+            var entity: String
+            var name: String
+            var destination: String
+            var pairs: Set<Pair>
+        }
+        struct Pair: Hashable {
+            var a: Int64
+            var b: Int64
+        }
         var candidates: [Candidate] = []
         for key in order {
             for (name, property) in entities[key]!.properties where property.isRelationship {  // keys from order
-                candidates.append(Candidate(
-                    key: "\(key).\(name)", entity: key, name: name, destination: property.destination!,  // set by inferModel
-                    pairs: Set(property.pairs.map { Pair(a: $0.0, b: $0.1) })))
+                candidates.append(
+                    Candidate(
+                        // set by inferModel
+                        key: "\(key).\(name)", entity: key, name: name, destination: property.destination!,
+                        pairs: Set(property.pairs.map { Pair(a: $0.0, b: $0.1) })))
             }
         }
         func mirrors(_ r: Candidate) -> [Candidate] {
             let mirrored = Set(r.pairs.map { Pair(a: $0.b, b: $0.a) })
             return candidates.filter {
-                $0.entity == r.destination && $0.destination == r.entity && $0.key != r.key && !r.pairs.isEmpty && $0.pairs == mirrored
+                $0.entity == r.destination && $0.destination == r.entity && $0.key != r.key && !r.pairs.isEmpty
+                    && $0.pairs == mirrored
             }
         }
         var result: [String: String] = [:]

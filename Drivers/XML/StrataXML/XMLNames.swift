@@ -50,7 +50,9 @@ struct XMLNames: Sendable {
         var slotsByFold: [Int32: [String: [Int]]] = [:]
         for entity in model.entities {
             var folds: [String: [Int]] = [:]
-            for (slot, property) in entity.properties.enumerated() { folds[property.name.lowercased(), default: []].append(slot) }
+            for (slot, property) in entity.properties.enumerated() {
+                folds[property.name.lowercased(), default: []].append(slot)
+            }
             let written = entity.properties.map { property -> String in
                 let fold = property.name.lowercased()
                 return (folds[fold]?.count ?? 0) > 1 ? property.name : fold
@@ -70,7 +72,9 @@ struct XMLNames: Sendable {
     }
 
     /// The name written for `entity` (in `object/@type` and `relationship/@destination`).
-    func writtenName(of entity: EntityDescription) -> String { entityNames[entity.entityNumber] ?? entity.name.uppercased() }
+    func writtenName(of entity: EntityDescription) -> String {
+        entityNames[entity.entityNumber] ?? entity.name.uppercased()
+    }
 
     /// The name written for the property in `slot` of `entity`.
     func writtenName(ofSlot slot: Int, in entity: EntityDescription) -> String {

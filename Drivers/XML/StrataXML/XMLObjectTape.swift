@@ -56,7 +56,8 @@ struct XMLObjectTape: Sendable {
 
     /// Finishes an object whose properties were appended since `mark`.
     mutating func appendObject(type: Range<Int>, id: Int64, primaryKey: Int64?, line: Int, since mark: Int) {
-        objects.append(Object(type: type, id: id, primaryKey: primaryKey, line: line, properties: mark..<properties.count))
+        objects.append(
+            Object(type: type, id: id, primaryKey: primaryKey, line: line, properties: mark..<properties.count))
     }
 
     /// Empties the tape, keeping its memory.
@@ -80,14 +81,17 @@ struct XMLObjectTape: Sendable {
     /// The object at `index`, as the loader reads it.
     func object(_ index: Int) -> XMLRawObject {
         let object = objects[index]
-        var raw = XMLRawObject(type: string(object.type), id: object.id, primaryKey: object.primaryKey, line: object.line, properties: [])
+        var raw = XMLRawObject(
+            type: string(object.type), id: object.id, primaryKey: object.primaryKey, line: object.line, properties: [])
         raw.properties.reserveCapacity(object.properties.count)
         for property in properties[object.properties] {
             raw.properties.append(
                 XMLRawProperty(
-                    isRelationship: property.isRelationship, name: string(property.name), type: property.type.map(string),
+                    isRelationship: property.isRelationship, name: string(property.name),
+                    type: property.type.map(string),
                     text: string(property.text), isBase64Encoded: property.isBase64Encoded,
-                    destination: property.destination.map(string), idrefs: Array(numbers[property.idrefs]), line: property.line))
+                    destination: property.destination.map(string), idrefs: Array(numbers[property.idrefs]),
+                    line: property.line))
         }
         return raw
     }

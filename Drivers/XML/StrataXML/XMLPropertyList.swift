@@ -21,7 +21,9 @@ enum XMLPropertyList {
         while try reader.read() {
             switch reader.node {
             case .element:
-                guard result == nil else { throw reader.corrupt("expected one value in <plist>, found a second <\(reader.name)>") }
+                guard result == nil else {
+                    throw reader.corrupt("expected one value in <plist>, found a second <\(reader.name)>")
+                }
                 result = try readValue(reader, depth: 0)
             case .endElement: return result
             case .text, .cdata: throw reader.corruptText("expected a property-list value in <plist>, found text")
@@ -36,7 +38,9 @@ enum XMLPropertyList {
     static func readValue(_ reader: XMLStreamReader, depth: Int) throws -> MetadataValue {
         let nests = reader.isNamed("dict") || reader.isNamed("array")
         if nests, depth >= maximumDepth {
-            throw reader.corrupt("expected property-list arrays and dictionaries nested at most \(maximumDepth) deep, found deeper nesting")
+            throw reader.corrupt(
+                "expected property-list arrays and dictionaries nested at most \(maximumDepth) deep, found deeper nesting"
+            )
         }
         if reader.isNamed("dict") { return .dictionary(try readDictionary(reader, depth: depth + 1)) }
         if reader.isNamed("array") {
@@ -52,15 +56,22 @@ enum XMLPropertyList {
             }
             throw reader.corrupt("the file ends inside <array>", element: "array")
         }
-        if reader.isNamed("true") { _ = try XMLDocumentScanner.elementText(reader); return .bool(true) }
-        if reader.isNamed("false") { _ = try XMLDocumentScanner.elementText(reader); return .bool(false) }
+        if reader.isNamed("true") {
+            _ = try XMLDocumentScanner.elementText(reader)
+            return .bool(true)
+        }
+        if reader.isNamed("false") {
+            _ = try XMLDocumentScanner.elementText(reader)
+            return .bool(false)
+        }
         let name = reader.name
         let text = try XMLDocumentScanner.elementText(reader)
         switch name {
         case "string": return .string(text)
         case "integer":
             guard let value = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw reader.corrupt("expected a 64-bit integer in <integer>, found '\(text.prefix(40))'", element: name)
+                throw reader.corrupt(
+                    "expected a 64-bit integer in <integer>, found '\(text.prefix(40))'", element: name)
             }
             return .integer(value)
         case "real":
@@ -75,11 +86,14 @@ enum XMLPropertyList {
             return .data(data)
         case "date":
             guard let date = parseDate(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw reader.corrupt("expected a date like 2024-05-01T12:00:00Z in <date>, found '\(text.prefix(40))'", element: name)
+                throw reader.corrupt(
+                    "expected a date like 2024-05-01T12:00:00Z in <date>, found '\(text.prefix(40))'", element: name)
             }
             return .date(date)
         default:
-            throw reader.corrupt("expected a property-list value (dict, array, string, integer, real, true, false, data, date), found <\(name)>", element: name)
+            throw reader.corrupt(
+                "expected a property-list value (dict, array, string, integer, real, true, false, data, date), found <\(name)>",
+                element: name)
         }
     }
 
@@ -91,10 +105,14 @@ enum XMLPropertyList {
             switch reader.node {
             case .element:
                 if reader.isNamed("key") {
-                    guard key == nil else { throw reader.corrupt("expected a value after <key>\(key!)</key>, found another <key>") }  // checked non-nil
+                    guard key == nil else {
+                        throw reader.corrupt("expected a value after <key>\(key!)</key>, found another <key>")
+                    }  // checked non-nil
                     key = try XMLDocumentScanner.elementText(reader)
                 } else {
-                    guard let name = key else { throw reader.corrupt("expected <key> in <dict>, found <\(reader.name)>") }
+                    guard let name = key else {
+                        throw reader.corrupt("expected <key> in <dict>, found <\(reader.name)>")
+                    }
                     result[name] = try readValue(reader, depth: depth)
                     key = nil
                 }
@@ -142,7 +160,8 @@ enum XMLPropertyList {
             writer.raw("</integer>\n")
         case .double(let number):
             writer.raw("<real>")
-            writer.ascii(number.isNaN ? "nan" : number.isInfinite ? (number < 0 ? "-infinity" : "+infinity") : "\(number)")
+            writer.ascii(
+                number.isNaN ? "nan" : number.isInfinite ? (number < 0 ? "-infinity" : "+infinity") : "\(number)")
             writer.raw("</real>\n")
         case .bool(let flag): writer.raw(flag ? "<true/>\n" : "<false/>\n")
         case .data(let data):
@@ -188,9 +207,14 @@ enum XMLPropertyList {
     static func formatDate(_ date: Date) -> String {
         let interval = date.timeIntervalSinceReferenceDate
         let seconds = interval.rounded(.down)
-        let parts = utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSinceReferenceDate: seconds))
-        func two(_ value: Int?) -> String { let v = value ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
-        var text = "\(parts.year ?? 2001)-\(two(parts.month))-\(two(parts.day))T\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))"
+        let parts = utc.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSinceReferenceDate: seconds))
+        func two(_ value: Int?) -> String {
+            let v = value ?? 0
+            return v < 10 ? "0\(v)" : "\(v)"
+        }
+        var text =
+            "\(parts.year ?? 2001)-\(two(parts.month))-\(two(parts.day))T\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))"
         let fraction = interval - seconds
         if fraction > 0 {
             let digits = XMLValueCoding.plainDecimal(fraction)  // "0.25"
@@ -217,7 +241,9 @@ enum XMLPropertyList {
         guard let base = utc.date(from: components) else { return nil }
         let rest = bytes[(yearEnd + 15)..<(bytes.count - 1)]
         if rest.isEmpty { return base }
-        guard rest.first == UInt8(ascii: "."), let fraction = Double("0" + String(decoding: rest, as: UTF8.self)) else { return nil }
+        guard rest.first == UInt8(ascii: "."), let fraction = Double("0" + String(decoding: rest, as: UTF8.self)) else {
+            return nil
+        }
         return Date(timeIntervalSinceReferenceDate: base.timeIntervalSinceReferenceDate + fraction)
     }
 }

@@ -28,7 +28,8 @@ extension XMLStoreEncoder {
                 var encoded: XMLByteWriter?
                 var ends: [Int] = []
                 if case .encode(let positions, let held) = unit {
-                    (encoded, ends) = try encode(rows, order: order, positions: positions, pieces: pieces[held], ids: ids, store: store)
+                    (encoded, ends) = try encode(
+                        rows, order: order, positions: positions, pieces: pieces[held], ids: ids, store: store)
                 }
                 try output.append(unit, encoded: encoded, ends: ends, pieces: pieces)
             }
@@ -105,7 +106,8 @@ extension XMLStoreEncoder {
 
     /// Encodes one unit into memory of its own; returns the bytes and where each chunk ends in them.
     private func encode(
-        _ rows: ObjectRows, order: [Int], positions: Range<Int>, pieces: ArraySlice<Piece>, ids: ObjectIDs, store: String
+        _ rows: ObjectRows, order: [Int], positions: Range<Int>, pieces: ArraySlice<Piece>, ids: ObjectIDs,
+        store: String
     ) throws -> (XMLByteWriter, [Int]) {
         var writer = XMLByteWriter(capacity: positions.count * 512)
         var ends: [Int] = []
@@ -182,7 +184,8 @@ private final class SharedOutput: @unchecked Sendable {  // safe: only the seria
             try writer.copy(UnsafeRawBufferPointer(rebasing: source![bytes]))
             copied += bytes.count
             for piece in pieces[held] {
-                ranges[piece.number] = (base + piece.old.lowerBound - bytes.lowerBound)..<(base + piece.old.upperBound - bytes.lowerBound)
+                ranges[piece.number] =
+                    (base + piece.old.lowerBound - bytes.lowerBound)..<(base + piece.old.upperBound - bytes.lowerBound)
             }
         }
     }

@@ -157,7 +157,9 @@ struct XMLStoreEncoder: Sendable {
     /// The positions of `keys` in ascending key order when the keys are distinct and dense
     /// (primary keys usually are): each placed at its key's offset, O(n). `nil` otherwise.
     static func directOrder(_ keys: [Int64]) -> [Int]? {
-        guard let low = keys.min(), let high = keys.max(), high - low < Int64(4 * keys.count + 1_024) else { return nil }
+        guard let low = keys.min(), let high = keys.max(), high - low < Int64(4 * keys.count + 1_024) else {
+            return nil
+        }
         var slots = [Int](repeating: -1, count: Int(high - low) + 1)
         for (position, key) in keys.enumerated() {
             let offset = Int(key - low)
@@ -187,7 +189,9 @@ struct XMLStoreEncoder: Sendable {
         }
     }
 
-    private func write(_ row: RowSnapshot, plan: Plan, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter) throws {
+    private func write(_ row: RowSnapshot, plan: Plan, ids: ObjectIDs, store: String, to writer: inout XMLByteWriter)
+        throws
+    {
         writer.raw(plan.open)
         writer.integer(ids.number(of: row.id))
         if ids.isRemapped(row.id) {
@@ -215,7 +219,8 @@ struct XMLStoreEncoder: Sendable {
                     }
                     writer.raw(">")
                     guard XMLValueCoding.write(value, to: &writer) else {
-                        throw StoreError(.invalidRequest, "row \(row.id) holds a \(value.kindName) in an attribute", store: store)
+                        throw StoreError(
+                            .invalidRequest, "row \(row.id) holds a \(value.kindName) in an attribute", store: store)
                     }
                     writer.raw("</attribute>\n")
                 case .relationship:

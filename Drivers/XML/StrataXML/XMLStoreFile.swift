@@ -73,7 +73,9 @@ final class XMLStoreFile: Sendable {
         // A new store file follows the umask (0666 less it); a replaced one keeps its mode, set below.
         let injected = Self.injectedFailure(for: target)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, existing == nil ? 0o666 : 0o600)
-        guard descriptor >= 0 else { throw Self.ioError("could not create a temporary file in \(directory)", path: path, errno: errno) }
+        guard descriptor >= 0 else {
+            throw Self.ioError("could not create a temporary file in \(directory)", path: path, errno: errno)
+        }
         var renamed = false
         var identity: FileIdentity?
         defer { if !renamed { unlink(temporary) } }
@@ -82,7 +84,9 @@ final class XMLStoreFile: Sendable {
             var writer = XMLByteWriter(descriptor: descriptor, path: path)
             try body(&writer)
             try writer.flush()
-            if let injected, injected.step == .write { throw Self.ioError("could not write", path: path, errno: injected.errno) }
+            if let injected, injected.step == .write {
+                throw Self.ioError("could not write", path: path, errno: injected.errno)
+            }
             guard injected?.step != .fileSync, fsync(descriptor) == 0 else {
                 throw Self.ioError("could not fsync the temporary file", path: path, errno: injected?.errno ?? errno)
             }
@@ -92,9 +96,12 @@ final class XMLStoreFile: Sendable {
             close(descriptor)
             throw error
         }
-        guard close(descriptor) == 0 else { throw Self.ioError("could not close the temporary file", path: path, errno: errno) }
+        guard close(descriptor) == 0 else {
+            throw Self.ioError("could not close the temporary file", path: path, errno: errno)
+        }
         guard injected?.step != .rename, rename(temporary, target) == 0 else {
-            throw Self.ioError("could not rename the temporary file over the store", path: path, errno: injected?.errno ?? errno)
+            throw Self.ioError(
+                "could not rename the temporary file over the store", path: path, errno: injected?.errno ?? errno)
         }
         renamed = true
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -172,11 +179,14 @@ final class XMLStoreFile: Sendable {
             guard lstat(current, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return current }
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = readlink(current, &buffer, buffer.count - 1)
-            guard count >= 0 else { throw ioError("could not read the symbolic link \(current)", path: path, errno: errno, unchanged: false) }
+            guard count >= 0 else {
+                throw ioError("could not read the symbolic link \(current)", path: path, errno: errno, unchanged: false)
+            }
             let destination = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             current = destination.hasPrefix("/") ? destination : directory(of: current) + "/" + destination
         }
-        throw ioError("could not follow the symbolic links of the store path", path: path, errno: ELOOP, unchanged: false)
+        throw ioError(
+            "could not follow the symbolic links of the store path", path: path, errno: ELOOP, unchanged: false)
     }
 
     private func removeStaleTemporaryFiles() {
@@ -193,14 +203,18 @@ final class XMLStoreFile: Sendable {
     private static func acquireLock(path lockPath: String, store: String, timeout: Double) throws -> Int32 {
         // Created 0666 less the umask, like the store file.
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
-        guard descriptor >= 0 else { throw ioError("could not open the lock file \(lockPath)", path: store, errno: errno, unchanged: false) }
+        guard descriptor >= 0 else {
+            throw ioError("could not open the lock file \(lockPath)", path: store, errno: errno, unchanged: false)
+        }
         let deadline = Date().addingTimeInterval(max(timeout, 0))
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }
             guard code == EWOULDBLOCK, Date() < deadline else {
                 close(descriptor)
-                if code != EWOULDBLOCK { throw ioError("could not lock \(lockPath)", path: store, errno: code, unchanged: false) }
+                if code != EWOULDBLOCK {
+                    throw ioError("could not lock \(lockPath)", path: store, errno: code, unchanged: false)
+                }
                 throw StoreError(
                     .locked,
                     "another writer has the store open (lock file \(lockPath) held for \(timeout) s); close it first, or open this store read-only (StoreOptions(isReadOnly: true)) to read its last save",

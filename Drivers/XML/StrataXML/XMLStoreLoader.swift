@@ -105,7 +105,9 @@ struct XMLStoreLoader {
                 for (index, id) in ids.enumerated() { rowIndex[id] = index }
             }
             if !rising, let earlier = rowIndex[raw.id] {
-                throw corrupt("expected a unique object id, but z\(raw.id) was already used on line \(lines[earlier])", line: raw.line, element: "object")
+                throw corrupt(
+                    "expected a unique object id, but z\(raw.id) was already used on line \(lines[earlier])",
+                    line: raw.line, element: "object")
             }
             let entity = plan.entity
             var values = plan.template
@@ -136,16 +138,23 @@ struct XMLStoreLoader {
                         line: property.line, element: property.isRelationship ? "relationship" : "attribute")
                 }
                 guard !seen[slot] else {
-                    throw corrupt("expected '\(property.name)' once in object z\(raw.id), found it twice", line: property.line, element: property.isRelationship ? "relationship" : "attribute")
+                    throw corrupt(
+                        "expected '\(property.name)' once in object z\(raw.id), found it twice", line: property.line,
+                        element: property.isRelationship ? "relationship" : "attribute")
                 }
                 seen[slot] = true
                 switch plan.kinds[slot] {
                 case .attribute(let type, let transient):
                     guard !property.isRelationship else {
-                        throw corrupt("expected <attribute> for '\(entity.properties[slot].name)' of entity '\(entity.name)', found <relationship>", line: property.line, element: "relationship")
+                        throw corrupt(
+                            "expected <attribute> for '\(entity.properties[slot].name)' of entity '\(entity.name)', found <relationship>",
+                            line: property.line, element: "relationship")
                     }
                     if transient { continue }
-                    guard let value = XMLValueCoding.parse(property.text, as: type, base64Encoded: property.isBase64Encoded) else {
+                    guard
+                        let value = XMLValueCoding.parse(
+                            property.text, as: type, base64Encoded: property.isBase64Encoded)
+                    else {
                         throw corrupt(
                             "expected \(type.xcodeName) text for attribute '\(entity.properties[slot].name)' of entity '\(entity.name)', found '\(property.text.prefix(60))'",
                             line: property.line, element: "attribute")
@@ -153,14 +162,20 @@ struct XMLStoreLoader {
                     values[slot] = value
                 case .relationship(let toMany, let transient):
                     guard property.isRelationship else {
-                        throw corrupt("expected <relationship> for '\(entity.properties[slot].name)' of entity '\(entity.name)', found <attribute>", line: property.line, element: "attribute")
+                        throw corrupt(
+                            "expected <relationship> for '\(entity.properties[slot].name)' of entity '\(entity.name)', found <attribute>",
+                            line: property.line, element: "attribute")
                     }
                     if transient { continue }
                     if !toMany, property.idrefs.count > 1 {
-                        throw corrupt("expected at most one id in to-one relationship '\(entity.properties[slot].name)', found \(property.idrefs.count)", line: property.line, element: "relationship")
+                        throw corrupt(
+                            "expected at most one id in to-one relationship '\(entity.properties[slot].name)', found \(property.idrefs.count)",
+                            line: property.line, element: "relationship")
                     }
                     if !property.idrefs.isEmpty {
-                        pending.append(PendingReference(row: rows.count, slot: slot, targets: property.idrefs, line: property.line))
+                        pending.append(
+                            PendingReference(row: rows.count, slot: slot, targets: property.idrefs, line: property.line)
+                        )
                     }
                 }
             }
@@ -170,7 +185,8 @@ struct XMLStoreLoader {
             ids.append(raw.id)
             lines.append(raw.line)
             let key = raw.primaryKey ?? raw.id
-            rows.append(RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: key), version: 1, values: values))
+            rows.append(
+                RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: key), version: 1, values: values))
         }
         let info = try twoCores ? XMLObjectPipeline.scan(scanner, object: consume) : scanner.scan(object: consume)
         if rising, !pending.isEmpty {
@@ -199,7 +215,8 @@ struct XMLStoreLoader {
                 }
                 targets.append(target)
             }
-            rows[reference.row].values[reference.slot] = relationship.isToMany ? .references(targets) : .reference(targets[0])
+            rows[reference.row].values[reference.slot] =
+                relationship.isToMany ? .references(targets) : .reference(targets[0])
         }
         var state = AtomicStoreEngine.State(metadata: XMLMetadataCoding.metadata(from: info, storeType: storeType))
         var largest: Int64 = ids.max() ?? 0
@@ -229,7 +246,9 @@ struct XMLStoreLoader {
             while end < rows.count, rows[end].id.entity == entity {
                 let row = rows[end]
                 let repeated = table.updateValue(row, forKey: row.id.primaryKey) != nil
-                if repeated || (shared && !hierarchyKeys[root.entityNumber, default: []].insert(row.id.primaryKey).inserted) {
+                if repeated
+                    || (shared && !hierarchyKeys[root.entityNumber, default: []].insert(row.id.primaryKey).inserted)
+                {
                     throw corrupt(
                         "expected unique primary keys in each entity hierarchy, but \(root.name) key \(row.id.primaryKey) is used twice",
                         line: lines[end], element: "object")
@@ -260,10 +279,14 @@ struct XMLStoreLoader {
                 line: raw.line, element: "object")
         }
         guard !entity.isAbstract else {
-            throw corrupt("expected a concrete entity as the type of object z\(raw.id), found abstract entity '\(entity.name)'", line: raw.line, element: "object")
+            throw corrupt(
+                "expected a concrete entity as the type of object z\(raw.id), found abstract entity '\(entity.name)'",
+                line: raw.line, element: "object")
         }
         let template = entity.properties.map { property -> StoreValue in
-            if let relationship = property.relationship, relationship.isToMany, !relationship.isTransient { return .references([]) }
+            if let relationship = property.relationship, relationship.isToMany, !relationship.isTransient {
+                return .references([])
+            }
             return .null
         }
         let kinds = entity.properties.map { property -> SlotPlan in
@@ -276,6 +299,7 @@ struct XMLStoreLoader {
     }
 
     private func corrupt(_ message: String, line: Int, element: String) -> StoreError {
-        XMLStreamReader.corrupt(message, path: path, line: line, column: XMLStreamReader.column(of: element, onLine: line, in: path))
+        XMLStreamReader.corrupt(
+            message, path: path, line: line, column: XMLStreamReader.column(of: element, onLine: line, in: path))
     }
 }

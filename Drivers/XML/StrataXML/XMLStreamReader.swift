@@ -13,9 +13,22 @@ import Strata
 final class XMLStreamReader {
     /// Node types the store layout meets (libxml2's `xmlReaderTypes`).
     enum Node: Int32 {
-        case element = 1, attribute = 2, text = 3, cdata = 4, entityReference = 5, entity = 6
-        case processingInstruction = 7, comment = 8, document = 9, documentType = 10, documentFragment = 11
-        case notation = 12, whitespace = 13, significantWhitespace = 14, endElement = 15, endEntity = 16
+        case element = 1
+        case attribute = 2
+        case text = 3
+        case cdata = 4
+        case entityReference = 5
+        case entity = 6
+        case processingInstruction = 7
+        case comment = 8
+        case document = 9
+        case documentType = 10
+        case documentFragment = 11
+        case notation = 12
+        case whitespace = 13
+        case significantWhitespace = 14
+        case endElement = 15
+        case endEntity = 16
         case xmlDeclaration = 17
     }
 
@@ -61,7 +74,9 @@ final class XMLStreamReader {
         let result = xmlTextReaderRead(reader)
         if let error = errors.first { throw corrupt(error.message, line: error.line, column: error.column) }
         if result < 0 {
-            throw corrupt("the XML is not well-formed", line: Int(xmlTextReaderGetParserLineNumber(reader)), column: Int(xmlTextReaderGetParserColumnNumber(reader)))
+            throw corrupt(
+                "the XML is not well-formed", line: Int(xmlTextReaderGetParserLineNumber(reader)),
+                column: Int(xmlTextReaderGetParserColumnNumber(reader)))
         }
         if result == 1, xmlTextReaderDepth(reader) > Self.maximumDepth {
             throw corrupt("expected elements nested at most \(Self.maximumDepth) deep, found deeper nesting")
@@ -95,7 +110,9 @@ final class XMLStreamReader {
         guard xmlTextReaderHasAttributes(reader) == 1 else { return }
         defer { xmlTextReaderMoveToElement(reader) }
         while xmlTextReaderMoveToNextAttribute(reader) == 1 {
-            guard let name = xmlTextReaderConstLocalName(reader), let value = xmlTextReaderConstValue(reader) else { continue }
+            guard let name = xmlTextReaderConstLocalName(reader), let value = xmlTextReaderConstValue(reader) else {
+                continue
+            }
             try body(name, value)
         }
     }
@@ -206,6 +223,7 @@ private final class ErrorCollector {
     func record(_ error: xmlError) {
         guard first == nil, error.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
         let message = error.message.map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines)
-        first = Failure(message: message ?? "libxml2 error \(error.code)", line: Int(error.line), column: Int(error.int2))
+        first = Failure(
+            message: message ?? "libxml2 error \(error.code)", line: Int(error.line), column: Int(error.int2))
     }
 }

@@ -63,7 +63,9 @@ enum XMLValueCoding {
     static func parse(_ text: String, as type: AttributeType, base64Encoded: Bool) -> StoreValue? {
         switch type {
         case .string:
-            if base64Encoded { return decodeBase64(text).flatMap { String(data: $0, encoding: .utf8) }.map(StoreValue.string) }
+            if base64Encoded {
+                return decodeBase64(text).flatMap { String(data: $0, encoding: .utf8) }.map(StoreValue.string)
+            }
             return .string(text)
         case .integer16, .integer32, .integer64:
             guard let value = Int64(trimmed(text)), type.integerRange?.contains(value) ?? true else { return nil }
@@ -124,7 +126,9 @@ enum XMLValueCoding {
         guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
         let shortest = value.description
         // The common case (dates of this era): already positional; checked on bytes, not Characters.
-        guard shortest.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) else { return shortest }
+        guard shortest.utf8.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) else {
+            return shortest
+        }
         guard let e = shortest.firstIndex(where: { $0 == "e" || $0 == "E" }) else { return shortest }
         let exponent = Int(shortest[shortest.index(after: e)...]) ?? 0
         var mantissa = String(shortest[..<e])
@@ -170,8 +174,12 @@ enum XMLValueCoding {
             switch character {
             case "0"..."9": sawDigit = true
             case "-", "+": guard offset == 0 || previous == "e" || previous == "E" else { return nil }
-            case ".": guard !sawPoint, !sawExponent else { return nil }; sawPoint = true
-            case "e", "E": guard sawDigit, !sawExponent else { return nil }; sawExponent = true
+            case ".":
+                guard !sawPoint, !sawExponent else { return nil }
+                sawPoint = true
+            case "e", "E":
+                guard sawDigit, !sawExponent else { return nil }
+                sawExponent = true
             default: return nil
             }
             previous = character

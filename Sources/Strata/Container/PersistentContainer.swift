@@ -52,14 +52,17 @@ public final class PersistentContainer: Sendable {
     /// - Throws: ``ModelError`` when no such model is found or it does not load.
     public convenience init(name: String, modelDirectory directory: URL? = nil) throws {
         var candidates: [URL] = []
-        for base in [directory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath), Bundle.main.resourceURL].compactMap({ $0 }) {
+        for base in [
+            directory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath), Bundle.main.resourceURL,
+        ].compactMap({ $0 }) {
             candidates.append(base.appendingPathComponent("\(name).xcdatamodeld"))
             candidates.append(base.appendingPathComponent("\(name).xcdatamodel"))
         }
         guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
             throw ModelError(
                 .unreadable,
-                "no model named \(name) (\(name).xcdatamodeld or \(name).xcdatamodel) in \(candidates.map { $0.deletingLastPathComponent().path }.joined(separator: " or ")); pass the model with init(name:managedObjectModel:)")
+                "no model named \(name) (\(name).xcdatamodeld or \(name).xcdatamodel) in \(candidates.map { $0.deletingLastPathComponent().path }.joined(separator: " or ")); pass the model with init(name:managedObjectModel:)"
+            )
         }
         self.init(name: name, managedObjectModel: try ManagedObjectModel(contentsOf: found))
     }
@@ -68,13 +71,14 @@ public final class PersistentContainer: Sendable {
     /// Linux, Application Support elsewhere (Core Data's `defaultDirectoryURL()`).
     public class func defaultDirectoryURL() -> URL {
         #if os(Linux)
-        if let data = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !data.isEmpty {
-            return URL(fileURLWithPath: data, isDirectory: true)
-        }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share", isDirectory: true)
+            if let data = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !data.isEmpty {
+                return URL(fileURLWithPath: data, isDirectory: true)
+            }
+            return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+                ".local/share", isDirectory: true)
         #else
-        return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-            ?? FileManager.default.temporaryDirectory
+            return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+                ?? FileManager.default.temporaryDirectory
         #endif
     }
 
@@ -118,7 +122,9 @@ public final class PersistentContainer: Sendable {
 
     /// Attaches each store and calls `completionHandler` with its description and the error, if
     /// any (Core Data's form); on a background thread for descriptions that ask for it.
-    public func loadPersistentStores(completionHandler: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void) {
+    public func loadPersistentStores(
+        completionHandler: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void
+    ) {
         for description in persistentStoreDescriptions {
             let work: @Sendable () -> Void = {
                 do {
@@ -148,7 +154,9 @@ public final class PersistentContainer: Sendable {
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
-                throw StoreError(.io, "cannot create the store's directory \(directory.path): \(error.localizedDescription)", store: url.path, underlying: error)
+                throw StoreError(
+                    .io, "cannot create the store's directory \(directory.path): \(error.localizedDescription)",
+                    store: url.path, underlying: error)
             }
         }
         return try persistentStoreCoordinator.addPersistentStore(
@@ -171,7 +179,9 @@ public final class PersistentContainer: Sendable {
     }
 
     /// Runs `block` with a new background context on that context's queue and returns its result.
-    public func performBackgroundTask<T: Sendable>(_ block: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
+    public func performBackgroundTask<T: Sendable>(_ block: @escaping @Sendable (ManagedObjectContext) throws -> T)
+        async throws -> T
+    {
         let context = newBackgroundContext()
         return try await context.perform { try block(context) }
     }

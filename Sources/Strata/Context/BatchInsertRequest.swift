@@ -104,7 +104,10 @@ public struct BatchInsertResult: Sendable {
     public var changes: ContextDidSave
 
     /// Creates a result.
-    public init(resultType: BatchInsertRequest.ResultType, count: Int? = nil, objectIDs: [ManagedObjectID]? = nil, changes: ContextDidSave = ContextDidSave()) {
+    public init(
+        resultType: BatchInsertRequest.ResultType, count: Int? = nil, objectIDs: [ManagedObjectID]? = nil,
+        changes: ContextDidSave = ContextDidSave()
+    ) {
         self.resultType = resultType
         self.count = count
         self.objectIDs = objectIDs
@@ -124,11 +127,14 @@ extension ManagedObjectContext {
     @discardableResult
     public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
         let entity = try entity(named: request.entityName)
-        let stores = (request.affectedStores ?? coordinator.stores(holding: entity)).filter { $0.holds(entityNumber: entity.entityNumber) }
+        let stores = (request.affectedStores ?? coordinator.stores(holding: entity)).filter {
+            $0.holds(entityNumber: entity.entityNumber)
+        }
         guard let store = stores.first(where: { !$0.isReadOnly }) ?? stores.first else {
             throw StoreError(
                 .invalidRequest,
-                "no \(request.affectedStores == nil ? "attached" : "affected") store holds entity '\(entity.name)'; add a store whose configuration includes it")
+                "no \(request.affectedStores == nil ? "attached" : "affected") store holds entity '\(entity.name)'; add a store whose configuration includes it"
+            )
         }
         var builder = try BatchInsertRows(entity: entity)
         if let objects = request.objects {
@@ -174,7 +180,10 @@ struct BatchInsertRows {
 
     init(entity: EntityDescription) throws {
         if entity.isAbstract {
-            throw StoreError(.invalidRequest, "a batch insert cannot insert objects of '\(entity.name)', which is abstract; insert one of its subentities")
+            throw StoreError(
+                .invalidRequest,
+                "a batch insert cannot insert objects of '\(entity.name)', which is abstract; insert one of its subentities"
+            )
         }
         self.entity = entity
         var required: [(Int, String)] = []
@@ -184,7 +193,8 @@ struct BatchInsertRows {
             case .relationship(let relationship) where !relationship.isOptional && !relationship.isToMany:
                 throw StoreError(
                     .invalidRequest,
-                    "a batch insert cannot set relationships, and '\(entity.name).\(relationship.name)' is required; insert these objects through a context")
+                    "a batch insert cannot set relationships, and '\(entity.name).\(relationship.name)' is required; insert these objects through a context"
+                )
             default: break
             }
         }
@@ -202,11 +212,15 @@ struct BatchInsertRows {
         for (key, value) in object {
             guard let slot = entity.index(ofProperty: key) else {
                 throw StoreError(
-                    .invalidRequest, "object \(rows.count) of the batch insert names '\(key)', which '\(entity.name)' does not have; use the model's attribute names")
+                    .invalidRequest,
+                    "object \(rows.count) of the batch insert names '\(key)', which '\(entity.name)' does not have; use the model's attribute names"
+                )
             }
             guard let type = settableTypes[slot] else {
                 throw StoreError(
-                    .invalidRequest, "object \(rows.count) of the batch insert sets '\(entity.name).\(key)'; a batch insert sets stored attributes only")
+                    .invalidRequest,
+                    "object \(rows.count) of the batch insert sets '\(entity.name).\(key)'; a batch insert sets stored attributes only"
+                )
             }
             if let exact = StoreValueCoercion.exactMatch(value, type) {
                 values[slot] = exact
@@ -222,7 +236,9 @@ struct BatchInsertRows {
         }
         for (slot, name) in required where values[slot].isNull {
             throw StoreError(
-                .invalidRequest, "object \(rows.count) of the batch insert leaves the non-optional attribute '\(entity.name).\(name)' nil and it has no default; give it a value")
+                .invalidRequest,
+                "object \(rows.count) of the batch insert leaves the non-optional attribute '\(entity.name).\(name)' nil and it has no default; give it a value"
+            )
         }
         for slot in entity.transientSlots { values[slot] = .null }
         rows.append(values)

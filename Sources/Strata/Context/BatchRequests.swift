@@ -29,7 +29,9 @@ public struct BatchUpdateRequest: Sendable {
     public var affectedStores: [PersistentStore]?
 
     /// Creates a request.
-    public init(entityName: String, predicate: FetchPredicate? = nil, propertiesToUpdate: [String: FetchExpression] = [:]) {
+    public init(
+        entityName: String, predicate: FetchPredicate? = nil, propertiesToUpdate: [String: FetchExpression] = [:]
+    ) {
         self.entityName = entityName
         self.predicate = predicate
         self.propertiesToUpdate = propertiesToUpdate
@@ -75,13 +77,16 @@ extension ManagedObjectContext {
         var assignments: [StoreBatchRequest.Assignment] = []
         for (name, expression) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
             guard let slot = entity.index(ofProperty: name) else {
-                throw StoreError(.invalidRequest, "propertiesToUpdate names '\(name)', which '\(entity.name)' does not have")
+                throw StoreError(
+                    .invalidRequest, "propertiesToUpdate names '\(name)', which '\(entity.name)' does not have")
             }
             assignments.append(StoreBatchRequest.Assignment(slot: slot, expression: expression))
         }
-        var storeRequest = StoreBatchRequest(model: model, entity: entity, predicate: request.predicate, action: .update(assignments))
+        var storeRequest = StoreBatchRequest(
+            model: model, entity: entity, predicate: request.predicate, action: .update(assignments))
         storeRequest.includesSubentities = request.includesSubentities
-        let ids = try coordinator.execute(storeRequest, in: request.affectedStores ?? coordinator.stores(holding: entity))
+        let ids = try coordinator.execute(
+            storeRequest, in: request.affectedStores ?? coordinator.stores(holding: entity))
         for id in ids { if let object = registeredObject(for: id) { refresh(object, mergeChanges: true) } }
         return ids
     }
@@ -96,7 +101,8 @@ extension ManagedObjectContext {
         let entity = try entity(named: request.entityName)
         let model = coordinator.managedObjectModel
         try request.predicate?.validate(for: entity, in: model)
-        var storeRequest = StoreBatchRequest(model: model, entity: entity, predicate: request.predicate, action: .delete)
+        var storeRequest = StoreBatchRequest(
+            model: model, entity: entity, predicate: request.predicate, action: .delete)
         storeRequest.includesSubentities = request.includesSubentities
         let stores = request.affectedStores ?? coordinator.stores(holding: entity)
         let ids: [ManagedObjectID]
@@ -110,7 +116,9 @@ extension ManagedObjectContext {
     }
 
     /// Fetches the objects in a context of their own, deletes them (delete rules run) and saves.
-    private func deleteThroughObjects(_ request: BatchDeleteRequest, stores: [PersistentStore]) throws -> [ManagedObjectID] {
+    private func deleteThroughObjects(_ request: BatchDeleteRequest, stores: [PersistentStore]) throws
+        -> [ManagedObjectID]
+    {
         let worker = ManagedObjectContext(coordinator: coordinator)
         var fetch = FetchRequest(entityName: request.entityName, predicate: request.predicate)
         fetch.includesSubentities = request.includesSubentities

@@ -84,7 +84,10 @@ public struct ContextDidSave: Sendable {
     public var deletedObjectIDs: [ManagedObjectID]
 
     /// Creates a record of a save.
-    public init(insertedObjectIDs: [ManagedObjectID] = [], updatedObjectIDs: [ManagedObjectID] = [], deletedObjectIDs: [ManagedObjectID] = []) {
+    public init(
+        insertedObjectIDs: [ManagedObjectID] = [], updatedObjectIDs: [ManagedObjectID] = [],
+        deletedObjectIDs: [ManagedObjectID] = []
+    ) {
         self.insertedObjectIDs = insertedObjectIDs
         self.updatedObjectIDs = updatedObjectIDs
         self.deletedObjectIDs = deletedObjectIDs
@@ -148,7 +151,9 @@ final class EventStreams: Sendable {
         count.add(1, ordering: .relaxed)
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
-            if self.continuations.withLock({ $0.removeValue(forKey: key) }) != nil { self.count.subtract(1, ordering: .relaxed) }
+            if self.continuations.withLock({ $0.removeValue(forKey: key) }) != nil {
+                self.count.subtract(1, ordering: .relaxed)
+            }
         }
         return stream
     }
@@ -172,13 +177,16 @@ struct PendingObjectChanges {
     var invalidatedAll = false
 
     var isEmpty: Bool {
-        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && invalidated.isEmpty && !invalidatedAll
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && invalidated.isEmpty
+            && !invalidatedAll
     }
 
     var notification: ObjectsDidChange {
         ObjectsDidChange(
-            insertedObjects: Set(inserted.values), updatedObjects: Set(updated.values), deletedObjects: Set(deleted.values),
-            refreshedObjects: Set(refreshed.values), invalidatedObjects: Set(invalidated.values), invalidatedAllObjects: invalidatedAll)
+            insertedObjects: Set(inserted.values), updatedObjects: Set(updated.values),
+            deletedObjects: Set(deleted.values),
+            refreshedObjects: Set(refreshed.values), invalidatedObjects: Set(invalidated.values),
+            invalidatedAllObjects: invalidatedAll)
     }
 }
 
@@ -292,7 +300,9 @@ extension ManagedObjectContext {
         guard observesObjectChanges else { return }
         let notification = changes.notification
         for (_, observer) in observers.objectsDidChange { observer(notification) }
-        if eventStreams.count.load(ordering: .relaxed) > 0 { eventStreams.yield(.objectsDidChange(notification.objectIDs)) }
+        if eventStreams.count.load(ordering: .relaxed) > 0 {
+            eventStreams.yield(.objectsDidChange(notification.objectIDs))
+        }
     }
 
     func postWillSave() {

@@ -46,9 +46,11 @@ extension DictionaryFetchPlan {
             default: keys.append(.value(AggregateAccumulator.normalized(value)))
             }
         }
-        return groupRecord(keys: keys, aggregates: aggregation.aggregates.indices.map { index in
-            index < group.values.count ? group.values[index] : .null
-        })
+        return groupRecord(
+            keys: keys,
+            aggregates: aggregation.aggregates.indices.map { index in
+                index < group.values.count ? group.values[index] : .null
+            })
     }
 
     private func groupRecord(keys: [ResultValue], aggregates: [StoreValue]) -> ResultRecord {
@@ -86,7 +88,8 @@ extension DictionaryFetchPlan {
             }
             groups[identity] = group
         }
-        return try finish(groups.values.map { groupRecord(keys: $0.keys, aggregates: $0.accumulators.map(\.result)) }, request)
+        return try finish(
+            groups.values.map { groupRecord(keys: $0.keys, aggregates: $0.accumulators.map(\.result)) }, request)
     }
 
     /// Applies the having predicate, the order (sort keys, else group keys), distinctness and the page.
@@ -96,7 +99,9 @@ extension DictionaryFetchPlan {
             kept = try kept.filter { record in
                 let view = ResultRecordView(values: record.values.mapValues(\.storeValue), prefix: "")
                 var variables: [String: any PredicateArgument] = [:]
-                for case .aggregate(let name, _, _, _) in columns { variables[name] = record.values[name]?.storeValue ?? .null }
+                for case .aggregate(let name, _, _, _) in columns {
+                    variables[name] = record.values[name]?.storeValue ?? .null
+                }
                 return try having.evaluate(with: view, substitutionVariables: variables)
             }
         }
@@ -118,7 +123,10 @@ extension DictionaryFetchPlan {
         kept = views.map(\.0)
         if request.returnsDistinctResults && request.propertiesToGroupBy != nil {
             var seen = Set<[GroupKeyValue]>()
-            kept = kept.filter { record in seen.insert(columns.map { record.values[$0.name]?.groupKey ?? GroupKeyValue(.null, store: nil) }).inserted }
+            kept = kept.filter { record in
+                seen.insert(columns.map { record.values[$0.name]?.groupKey ?? GroupKeyValue(.null, store: nil) })
+                    .inserted
+            }
         }
         return Array(kept.dropFirst(request.fetchOffset).prefix(request.fetchLimit > 0 ? request.fetchLimit : Int.max))
     }
@@ -130,7 +138,8 @@ extension DictionaryFetchPlan {
             let (x, y) = (a.values[path]?.groupKey, b.values[path]?.groupKey)
             guard let x, let y, x != y else { continue }
             return String(describing: x.value).utf8.lexicographicallyPrecedes(String(describing: y.value).utf8)
-                || (String(describing: x.value) == String(describing: y.value) && (x.store.map { "\($0)" } ?? "") < (y.store.map { "\($0)" } ?? ""))
+                || (String(describing: x.value) == String(describing: y.value)
+                    && (x.store.map { "\($0)" } ?? "") < (y.store.map { "\($0)" } ?? ""))
         }
         return false
     }
@@ -149,7 +158,10 @@ extension DictionaryFetchPlan {
             case (.value(_, _, .attribute(let attribute)), .value(let stored)):
                 if let swift = Self.swiftValue(stored, attribute) { result[column.name] = swift }
             case (.aggregate(_, let index, let resultType, let inputType), .value(let stored)):
-                if let swift = Self.swiftValue(stored, function: aggregation.aggregates[index].function, resultType: resultType, inputType: inputType) {
+                if let swift = Self.swiftValue(
+                    stored, function: aggregation.aggregates[index].function, resultType: resultType,
+                    inputType: inputType)
+                {
                     result[column.name] = swift
                 }
             case (.value, .value(let stored)):
@@ -165,7 +177,8 @@ extension DictionaryFetchPlan {
         var result: [String: Any] = [:]
         for element in composite.elements {
             switch elements[element.name] {
-            case .composite(let inner)?: if let nested = dictionary(inner, of: element) { result[element.name] = nested }
+            case .composite(let inner)?:
+                if let nested = dictionary(inner, of: element) { result[element.name] = nested }
             case .value(let stored)?: if let swift = swiftValue(stored, element) { result[element.name] = swift }
             default: continue
             }
@@ -179,14 +192,19 @@ extension DictionaryFetchPlan {
         if attribute.type == .transformable, case .binary(let data) = value, let name = attribute.valueTransformerName,
             let transformer = AttributeValueTransformers.transformer(named: name)
         {
-            return try? transformer.reverseTransformedValue(data)  // safe: a value the transformer cannot read is nil, as in value(forKey:)
+            // safe: a value the transformer cannot read is nil, as in value(forKey:)
+            return try? transformer.reverseTransformedValue(data)
         }
         return ManagedObject.plainValue(value, attribute.type)
     }
 
     /// An aggregate's value as a Swift value, converted to `resultType` when given.
-    static func swiftValue(_ value: StoreValue, function: AggregateFunction, resultType: AttributeType?, inputType: AttributeType?) -> Any? {
-        if let resultType, let converted = convert(value, to: resultType) { return ManagedObject.plainValue(converted, resultType) }
+    static func swiftValue(
+        _ value: StoreValue, function: AggregateFunction, resultType: AttributeType?, inputType: AttributeType?
+    ) -> Any? {
+        if let resultType, let converted = convert(value, to: resultType) {
+            return ManagedObject.plainValue(converted, resultType)
+        }
         switch (function, value) {
         case (.min, _), (.max, _): return ManagedObject.plainValue(value, inputType ?? .undefined)
         default: return ManagedObject.plainValue(value, .undefined)
@@ -201,7 +219,9 @@ extension DictionaryFetchPlan {
             switch number {
             case .integer(let n): return .integer(n)
             case .double(let d): return Int64(exactly: d.rounded(.towardZero)).map(StoreValue.integer)
-            case .decimal(let d): return Int64(exactly: NSDecimalNumber(decimal: d).doubleValue.rounded(.towardZero)).map(StoreValue.integer)
+            case .decimal(let d):
+                return Int64(exactly: NSDecimalNumber(decimal: d).doubleValue.rounded(.towardZero)).map(
+                    StoreValue.integer)
             }
         case .double, .float: return .double(number.doubleValue)
         case .decimal: return .decimal(PredicateArithmetic.decimal(number))

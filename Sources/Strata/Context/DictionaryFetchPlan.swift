@@ -49,7 +49,8 @@ struct DictionaryFetchPlan {
     init(_ request: FetchRequest, entity: EntityDescription, model: ManagedObjectModel) throws {
         self.entity = entity
         self.model = model
-        let fetched = request.propertiesToFetch
+        let fetched =
+            request.propertiesToFetch
             ?? entity.attributes.filter { !$0.isTransient }.map { FetchProperty.keyPath($0.name) }
         let groupBy = request.propertiesToGroupBy ?? []
         var aggregates: [StoreAggregation.Aggregate] = []
@@ -57,34 +58,45 @@ struct DictionaryFetchPlan {
         var names = Set<String>()
         for property in fetched {
             guard names.insert(property.name).inserted else {
-                throw Self.invalid(entity, "propertiesToFetch names '\(property.name)' twice; give each expression its own name")
+                throw Self.invalid(
+                    entity, "propertiesToFetch names '\(property.name)' twice; give each expression its own name")
             }
             switch Self.parse(property) {
             case .keyPath(let path):
-                columns.append(.value(name: property.name, keyPath: path, target: try Self.target(path, entity, model, "propertiesToFetch")))
+                columns.append(
+                    .value(
+                        name: property.name, keyPath: path,
+                        target: try Self.target(path, entity, model, "propertiesToFetch")))
             case .aggregate(let function, let path):
                 var inputType: AttributeType?
                 if let path {
                     let target = try Self.target(path, entity, model, "propertiesToFetch")
                     if case .composite = target {
                         throw Self.invalid(
-                            entity, "\(function.selector) of '\(path)': '\(path)' is a composite attribute; aggregate one of its elements (\(path).\(target.firstElementName))")
+                            entity,
+                            "\(function.selector) of '\(path)': '\(path)' is a composite attribute; aggregate one of its elements (\(path).\(target.firstElementName))"
+                        )
                     }
                     guard case .attribute(let attribute) = target else {
                         throw Self.invalid(
-                            entity, "\(function.selector) of '\(path)': '\(path)' is a relationship; aggregate one of its attributes (\(path).name)")
+                            entity,
+                            "\(function.selector) of '\(path)': '\(path)' is a relationship; aggregate one of its attributes (\(path).name)"
+                        )
                     }
                     try Self.check(function, over: attribute, path: path, entity: entity)
                     inputType = attribute.type
                 }
                 var resultType: AttributeType?
                 if case .expression(let description) = property { resultType = description.resultType }
-                columns.append(.aggregate(name: property.name, index: aggregates.count, resultType: resultType, inputType: inputType))
+                columns.append(
+                    .aggregate(
+                        name: property.name, index: aggregates.count, resultType: resultType, inputType: inputType))
                 aggregates.append(StoreAggregation.Aggregate(function, keyPath: path, type: inputType))
             case .unsupported(let expression):
                 throw StoreError(
                     .unsupported,
-                    "propertiesToFetch of '\(entity.name)': '\(property.name)' is \(expression), which is neither a key path nor an aggregate (count:, sum:, average:, min:, max:) of one")
+                    "propertiesToFetch of '\(entity.name)': '\(property.name)' is \(expression), which is neither a key path nor an aggregate (count:, sum:, average:, min:, max:) of one"
+                )
             }
         }
         var groupPaths: [String] = []
@@ -92,37 +104,55 @@ struct DictionaryFetchPlan {
         var groupTargets: [Target] = []
         for property in groupBy {
             guard case .keyPath(let path) = Self.parse(property) else {
-                throw Self.invalid(entity, "propertiesToGroupBy: '\(property.name)' is not a key path; group by attributes or to-one relationships")
+                throw Self.invalid(
+                    entity,
+                    "propertiesToGroupBy: '\(property.name)' is not a key path; group by attributes or to-one relationships"
+                )
             }
             let target = try Self.target(path, entity, model, "propertiesToGroupBy")
             if case .composite = target {
-                throw Self.invalid(entity, "propertiesToGroupBy: '\(path)' is a composite attribute; group by its elements (\(path).\(target.firstElementName))")
+                throw Self.invalid(
+                    entity,
+                    "propertiesToGroupBy: '\(path)' is a composite attribute; group by its elements (\(path).\(target.firstElementName))"
+                )
             }
             if case .toMany = target {
-                throw Self.invalid(entity, "propertiesToGroupBy: '\(path)' is a to-many relationship; group by attributes or to-one relationships")
+                throw Self.invalid(
+                    entity,
+                    "propertiesToGroupBy: '\(path)' is a to-many relationship; group by attributes or to-one relationships"
+                )
             }
             groupPaths.append(path)
             groupNames.append(property.name)
             groupTargets.append(target)
         }
         if request.propertiesToGroupBy != nil && request.propertiesToFetch == nil {
-            throw Self.invalid(entity, "propertiesToGroupBy needs propertiesToFetch: name the grouped key paths and aggregates to return")
+            throw Self.invalid(
+                entity,
+                "propertiesToGroupBy needs propertiesToFetch: name the grouped key paths and aggregates to return")
         }
         var grouped = !aggregates.isEmpty || !groupBy.isEmpty
         if grouped {
             for case .value(let name, let path, _) in columns where !groupPaths.contains(path) {
                 throw Self.invalid(
                     entity,
-                    "propertiesToFetch names '\(name)', which is neither in propertiesToGroupBy nor an aggregate; group by '\(path)' or aggregate it")
+                    "propertiesToFetch names '\(name)', which is neither in propertiesToGroupBy nor an aggregate; group by '\(path)' or aggregate it"
+                )
             }
         } else if request.returnsDistinctResults {
             // Distinct rows are the groups of every fetched key path.
             for case .value(let name, let path, let target) in columns {
                 if case .toMany = target {
-                    throw Self.invalid(entity, "returnsDistinctResults: '\(path)' is a to-many relationship, which distinct results cannot compare")
+                    throw Self.invalid(
+                        entity,
+                        "returnsDistinctResults: '\(path)' is a to-many relationship, which distinct results cannot compare"
+                    )
                 }
                 if case .composite = target {
-                    throw Self.invalid(entity, "returnsDistinctResults: '\(path)' is a composite attribute; fetch its elements (\(path).\(target.firstElementName)) to compare them")
+                    throw Self.invalid(
+                        entity,
+                        "returnsDistinctResults: '\(path)' is a composite attribute; fetch its elements (\(path).\(target.firstElementName)) to compare them"
+                    )
                 }
                 groupPaths.append(path)
                 groupNames.append(name)
@@ -142,7 +172,8 @@ struct DictionaryFetchPlan {
         self.groupTargets = groupTargets
         if let having = request.havingPredicate {
             guard grouped else {
-                throw Self.invalid(entity, "havingPredicate needs propertiesToGroupBy (or aggregates): it filters groups, not objects")
+                throw Self.invalid(
+                    entity, "havingPredicate needs propertiesToGroupBy (or aggregates): it filters groups, not objects")
             }
             try checkResultKeys(having.keyPaths, Self.variables(of: having), what: "havingPredicate")
         }
@@ -156,14 +187,16 @@ struct DictionaryFetchPlan {
 
     private func checkResultKeys(_ paths: Set<String>, _ variables: Set<String>, what: String) throws {
         let known = resultKeys
-        let expressions = Set(columns.compactMap { column -> String? in
-            if case .aggregate(let name, _, _, _) = column { return name }
-            return nil
-        })
+        let expressions = Set(
+            columns.compactMap { column -> String? in
+                if case .aggregate(let name, _, _, _) = column { return name }
+                return nil
+            })
         for path in paths.sorted() where !known.contains(path) {
             throw Self.invalid(
                 entity,
-                "\(what) reads '\(path)', which is neither grouped nor the name of a fetched expression; add it to propertiesToGroupBy or aggregate it (known: \(known.sorted().joined(separator: ", ")))")
+                "\(what) reads '\(path)', which is neither grouped nor the name of a fetched expression; add it to propertiesToGroupBy or aggregate it (known: \(known.sorted().joined(separator: ", ")))"
+            )
         }
         for name in variables.sorted() where !expressions.contains(name) {
             throw Self.invalid(
@@ -199,7 +232,9 @@ struct DictionaryFetchPlan {
         }
     }
 
-    private static func target(_ path: String, _ entity: EntityDescription, _ model: ManagedObjectModel, _ what: String) throws -> Target {
+    private static func target(_ path: String, _ entity: EntityDescription, _ model: ManagedObjectModel, _ what: String)
+        throws -> Target
+    {
         if let composite = entity.compositeAttribute(atKeyPath: path) { return .composite(composite) }
         let validator = PredicateValidator(root: entity, model: model)
         let shape: PredicateValidator.Shape
@@ -210,7 +245,9 @@ struct DictionaryFetchPlan {
                 let prefix = String(path[..<dot])
                 if try validator.walk(prefix, from: .entity(entity, many: false), whole: path).isMany {
                     throw invalid(
-                        entity, "\(what): '\(path)' goes through a to-many relationship; only key paths through to-one relationships can be fetched, grouped or aggregated")
+                        entity,
+                        "\(what): '\(path)' goes through a to-many relationship; only key paths through to-one relationships can be fetched, grouped or aggregated"
+                    )
                 }
             }
         } catch let error as StoreError {
@@ -226,12 +263,15 @@ struct DictionaryFetchPlan {
             }
             return .attribute(attribute)
         default:
-            throw invalid(entity, "\(what) names '\(path)', which is not an attribute or relationship of '\(entity.name)'")
+            throw invalid(
+                entity, "\(what) names '\(path)', which is not an attribute or relationship of '\(entity.name)'")
         }
     }
 
     /// The attribute a key path through to-one relationships ends in.
-    static func attribute(at path: String, _ entity: EntityDescription, _ model: ManagedObjectModel) -> AttributeDescription? {
+    static func attribute(at path: String, _ entity: EntityDescription, _ model: ManagedObjectModel)
+        -> AttributeDescription?
+    {
         if let attribute = entity.attributesByName[path] { return attribute }
         var current = entity
         let components = path.split(separator: ".").map(String.init)
@@ -246,17 +286,24 @@ struct DictionaryFetchPlan {
         return nil
     }
 
-    private static func check(_ function: AggregateFunction, over attribute: AttributeDescription, path: String, entity: EntityDescription) throws {
+    private static func check(
+        _ function: AggregateFunction, over attribute: AttributeDescription, path: String, entity: EntityDescription
+    ) throws {
         let type = attribute.type
         switch function {
         case .count: return
         case .sum, .average:
             guard type.isNumeric || type == .boolean else {
-                throw invalid(entity, "\(function.selector) of '\(path)' adds numbers, but '\(path)' is a \(type.xcodeName) attribute")
+                throw invalid(
+                    entity,
+                    "\(function.selector) of '\(path)' adds numbers, but '\(path)' is a \(type.xcodeName) attribute")
             }
         case .min, .max:
             guard type.isNumeric || [.boolean, .string, .date].contains(type) else {
-                throw invalid(entity, "\(function.selector) of '\(path)' needs numbers, strings or dates, but '\(path)' is a \(type.xcodeName) attribute")
+                throw invalid(
+                    entity,
+                    "\(function.selector) of '\(path)' needs numbers, strings or dates, but '\(path)' is a \(type.xcodeName) attribute"
+                )
             }
         }
     }

@@ -64,7 +64,8 @@ public struct FetchRequest: Sendable {
     /// - Throws: ``StoreError/Code/invalidRequest`` when the template does not exist;
     ///   ``FetchPredicateError`` when its predicate does not parse or a variable is missing.
     public init(
-        template name: String, in model: ManagedObjectModel, substitutionVariables: [String: any PredicateArgument] = [:]
+        template name: String, in model: ManagedObjectModel,
+        substitutionVariables: [String: any PredicateArgument] = [:]
     ) throws {
         guard let template = model.fetchRequestTemplates[name] else {
             throw StoreError(.invalidRequest, "the model has no fetch request template named '\(name)'")

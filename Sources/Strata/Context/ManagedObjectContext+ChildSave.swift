@@ -16,7 +16,10 @@ extension ManagedObjectContext {
         var save = ChildSave()
         for object in inserts { save.inserts.append(.init(id: object.objectID, values: object.values)) }
         let changed = updates.filter { $0.isUpdated && !$0.deleted }
-        for object in changed { save.updates.append(.init(id: object.objectID, values: object.values, changedSlots: object.changedSlots.ascending)) }
+        for object in changed {
+            save.updates.append(
+                .init(id: object.objectID, values: object.values, changedSlots: object.changedSlots.ascending))
+        }
         for object in deletes { save.deletes.append(object.objectID) }
         let childSave = save
         try parent.performAndWait { try parent.accept(childSave, from: self) }
@@ -28,23 +31,26 @@ extension ManagedObjectContext {
             object.changedSlots.removeAll()
         }
         for object in changed {
-            object.snapshot = RowSnapshot(id: object.objectID.rowID, version: object.snapshot?.version ?? 0, values: object.values)
+            object.snapshot = RowSnapshot(
+                id: object.objectID.rowID, version: object.snapshot?.version ?? 0, values: object.values)
             object.changedSlots.removeAll()
         }
-        let dropped = insertedObjects_.values.filter { $0.deleted }
+        let dropped = insertedList.values.filter { $0.deleted }
         for object in deletes + dropped {
             unregister(object)
             object.deleted = false
             object.inserted = false
             object.managedObjectContext = nil
         }
-        let saved = wantsDidSave
+        let saved =
+            wantsDidSave
             ? ContextDidSave(
-                insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: changed.map(\.objectID), deletedObjectIDs: deletes.map(\.objectID))
+                insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: changed.map(\.objectID),
+                deletedObjectIDs: deletes.map(\.objectID))
             : nil
-        insertedObjects_.removeAll()
-        updatedObjects_.removeAll()
-        deletedObjects_.removeAll()
+        insertedList.removeAll()
+        updatedList.removeAll()
+        deletedList.removeAll()
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
@@ -66,13 +72,16 @@ extension ManagedObjectContext {
                 MergeConflict(
                     sourceObject: object, objectID: object.objectID,
                     changedKeys: object.changedSlots.ascending.map { object.entity.properties[$0].name },
-                    cachedSnapshot: object.namedValues(base), persistedSnapshot: now.map { object.namedValues($0.row.values) },
+                    cachedSnapshot: object.namedValues(base),
+                    persistedSnapshot: now.map { object.namedValues($0.row.values) },
                     objectSnapshot: object.namedValues(object.values), oldVersionNumber: object.snapshot?.version ?? 0,
                     newVersionNumber: now?.row.version ?? 0))
         }
         guard !conflicts.isEmpty else { return }
         try mergePolicy.resolve(mergeConflicts: conflicts)
-        for conflict in conflicts { settle(conflict.sourceObject, against: current[ObjectIdentifier(conflict.sourceObject)]?.row) }
+        for conflict in conflicts {
+            settle(conflict.sourceObject, against: current[ObjectIdentifier(conflict.sourceObject)]?.row)
+        }
     }
 
     /// After a policy resolved a conflict: the object's base becomes the state it conflicted with,
@@ -96,7 +105,11 @@ extension ManagedObjectContext {
         }
         object.snapshot = current
         object.changedSlots = changed
-        if changed.isEmpty, !object.deleted { updatedObjects_.remove(object) } else if !object.inserted { updatedObjects_.insert(object) }
+        if changed.isEmpty, !object.deleted {
+            updatedList.remove(object)
+        } else if !object.inserted {
+            updatedList.insert(object)
+        }
     }
 
     /// Takes a child's save as this context's own unsaved changes. Runs on this context's executor.
@@ -106,11 +119,16 @@ extension ManagedObjectContext {
         var targets: [ManagedObject] = []
         for update in save.updates {
             guard let object = try objectForChild(update.id) else {
-                throw StoreError(.notFound, "\(update.id) no longer exists in the parent context; refresh it in the child and save again", objectIDs: [update.id])
+                throw StoreError(
+                    .notFound,
+                    "\(update.id) no longer exists in the parent context; refresh it in the child and save again",
+                    objectIDs: [update.id])
             }
             try object.fireFaultThrowing()
             guard object.isAccessible else {
-                throw StoreError(.notFound, "\(update.id) was deleted elsewhere; refresh it in the child and save again", objectIDs: [update.id])
+                throw StoreError(
+                    .notFound, "\(update.id) was deleted elsewhere; refresh it in the child and save again",
+                    objectIDs: [update.id])
             }
             targets.append(object)
         }
@@ -121,7 +139,7 @@ extension ManagedObjectContext {
                 gone.append(object)
             }
         }
-        insertedObjects_.reserve(save.inserts.count)
+        insertedList.reserve(save.inserts.count)
         for insert in save.inserts {
             if !orphans.isEmpty, let orphan = orphans.removeValue(forKey: insert.id) { detach(orphan) }
             let entity = insert.id.entity
@@ -138,7 +156,7 @@ extension ManagedObjectContext {
                 }
             }
             if insert.id.isTemporaryID { registered[insert.id] = object } else { register(object, as: insert.id) }
-            insertedObjects_.insert(object)
+            insertedList.insert(object)
             if tracksObjectChanges { noteInserted(object) }
         }
         for (update, object) in zip(save.updates, targets) {
@@ -149,14 +167,15 @@ extension ManagedObjectContext {
         }
         for object in gone where !object.deleted {
             object.deleted = true
-            deletedObjects_.insert(object)
+            deletedList.insert(object)
             noteDeleted(object)
         }
         postObjectsDidChange()
         let siblings = children.contexts.filter { $0 !== child && $0.automaticallyMergesChangesFromParent }
         guard !siblings.isEmpty else { return }
         let saved = ContextDidSave(
-            insertedObjectIDs: save.inserts.map(\.id), updatedObjectIDs: save.updates.map(\.id), deletedObjectIDs: save.deletes)
+            insertedObjectIDs: save.inserts.map(\.id), updatedObjectIDs: save.updates.map(\.id),
+            deletedObjectIDs: save.deletes)
         for sibling in siblings { sibling.receive(saved) }
     }
 
@@ -214,7 +233,9 @@ extension ManagedObjectContext {
                 child.sendPermanentIDsDown(mapping, skipping: skipped)
             } else {
                 child.mergeInbox.post(ids: mapping)
-                if child.concurrencyType == .mainQueue { DispatchQueue.main.async { [weak child] in child?.drainMerges() } }
+                if child.concurrencyType == .mainQueue {
+                    DispatchQueue.main.async { [weak child] in child?.drainMerges() }
+                }
             }
         }
     }

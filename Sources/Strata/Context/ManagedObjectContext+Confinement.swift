@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // Core Data's concurrency debugging (`-com.apple.CoreData.ConcurrencyDebug 1`): every public entry
@@ -28,9 +28,9 @@ enum ConcurrencyDebugging {
     static let isEnabled: Bool = {
         let setting = ProcessInfo.processInfo.environment["STRATA_CONCURRENCY_DEBUG"]
         #if STRATA_CHECKS
-        return setting != "0"
+            return setting != "0"
         #else
-        return setting == "1"
+            return setting == "1"
         #endif
     }()
 }
@@ -77,12 +77,14 @@ extension ManagedObjectContext {
         switch concurrencyType {
         case .mainQueue: place = "a main-queue context must be used on the main thread or inside perform/performAndWait"
         case .privateQueue:
-            place = queuedWork.load(ordering: .acquiring) > 0 && ThreadIdentity.current == creatingThread
+            place =
+                queuedWork.load(ordering: .acquiring) > 0 && ThreadIdentity.current == creatingThread
                 ? "work queued with perform is running on it right now; use performAndWait to join it"
                 : "a private-queue context must be used inside perform/performAndWait, or only from the thread that created it"
         }
         fatalError(
-            "Strata concurrency violation: \(subject)\(call()) on context \(debugName) was called outside the context's executor: \(place). (Checks are on in debug builds and with STRATA_CONCURRENCY_DEBUG=1.)")
+            "Strata concurrency violation: \(subject)\(call()) on context \(debugName) was called outside the context's executor: \(place). (Checks are on in debug builds and with STRATA_CONCURRENCY_DEBUG=1.)"
+        )
     }
 
     /// The context's name for messages: its ``name`` or its address.

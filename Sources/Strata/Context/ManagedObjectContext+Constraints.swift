@@ -9,7 +9,9 @@ extension ManagedObjectContext {
     /// The constraint conflicts among `objects` (inserted and changed, not deleted) and against
     /// each store's saved rows.
     func constraintConflicts(_ objects: [ManagedObject]) throws -> [ConstraintConflict] {
-        var groups: [String: (constraint: [String], values: [StoreValue], objects: [ManagedObject], database: ManagedObjectID?)] = [:]
+        var groups:
+            [String: (constraint: [String], values: [StoreValue], objects: [ManagedObject], database: ManagedObjectID?)] =
+                [:]
         var order: [String] = []
         // Objects come in runs of one entity: its constraints are looked up once per run.
         var last: (entity: EntityDescription, constraints: [[String]])?
@@ -17,7 +19,9 @@ extension ManagedObjectContext {
             if last?.entity !== object.entity { last = (object.entity, constraints(of: object.entity)) }
             // Set just above.
             for constraint in last!.constraints {
-                let values = constraint.map { name in object.entity.index(ofProperty: name).map { object.values[$0] } ?? .null }
+                let values = constraint.map { name in
+                    object.entity.index(ofProperty: name).map { object.values[$0] } ?? .null
+                }
                 if values.contains(where: \.isNull) { continue }
                 let key = "\(constraintOwner(object.entity, constraint))|\(constraint)|\(values)"
                 if groups[key] == nil {
@@ -31,7 +35,9 @@ extension ManagedObjectContext {
         for key in order {
             // Every key in `order` has a group.
             let group = groups[key]!
-            let clashes = group.objects.count > 1 || group.database.map { id in !group.objects.contains { $0.objectID == id } } ?? false
+            let clashes =
+                group.objects.count > 1
+                || group.database.map { id in !group.objects.contains { $0.objectID == id } } ?? false
             guard clashes else { continue }
             let database = group.database.map { registeredObject(for: $0) ?? fault(for: $0) }
             var named: [String: StoreValue] = [:]
@@ -53,12 +59,16 @@ extension ManagedObjectContext {
     func uniquenessFailures(_ conflicts: [ConstraintConflict]) -> [ObjectValidationError.Failure] {
         conflicts.flatMap { conflict in
             // Among unsaved objects only, the first one holds the values and the others clash with it.
-            (conflict.databaseObject == nil ? Array(conflict.conflictingObjects.dropFirst()) : conflict.conflictingObjects).map { object in
-                ObjectValidationError.Failure(
-                    objectID: object.objectID, entity: object.entity.name, property: conflict.constraint.joined(separator: ","),
-                    code: .uniqueConstraint,
-                    message: "unique constraint (\(conflict.constraint.joined(separator: ", "))) violated: \(conflict.constraint.map { conflict.constraintValues[$0]?.displayText ?? "nil" }.joined(separator: ", ")) is already used by \(conflict.databaseObject.map { "\($0.objectID)" } ?? "another unsaved object")")
-            }
+            (conflict.databaseObject == nil
+                ? Array(conflict.conflictingObjects.dropFirst()) : conflict.conflictingObjects).map { object in
+                    ObjectValidationError.Failure(
+                        objectID: object.objectID, entity: object.entity.name,
+                        property: conflict.constraint.joined(separator: ","),
+                        code: .uniqueConstraint,
+                        message:
+                            "unique constraint (\(conflict.constraint.joined(separator: ", "))) violated: \(conflict.constraint.map { conflict.constraintValues[$0]?.displayText ?? "nil" }.joined(separator: ", ")) is already used by \(conflict.databaseObject.map { "\($0.objectID)" } ?? "another unsaved object")"
+                    )
+                }
         }
     }
 
@@ -106,7 +116,7 @@ extension ManagedObjectContext {
         }
         // Out of the unsaved tables before it leaves the inserted list (R1).
         unregister(object)
-        insertedObjects_.remove(object)
+        insertedList.remove(object)
         object.inserted = false
         object.objectID = newID
         register(object, as: newID)
@@ -125,7 +135,7 @@ extension ManagedObjectContext {
         }
         object.snapshot = row
         object.changedSlots = changed
-        if !changed.isEmpty { updatedObjects_.insert(object) }
+        if !changed.isEmpty { updatedList.insert(object) }
         rewriteReferences([oldRow: newID.rowID])
     }
 
@@ -139,7 +149,7 @@ extension ManagedObjectContext {
         } else if let snapshot = object.snapshot {
             object.values = snapshot.values
             object.changedSlots.removeAll()
-            updatedObjects_.remove(object)
+            updatedList.remove(object)
         }
     }
 }

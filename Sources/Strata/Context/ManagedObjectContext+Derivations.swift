@@ -23,12 +23,16 @@ extension ManagedObjectContext {
         let model = coordinator.managedObjectModel
         guard model.hasDerivedAttributes else { return }
         let derivations = try DerivationPlan(model)
-        let changed = insertedObjects_.values.filter { !$0.deleted } + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted }
-        let deleted = deletedObjects_.values
+        let changed =
+            insertedList.values.filter { !$0.deleted }
+            + updatedList.values.filter { $0.isUpdated && !$0.deleted }
+        let deleted = deletedList.values
         var targets: [ObjectIdentifier: ManagedObject] = [:]
         var order: [ManagedObject] = []
         func add(_ object: ManagedObject) {
-            guard object.isIn(self), !object.deleted, object.isAccessible, derivations.has(object.entity) else { return }
+            guard object.isIn(self), !object.deleted, object.isAccessible, derivations.has(object.entity) else {
+                return
+            }
             if targets.updateValue(object, forKey: ObjectIdentifier(object)) == nil { order.append(object) }
         }
         for object in changed { add(object) }

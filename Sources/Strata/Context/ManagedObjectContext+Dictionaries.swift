@@ -38,7 +38,9 @@ extension ManagedObjectContext {
         try request.predicate?.validate(for: entity, in: model)
         let plan = try DictionaryFetchPlan(request, entity: entity, model: model)
         if !plan.grouped {
-            for key in request.sortKeys { try FetchPredicate.keyPath(key.keyPath, equals: .null).validate(for: entity, in: model) }
+            for key in request.sortKeys {
+                try FetchPredicate.keyPath(key.keyPath, equals: .null).validate(for: entity, in: model)
+            }
         }
         let pending = pendingChangesApply(to: request, entity: entity)
         let stores = request.affectedStores ?? coordinator.stores(holding: entity)
@@ -71,12 +73,18 @@ extension ManagedObjectContext {
         }
         if !plan.grouped {
             var readers: [ObjectIdentifier: ResultValueReader] = [:]
-            return (plan, try matchingRows(request, entity: entity, cacheRows: false).map { item in
-                let key = ObjectIdentifier(item.store)
-                let reader = readers[key] ?? ResultValueReader(model: model, lookup: rowLookup(item.store), related: relatedLookup(item.store))
-                readers[key] = reader
-                return try plan.record(of: item.row, in: item.store, reader: reader)
-            })
+            return (
+                plan,
+                try matchingRows(request, entity: entity, cacheRows: false).map { item in
+                    let key = ObjectIdentifier(item.store)
+                    let reader =
+                        readers[key]
+                        ?? ResultValueReader(
+                            model: model, lookup: rowLookup(item.store), related: relatedLookup(item.store))
+                    readers[key] = reader
+                    return try plan.record(of: item.row, in: item.store, reader: reader)
+                }
+            )
         }
         // Grouped over several stores: every store's matching rows, grouped in the core.
         var unordered = request
@@ -96,11 +104,16 @@ extension ManagedObjectContext {
     }
 
     /// The rows of a store's answer that match the request's predicate.
-    private func filtered(_ result: StoreFetchResult, _ request: FetchRequest, _ store: PersistentStore) throws -> [RowSnapshot] {
+    private func filtered(_ result: StoreFetchResult, _ request: FetchRequest, _ store: PersistentStore) throws
+        -> [RowSnapshot]
+    {
         guard !result.appliedPredicate, let predicate = request.predicate else { return result.rows }
         let model = coordinator.managedObjectModel
-        let lookup = rowLookup(store), related = relatedLookup(store)
-        return try result.rows.filter { try predicate.evaluate(with: RowView($0, model: model, lookup: lookup, related: related)) }
+        let lookup = rowLookup(store)
+        let related = relatedLookup(store)
+        return try result.rows.filter {
+            try predicate.evaluate(with: RowView($0, model: model, lookup: lookup, related: related))
+        }
     }
 
     /// Whether a dictionary request groups its results (then counts count groups).
@@ -173,7 +186,10 @@ struct ResultValueReader {
 
     init(model: ManagedObjectModel) { self.model = model }
 
-    init(model: ManagedObjectModel, lookup: @escaping (RowID) throws -> RowSnapshot?, related: @escaping (RowID, Int) throws -> [RowID]) {
+    init(
+        model: ManagedObjectModel, lookup: @escaping (RowID) throws -> RowSnapshot?,
+        related: @escaping (RowID, Int) throws -> [RowID]
+    ) {
         self.model = model
         self.lookup = lookup
         self.related = related
@@ -192,7 +208,8 @@ struct ResultValueReader {
                 case .references(let ids): return .objects(ids.map { objectID($0, store) })
                 case .unfetched: return .objects(try related(row.id, slot).map { objectID($0, store) })
                 case .null where entity.properties[slot].relationship != nil:
-                    return entity.properties[slot].relationship!.isToMany ? .objects([]) : .object(nil)  // checked non-nil
+                    // checked non-nil
+                    return entity.properties[slot].relationship!.isToMany ? .objects([]) : .object(nil)
                 case let value: return .value(value)
                 }
             }
@@ -230,11 +247,14 @@ struct ResultValueReader {
     }
 
     /// A composite attribute's elements at `path`, each leaf read by `read` at its key path.
-    func composite(_ attribute: AttributeDescription, at path: String, read: (String) throws -> ResultValue) throws -> ResultValue {
+    func composite(_ attribute: AttributeDescription, at path: String, read: (String) throws -> ResultValue) throws
+        -> ResultValue
+    {
         var elements: [String: ResultValue] = [:]
         for element in attribute.elements {
             let elementPath = path + "." + element.name
-            elements[element.name] = element.isComposite ? try composite(element, at: elementPath, read: read) : try read(elementPath)
+            elements[element.name] =
+                element.isComposite ? try composite(element, at: elementPath, read: read) : try read(elementPath)
         }
         return .composite(elements)
     }

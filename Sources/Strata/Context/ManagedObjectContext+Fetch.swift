@@ -59,7 +59,9 @@ extension ManagedObjectContext {
         let entity = try entity(named: request.entityName)
         let model = coordinator.managedObjectModel
         try request.predicate?.validate(for: entity, in: model)
-        for key in request.sortKeys { try FetchPredicate.keyPath(key.keyPath, equals: .null).validate(for: entity, in: model) }
+        for key in request.sortKeys {
+            try FetchPredicate.keyPath(key.keyPath, equals: .null).validate(for: entity, in: model)
+        }
         let stores = request.affectedStores ?? coordinator.stores(holding: entity)
         let matchesEntity: (ManagedObject) -> Bool = {
             request.includesSubentities ? $0.entity.isKind(of: entity) : $0.entity === entity
@@ -67,9 +69,11 @@ extension ManagedObjectContext {
         // A child sees its ancestors' unsaved changes as its own pending ones.
         var inherited: (changed: [ManagedObject], deleted: Set<ManagedObjectID>) = ([], [])
         if parent != nil, request.includesPendingChanges {
-            inherited = try ancestorChanges(for: request.includesSubentities ? entity.hierarchyNumbers : [entity.entityNumber])
+            inherited = try ancestorChanges(
+                for: request.includesSubentities ? entity.hierarchyNumbers : [entity.entityNumber])
         }
-        let pending = request.includesPendingChanges
+        let pending =
+            request.includesPendingChanges
             && (hasPendingChanges(matching: matchesEntity) || !inherited.changed.isEmpty || !inherited.deleted.isEmpty)
         let limit = request.fetchLimit > 0 ? request.fetchLimit : nil
         let pushPage = stores.count == 1 && !pending
@@ -82,7 +86,8 @@ extension ManagedObjectContext {
         if pushPage, let store = stores.first {
             // Batched fetches, and fetches without property values, ask for IDs and make faults;
             // refreshing registered objects needs the rows.
-            let batched = kind == .rows && (request.fetchBatchSize > 0 || !request.includesPropertyValues)
+            let batched =
+                kind == .rows && (request.fetchBatchSize > 0 || !request.includesPropertyValues)
                 && !request.shouldRefreshRefetchedObjects
             var fetch = storeFetch(request, entity, kind: batched ? .ids : kind)
             fetch.limit = limit
@@ -95,7 +100,8 @@ extension ManagedObjectContext {
                     try coordinator.fetch(fetch, in: store) { part, _ in
                         if part.appliedPage {
                             // The first part makes room in the tables; later ones grow them by doubling.
-                            materialize(&part.rows, store, request, into: &state, reserving: state.objects.isEmpty, read: read)
+                            materialize(
+                                &part.rows, store, request, into: &state, reserving: state.objects.isEmpty, read: read)
                         } else if unpaged == nil {
                             unpaged = part
                         } else {
@@ -119,11 +125,15 @@ extension ManagedObjectContext {
                     if kind == .count, let count = result.count { return Outcome(count: count) }
                     if batched, let ids = result.ids {
                         let objects = faults(
-                            for: ids, in: store, size: request.fetchBatchSize, prefetching: request.relationshipKeyPathsForPrefetching)
+                            for: ids, in: store, size: request.fetchBatchSize,
+                            prefetching: request.relationshipKeyPathsForPrefetching)
                         return Outcome(objects: objects, count: ids.count)
                     }
                     if kind == .ids, let ids = result.ids {
-                        let objects = ids.map { fault(for: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store)) }  // the coordinator checked the IDs
+                        let objects = ids.map {
+                            fault(
+                                for: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store))
+                        }  // the coordinator checked the IDs
                         return Outcome(objects: objects, count: objects.count)
                     }
                 }
@@ -137,7 +147,8 @@ extension ManagedObjectContext {
             var result = try firstResult.take() ?? coordinator.fetch(fetch, in: store, cacheRows: false)
             if !result.appliedPredicate, let predicate = request.predicate {
                 result.rows = try result.rows.filter { row in
-                    try predicate.evaluate(with: RowView(row, model: model, lookup: rowLookup(store), related: relatedLookup(store)))
+                    try predicate.evaluate(
+                        with: RowView(row, model: model, lookup: rowLookup(store), related: relatedLookup(store)))
                 }
             }
             candidates += try materialize(&result.rows, store, request, read: read)
@@ -145,15 +156,19 @@ extension ManagedObjectContext {
         if pending {
             candidates = candidates.filter { !$0.deleted && !inherited.deleted.contains($0.objectID) }
             var present = Set(candidates.map(ObjectIdentifier.init))
-            let changed = updatedObjects_.values.filter { $0.isUpdated && !$0.deleted && matchesEntity($0) }
-                + inherited.changed.filter { !$0.deleted && $0.isAccessible && matchesEntity($0) && !inherited.deleted.contains($0.objectID) }
+            let changed =
+                updatedList.values.filter { $0.isUpdated && !$0.deleted && matchesEntity($0) }
+                + inherited.changed.filter {
+                    !$0.deleted && $0.isAccessible && matchesEntity($0) && !inherited.deleted.contains($0.objectID)
+                }
             if let predicate = request.predicate {
                 let stale = try Set(changed.filter { try !predicate.evaluate(with: $0) }.map(ObjectIdentifier.init))
                 candidates.removeAll { stale.contains(ObjectIdentifier($0)) }
                 present.subtract(stale)
             }
-            let extra = Array(insertedObjects_.values) + changed
-            for object in extra where !object.deleted && matchesEntity(object) && !present.contains(ObjectIdentifier(object)) {
+            let extra = Array(insertedList.values) + changed
+            for object in extra
+            where !object.deleted && matchesEntity(object) && !present.contains(ObjectIdentifier(object)) {
                 if let predicate = request.predicate, try !predicate.evaluate(with: object) { continue }
                 candidates.append(object)
                 present.insert(ObjectIdentifier(object))
@@ -183,7 +198,9 @@ extension ManagedObjectContext {
         }
     }
 
-    private func storeFetch(_ request: FetchRequest, _ entity: EntityDescription, kind: StoreFetch.ResultKind) -> StoreFetch {
+    private func storeFetch(_ request: FetchRequest, _ entity: EntityDescription, kind: StoreFetch.ResultKind)
+        -> StoreFetch
+    {
         var fetch = StoreFetch(entity: entity)
         fetch.includesSubentities = request.includesSubentities
         fetch.predicate = request.predicate
@@ -193,8 +210,8 @@ extension ManagedObjectContext {
     }
 
     func hasPendingChanges(matching matches: (ManagedObject) -> Bool) -> Bool {
-        insertedObjects_.values.contains(where: matches) || deletedObjects_.values.contains(where: matches)
-            || updatedObjects_.values.contains { $0.isUpdated && matches($0) }
+        insertedList.values.contains(where: matches) || deletedList.values.contains(where: matches)
+            || updatedList.values.contains { $0.isUpdated && matches($0) }
     }
 
     private func sortObjects(_ objects: [ManagedObject], by keys: [SortKey]) throws -> [ManagedObject] {
@@ -224,7 +241,8 @@ extension ManagedObjectContext {
         { [coordinator] id, slot in
             // The slot belongs to the row's entity, which is in this model.
             let entity = coordinator.managedObjectModel.entity(number: id.entity)!
-            return try coordinator.relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: [id]), in: store)[id] ?? []
+            return try coordinator.relatedRows(
+                RelatedRowsRequest(entity: entity, slot: slot, sources: [id]), in: store)[id] ?? []
         }
     }
 }

@@ -46,7 +46,8 @@ extension ManagedObjectContext {
             for index in start..<end {
                 let known = registered.count
                 let object = register(
-                    rows[index], in: store, asFault: asFault, pinLater: true, refreshing: refreshing, awakening: &state.awakening)
+                    rows[index], in: store, asFault: asFault, pinLater: true, refreshing: refreshing,
+                    awakening: &state.awakening)
                 state.objects.append(object)
                 let isNew = registered.count > known
                 if !isNew && object.pinnedKey == nil {
@@ -100,19 +101,24 @@ extension ManagedObjectContext {
                 for object in level where !object.values.isEmpty || object.hasSnapshot {
                     try object.fireFaultThrowing()
                     guard object.isAccessible else { continue }
-                    guard let slot = object.entity.index(ofProperty: key), object.entity.properties[slot].relationship != nil else { continue }
+                    guard let slot = object.entity.index(ofProperty: key),
+                        object.entity.properties[slot].relationship != nil
+                    else { continue }
                     bySlot[slot, default: []].append(object)
                 }
                 for (slot, owners) in bySlot {
                     var unfetched = owners.filter {
-                        guard $0.objectID.persistentStore != nil, case .unfetched = $0.values[slot] else { return false }
+                        guard $0.objectID.persistentStore != nil, case .unfetched = $0.values[slot] else {
+                            return false
+                        }
                         return true
                     }
                     // One call per store the owners live in.
                     while let first = unfetched.first, let store = first.objectID.persistentStore {
                         let here = unfetched.filter { $0.objectID.persistentStore === store }
                         unfetched.removeAll { $0.objectID.persistentStore === store }
-                        let request = RelatedRowsRequest(entity: first.entity, slot: slot, sources: here.map(\.objectID.rowID))
+                        let request = RelatedRowsRequest(
+                            entity: first.entity, slot: slot, sources: here.map(\.objectID.rowID))
                         let members = try coordinator.relatedRows(request, in: store)
                         for owner in here {
                             owner.values[slot] = .references(members[owner.objectID.rowID] ?? [])

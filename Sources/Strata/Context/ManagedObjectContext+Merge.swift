@@ -118,7 +118,9 @@ extension ManagedObjectContext {
                 adoptPermanentIDs(mapping)
                 for child in children.contexts {
                     child.mergeInbox.post(ids: mapping)
-                    if child.concurrencyType == .mainQueue { DispatchQueue.main.async { [weak child] in child?.drainMerges() } }
+                    if child.concurrencyType == .mainQueue {
+                        DispatchQueue.main.async { [weak child] in child?.drainMerges() }
+                    }
                 }
             case .save(let saved):
                 do {
@@ -197,7 +199,8 @@ extension ManagedObjectContext {
     /// parent's unsaved object.
     private func mergedInsert(_ id: ManagedObjectID) -> ManagedObject? {
         if id.isTemporaryID {
-            return parent != nil ? (try? borrowedObject(for: id)) ?? nil : nil  // safe: a missing parent object is simply not merged
+            // safe: a missing parent object is simply not merged
+            return parent != nil ? (try? borrowedObject(for: id)) ?? nil : nil
         }
         guard let store = id.persistentStore, store.coordinatorAttached else { return nil }
         return fault(for: id)
@@ -222,7 +225,11 @@ extension ManagedObjectContext {
             let changedHere = object.changedSlots.contains(slot)
             let storedValue = row.values[slot]
             let changedThere: Bool
-            if case .unfetched = storedValue { changedThere = false } else { changedThere = cached.map { $0[slot] != storedValue } ?? true }
+            if case .unfetched = storedValue {
+                changedThere = false
+            } else {
+                changedThere = cached.map { $0[slot] != storedValue } ?? true
+            }
             let storeWins: Bool
             switch mergePolicy.kind {
             case .mergeByPropertyStoreTrump: storeWins = changedThere || !changedHere
@@ -237,13 +244,13 @@ extension ManagedObjectContext {
         }
         object.snapshot = row
         object.changedSlots = kept
-        if kept.isEmpty { updatedObjects_.remove(object) }
+        if kept.isEmpty { updatedList.remove(object) }
     }
 
     /// An object a merged save deleted: inaccessible, out of the change lists, its pin released.
     func dropDeleted(_ object: ManagedObject) {
-        updatedObjects_.remove(object)
-        deletedObjects_.remove(object)
+        updatedList.remove(object)
+        deletedList.remove(object)
         deleteRulesApplied.remove(ObjectIdentifier(object))
         faultBatches[ObjectIdentifier(object)] = nil
         if let key = object.pinnedKey { coordinator.rowCache.unpin([key]) }

@@ -52,7 +52,9 @@ extension ManagedObjectContext {
         if let parent {
             let ids = objects.map(\.objectID)
             let states = try parent.performAndWait { try parent.statesForChild(ids) }
-            for object in objects { if let row = states[object.objectID] { result[ObjectIdentifier(object)] = SourceState(row: row) } }
+            for object in objects {
+                if let row = states[object.objectID] { result[ObjectIdentifier(object)] = SourceState(row: row) }
+            }
             return result
         }
         var pending = objects.filter { $0.objectID.persistentStore != nil && !$0.objectID.isTemporaryID }
@@ -60,7 +62,9 @@ extension ManagedObjectContext {
             let here = pending.filter { $0.objectID.persistentStore === store }
             pending.removeAll { $0.objectID.persistentStore === store }
             let rows = try coordinator.rows(for: here.map(\.objectID.rowID), in: store)
-            for object in here { if let row = rows[object.objectID.rowID] { result[ObjectIdentifier(object)] = SourceState(row: row) } }
+            for object in here {
+                if let row = rows[object.objectID.rowID] { result[ObjectIdentifier(object)] = SourceState(row: row) }
+            }
         }
         return result
     }
@@ -115,7 +119,9 @@ extension ManagedObjectContext {
     /// for a child's fetch. Runs on this context's executor.
     func changesForChild(_ entities: Set<Int32>) throws -> AncestorChanges {
         drainMerges()
-        var changes = try parent.map { parent in try parent.performAndWait { try parent.changesForChild(entities) } } ?? AncestorChanges()
+        var changes =
+            try parent.map { parent in try parent.performAndWait { try parent.changesForChild(entities) } }
+            ?? AncestorChanges()
         var mine: [ManagedObjectID: Int] = [:]
         func note(_ object: ManagedObject, inserted: Bool) {
             let id = object.objectID
@@ -128,13 +134,14 @@ extension ManagedObjectContext {
                 changes.changed.append((id, row, inserted))
             }
         }
-        for object in insertedObjects_.values where !object.deleted && entities.contains(object.entity.entityNumber) {
+        for object in insertedList.values where !object.deleted && entities.contains(object.entity.entityNumber) {
             note(object, inserted: true)
         }
-        for object in updatedObjects_.values where object.isUpdated && !object.deleted && entities.contains(object.entity.entityNumber) {
+        for object in updatedList.values
+        where object.isUpdated && !object.deleted && entities.contains(object.entity.entityNumber) {
             note(object, inserted: false)
         }
-        for object in deletedObjects_.values where entities.contains(object.entity.entityNumber) {
+        for object in deletedList.values where entities.contains(object.entity.entityNumber) {
             changes.deleted.insert(object.objectID)
             changes.changed.removeAll { $0.id == object.objectID }
         }

@@ -64,7 +64,11 @@ extension ManagedObjectContext {
             let states = try currentValues(for: objects)
             for target in objects {
                 faultBatches[ObjectIdentifier(target)] = nil
-                if let state = states[ObjectIdentifier(target)] { target.fulfill(from: state.row) } else { markInaccessible(target) }
+                if let state = states[ObjectIdentifier(target)] {
+                    target.fulfill(from: state.row)
+                } else {
+                    markInaccessible(target)
+                }
             }
             return
         }
@@ -138,7 +142,9 @@ extension ManagedObjectContext {
     // MARK: One-side primitives (on prepared objects; objects whose row is gone are skipped)
 
     private func primitiveAdd(_ object: ManagedObject, _ slot: Int, _ row: RowID) {
-        guard object.isAccessible, !object.values.isEmpty, case .references(var ids) = object.values[slot] else { return }
+        guard object.isAccessible, !object.values.isEmpty, case .references(var ids) = object.values[slot] else {
+            return
+        }
         guard !ids.contains(row) else { return }
         ids.append(row)
         object.values[slot] = .references(ids)
@@ -182,15 +188,18 @@ extension ManagedObjectContext {
         // Only relationship slots reach here.
         let relationship = object.entity.properties[slot].relationship!
         if !relationship.isToMany, case .reference(let old) = object.values[slot], old != target.objectID.rowID,
-            let previous = self.object(for: old, relatedTo: object), let slotOfPrevious = inverseSlot(of: object, slot, target: previous)
+            let previous = self.object(for: old, relatedTo: object),
+            let slotOfPrevious = inverseSlot(of: object, slot, target: previous)
         {
             try prepareOther(previous, slotOfPrevious)
         }
         guard let inverse = inverseSlot(of: object, slot, target: target) else { return }
         try prepareOther(target, inverse)
-        if target.isAccessible, !target.values.isEmpty, !(target.entity.properties[inverse].relationship?.isToMany ?? true),
+        if target.isAccessible, !target.values.isEmpty,
+            !(target.entity.properties[inverse].relationship?.isToMany ?? true),
             case .reference(let oldOwner) = target.values[inverse], oldOwner != object.objectID.rowID,
-            let previous = self.object(for: oldOwner, relatedTo: target), let previousSlot = previous.entity.index(ofProperty: relationship.name)
+            let previous = self.object(for: oldOwner, relatedTo: target),
+            let previousSlot = previous.entity.index(ofProperty: relationship.name)
         {
             try prepareOther(previous, previousSlot)
         }
@@ -258,7 +267,9 @@ extension ManagedObjectContext {
         try prepare(object, slot)
         if let target {
             try link(object, slot: slot, to: target)
-        } else if case .reference(let old) = object.values[slot], let previous = self.object(for: old, relatedTo: object) {
+        } else if case .reference(let old) = object.values[slot],
+            let previous = self.object(for: old, relatedTo: object)
+        {
             try unlink(object, slot: slot, from: previous)
         }
     }

@@ -6,7 +6,7 @@ extension ManagedObjectContext {
     /// (``accessFailure``).
     public func rollback() {
         checkConfinement("rollback()")
-        for object in insertedObjects_.values {
+        for object in insertedList.values {
             fetchedPropertyResults[ObjectIdentifier(object)] = nil
             unregister(object)
             object.inserted = false
@@ -14,7 +14,7 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
             noteInvalidated(object)
         }
-        for object in Array(updatedObjects_.values) + Array(deletedObjects_.values) where object.isIn(self) {
+        for object in Array(updatedList.values) + Array(deletedList.values) where object.isIn(self) {
             object.deleted = false
             object.changedSlots.removeAll()
             if let snapshot = object.snapshot {
@@ -22,11 +22,11 @@ extension ManagedObjectContext {
             }
             noteRefreshed(object)
         }
-        // Objects touched through inverse maintenance are in updatedObjects_, so every changed
+        // Objects touched through inverse maintenance are in updatedList, so every changed
         // object is reverted above.
-        insertedObjects_.removeAll()
-        updatedObjects_.removeAll()
-        deletedObjects_.removeAll()
+        insertedList.removeAll()
+        updatedList.removeAll()
+        deletedList.removeAll()
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
@@ -47,9 +47,9 @@ extension ManagedObjectContext {
         registered.removeAll()
         countAfterSweep = 0
         noteInvalidatedAll()
-        insertedObjects_.removeAll()
-        updatedObjects_.removeAll()
-        deletedObjects_.removeAll()
+        insertedList.removeAll()
+        updatedList.removeAll()
+        deletedList.removeAll()
         deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
@@ -99,7 +99,7 @@ extension ManagedObjectContext {
         }
         guard let fresh else {
             // Deleted elsewhere: nothing of it is left to merge with.
-            updatedObjects_.remove(object)
+            updatedList.remove(object)
             object.changedSlots.removeAll()
             faultBatches[ObjectIdentifier(object)] = nil
             markInaccessible(object)
@@ -120,7 +120,7 @@ extension ManagedObjectContext {
 
     private func turnIntoFault(_ object: ManagedObject, snapshot: RowSnapshot?) {
         object.changedSlots.removeAll()
-        updatedObjects_.remove(object)
+        updatedList.remove(object)
         object.snapshot = snapshot
         object.values = []
         object.faulted = true

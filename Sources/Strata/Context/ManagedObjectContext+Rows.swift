@@ -19,7 +19,9 @@ extension ManagedObjectContext {
         let entity = try entity(named: request.entityName)
         let model = coordinator.managedObjectModel
         try request.predicate?.validate(for: entity, in: model)
-        for key in request.sortKeys { try FetchPredicate.keyPath(key.keyPath, equals: .null).validate(for: entity, in: model) }
+        for key in request.sortKeys {
+            try FetchPredicate.keyPath(key.keyPath, equals: .null).validate(for: entity, in: model)
+        }
         guard !pendingChangesApply(to: request, entity: entity) else { return nil }
         return try matchingRows(request, entity: entity)
     }
@@ -28,7 +30,9 @@ extension ManagedObjectContext {
     /// and paged as a fetch of objects would be.
     ///
     /// - Parameter cacheRows: Whether the rows go into the row cache (for objects made from them later).
-    func matchingRows(_ request: FetchRequest, entity: EntityDescription, cacheRows: Bool = true) throws -> [(row: RowSnapshot, store: PersistentStore)] {
+    func matchingRows(_ request: FetchRequest, entity: EntityDescription, cacheRows: Bool = true) throws -> [(
+        row: RowSnapshot, store: PersistentStore
+    )] {
         let model = coordinator.managedObjectModel
         let stores = request.affectedStores ?? coordinator.stores(holding: entity)
         var views: [(view: RowView, store: PersistentStore, order: Int)] = []
@@ -43,10 +47,13 @@ extension ManagedObjectContext {
                 fetch.offset = request.fetchOffset
             }
             let result = try coordinator.fetch(fetch, in: store, cacheRows: cacheRows)
-            let lookup = rowLookup(store), related = relatedLookup(store)
+            let lookup = rowLookup(store)
+            let related = relatedLookup(store)
             var rows = result.rows
             if !result.appliedPredicate, let predicate = request.predicate {
-                rows = try rows.filter { try predicate.evaluate(with: RowView($0, model: model, lookup: lookup, related: related)) }
+                rows = try rows.filter {
+                    try predicate.evaluate(with: RowView($0, model: model, lookup: lookup, related: related))
+                }
             }
             if pushesPage && result.appliedPage { return rows.map { ($0, store) } }
             views += rows.map { (RowView($0, model: model, lookup: lookup, related: related), store, order) }
@@ -58,7 +65,8 @@ extension ManagedObjectContext {
                 switch try SortKey.compare(a.view, b.view, by: request.sortKeys) {
                 case .orderedAscending: return true
                 case .orderedDescending: return false
-                case .orderedSame: return a.view.row.id != b.view.row.id ? a.view.row.id < b.view.row.id : a.order < b.order
+                case .orderedSame:
+                    return a.view.row.id != b.view.row.id ? a.view.row.id < b.view.row.id : a.order < b.order
                 }
             } catch {
                 failure = error
@@ -66,15 +74,21 @@ extension ManagedObjectContext {
             }
         }
         if let failure { throw failure }
-        return views.dropFirst(request.fetchOffset).prefix(request.fetchLimit > 0 ? request.fetchLimit : Int.max).map { ($0.view.row, $0.store) }
+        return views.dropFirst(request.fetchOffset).prefix(request.fetchLimit > 0 ? request.fetchLimit : Int.max).map {
+            ($0.view.row, $0.store)
+        }
     }
 
     /// Objects for rows of any stores, as faults that fire together in chunks of `size`,
     /// prefetching `prefetching` for each chunk as it loads.
-    func faults(for rows: [(id: RowID, store: PersistentStore)], size: Int, prefetching: [String] = []) -> [ManagedObject] {
+    func faults(for rows: [(id: RowID, store: PersistentStore)], size: Int, prefetching: [String] = [])
+        -> [ManagedObject]
+    {
         let model = coordinator.managedObjectModel
         // Rows come from stores of this model.
-        let objectIDs = rows.map { ManagedObjectID(entity: model.entity(number: $0.id.entity)!, rowID: $0.id, store: $0.store) }
+        let objectIDs = rows.map {
+            ManagedObjectID(entity: model.entity(number: $0.id.entity)!, rowID: $0.id, store: $0.store)
+        }
         let batch = FaultBatch(ids: objectIDs, size: size, prefetching: prefetching)
         return objectIDs.map { id in
             let object = fault(for: id)

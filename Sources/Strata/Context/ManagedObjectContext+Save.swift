@@ -32,7 +32,9 @@ extension ManagedObjectContext {
             do {
                 try saveOnce()
                 return
-            } catch let error as StoreError where error.code == .conflict && error.mergeConflicts.isEmpty && parent == nil {
+            } catch let error as StoreError
+                where error.code == .conflict && error.mergeConflicts.isEmpty && parent == nil
+            {
                 rounds += 1
                 try resolveStoreConflicts(error, giveUp: rounds > 4)
             }
@@ -49,7 +51,7 @@ extension ManagedObjectContext {
         // Only subclasses can override the hooks (ManagedObject's own do nothing). The lists are
         // taken as they are now, since hooks may change them (a copy of each list, not of its objects).
         if registered.hasSubclassObjects {
-            let (inserted, updated, deleted) = (insertedObjects_.values, updatedObjects_.values, deletedObjects_.values)
+            let (inserted, updated, deleted) = (insertedList.values, updatedList.values, deletedList.values)
             for object in inserted { object.willSave() }
             for object in updated where object.isUpdated { object.willSave() }
             for object in deleted { object.willSave() }
@@ -61,17 +63,17 @@ extension ManagedObjectContext {
         try validateChanges()
 
         // Usually every listed insert is saved as it is: then the list itself serves.
-        let listed = insertedObjects_.values
+        let listed = insertedList.values
         let isSaved = { (object: ManagedObject) in object.inserted && !object.deleted && object.isIn(self) }
         let inserts = listed.allSatisfy(isSaved) ? listed : listed.filter(isSaved)
         if parent != nil {
-            let updates = updatedObjects_.values.filter { $0.isUpdated || $0.deleted }
-            let deletes = deletedObjects_.values.filter { !$0.inserted }
+            let updates = updatedList.values.filter { $0.isUpdated || $0.deleted }
+            let deletes = deletedList.values.filter { !$0.inserted }
             try saveIntoParent(inserts: inserts, updates: updates, deletes: deletes)
             return
         }
         if registered.hasObjectsWithRelationships || !crossStoreLinks.isEmpty {
-            try checkCrossStore(inserts + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
+            try checkCrossStore(inserts + updatedList.values.filter { $0.isUpdated && !$0.deleted })
         }
         // Inserted rows are collected while their objects get keys (one pass over them instead of
         // two), unless references must be rewritten to the new keys first. Inserts that already
@@ -87,15 +89,18 @@ extension ManagedObjectContext {
             (storeOrder.firstIndex { $0 === a.store } ?? 0) < (storeOrder.firstIndex { $0 === b.store } ?? 0)
         }
         // Drivers write rows in key order fastest (B-tree locality), so updates and deletes go sorted.
-        let updates = updatedObjects_.values.filter { $0.isUpdated }.sorted { $0.objectID.rowID < $1.objectID.rowID }
-        let deletes = deletedObjects_.values.filter { !$0.inserted }.sorted { $0.objectID.rowID < $1.objectID.rowID }
-        batches = try makeBatches(inserts: collects ? keyed : inserts, updates: updates, deletes: deletes, startingWith: batches)
+        let updates = updatedList.values.filter { $0.isUpdated }.sorted { $0.objectID.rowID < $1.objectID.rowID }
+        let deletes = deletedList.values.filter { !$0.inserted }.sorted { $0.objectID.rowID < $1.objectID.rowID }
+        batches = try makeBatches(
+            inserts: collects ? keyed : inserts, updates: updates, deletes: deletes, startingWith: batches)
         let outcome = try coordinator.commit(batches.map { ($0.store, $0.batch) }, pinInserts: true)
         finishSave(inserts: inserts, updates: updates, deletes: deletes, outcome: outcome)
         if let unsynced = outcome.notDurable, outcome.partialFailure == nil { throw unsynced }
         if let failure = outcome.partialFailure {
             // A conflict in a later store is resolved like one in the first: the rest is retried.
-            if let conflict = failure.underlying as? StoreError, conflict.code == .conflict, mergePolicy.kind != .error || type(of: mergePolicy) != MergePolicy.self {
+            if let conflict = failure.underlying as? StoreError, conflict.code == .conflict,
+                mergePolicy.kind != .error || type(of: mergePolicy) != MergePolicy.self
+            {
                 throw conflict
             }
             throw failure
@@ -106,7 +111,8 @@ extension ManagedObjectContext {
     /// object whose row's version moved or whose row is gone), has the merge policy resolve them,
     /// and makes the objects ready to be saved against the rows as they are now.
     private func resolveStoreConflicts(_ error: StoreError, giveUp: Bool) throws {
-        let candidates = (updatedObjects_.values.filter { $0.isUpdated } + deletedObjects_.values.filter { !$0.inserted })
+        let candidates =
+            (updatedList.values.filter { $0.isUpdated } + deletedList.values.filter { !$0.inserted })
             .filter { $0.isAccessible && $0.objectID.persistentStore != nil && !$0.objectID.isTemporaryID }
         var current: [ObjectIdentifier: RowSnapshot] = [:]
         var pending = candidates
@@ -125,7 +131,8 @@ extension ManagedObjectContext {
                 MergeConflict(
                     sourceObject: object, objectID: object.objectID,
                     changedKeys: object.changedSlots.ascending.map { object.entity.properties[$0].name },
-                    cachedSnapshot: object.namedValues(base), persistedSnapshot: now.map { object.namedValues($0.values) },
+                    cachedSnapshot: object.namedValues(base),
+                    persistedSnapshot: now.map { object.namedValues($0.values) },
                     objectSnapshot: object.namedValues(object.values), oldVersionNumber: object.snapshot?.version ?? 0,
                     newVersionNumber: now?.version ?? 0))
         }
@@ -144,16 +151,16 @@ extension ManagedObjectContext {
             if object.deleted {
                 guard let now else {
                     // Deleted here and gone there: nothing left to do for it.
-                    deletedObjects_.remove(object)
+                    deletedList.remove(object)
                     markInaccessible(object)
                     continue
                 }
                 if mergePolicy.kind == .rollback {
                     object.deleted = false
-                    deletedObjects_.remove(object)
+                    deletedList.remove(object)
                     object.values = now.values
                     object.changedSlots.removeAll()
-                    updatedObjects_.remove(object)
+                    updatedList.remove(object)
                 }
                 object.snapshot = now
                 continue
@@ -185,7 +192,7 @@ extension ManagedObjectContext {
     /// and the object stays unprocessed (rules already run for it are idempotent: a cascaded
     /// object is deleted once, a nullified inverse removed once).
     func applyDeleteRules() throws {
-        var queue = deletedObjects_.values.filter { !deleteRulesApplied.contains(ObjectIdentifier($0)) }
+        var queue = deletedList.values.filter { !deleteRulesApplied.contains(ObjectIdentifier($0)) }
         while let object = queue.popLast() {
             guard !deleteRulesApplied.contains(ObjectIdentifier(object)) else { continue }
             // A deleted object whose row is gone elsewhere has nothing left to relate.
@@ -302,7 +309,8 @@ extension ManagedObjectContext {
             // two objects share one.
             guard keys.count >= group.count else {
                 failure = StoreError(
-                    .corrupt, "store \(group.store.displayName) handed out \(keys.count) keys for \(group.count) new \(group.root.name) objects; its key counter is damaged",
+                    .corrupt,
+                    "store \(group.store.displayName) handed out \(keys.count) keys for \(group.count) new \(group.root.name) objects; its key counter is damaged",
                     store: group.store.displayName)
                 break assigning
             }
@@ -322,7 +330,8 @@ extension ManagedObjectContext {
                     let old = object.objectID.rowID
                     guard old.isTemporary else { continue }  // listed twice: it has its key already
                     let entity = object.entity
-                    let new = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: key), store: group.store)
+                    let new = ManagedObjectID(
+                        entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: key), store: group.store)
                     converted.append(old.primaryKey)
                     register(object, as: new)
                     object.objectID = new
@@ -406,31 +415,40 @@ extension ManagedObjectContext {
         func add(_ object: ManagedObject, _ body: (inout ChangeBatch) -> Void) throws {
             let store = try targetStore(for: object)
             if last < 0 || batches[last].store !== store {
-                last = batches.firstIndex { $0.store === store } ?? {
-                    batches.append((store, ChangeBatch()))
-                    return batches.count - 1
-                }()
+                last =
+                    batches.firstIndex { $0.store === store }
+                    ?? {
+                        batches.append((store, ChangeBatch()))
+                        return batches.count - 1
+                    }()
             }
             body(&batches[last].batch)
         }
         for object in inserts {
             // Version 1, the version every inserted row starts at, so the coordinator caches these rows as they are.
-            try add(object) { $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: storedValues(object))) }
+            try add(object) {
+                $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: storedValues(object)))
+            }
         }
         for object in updates {
             let transient = object.entity.transientSlots
-            let slots = transient.isEmpty ? object.changedSlots.ascending : object.changedSlots.ascending.filter { !transient.contains($0) }
+            let slots =
+                transient.isEmpty
+                ? object.changedSlots.ascending : object.changedSlots.ascending.filter { !transient.contains($0) }
             guard !slots.isEmpty else { continue }
             guard let snapshot = object.snapshot else {
                 // Setters refuse objects without a saved row (a fault that did not load, a row
                 // gone from the store), so this is never reached; never report such a change saved.
                 throw StoreError(
-                    .notFound, "\(object.entity.name) \(object.objectID) has changes but no saved row to apply them to; refresh it and make the changes again",
+                    .notFound,
+                    "\(object.entity.name) \(object.objectID) has changes but no saved row to apply them to; refresh it and make the changes again",
                     store: object.objectID.persistentStore?.displayName, objectIDs: [object.objectID])
             }
             try add(object) {
                 $0.updates.append(
-                    RowUpdate(id: object.objectID.rowID, expectedVersion: snapshot.version, values: storedValues(object), changedSlots: slots))
+                    RowUpdate(
+                        id: object.objectID.rowID, expectedVersion: snapshot.version, values: storedValues(object),
+                        changedSlots: slots))
             }
         }
         for object in deletes {
@@ -438,10 +456,13 @@ extension ManagedObjectContext {
             guard object.isAccessible else { continue }
             guard let snapshot = object.snapshot else {
                 throw StoreError(
-                    .io, "deleted \(object.entity.name) \(object.objectID) was never loaded, so its row version is unknown; save again",
+                    .io,
+                    "deleted \(object.entity.name) \(object.objectID) was never loaded, so its row version is unknown; save again",
                     store: object.objectID.persistentStore?.displayName, objectIDs: [object.objectID])
             }
-            try add(object) { $0.deletes.append(RowDelete(id: object.objectID.rowID, expectedVersion: snapshot.version)) }
+            try add(object) {
+                $0.deletes.append(RowDelete(id: object.objectID.rowID, expectedVersion: snapshot.version))
+            }
         }
         return batches
     }
@@ -453,7 +474,9 @@ extension ManagedObjectContext {
         var pairs = crossStoreLinks.filter { !$0.0.deleted && !$0.2.deleted }.map { ($0.0, $0.1, $0.2) }
         for object in objects {
             for slot in object.entity.relationshipSlots where object.changedSlots.contains(slot) {
-                for target in relatedObjects(object, slot) where !target.deleted { pairs.append((object, slot, target)) }
+                for target in relatedObjects(object, slot) where !target.deleted {
+                    pairs.append((object, slot, target))
+                }
             }
         }
         for (object, slot, target) in pairs {
@@ -490,14 +513,17 @@ extension ManagedObjectContext {
         func done(_ object: ManagedObject) -> Bool {
             whole || (object.objectID.persistentStore.map(outcome.committed) ?? false)
         }
-        let (inserts, updates, deletes) = whole ? (inserts, updates, deletes) : (inserts.filter(done), updates.filter(done), deletes.filter(done))
+        let (inserts, updates, deletes) =
+            whole ? (inserts, updates, deletes) : (inserts.filter(done), updates.filter(done), deletes.filter(done))
         for object in [inserts, updates].joined() {
             guard let store = object.objectID.persistentStore else { continue }
             let version: RowVersion
             if object.inserted {
                 version = 1
             } else {
-                version = results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] ?? (object.snapshot?.version ?? 0) + 1
+                version =
+                    results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] ?? (object.snapshot?.version ?? 0)
+                    + 1
             }
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: version, values: storedValues(object))
             object.changedSlots.removeAll()
@@ -510,7 +536,7 @@ extension ManagedObjectContext {
             }
         }
         // Inserted objects deleted before this save never reached a store: they leave with it.
-        let dropped = whole ? insertedObjects_.values.filter({ $0.deleted }) : []
+        let dropped = whole ? insertedList.values.filter({ $0.deleted }) : []
         var unpinned: [RowCache.Key] = []
         for object in deletes + dropped {
             unregister(object)
@@ -524,23 +550,24 @@ extension ManagedObjectContext {
         coordinator.rowCache.unpin(unpinned)
         // Only observers and merging contexts read the IDs: without them, a large save builds no
         // lists of them.
-        let saved = wantsDidSave
+        let saved =
+            wantsDidSave
             ? ContextDidSave(
                 insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),
                 deletedObjectIDs: deletes.map(\.objectID))
             : nil
         if whole {
-            insertedObjects_.removeAll()
-            updatedObjects_.removeAll()
-            deletedObjects_.removeAll()
+            insertedList.removeAll()
+            updatedList.removeAll()
+            deletedList.removeAll()
             deleteRulesApplied = []
             assignedStores = [:]
             crossStoreLinks = []
         } else {
-            for object in inserts { insertedObjects_.remove(object) }
-            for object in updates { updatedObjects_.remove(object) }
+            for object in inserts { insertedList.remove(object) }
+            for object in updates { updatedList.remove(object) }
             for object in deletes {
-                deletedObjects_.remove(object)
+                deletedList.remove(object)
                 deleteRulesApplied.remove(ObjectIdentifier(object))
             }
         }
@@ -568,10 +595,12 @@ struct InsertRows {
     /// coordinator caches the rows as they are), to the batch of `store`.
     mutating func add(_ object: ManagedObject, values: [StoreValue], to store: PersistentStore) {
         if current < 0 || batches[current].store !== store {
-            current = batches.firstIndex { $0.store === store } ?? {
-                batches.append((store, ChangeBatch()))
-                return batches.count - 1
-            }()
+            current =
+                batches.firstIndex { $0.store === store }
+                ?? {
+                    batches.append((store, ChangeBatch()))
+                    return batches.count - 1
+                }()
         }
         batches[current].batch.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: values))
     }

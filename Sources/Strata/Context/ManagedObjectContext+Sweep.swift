@@ -14,7 +14,9 @@ extension ManagedObjectContext {
     /// Sweeps when the registered objects have doubled since the last sweep.
     @inline(__always) func sweepIfGrown() {
         let count = registered.count
-        if !retainsRegisteredObjects, count >= Self.sweepFloor, count >= 2 * countAfterSweep { sweepUnreferencedObjects() }
+        if !retainsRegisteredObjects, count >= Self.sweepFloor, count >= 2 * countAfterSweep {
+            sweepUnreferencedObjects()
+        }
     }
 
     /// Lets go of every registered object with no unsaved changes that nothing outside the context

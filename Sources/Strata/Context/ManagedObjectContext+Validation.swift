@@ -12,12 +12,16 @@ extension ManagedObjectContext {
         func validate(_ object: ManagedObject) {
             let found = PropertyValidator.failures(of: object, context: self)
             if !found.isEmpty { failures += found }
-            if hooks { runCustom(object, &failures) { object.inserted ? try $0.validateForInsert() : try $0.validateForUpdate() } }
+            if hooks {
+                runCustom(object, &failures) {
+                    object.inserted ? try $0.validateForInsert() : try $0.validateForUpdate()
+                }
+            }
             if collectsLive { live.append(object) }
         }
-        for object in insertedObjects_.values where !object.deleted { validate(object) }
-        for object in updatedObjects_.values where object.isUpdated && !object.deleted { validate(object) }
-        for object in deletedObjects_.values where !object.inserted {
+        for object in insertedList.values where !object.deleted { validate(object) }
+        for object in updatedList.values where object.isUpdated && !object.deleted { validate(object) }
+        for object in deletedList.values where !object.inserted {
             failures += denyFailures(object)
             runCustom(object, &failures) { try $0.validateForDelete() }
         }
@@ -28,20 +32,23 @@ extension ManagedObjectContext {
         }
         let conflicts = try constraintConflicts(live)
         if !failures.isEmpty {
-            throw ObjectValidationError(failures: failures + uniquenessFailures(conflicts), constraintConflicts: conflicts)
+            throw ObjectValidationError(
+                failures: failures + uniquenessFailures(conflicts), constraintConflicts: conflicts)
         }
         guard !conflicts.isEmpty else { return }
         try mergePolicy.resolve(constraintConflicts: conflicts)
         // What the policy left (a changed object clashing with a stored row cannot be merged).
         let remaining = try constraintConflicts(
-            insertedObjects_.values.filter { !$0.deleted } + updatedObjects_.values.filter { $0.isUpdated && !$0.deleted })
+            insertedList.values.filter { !$0.deleted }
+                + updatedList.values.filter { $0.isUpdated && !$0.deleted })
         if !remaining.isEmpty {
             throw ObjectValidationError(failures: uniquenessFailures(remaining), constraintConflicts: remaining)
         }
     }
 
     private func runCustom(
-        _ object: ManagedObject, _ failures: inout [ObjectValidationError.Failure], _ body: (ManagedObject) throws -> Void
+        _ object: ManagedObject, _ failures: inout [ObjectValidationError.Failure],
+        _ body: (ManagedObject) throws -> Void
     ) {
         do {
             try body(object)
@@ -49,7 +56,9 @@ extension ManagedObjectContext {
             failures += error.failures
         } catch {
             failures.append(
-                .init(objectID: object.objectID, entity: object.entity.name, property: nil, code: .custom, message: "\(error)"))
+                .init(
+                    objectID: object.objectID, entity: object.entity.name, property: nil, code: .custom,
+                    message: "\(error)"))
         }
     }
 
@@ -63,7 +72,9 @@ extension ManagedObjectContext {
                     .init(
                         objectID: object.objectID, entity: object.entity.name, property: relationship.name,
                         code: .relationshipDeniedDelete,
-                        message: "cannot delete: relationship '\(relationship.name)' has the deny rule and still holds \(remaining.count) object\(remaining.count == 1 ? "" : "s")"))
+                        message:
+                            "cannot delete: relationship '\(relationship.name)' has the deny rule and still holds \(remaining.count) object\(remaining.count == 1 ? "" : "s")"
+                    ))
             }
         }
         return failures
@@ -89,7 +100,9 @@ extension ManagedObjectContext {
         return owner
     }
 
-    func savedObject(matching constraint: [String], _ values: [StoreValue], like object: ManagedObject) throws -> ManagedObjectID? {
+    func savedObject(matching constraint: [String], _ values: [StoreValue], like object: ManagedObject) throws
+        -> ManagedObjectID?
+    {
         let model = coordinator.managedObjectModel
         let owner = model.entity(named: constraintOwner(object.entity, constraint)) ?? object.entity
         let predicate = FetchPredicate.and(
@@ -104,13 +117,16 @@ extension ManagedObjectContext {
             rows = try rows.filter { try predicate.evaluate(with: RowView($0, model: model, lookup: { _ in nil })) }
         }
         for row in rows {
-            let id = ManagedObjectID(entity: model.entity(number: row.id.entity)!, rowID: row.id, store: store)  // rows come from this model
+            // rows come from this model
+            let id = ManagedObjectID(entity: model.entity(number: row.id.entity)!, rowID: row.id, store: store)
             if id == object.objectID { continue }
             if let registeredObject = registered[id] {
                 // The context's own version of that row wins: deleted or changed away means no clash.
                 if registeredObject.deleted { continue }
                 if !registeredObject.faulted {
-                    let current = constraint.map { registeredObject.entity.index(ofProperty: $0).map { registeredObject.values[$0] } ?? .null }
+                    let current = constraint.map {
+                        registeredObject.entity.index(ofProperty: $0).map { registeredObject.values[$0] } ?? .null
+                    }
                     if current != values { continue }
                 }
             }

@@ -56,9 +56,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // objects, never the table); the runtime checks cost a measurable share of every fetch and save.
     @exclusivity(unchecked) var registered = RegistrationTable()
     /// Inserted objects, in insertion order (keys are allocated in this order).
-    @exclusivity(unchecked) var insertedObjects_ = ObjectList(.inserted)
-    @exclusivity(unchecked) var updatedObjects_ = ObjectList(.updated)
-    @exclusivity(unchecked) var deletedObjects_ = ObjectList(.deleted)
+    @exclusivity(unchecked) var insertedList = ObjectList(.inserted)
+    @exclusivity(unchecked) var updatedList = ObjectList(.updated)
+    @exclusivity(unchecked) var deletedList = ObjectList(.deleted)
     var deleteRulesApplied: Set<ObjectIdentifier> = []
     var assignedStores: [ObjectIdentifier: PersistentStore] = [:]
     /// The store each entity's inserts go to, worked out once per save.
@@ -192,23 +192,23 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var hasChanges: Bool {
         checkConfinement("hasChanges")
         drainMerges()
-        return !insertedObjects_.isEmpty || !deletedObjects_.isEmpty || updatedObjects_.values.contains { $0.isUpdated }
+        return !insertedList.isEmpty || !deletedList.isEmpty || updatedList.values.contains { $0.isUpdated }
     }
 
     /// Objects inserted and not yet saved.
     public var insertedObjects: Set<ManagedObject> {
         checkConfinement("insertedObjects")
-        return Set(insertedObjects_.values.filter { !$0.deleted })
+        return Set(insertedList.values.filter { !$0.deleted })
     }
     /// Objects changed and not yet saved (not inserted, not deleted).
     public var updatedObjects: Set<ManagedObject> {
         checkConfinement("updatedObjects")
-        return Set(updatedObjects_.values.filter { $0.isUpdated })
+        return Set(updatedList.values.filter { $0.isUpdated })
     }
     /// Objects deleted and not yet saved.
     public var deletedObjects: Set<ManagedObject> {
         checkConfinement("deletedObjects")
-        return Set(deletedObjects_.values.filter { !$0.inserted })
+        return Set(deletedList.values.filter { !$0.inserted })
     }
     /// Every object registered in the context.
     public var registeredObjects: Set<ManagedObject> {
@@ -239,7 +239,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             }
         }
         registered[id] = object
-        insertedObjects_.insert(object)
+        insertedList.insert(object)
         noteInserted(object)
         object.awakeFromInsert()
     }
@@ -260,8 +260,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Inserts a new object of a registered subclass: `try context.insert(Person.self)`.
     public func insert<T: ManagedObject>(_ type: T.Type) throws -> T {
-        guard let entity = coordinator.managedObjectModel.entities.first(where: { $0.managedObjectClass == type }) else {
-            throw StoreError(.invalidRequest, "no entity of the model uses class \(type); register it with ManagedObjectModel.registering(_:)")
+        guard let entity = coordinator.managedObjectModel.entities.first(where: { $0.managedObjectClass == type })
+        else {
+            throw StoreError(
+                .invalidRequest,
+                "no entity of the model uses class \(type); register it with ManagedObjectModel.registering(_:)")
         }
         // The entity's class is `type`, so the instance is a T.
         return entity.managedObjectClass.init(entity: entity, insertInto: self) as! T
@@ -274,7 +277,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.fireFault()
         object.prepareForDeletion()
         object.deleted = true
-        deletedObjects_.insert(object)
+        deletedList.insert(object)
         noteDeleted(object)
     }
 
@@ -308,7 +311,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 noteAccessFailure(error)
             }
         }
-        guard let store = id.persistentStore, !id.isTemporaryID, coordinator.persistentStores.contains(where: { $0 === store }) else {
+        guard let store = id.persistentStore, !id.isTemporaryID,
+            coordinator.persistentStores.contains(where: { $0 === store })
+        else {
             // Nothing can fill it: not registered in the temporary table, which holds only this
             // context's inserts (R1), but here, retained.
             let object = id.entity.managedObjectClass.init(entity: id.entity, insertInto: nil)
@@ -343,7 +348,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         drainMerges()
         if let existing = registered[id], existing.entity === id.entity, !existing.faulted {
             if existing.isAccessible { return existing }
-            throw StoreError(.notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: id.persistentStore?.displayName, objectIDs: [id])
+            throw StoreError(
+                .notFound, "no \(id.entity.name) with ID \(id) exists in the store",
+                store: id.persistentStore?.displayName, objectIDs: [id])
         }
         if parent != nil {
             let object = id.isTemporaryID ? try borrowedObject(for: id) : fault(for: id)
@@ -351,14 +358,21 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 try object.fireFaultThrowing()
                 if object.isAccessible { return object }
             }
-            throw StoreError(.notFound, "no \(id.entity.name) with ID \(id) exists in the parent context or the store", objectIDs: [id])
+            throw StoreError(
+                .notFound, "no \(id.entity.name) with ID \(id) exists in the parent context or the store",
+                objectIDs: [id])
         }
-        guard let store = id.persistentStore, !id.isTemporaryID, coordinator.persistentStores.contains(where: { $0 === store }) else {
-            throw StoreError(.notFound, "no object with ID \(id) is registered in this context or saved in its stores", objectIDs: [id])
+        guard let store = id.persistentStore, !id.isTemporaryID,
+            coordinator.persistentStores.contains(where: { $0 === store })
+        else {
+            throw StoreError(
+                .notFound, "no object with ID \(id) is registered in this context or saved in its stores",
+                objectIDs: [id])
         }
         let rows = try coordinator.rows(for: [id.rowID], in: store)
         guard let row = rows[id.rowID] else {
-            throw StoreError(.notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: store.displayName)
+            throw StoreError(
+                .notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: store.displayName)
         }
         return register(row, in: store, asFault: false)
     }
@@ -389,9 +403,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.pinnedKey = nil
         faultBatches[ObjectIdentifier(object)] = nil
         fetchedPropertyResults[ObjectIdentifier(object)] = nil
-        insertedObjects_.remove(object)
-        updatedObjects_.remove(object)
-        deletedObjects_.remove(object)
+        insertedList.remove(object)
+        updatedList.remove(object)
+        deletedList.remove(object)
         object.managedObjectContext = nil
     }
 
@@ -405,7 +419,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func noteUpdated(_ object: ManagedObject) {
-        updatedObjects_.insert(object)
+        updatedList.insert(object)
         noteChanged(object)
     }
 
@@ -415,7 +429,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     ///   caller pins it while caching the row (``RowCache/store(_:in:pins:)``); otherwise the pin
     ///   is queued here.
     @discardableResult
-    func register(_ row: RowSnapshot, in store: PersistentStore, asFault: Bool, pinLater: Bool = false) -> ManagedObject {
+    func register(_ row: RowSnapshot, in store: PersistentStore, asFault: Bool, pinLater: Bool = false) -> ManagedObject
+    {
         var awakening: [ManagedObject] = []
         let object = register(row, in: store, asFault: asFault, pinLater: pinLater, awakening: &awakening)
         for object in awakening { object.awakeFromFetch() }
@@ -474,7 +489,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// and, unless `asFault`, takes its values; a loaded object keeps its values (as in Core Data),
     /// unless `refreshing`: then a newer row replaces its saved values, its unsaved changes on top.
     private func refill(
-        _ object: ManagedObject, from row: RowSnapshot, asFault: Bool, refreshing: Bool, awakening: inout [ManagedObject]
+        _ object: ManagedObject, from row: RowSnapshot, asFault: Bool, refreshing: Bool,
+        awakening: inout [ManagedObject]
     ) {
         guard object.faulted else {
             if refreshing, !object.inserted, object.isAccessible, object.snapshot?.version != row.version {
@@ -495,7 +511,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Queues an object's row to be pinned in the row cache (in bulk by ``flushPins()``).
     func notePin(_ object: ManagedObject) {
-        guard object.pinnedKey == nil, object.objectID.persistentStore != nil, !object.objectID.isTemporaryID else { return }
+        guard object.pinnedKey == nil, object.objectID.persistentStore != nil, !object.objectID.isTemporaryID else {
+            return
+        }
         pendingPins.append(object)
         if pendingPins.count >= 4096 { flushPins() }
     }
@@ -510,7 +528,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         keys.reserveCapacity(pendingPins.count)
         for object in pendingPins where object.pinnedKey == nil && object.isIn(self) {
             // notePin only queues objects with a permanent ID, which has a store.
-            let key = RowCache.Key(store: ObjectIdentifier(object.objectID.persistentStore!), row: object.objectID.rowID)
+            let key = RowCache.Key(
+                store: ObjectIdentifier(object.objectID.persistentStore!), row: object.objectID.rowID)
             object.pinnedKey = key
             objects.append(object)
             keys.append(key)

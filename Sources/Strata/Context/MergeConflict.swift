@@ -54,7 +54,8 @@ public struct ConstraintConflict: @unchecked Sendable, CustomStringConvertible {
     public var description: String {
         let values = constraint.map { constraintValues[$0]?.displayText ?? "nil" }.joined(separator: ", ")
         let stored = databaseObject.map { " and stored \($0.objectID)" } ?? ""
-        return "(\(constraint.joined(separator: ", "))) = (\(values)): \(conflictingObjects.count) unsaved object\(conflictingObjects.count == 1 ? "" : "s")\(stored)"
+        return
+            "(\(constraint.joined(separator: ", "))) = (\(values)): \(conflictingObjects.count) unsaved object\(conflictingObjects.count == 1 ? "" : "s")\(stored)"
     }
 }
 

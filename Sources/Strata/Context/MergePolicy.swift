@@ -103,7 +103,8 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
         // it set them, and the context saves them as they are.
         if kind == .error {
             let context = conflicts.first?.conflictingObjects.first?.managedObjectContext
-            throw ObjectValidationError(failures: context?.uniquenessFailures(conflicts) ?? [], constraintConflicts: conflicts)
+            throw ObjectValidationError(
+                failures: context?.uniquenessFailures(conflicts) ?? [], constraintConflicts: conflicts)
         }
         for conflict in conflicts {
             try conflict.conflictingObjects.first?.managedObjectContext?.resolveBuiltIn(conflict, kind: kind)

@@ -63,7 +63,8 @@ struct RegistrationTable {
                 if newValue == nil, !borrowed.isEmpty, let lent = borrowed.removeValue(forKey: key) {
                     temporaryLinked -= Self.linked(lent)
                 }
-                old = newValue.map { temporary.updateValue(Unretained(object: $0), forKey: key)?.object }
+                old =
+                    newValue.map { temporary.updateValue(Unretained(object: $0), forKey: key)?.object }
                     ?? temporary.removeValue(forKey: key)?.object
                 temporaryLinked += Self.linked(newValue) - Self.linked(old)
             } else {
@@ -76,7 +77,8 @@ struct RegistrationTable {
 
     /// Registers `object`, whose temporary ID the context did not insert, strongly (see ``borrowed``).
     mutating func registerBorrowed(_ object: ManagedObject) {
-        precondition(object.objectID.isTemporaryID, "registerBorrowed(_:) takes objects with temporary IDs")  // callers check
+        // callers check
+        precondition(object.objectID.isTemporaryID, "registerBorrowed(_:) takes objects with temporary IDs")
         if !hasSubclassObjects, type(of: object) != ManagedObject.self { hasSubclassObjects = true }
         let old = borrowed.updateValue(object, forKey: Self.temporaryKey(object.objectID.primaryKey))
         temporaryLinked += Self.linked(object) - Self.linked(old)

@@ -17,7 +17,7 @@ extension PersistentStoreCoordinator {
             let result: StoreBatchResult
             do {
                 result = try store.write { try store.driver.execute(request) }
-            } catch where !changed.isEmpty {
+            } catch  where !changed.isEmpty {
                 let storeError = error as? StoreError
                 throw StoreError(
                     .partialCommit,
@@ -29,7 +29,8 @@ extension PersistentStoreCoordinator {
             rowCache.remove(result.ids.map { RowCache.Key(store: key, row: $0) })
             for id in result.ids {
                 // Drivers return rows of the entities of this model.
-                ids.append(ManagedObjectID(entity: managedObjectModel.entity(number: id.entity)!, rowID: id, store: store))
+                ids.append(
+                    ManagedObjectID(entity: managedObjectModel.entity(number: id.entity)!, rowID: id, store: store))
             }
         }
         return ids

@@ -41,11 +41,15 @@ extension PersistentStoreCoordinator {
                 batch.inserts.reserveCapacity(inserted.count)
                 var key = keys.lowerBound
                 for index in inserted {
-                    batch.inserts.append(RowSnapshot(id: RowID(entity: entity.entityNumber, primaryKey: key), version: 1, values: rows[index]))
+                    batch.inserts.append(
+                        RowSnapshot(
+                            id: RowID(entity: entity.entityNumber, primaryKey: key), version: 1, values: rows[index]))
                     key += 1
                 }
             }
-            let attributeSlots = entity.properties.indices.filter { entity.properties[$0].attribute.map { !$0.isTransient } ?? false }
+            let attributeSlots = entity.properties.indices.filter {
+                entity.properties[$0].attribute.map { !$0.isTransient } ?? false
+            }
             var outcome = BatchInsertOutcome()
             outcome.rows.reserveCapacity(plan.kept.count)
             var next = 0
@@ -53,7 +57,10 @@ extension PersistentStoreCoordinator {
                 if let stored = plan.upserts[index] {
                     var values = stored.values
                     for slot in attributeSlots { values[slot] = rows[index][slot] }
-                    batch.updates.append(RowUpdate(id: stored.id, expectedVersion: stored.version, values: values, changedSlots: attributeSlots))
+                    batch.updates.append(
+                        RowUpdate(
+                            id: stored.id, expectedVersion: stored.version, values: values, changedSlots: attributeSlots
+                        ))
                     outcome.rows.append(stored.id)
                     outcome.updated.append(stored.id)
                 } else {
@@ -94,7 +101,9 @@ private struct BatchInsertResolution {
 
     private var objectWins: Bool { policy.kind == .mergeByPropertyObjectTrump || policy.kind == .overwrite }
 
-    mutating func resolve(_ names: [String], owner: EntityDescription, store: PersistentStore, model: ManagedObjectModel) throws {
+    mutating func resolve(
+        _ names: [String], owner: EntityDescription, store: PersistentStore, model: ManagedObjectModel
+    ) throws {
         let slots = names.compactMap { entity.index(ofProperty: $0) }
         guard slots.count == names.count else { return }
         let described = "(\(names.joined(separator: ", "))) of '\(owner.name)'"
@@ -127,7 +136,9 @@ private struct BatchInsertResolution {
         fetch.includesSubentities = true
         var stored: [[StoreValue]: RowSnapshot] = [:]
         for row in try store.driver.fetch(fetch).rows {
-            let key = names.map { name in model.entity(number: row.id.entity)?.index(ofProperty: name).map { row.values[$0] } ?? .null }
+            let key = names.map { name in
+                model.entity(number: row.id.entity)?.index(ofProperty: name).map { row.values[$0] } ?? .null
+            }
             if !key.contains(where: \.isNull) { stored[key] = row }
         }
         guard !stored.isEmpty else { return }
@@ -135,7 +146,9 @@ private struct BatchInsertResolution {
         for index in kept {
             let key = slots.map { rows[index][$0] }
             guard let row = stored[key] else { continue }
-            let objectID = model.entity(number: row.id.entity).map { ManagedObjectID(entity: $0, rowID: row.id, store: store) }
+            let objectID = model.entity(number: row.id.entity).map {
+                ManagedObjectID(entity: $0, rowID: row.id, store: store)
+            }
             guard objectWins else {
                 if policy.kind == .error {
                     throw StoreError(

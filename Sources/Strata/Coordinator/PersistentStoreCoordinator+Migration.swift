@@ -10,10 +10,12 @@ extension PersistentStoreCoordinator {
     /// - Throws: ``StoreError``: `.invalidRequest` when either store is attached to this
     ///   coordinator, `.locked` when the destination is in use, `.io`.
     public func replacePersistentStore(
-        at destinationURL: URL, withPersistentStoreFrom sourceURL: URL, type: StoreType, options: StoreOptions = StoreOptions()
+        at destinationURL: URL, withPersistentStoreFrom sourceURL: URL, type: StoreType,
+        options: StoreOptions = StoreOptions()
     ) throws {
         for url in [destinationURL, sourceURL] where persistentStore(for: url) != nil {
-            throw StoreError(.invalidRequest, "the store is attached to this coordinator; remove it first", store: url.path)
+            throw StoreError(
+                .invalidRequest, "the store is attached to this coordinator; remove it first", store: url.path)
         }
         try type.factory.replaceStore(at: destinationURL, withStoreFrom: sourceURL, options: options)
     }
@@ -25,7 +27,8 @@ extension PersistentStoreCoordinator {
     ///   coordinator, `.io`.
     public func destroyPersistentStore(at url: URL, type: StoreType, options: StoreOptions = StoreOptions()) throws {
         if persistentStore(for: url) != nil {
-            throw StoreError(.invalidRequest, "the store is attached to this coordinator; remove it first", store: url.path)
+            throw StoreError(
+                .invalidRequest, "the store is attached to this coordinator; remove it first", store: url.path)
         }
         try type.factory.destroyStore(at: url, options: options)
     }
@@ -43,9 +46,14 @@ extension PersistentStoreCoordinator {
     public func migratePersistentStore(
         _ store: PersistentStore, to url: URL, options: StoreOptions = StoreOptions(), type: StoreType
     ) throws -> PersistentStore {
-        let exists = url.isFileURL ? FileManager.default.fileExists(atPath: url.path) : try type.factory.metadata(at: url, options: options) != nil
+        let exists =
+            url.isFileURL
+            ? FileManager.default.fileExists(atPath: url.path)
+            : try type.factory.metadata(at: url, options: options) != nil
         if persistentStore(for: url) != nil || exists {
-            throw StoreError(.invalidRequest, "a store already exists at the destination; remove it or choose another location", store: url.path)
+            throw StoreError(
+                .invalidRequest, "a store already exists at the destination; remove it or choose another location",
+                store: url.path)
         }
         let model = managedObjectModel
         let mapping = try MappingModel.inferredMappingModel(forSourceModel: model, destinationModel: model)
@@ -67,7 +75,8 @@ extension PersistentStoreCoordinator {
         writable.shouldMigrateStoreAutomatically = false
         do {
             let destination = try type.factory.makeDriver(
-                StoreOpenRequest(url: temporary, model: model, configuration: store.configurationName, options: writable))
+                StoreOpenRequest(
+                    url: temporary, model: model, configuration: store.configurationName, options: writable))
             do {
                 try store.read {
                     _ = try RowCopier(plan: plan, source: store.driver, destination: destination).run()
@@ -84,7 +93,8 @@ extension PersistentStoreCoordinator {
         }
         var attaching = options
         attaching.shouldMigrateStoreAutomatically = false
-        let copy = try addPersistentStore(type: type, configuration: store.configurationName, at: url, options: attaching)
+        let copy = try addPersistentStore(
+            type: type, configuration: store.configurationName, at: url, options: attaching)
         try remove(store)
         return copy
     }
@@ -98,7 +108,8 @@ extension PersistentStoreCoordinator {
         reading.createIfMissing = false
         guard let metadata = try? type.factory.metadata(at: url, options: reading) else { return nil }  // see above
         do {
-            try StoreMigration.checkNotOlder(managedObjectModel, metadata: metadata, versions: options.migration.modelVersions)
+            try StoreMigration.checkNotOlder(
+                managedObjectModel, metadata: metadata, versions: options.migration.modelVersions)
             return nil
         } catch let error as MigrationError {
             return error.naming(store: url.isFileURL ? url.path : url.absoluteString)
@@ -116,9 +127,10 @@ extension PersistentStoreCoordinator {
         if let staged = options.migration.stagedMigrationManager {
             try staged.migrateStore(at: url, type: type, options: options)
         }
-        guard let migration = try StoreMigration.plan(
-            storeAt: url, type: type, to: managedObjectModel, options: options,
-            infersMappingModel: options.shouldInferMappingModelAutomatically)
+        guard
+            let migration = try StoreMigration.plan(
+                storeAt: url, type: type, to: managedObjectModel, options: options,
+                infersMappingModel: options.shouldInferMappingModelAutomatically)
         else { return }
         if let configuration, configuration != ManagedObjectModel.defaultConfigurationName {
             throw MigrationError(

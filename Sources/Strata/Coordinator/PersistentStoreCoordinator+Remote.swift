@@ -36,11 +36,15 @@ extension PersistentStoreCoordinator {
         let model = managedObjectModel
         func ids(_ rows: [RowID]) -> [ManagedObjectID] {
             rows.compactMap { row in
-                guard row.primaryKey > 0, store.holds(entityNumber: row.entity), let entity = model.entity(number: row.entity) else { return nil }
+                guard row.primaryKey > 0, store.holds(entityNumber: row.entity),
+                    let entity = model.entity(number: row.entity)
+                else { return nil }
                 return ManagedObjectID(entity: entity, rowID: row, store: store)
             }
         }
-        let saved = ContextDidSave(insertedObjectIDs: ids(changes.inserted), updatedObjectIDs: ids(changes.updated), deletedObjectIDs: ids(changes.deleted))
+        let saved = ContextDidSave(
+            insertedObjectIDs: ids(changes.inserted), updatedObjectIDs: ids(changes.updated),
+            deletedObjectIDs: ids(changes.deleted))
         for context in mergingContexts.contexts { context.receive(saved) }
         for (_, observer) in remoteObservers.withLock({ $0 }) { observer(saved) }
     }

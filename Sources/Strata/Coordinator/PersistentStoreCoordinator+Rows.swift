@@ -18,7 +18,8 @@ extension PersistentStoreCoordinator {
     /// (``StoreDriver/fetch(_:inParts:)``) with the read it belongs to; the caller caches the rows
     /// (``RowCache/store(_:in:pins:since:)``). `body` must not call into `store`.
     func fetch(
-        _ request: StoreFetch, in store: PersistentStore, inParts body: (inout StoreFetchResult, RowCache.Read) throws -> Void
+        _ request: StoreFetch, in store: PersistentStore,
+        inParts body: (inout StoreFetchResult, RowCache.Read) throws -> Void
     ) throws {
         var request = request
         if request.cachedRows == nil { request.cachedRows = CachedRows(rowCache, store: ObjectIdentifier(store)) }
@@ -108,7 +109,10 @@ extension PersistentStoreCoordinator {
             // checkID found the entity.
             let entity = model.entity(number: row.id.entity)!
             guard row.values.count == entity.properties.count else {
-                throw corruptRow(row.id, store, "has \(row.values.count) values where entity '\(entity.name)' has \(entity.properties.count) properties")
+                throw corruptRow(
+                    row.id, store,
+                    "has \(row.values.count) values where entity '\(entity.name)' has \(entity.properties.count) properties"
+                )
             }
             guard row.version >= 0 && row.version < RowVersion.max else {
                 throw corruptRow(row.id, store, "has row version \(row.version), outside 0..<\(RowVersion.max)")
@@ -124,7 +128,9 @@ extension PersistentStoreCoordinator {
     }
 
     private func checkID(_ id: RowID, from store: PersistentStore) throws {
-        guard id.primaryKey > 0 else { throw corruptRow(id, store, "has primary key \(id.primaryKey); keys read from a store are positive") }
+        guard id.primaryKey > 0 else {
+            throw corruptRow(id, store, "has primary key \(id.primaryKey); keys read from a store are positive")
+        }
         guard managedObjectModel.entity(number: id.entity) != nil, store.holds(entityNumber: id.entity) else {
             throw corruptRow(id, store, "names entity number \(id.entity), which the store's model does not give it")
         }
@@ -132,19 +138,24 @@ extension PersistentStoreCoordinator {
 
     private func checkReference(_ target: RowID, of source: RowID, _ store: PersistentStore) throws {
         guard target.primaryKey > 0, managedObjectModel.entity(number: target.entity) != nil else {
-            throw corruptRow(source, store, "refers to row \(target.primaryKey) of entity number \(target.entity), which cannot exist")
+            throw corruptRow(
+                source, store,
+                "refers to row \(target.primaryKey) of entity number \(target.entity), which cannot exist")
         }
     }
 
     private func corruptRow(_ id: RowID, _ store: PersistentStore, _ problem: String) -> StoreError {
         let entity = managedObjectModel.entity(number: id.entity).map { "\($0.name) " } ?? ""
         return StoreError(
-            .corrupt, "store \(store.displayName) is damaged: row \(entity)\(id.primaryKey) \(problem); restore the store from a backup or recover what remains with `strata export`",
+            .corrupt,
+            "store \(store.displayName) is damaged: row \(entity)\(id.primaryKey) \(problem); restore the store from a backup or recover what remains with `strata export`",
             store: store.displayName)
     }
 
     /// Reserves permanent keys in `store` for the hierarchy of `entity`.
-    func allocatePrimaryKeys(for entity: EntityDescription, count: Int, in store: PersistentStore) throws -> ClosedRange<Int64> {
+    func allocatePrimaryKeys(for entity: EntityDescription, count: Int, in store: PersistentStore) throws
+        -> ClosedRange<Int64>
+    {
         if store.isReadOnly {
             throw StoreError(.readOnly, "cannot insert into a store opened read-only", store: store.displayName)
         }
@@ -152,21 +163,26 @@ extension PersistentStoreCoordinator {
     }
 
     /// ``allocatePrimaryKeys(for:count:in:)`` for a caller already inside `store.write`.
-    func allocatePrimaryKeysHoldingWriteLock(for entity: EntityDescription, count: Int, in store: PersistentStore) throws -> ClosedRange<Int64> {
+    func allocatePrimaryKeysHoldingWriteLock(for entity: EntityDescription, count: Int, in store: PersistentStore)
+        throws -> ClosedRange<Int64>
+    {
         let keys: ClosedRange<Int64>
         do {
             keys = try store.driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: count)
         } catch let error as StoreError where error.code == .notDurable {
             // Keys whose reservation may not survive a crash could be handed out twice: refuse them.
             throw StoreError(
-                .io, "the store could not make its key reservation durable, so no keys were handed out and nothing was saved: \(error.message)",
+                .io,
+                "the store could not make its key reservation durable, so no keys were handed out and nothing was saved: \(error.message)",
                 store: store.displayName, underlying: error)
         }
         // The caller assigns keys.lowerBound, +1, … : the range must be exactly `count` positive
         // keys (a key at or below zero would pass for a temporary ID) ending below Int64.max. A
         // damaged key counter in the file (SQLite's Z_MAX, LMDB's pk counter) gives anything else.
         let length = keys.upperBound.subtractingReportingOverflow(keys.lowerBound)
-        guard keys.lowerBound > 0, keys.upperBound < Int64.max, !length.overflow, length.partialValue == Int64(max(count, 1)) - 1 else {
+        guard keys.lowerBound > 0, keys.upperBound < Int64.max, !length.overflow,
+            length.partialValue == Int64(max(count, 1)) - 1
+        else {
             throw StoreError(
                 .corrupt,
                 "the store's key counter for \(entity.name) is damaged: asked for \(count) keys, it handed out \(keys.lowerBound)...\(keys.upperBound); restore the store from a backup",
@@ -225,26 +241,31 @@ extension PersistentStoreCoordinator {
                 committed.append(store)
                 updateCache(after: batch, result: result, in: store, pinInserts: pinInserts)
                 if let metadata = batch.metadata { store.updateCachedMetadata(metadata) }
-            } catch where !committed.isEmpty {
+            } catch  where !committed.isEmpty {
                 let storeError = error as? StoreError
                 outcome.partialFailure = StoreError(
                     .partialCommit,
                     "saving to \(store.displayName) failed after \(committed.map(\.displayName).joined(separator: ", ")) committed: \(storeError?.message ?? "\(error)"). The committed changes are saved; the rest are still pending in the context: save again to retry them, or roll them back",
-                    store: store.displayName, objectIDs: storeError?.objectIDs ?? [], underlying: storeError ?? StoreError(.io, "\(error)"))
+                    store: store.displayName, objectIDs: storeError?.objectIDs ?? [],
+                    underlying: storeError ?? StoreError(.io, "\(error)"))
                 return outcome
             }
         }
         return outcome
     }
 
-    private func updateCache(after batch: ChangeBatch, result: CommitResult, in store: PersistentStore, pinInserts: Bool) {
+    private func updateCache(
+        after batch: ChangeBatch, result: CommitResult, in store: PersistentStore, pinInserts: Bool
+    ) {
         let key = ObjectIdentifier(store)
         // Inserted rows have version 1 (drivers may still report it); the batch's rows are stored
         // as they are when they say so already.
         if batch.inserts.allSatisfy({ $0.version == 1 }) && result.versions.isEmpty {
             rowCache.store(batch.inserts, in: key, pin: pinInserts)
         } else {
-            rowCache.store(batch.inserts.map { RowSnapshot(id: $0.id, version: result.versions[$0.id] ?? 1, values: $0.values) }, in: key, pin: pinInserts)
+            rowCache.store(
+                batch.inserts.map { RowSnapshot(id: $0.id, version: result.versions[$0.id] ?? 1, values: $0.values) },
+                in: key, pin: pinInserts)
         }
         var fresh: [RowSnapshot] = []
         fresh.reserveCapacity(batch.updates.count)

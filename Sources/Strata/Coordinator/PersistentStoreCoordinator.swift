@@ -35,7 +35,9 @@ public final class PersistentStoreCoordinator: Sendable {
     ///   - model: The model every attached store must match.
     ///   - rowCacheLimit: The most unpinned rows the row cache keeps.
     ///   - rowCacheByteLimit: When given, about how many bytes of values the row cache keeps.
-    public init(managedObjectModel model: ManagedObjectModel, rowCacheLimit: Int = 100_000, rowCacheByteLimit: Int? = nil) {
+    public init(
+        managedObjectModel model: ManagedObjectModel, rowCacheLimit: Int = 100_000, rowCacheByteLimit: Int? = nil
+    ) {
         self.managedObjectModel = model
         self.rowCache = RowCache(limit: rowCacheLimit, byteLimit: rowCacheByteLimit)
     }
@@ -81,7 +83,8 @@ public final class PersistentStoreCoordinator: Sendable {
             throw error
         }
         do {
-            return try attach(driver, type: type, url: url, configuration: configuration, options: options, entities: entities)
+            return try attach(
+                driver, type: type, url: url, configuration: configuration, options: options, entities: entities)
         } catch {
             // A store that did not attach releases its engine (an LMDB environment stays mapped
             // for the process otherwise). Ignored on purpose: the attach error is the one to report.
@@ -106,7 +109,8 @@ public final class PersistentStoreCoordinator: Sendable {
             let differing = managedObjectModel.differingEntities(configuration, from: metadata.entityVersionHashes)
             if !differing.isEmpty {
                 do {
-                    try StoreMigration.checkNotOlder(managedObjectModel, metadata: metadata, versions: options.migration.modelVersions)
+                    try StoreMigration.checkNotOlder(
+                        managedObjectModel, metadata: metadata, versions: options.migration.modelVersions)
                 } catch let error as MigrationError {
                     throw error.naming(store: name)
                 }
@@ -177,12 +181,14 @@ public final class PersistentStoreCoordinator: Sendable {
         guard parts.count == 2, let entity = managedObjectModel.entity(named: parts[0]) else { return nil }
         let key = parts[1]
         if key.hasPrefix("t"), let value = Int64(key.dropFirst()), value > 0, (uri.host ?? "").isEmpty {
-            return ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: -value), store: nil)
+            return ManagedObjectID(
+                entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: -value), store: nil)
         }
         guard key.hasPrefix("p"), let value = Int64(key.dropFirst()), value > 0, let host = uri.host,
             let store = persistentStore(withIdentifier: host), store.entityNumbers.contains(entity.entityNumber)
         else { return nil }
-        return ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: value), store: store)
+        return ManagedObjectID(
+            entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: value), store: store)
     }
 
     /// A new temporary ID for an object of `entity` (K2).

@@ -17,8 +17,12 @@ extension ManagedObject {
     /// - Throws: ``StoreError/Code/invalidRequest`` when no entity uses the class (register it with
     ///   ``ManagedObjectModel/registering(_:)``).
     static func entity(in context: ManagedObjectContext) throws -> EntityDescription {
-        guard let entity = context.coordinator.managedObjectModel.entities.first(where: { $0.managedObjectClass == self }) else {
-            throw StoreError(.invalidRequest, "no entity of the model uses class \(self); register it with ManagedObjectModel.registering(_:)")
+        guard
+            let entity = context.coordinator.managedObjectModel.entities.first(where: { $0.managedObjectClass == self })
+        else {
+            throw StoreError(
+                .invalidRequest,
+                "no entity of the model uses class \(self); register it with ManagedObjectModel.registering(_:)")
         }
         return entity
     }
@@ -41,19 +45,25 @@ extension ManagedObjectAccessors {
     }
 
     /// The objects of this class's entity matching `predicate`, in `sortKeys` order.
-    public static func all(matching predicate: FetchPredicate, sortedBy sortKeys: [SortKey] = [], in context: ManagedObjectContext) throws -> [Self] {
-        try context.fetch(FetchRequest(entityName: try entity(in: context).name, predicate: predicate, sortKeys: sortKeys), as: self)
+    public static func all(
+        matching predicate: FetchPredicate, sortedBy sortKeys: [SortKey] = [], in context: ManagedObjectContext
+    ) throws -> [Self] {
+        try context.fetch(
+            FetchRequest(entityName: try entity(in: context).name, predicate: predicate, sortKeys: sortKeys), as: self)
     }
 
     /// The first object of this class's entity (matching `predicate`, in `sortKeys` order), or `nil`.
-    public static func first(matching predicate: FetchPredicate? = nil, sortedBy sortKeys: [SortKey] = [], in context: ManagedObjectContext) throws -> Self? {
+    public static func first(
+        matching predicate: FetchPredicate? = nil, sortedBy sortKeys: [SortKey] = [], in context: ManagedObjectContext
+    ) throws -> Self? {
         var request = FetchRequest(entityName: try entity(in: context).name, predicate: predicate, sortKeys: sortKeys)
         request.fetchLimit = 1
         return try context.fetch(request, as: self).first
     }
 
     /// How many objects of this class's entity (matching `predicate`) there are.
-    public static func count(matching predicate: FetchPredicate? = nil, in context: ManagedObjectContext) throws -> Int {
+    public static func count(matching predicate: FetchPredicate? = nil, in context: ManagedObjectContext) throws -> Int
+    {
         try context.count(for: FetchRequest(entityName: try entity(in: context).name, predicate: predicate))
     }
 
@@ -71,7 +81,9 @@ extension ManagedObjectAccessors {
     public func `in`(_ context: ManagedObjectContext) throws -> Self {
         let object = try context.existingObject(with: objectID)
         guard let typed = object as? Self else {
-            throw StoreError(.invalidRequest, "\(objectID) is a \(type(of: object)) in that context, not a \(Self.self)", objectIDs: [objectID])
+            throw StoreError(
+                .invalidRequest, "\(objectID) is a \(type(of: object)) in that context, not a \(Self.self)",
+                objectIDs: [objectID])
         }
         return typed
     }

@@ -47,7 +47,9 @@ public struct CompiledRowExpression {
             case .slot(let slot): slots.insert(slot)
             case .constant: break
             case .function(_, let arguments): arguments.forEach(walk)
-            case .arithmetic(_, let a, let b): walk(a); walk(b)
+            case .arithmetic(_, let a, let b):
+                walk(a)
+                walk(b)
             }
         }
         walk(root)
@@ -73,7 +75,9 @@ public struct CompiledRowExpression {
         case .function(let name, let arguments):
             guard let arity = PredicateFunction.arities[name], arity == arguments.count else { return nil }
             // Aggregate functions take collections, which a single row's slots never are.
-            if ["sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:"].contains(name) { return nil }
+            if ["sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:"].contains(name) {
+                return nil
+            }
             var nodes: [Node] = []
             for argument in arguments {
                 guard let node = compile(argument, entity) else { return nil }
@@ -97,7 +101,8 @@ public struct CompiledRowExpression {
             let evaluated = try arguments.map { EvaluatedValue.value(try evaluate($0, values)) }
             return try PredicateFunctionEvaluation.call(name, evaluated).scalar()
         case .arithmetic(let op, let lhs, let rhs):
-            let a = try evaluate(lhs, values), b = try evaluate(rhs, values)
+            let a = try evaluate(lhs, values)
+            let b = try evaluate(rhs, values)
             if let result = arithmetic(op, a, b) { return result }
             return try PredicateFunctionEvaluation.call(op.selector, [.value(a), .value(b)]).scalar()
         }

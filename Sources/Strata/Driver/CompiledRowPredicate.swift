@@ -57,13 +57,6 @@ public struct CompiledRowPredicate {
         @usableFromInline let low: Int64
         @usableFromInline let high: Int64
 
-        init(slot: Int, op: ComparisonOperator, low: Int64, high: Int64) {
-            self.slot = slot
-            self.op = op
-            self.low = low
-            self.high = high
-        }
-
         /// Whether a row whose slot holds `value` matches.
         @inlinable public func matches(_ value: Int64) -> Bool { CompiledRowPredicate.test(value, op, low, high) }
     }

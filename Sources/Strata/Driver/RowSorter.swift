@@ -28,11 +28,14 @@ public enum RowSorter {
 
     /// The value slots of the sort keys when every key is a plain attribute, the same slot in
     /// every row's entity; `nil` otherwise.
-    private static func attributeSlots(_ keys: [SortKey], _ rows: [RowSnapshot], _ model: ManagedObjectModel) -> [Int]? {
+    private static func attributeSlots(_ keys: [SortKey], _ rows: [RowSnapshot], _ model: ManagedObjectModel) -> [Int]?
+    {
         guard let first = rows.first, let entity = model.entity(number: first.id.entity) else { return [] }
         var slots: [Int] = []
         for key in keys {
-            guard let slot = entity.index(ofProperty: key.keyPath), case .attribute = entity.slotKinds[slot] else { return nil }
+            guard let slot = entity.index(ofProperty: key.keyPath), case .attribute = entity.slotKinds[slot] else {
+                return nil
+            }
             slots.append(slot)
         }
         // Rows of other entities (subentities) share inherited slots only when the key is inherited.
@@ -72,9 +75,12 @@ public enum RowSorter {
             }
         }
         keys.sort { a, b in
-            let i = Int(a.index), j = Int(b.index)
+            let i = Int(a.index)
+            let j = Int(b.index)
             // ASCII text orders as its bytes do, so different first eight bytes decide at once.
-            if ascii[i] && ascii[j] && a.prefix != b.prefix { return ascending ? a.prefix < b.prefix : b.prefix < a.prefix }
+            if ascii[i] && ascii[j] && a.prefix != b.prefix {
+                return ascending ? a.prefix < b.prefix : b.prefix < a.prefix
+            }
             switch (texts[i], texts[j]) {
             case (nil, nil): break
             case (nil, _): return ascending

@@ -52,7 +52,8 @@ public struct StoreBatchRequest: Sendable {
     public var action: Action
 
     /// Creates a request.
-    public init(model: ManagedObjectModel, entity: EntityDescription, predicate: FetchPredicate? = nil, action: Action) {
+    public init(model: ManagedObjectModel, entity: EntityDescription, predicate: FetchPredicate? = nil, action: Action)
+    {
         self.model = model
         self.entity = entity
         self.predicate = predicate
@@ -100,7 +101,8 @@ public struct StoreBatchRequest: Sendable {
             if touchesRelationships {
                 throw StoreError(
                     .unsupported,
-                    "a batch delete of '\(entity.name)' would leave relationships naming deleted rows; delete those objects through a context so their delete rules run")
+                    "a batch delete of '\(entity.name)' would leave relationships naming deleted rows; delete those objects through a context so their delete rules run"
+                )
             }
         case .update(let assignments):
             guard !assignments.isEmpty else {
@@ -108,7 +110,9 @@ public struct StoreBatchRequest: Sendable {
             }
             for assignment in assignments {
                 guard assignment.slot >= 0, assignment.slot < entity.properties.count else {
-                    throw StoreError(.invalidRequest, "a batch update of '\(entity.name)' names slot \(assignment.slot), which it does not have")
+                    throw StoreError(
+                        .invalidRequest,
+                        "a batch update of '\(entity.name)' names slot \(assignment.slot), which it does not have")
                 }
                 let property = entity.properties[assignment.slot]
                 guard let attribute = property.attribute, !attribute.isTransient else {
@@ -167,9 +171,13 @@ public struct BatchUpdatePlan {
             let attribute = request.entity.properties[assignment.slot].attribute!
             let compiled = CompiledRowExpression(assignment.expression, entity: request.entity)
             if let last = steps.last, last.slot == assignment.slot {
-                throw StoreError(.invalidRequest, "a batch update of '\(request.entity.name)' sets '\(attribute.name)' twice")
+                throw StoreError(
+                    .invalidRequest, "a batch update of '\(request.entity.name)' sets '\(attribute.name)' twice")
             }
-            steps.append(Step(slot: assignment.slot, type: attribute.type, attribute: attribute, expression: assignment.expression, compiled: compiled))
+            steps.append(
+                Step(
+                    slot: assignment.slot, type: attribute.type, attribute: attribute,
+                    expression: assignment.expression, compiled: compiled))
         }
         self.steps = steps
         entityName = request.entity.name
@@ -194,10 +202,13 @@ public struct BatchUpdatePlan {
                 } else if let view = view() {
                     raw = try steps[index].expression.value(with: view)
                 } else {
-                    throw StoreError(.unsupported, "the expression reads other rows, which this driver cannot provide here")
+                    throw StoreError(
+                        .unsupported, "the expression reads other rows, which this driver cannot provide here")
                 }
             } catch let error as FetchPredicateError {
-                throw StoreError(.invalidRequest, "a batch update of '\(entityName).\(steps[index].attribute.name)' failed: \(error)")
+                throw StoreError(
+                    .invalidRequest, "a batch update of '\(entityName).\(steps[index].attribute.name)' failed: \(error)"
+                )
             }
             if let exact = Self.exact(raw, steps[index].type) {
                 result.append(exact)
@@ -206,7 +217,9 @@ public struct BatchUpdatePlan {
             let attribute = steps[index].attribute
             let value = try StoreValueCoercion.coerce(raw, to: attribute, entity: entityName)
             if value.isNull && !attribute.isOptional {
-                throw StoreError(.invalidRequest, "a batch update sets the non-optional attribute '\(entityName).\(attribute.name)' to nil")
+                throw StoreError(
+                    .invalidRequest,
+                    "a batch update sets the non-optional attribute '\(entityName).\(attribute.name)' to nil")
             }
             result.append(value)
         }
@@ -217,7 +230,8 @@ public struct BatchUpdatePlan {
     /// ``StoreValueCoercion/coerce(_:to:entity:)`` would return); `nil` when coercion must decide.
     private static func exact(_ value: StoreValue, _ type: AttributeType) -> StoreValue? {
         switch (type, value) {
-        case (.double, .double), (.integer64, .integer), (.string, .string), (.date, .date), (.boolean, .bool), (.uuid, .uuid):
+        case (.double, .double), (.integer64, .integer), (.string, .string), (.date, .date), (.boolean, .bool),
+            (.uuid, .uuid):
             return value
         case (.integer32, .integer(let n)): return Int32(exactly: n) == nil ? nil : value
         case (.integer16, .integer(let n)): return Int16(exactly: n) == nil ? nil : value
@@ -240,7 +254,9 @@ extension StoreDriver {
     public func executeThroughRows(_ request: StoreBatchRequest) throws -> StoreBatchResult {
         let model = request.model
         let plan: BatchUpdatePlan?
-        if case .update = request.action { plan = try BatchUpdatePlan(request) } else {
+        if case .update = request.action {
+            plan = try BatchUpdatePlan(request)
+        } else {
             try request.check()
             plan = nil
         }
@@ -254,7 +270,9 @@ extension StoreDriver {
                     let changed = try plan.newValues(for: row.values) { self.view(row, model: model) }
                     var values = row.values
                     for (slot, value) in zip(plan.changedSlots, changed) { values[slot] = value }
-                    batch.updates.append(RowUpdate(id: row.id, expectedVersion: row.version, values: values, changedSlots: plan.changedSlots))
+                    batch.updates.append(
+                        RowUpdate(
+                            id: row.id, expectedVersion: row.version, values: values, changedSlots: plan.changedSlots))
                 }
             } else {
                 batch.deletes = rows.map { RowDelete(id: $0.id, expectedVersion: $0.version) }
@@ -284,14 +302,20 @@ extension StoreDriver {
                 fetch.includesSubentities = true
                 var values: [RowID: [StoreValue]] = [:]
                 for row in try self.fetch(fetch).rows { values[row.id] = slots.map { row.values[$0] } }
-                for update in updates where values[update.id] != nil { values[update.id] = slots.map { update.values[$0] } }
+                for update in updates where values[update.id] != nil {
+                    values[update.id] = slots.map { update.values[$0] }
+                }
                 var seen: [[StoreValue]: RowID] = [:]
                 for (id, key) in values.sorted(by: { $0.key < $1.key }) where !key.contains(where: \.isNull) {
                     if let other = seen[key] {
                         throw StoreError(
                             .constraint,
                             "a batch update of '\(request.entity.name)' gives rows \(other) and \(id) the same (\(constraint.joined(separator: ", "))) of '\(owner.name)', which must be unique",
-                            objectIDs: [other, id].compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } })
+                            objectIDs: [other, id].compactMap { id in
+                                model.entity(number: id.entity).map {
+                                    ManagedObjectID(entity: $0, rowID: id, store: nil)
+                                }
+                            })
                     }
                     seen[key] = id
                 }
@@ -314,10 +338,12 @@ extension StoreDriver {
     }
 
     private func view(_ row: RowSnapshot, model: ManagedObjectModel) -> RowView {
-        RowView(row, model: model, lookup: { [self] id in try rows(for: [id]).first }) { [self] id, slot in
-            // Rows of this driver come from `model`, so the entity is known.
-            let entity = model.entity(number: id.entity)!
-            return try relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: [id]))[id] ?? []
-        }
+        RowView(
+            row, model: model, lookup: { [self] id in try rows(for: [id]).first },
+            related: { [self] id, slot in
+                // Rows of this driver come from `model`, so the entity is known.
+                let entity = model.entity(number: id.entity)!
+                return try relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: [id]))[id] ?? []
+            })
     }
 }

@@ -178,10 +178,13 @@ extension StoreDriver {
     /// members, one ``relatedRows(_:)`` call per relationship.
     public func fillToMany(_ rows: inout [RowSnapshot], of entity: EntityDescription) throws {
         for (slot, property) in entity.properties.enumerated() {
-            guard let relationship = property.relationship, relationship.isToMany, !relationship.isTransient else { continue }
+            guard let relationship = property.relationship, relationship.isToMany, !relationship.isTransient else {
+                continue
+            }
             let unfetched = rows.indices.filter { rows[$0].values[slot] == .unfetched }
             guard !unfetched.isEmpty else { continue }
-            let related = try relatedRows(RelatedRowsRequest(entity: entity, slot: slot, sources: unfetched.map { rows[$0].id }))
+            let related = try relatedRows(
+                RelatedRowsRequest(entity: entity, slot: slot, sources: unfetched.map { rows[$0].id }))
             for index in unfetched { rows[index].values[slot] = .references(related[rows[index].id] ?? []) }
         }
     }

@@ -52,7 +52,9 @@ public enum StoreFileOperations {
         // An unreadable directory has nothing we could remove either.
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         return names.compactMap { entry -> String? in
-            guard entry.hasPrefix(prefix), let pid = Int32(entry.dropFirst(prefix.count).prefix { $0 != "-" }) else { return nil }
+            guard entry.hasPrefix(prefix), let pid = Int32(entry.dropFirst(prefix.count).prefix { $0 != "-" }) else {
+                return nil
+            }
             guard pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { return nil }
             return folder + "/" + entry
         }
@@ -67,10 +69,14 @@ public enum StoreFileOperations {
     /// A kill at any moment leaves the old destination or the new one.
     ///
     /// - Throws: ``StoreError`` `.io` naming the step, saying whether the destination was replaced.
-    public static func replace(_ destination: String, with source: String, companionSuffixes suffixes: [String] = []) throws {
+    public static func replace(_ destination: String, with source: String, companionSuffixes suffixes: [String] = [])
+        throws
+    {
         let target = try resolvedPath(destination)
         let descriptor = open(source, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw failure("cannot open the new store; the old one was left as it was", path: source, errno) }
+        guard descriptor >= 0 else {
+            throw failure("cannot open the new store; the old one was left as it was", path: source, errno)
+        }
         defer { close(descriptor) }
         var old = stat()
         if stat(target, &old) == 0 {
@@ -97,7 +103,9 @@ public enum StoreFileOperations {
         let code = errno
         if folder >= 0 { close(folder) }
         guard synced else {
-            throw failure("the new store is in place, but its directory could not be fsynced, so a system crash may still undo it", path: path, code)
+            throw failure(
+                "the new store is in place, but its directory could not be fsynced, so a system crash may still undo it",
+                path: path, code)
         }
     }
 
@@ -119,7 +127,8 @@ public enum StoreFileOperations {
             do {
                 try FileManager.default.removeItem(atPath: path)
             } catch {
-                throw StoreError(.io, "cannot remove \(path): \(error.localizedDescription)", store: path, underlying: error)
+                throw StoreError(
+                    .io, "cannot remove \(path): \(error.localizedDescription)", store: path, underlying: error)
             }
         }
     }
@@ -152,7 +161,9 @@ public enum StoreFileOperations {
             do {
                 try copyBytes(file, to: temporary)
                 try syncFile(temporary)
-                guard rename(temporary, target) == 0 else { throw failure("cannot rename the copy into place", path: target, errno) }
+                guard rename(temporary, target) == 0 else {
+                    throw failure("cannot rename the copy into place", path: target, errno)
+                }
             } catch {
                 unlink(temporary)
                 throw error
@@ -178,7 +189,8 @@ public enum StoreFileOperations {
             if count == 0 { break }
             var written = 0
             while written < count {
-                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }  // non-empty buffer
+                // non-empty buffer
+                let step = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, count - written) }
                 if step < 0 {
                     if errno == EINTR { continue }
                     throw failure("cannot write", path: to, errno)
@@ -202,7 +214,8 @@ public enum StoreFileOperations {
             var status = stat()
             guard stat(path, &status) == 0 else { continue }
             if status.st_mode & S_IFMT == S_IFDIR {
-                let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []  // unreadable: counts 0
+                // unreadable: counts 0
+                let entries = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
                 total += size(of: entries.map { path + "/" + $0 })
             } else {
                 total += Int64(status.st_size)

@@ -33,7 +33,9 @@ public struct StoreLog: Sendable, Hashable {
         /// The detail a `STRATA_SQL_DEBUG` value asks for: numbers from 0 (3 and above are
         /// ``timings``), anything else ``off``.
         public init(environmentValue: String?) {
-            guard let value = environmentValue?.trimmingCharacters(in: .whitespaces), let number = Int(value), number > 0 else {
+            guard let value = environmentValue?.trimmingCharacters(in: .whitespaces), let number = Int(value),
+                number > 0
+            else {
                 self = .off
                 return
             }
@@ -62,7 +64,8 @@ public struct StoreLog: Sendable, Hashable {
     }
 
     /// No logging.
-    public static let off = StoreLog(logger: Logger(label: "strata.store", factory: { _ in SwiftLogNoOpLogHandler() }), detail: .off)
+    public static let off = StoreLog(
+        logger: Logger(label: "strata.store", factory: { _ in SwiftLogNoOpLogHandler() }), detail: .off)
 
     /// The log `STRATA_SQL_DEBUG` asks for, for the store named `store` (its path or URL without a
     /// password): a `Logger` labelled `strata.store` with the store in its metadata.

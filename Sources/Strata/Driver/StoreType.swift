@@ -58,16 +58,20 @@ extension StoreDriverFactory {
     public func replaceStore(at destination: URL, withStoreFrom source: URL, options: StoreOptions) throws {
         guard destination.isFileURL, source.isFileURL else {
             throw StoreError(
-                .unsupported, "this store type does not say how to replace its stores; migrate it in place or copy it", store: destination.absoluteString)
+                .unsupported, "this store type does not say how to replace its stores; migrate it in place or copy it",
+                store: destination.absoluteString)
         }
-        let companions = storeFiles(at: source, options: options).dropFirst().map { String($0.path.dropFirst(source.path.count)) }
+        let companions = storeFiles(at: source, options: options).dropFirst().map {
+            String($0.path.dropFirst(source.path.count))
+        }
         try StoreFileOperations.replace(destination.path, with: source.path, companionSuffixes: companions)
     }
 
     /// By default the store's files are removed.
     public func destroyStore(at url: URL, options: StoreOptions) throws {
         guard url.isFileURL else {
-            throw StoreError(.unsupported, "this store type does not say how to remove its stores", store: url.absoluteString)
+            throw StoreError(
+                .unsupported, "this store type does not say how to remove its stores", store: url.absoluteString)
         }
         try StoreFileOperations.remove(storeFiles(at: url, options: options).map(\.path))
     }
@@ -75,9 +79,11 @@ extension StoreDriverFactory {
     /// By default the store's files are copied.
     public func copyStore(from source: URL, to destination: URL, options: StoreOptions) throws {
         guard source.isFileURL, destination.isFileURL else {
-            throw StoreError(.unsupported, "this store type does not say how to copy its stores", store: source.absoluteString)
+            throw StoreError(
+                .unsupported, "this store type does not say how to copy its stores", store: source.absoluteString)
         }
-        try StoreFileOperations.copy(storeFiles(at: source, options: options).map(\.path), from: source.path, to: destination.path)
+        try StoreFileOperations.copy(
+            storeFiles(at: source, options: options).map(\.path), from: source.path, to: destination.path)
     }
 }
 
@@ -219,7 +225,8 @@ extension URL {
     /// shows a credential.
     public var storeName: String {
         if isFileURL { return path }
-        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false), components.password != nil else {
+        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false), components.password != nil
+        else {
             return absoluteString
         }
         components.password = nil

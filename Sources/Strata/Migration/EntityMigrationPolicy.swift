@@ -24,14 +24,18 @@ open class EntityMigrationPolicy {
     /// Makes the destination instances of one source instance and associates them with it. The
     /// default inserts one instance of the mapping's destination entity, sets each attribute that
     /// has a value expression, and calls ``MigrationManager/associate(sourceInstance:withDestinationInstance:for:)``.
-    open func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager)
+    open func createDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    )
         throws
     {
         guard let name = mapping.destinationEntityName else { return }
         let destination = try manager.requireDestinationContext().insertNewObject(forEntityName: name)
         for property in mapping.attributeMappings {
             guard let expression = property.valueExpression else { continue }
-            let value = try manager.evaluate(expression, source: source, destination: destination, mapping: mapping, property: property, policy: self)
+            let value = try manager.evaluate(
+                expression, source: source, destination: destination, mapping: mapping, property: property, policy: self
+            )
             try manager.set(value, forKey: property.name, of: destination)
         }
         manager.associate(sourceInstance: source, withDestinationInstance: destination, for: mapping)
@@ -42,14 +46,21 @@ open class EntityMigrationPolicy {
 
     /// Sets the relationships of one destination instance. The default evaluates each
     /// relationship mapping's value expression with `$source` bound to the instance's source.
-    open func createRelationships(forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager)
+    open func createRelationships(
+        forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    )
         throws
     {
-        guard let source = manager.sourceInstances(forEntityMappingName: mapping.name, destinationInstances: [destination]).first
+        guard
+            let source = manager.sourceInstances(
+                forEntityMappingName: mapping.name, destinationInstances: [destination]
+            ).first
         else { return }
         for property in mapping.relationshipMappings {
             guard let expression = property.valueExpression else { continue }
-            let value = try manager.evaluate(expression, source: source, destination: destination, mapping: mapping, property: property, policy: self)
+            let value = try manager.evaluate(
+                expression, source: source, destination: destination, mapping: mapping, property: property, policy: self
+            )
             try manager.set(value, forKey: property.name, of: destination)
         }
     }
@@ -72,7 +83,8 @@ open class EntityMigrationPolicy {
     open func value(forFunction selector: String, arguments: [Any?], manager: MigrationManager) throws -> Any? {
         throw MigrationError(
             .invalidMapping,
-            "the value expression calls \(selector) on $entityPolicy, which \(type(of: self)) does not answer; override value(forFunction:arguments:manager:) in the mapping's policy")
+            "the value expression calls \(selector) on $entityPolicy, which \(type(of: self)) does not answer; override value(forFunction:arguments:manager:) in the mapping's policy"
+        )
     }
 
     private static let registry = Locked<[String: @Sendable () -> EntityMigrationPolicy]>([:])
@@ -117,12 +129,16 @@ public final class ClosureMigrationPolicy: EntityMigrationPolicy {
 
     public required init() {}
 
-    public override func createDestinationInstances(forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    public override func createDestinationInstances(
+        forSource source: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         if let createDestinationInstances { return try createDestinationInstances(source, mapping, manager) }
         try super.createDestinationInstances(forSource: source, in: mapping, manager: manager)
     }
 
-    public override func createRelationships(forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    public override func createRelationships(
+        forDestination destination: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         if let createRelationships { return try createRelationships(destination, mapping, manager) }
         try super.createRelationships(forDestination: destination, in: mapping, manager: manager)
     }
@@ -131,7 +147,9 @@ public final class ClosureMigrationPolicy: EntityMigrationPolicy {
         try validate?(mapping, manager)
     }
 
-    public override func value(forFunction selector: String, arguments: [Any?], manager: MigrationManager) throws -> Any? {
+    public override func value(forFunction selector: String, arguments: [Any?], manager: MigrationManager) throws
+        -> Any?
+    {
         if let function { return try function(selector, arguments, manager) }
         return try super.value(forFunction: selector, arguments: arguments, manager: manager)
     }

@@ -41,7 +41,9 @@ enum InferredExpressions {
 
     /// `FUNCTION($source, "valueForKey:", "name")`.
     static func value(of name: String) -> FetchExpression {
-        .function(FetchExpression.methodCallName, [.variable("source"), .constant(.string(valueForKey)), .constant(.string(name))])
+        .function(
+            FetchExpression.methodCallName,
+            [.variable("source"), .constant(.string(valueForKey)), .constant(.string(name))])
     }
 
     /// `FUNCTION($entityPolicy, "_nonNilValueOrDefaultValueForAttribute:source:destination:", "name", $source, $destination)`.
@@ -49,7 +51,8 @@ enum InferredExpressions {
         .function(
             FetchExpression.methodCallName,
             [
-                .variable("entityPolicy"), .constant(.string(nonNilOrDefault)), .constant(.string(name)), .variable("source"),
+                .variable("entityPolicy"), .constant(.string(nonNilOrDefault)), .constant(.string(name)),
+                .variable("source"),
                 .variable("destination"),
             ])
     }
@@ -58,7 +61,10 @@ enum InferredExpressions {
     static func destinations(of name: String) -> FetchExpression {
         .function(
             FetchExpression.methodCallName,
-            [.variable("manager"), .constant(.string(destinationsForRelationship)), .constant(.string(name)), value(of: name)])
+            [
+                .variable("manager"), .constant(.string(destinationsForRelationship)), .constant(.string(name)),
+                value(of: name),
+            ])
     }
 }
 
@@ -92,7 +98,8 @@ struct MappingInference {
             guard let old = sources[id] else {
                 mappings.append(
                     EntityMapping(
-                        name: "\(MappingModel.inferredPrefix)Add_\(id)", mappingType: .add, destinationEntityName: entity.name,
+                        name: "\(MappingModel.inferredPrefix)Add_\(id)", mappingType: .add,
+                        destinationEntityName: entity.name,
                         destinationEntityVersionHash: destinationHashes[entity.name]))
                 continue
             }
@@ -102,13 +109,16 @@ struct MappingInference {
             mappings.append(
                 EntityMapping(
                     name: "\(MappingModel.inferredPrefix)\(same ? "Copy" : "Transform")_\(id)",
-                    mappingType: same ? .copy : .transform, sourceEntityName: old.name, destinationEntityName: entity.name,
+                    mappingType: same ? .copy : .transform, sourceEntityName: old.name,
+                    destinationEntityName: entity.name,
                     attributeMappings: attributes, relationshipMappings: relationships,
-                    sourceEntityVersionHash: sourceHashes[old.name], destinationEntityVersionHash: destinationHashes[entity.name]))
+                    sourceEntityVersionHash: sourceHashes[old.name],
+                    destinationEntityVersionHash: destinationHashes[entity.name]))
         }
         for (root, roots) in sourceRootsByDestinationRoot.sorted(by: { $0.key < $1.key }) where roots.count > 1 {
             problems.append(
-                "the hierarchy of \(root) would hold entities of the separate source hierarchies \(roots.sorted().joined(separator: " and ")); hierarchies cannot be merged by inference")
+                "the hierarchy of \(root) would hold entities of the separate source hierarchies \(roots.sorted().joined(separator: " and ")); hierarchies cannot be merged by inference"
+            )
         }
         for entity in source.entities where destinations[Self.identifier(entity)] == nil {
             mappings.append(
@@ -126,7 +136,8 @@ struct MappingInference {
             let id = Self.identifier(entity)
             if let other = result[id] {
                 problems.append(
-                    "the \(side) entities \(other.name) and \(entity.name) share the renaming identifier '\(id)'; each entity needs its own")
+                    "the \(side) entities \(other.name) and \(entity.name) share the renaming identifier '\(id)'; each entity needs its own"
+                )
             } else {
                 result[id] = entity
             }
@@ -145,7 +156,8 @@ struct MappingInference {
             let id = composite.renamingIdentifier ?? composite.name
             if case .attribute(let plain)? = oldSlots.property(withIdentifier: id), oldSlots.compositeNamed(id) == nil {
                 problems.append(
-                    "\(new.name).\(composite.name): the attribute \(old.name).\(plain.name) became a composite attribute, which inference cannot map")
+                    "\(new.name).\(composite.name): the attribute \(old.name).\(plain.name) became a composite attribute, which inference cannot map"
+                )
             }
         }
         for property in new.properties where !property.isTransient {
@@ -156,7 +168,8 @@ struct MappingInference {
                 guard case .attribute(let previous)? = match, !previous.isTransient else {
                     if let composite = oldSlots.compositeNamed(key) {
                         problems.append(
-                            "\(new.name).\(attribute.name): the composite attribute \(old.name).\(composite) became a plain attribute, which inference cannot map")
+                            "\(new.name).\(attribute.name): the composite attribute \(old.name).\(composite) became a plain attribute, which inference cannot map"
+                        )
                     }
                     attributes.append(PropertyMapping(name: attribute.name))
                     continue
@@ -164,12 +177,14 @@ struct MappingInference {
                 let allow = attribute.userInfo["NSMigrationAllowTypeTransformation"] != nil
                 guard Self.convertible(previous.type, attribute.type, allowTransformation: allow) else {
                     problems.append(
-                        "\(new.name).\(attribute.name): type \(previous.type.xcodeName) → \(attribute.type.xcodeName) cannot be inferred (only numbers and Booleans convert)")
+                        "\(new.name).\(attribute.name): type \(previous.type.xcodeName) → \(attribute.type.xcodeName) cannot be inferred (only numbers and Booleans convert)"
+                    )
                     continue
                 }
                 let expression =
                     !attribute.isOptional && attribute.defaultValue != .null
-                    ? InferredExpressions.valueOrDefault(of: previous.name) : InferredExpressions.value(of: previous.name)
+                    ? InferredExpressions.valueOrDefault(of: previous.name)
+                    : InferredExpressions.value(of: previous.name)
                 attributes.append(PropertyMapping(name: attribute.name, valueExpression: expression))
             case .relationship(let relationship):
                 guard case .relationship(let previous)? = match, !previous.isTransient else {
@@ -178,7 +193,8 @@ struct MappingInference {
                 }
                 if previous.isToMany, !relationship.isToMany {
                     problems.append(
-                        "\(new.name).\(relationship.name): a to-many relationship (\(old.name).\(previous.name)) cannot become to-one by inference")
+                        "\(new.name).\(relationship.name): a to-many relationship (\(old.name).\(previous.name)) cannot become to-one by inference"
+                    )
                     continue
                 }
                 if let oldTarget = source.entity(named: previous.destinationEntityName),
@@ -186,11 +202,13 @@ struct MappingInference {
                     Self.identifier(oldTarget) != Self.identifier(newTarget)
                 {
                     problems.append(
-                        "\(new.name).\(relationship.name): the destination changed from \(oldTarget.name) to \(newTarget.name), which inference cannot map")
+                        "\(new.name).\(relationship.name): the destination changed from \(oldTarget.name) to \(newTarget.name), which inference cannot map"
+                    )
                     continue
                 }
                 relationships.append(
-                    PropertyMapping(name: relationship.name, valueExpression: InferredExpressions.destinations(of: previous.name)))
+                    PropertyMapping(
+                        name: relationship.name, valueExpression: InferredExpressions.destinations(of: previous.name)))
             }
         }
         return (attributes, relationships)
@@ -216,7 +234,11 @@ struct PropertyPaths {
                 for element in elements {
                     let name = namePath + "." + element.name
                     let id = idPath + "." + (element.renamingIdentifier ?? element.name)
-                    if element.isComposite { walk(element.elements, namePath: name, idPath: id) } else { compositeIdentifiers[name] = id }
+                    if element.isComposite {
+                        walk(element.elements, namePath: name, idPath: id)
+                    } else {
+                        compositeIdentifiers[name] = id
+                    }
                 }
             }
             walk(composite.elements, namePath: composite.name, idPath: id)

@@ -22,10 +22,12 @@ public final class MappingModel: Sendable, Hashable, CustomStringConvertible {
         var seen = Set<String>()
         for mapping in entityMappings where !seen.insert(mapping.name).inserted {
             throw MigrationError(
-                .invalidMapping, "the mapping model has two entity mappings named '\(mapping.name)'; give each its own name")
+                .invalidMapping,
+                "the mapping model has two entity mappings named '\(mapping.name)'; give each its own name")
         }
         self.entityMappings = entityMappings
-        self.isInferred = !entityMappings.isEmpty && entityMappings.allSatisfy { $0.name.hasPrefix(Self.inferredPrefix) }
+        self.isInferred =
+            !entityMappings.isEmpty && entityMappings.allSatisfy { $0.name.hasPrefix(Self.inferredPrefix) }
     }
 
     init(inferred mappings: [EntityMapping]) {
@@ -51,19 +53,23 @@ public final class MappingModel: Sendable, Hashable, CustomStringConvertible {
         var problems: [String] = []
         for mapping in entityMappings {
             if let name = mapping.sourceEntityName, sourceModel.entity(named: name) == nil {
-                problems.append("mapping '\(mapping.name)' names source entity '\(name)', which the source model does not have")
+                problems.append(
+                    "mapping '\(mapping.name)' names source entity '\(name)', which the source model does not have")
             }
             guard let name = mapping.destinationEntityName else { continue }
             guard let entity = destinationModel.entity(named: name) else {
                 problems.append(
-                    "mapping '\(mapping.name)' names destination entity '\(name)', which the destination model does not have")
+                    "mapping '\(mapping.name)' names destination entity '\(name)', which the destination model does not have"
+                )
                 continue
             }
             for property in mapping.attributeMappings where entity.attributesByName[property.name] == nil {
-                problems.append("mapping '\(mapping.name)' maps attribute '\(name).\(property.name)', which does not exist")
+                problems.append(
+                    "mapping '\(mapping.name)' maps attribute '\(name).\(property.name)', which does not exist")
             }
             for property in mapping.relationshipMappings where entity.relationshipsByName[property.name] == nil {
-                problems.append("mapping '\(mapping.name)' maps relationship '\(name).\(property.name)', which does not exist")
+                problems.append(
+                    "mapping '\(mapping.name)' maps relationship '\(name).\(property.name)', which does not exist")
             }
             if mapping.sourceEntityName == nil, mapping.mappingType != .add, mapping.mappingType != .custom {
                 problems.append("mapping '\(mapping.name)' of type \(mapping.mappingType) has no source entity")

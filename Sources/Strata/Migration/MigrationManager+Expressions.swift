@@ -3,17 +3,26 @@ import Foundation
 /// What `$manager`, `$entityPolicy`, `$entityMapping` and `$propertyMapping` are to the
 /// evaluator: markers the method calls recognize; reading a key of one is an error.
 private final class MigrationVariable: PredicateEvaluable {
-    enum Kind { case manager, policy, entityMapping(EntityMapping), propertyMapping(PropertyMapping) }
+    enum Kind {
+        case manager, policy
+        case entityMapping(EntityMapping)
+        case propertyMapping(PropertyMapping)
+    }
     let kind: Kind
     init(_ kind: Kind) { self.kind = kind }
 
     func keyValue(forKey key: String) throws -> KeyValue {
         switch (kind, key) {
         case (.entityMapping(let mapping), "name"): return .value(.string(mapping.name))
-        case (.entityMapping(let mapping), "sourceEntityName"): return .value(mapping.sourceEntityName.map(StoreValue.string) ?? .null)
-        case (.entityMapping(let mapping), "destinationEntityName"): return .value(mapping.destinationEntityName.map(StoreValue.string) ?? .null)
+        case (.entityMapping(let mapping), "sourceEntityName"):
+            return .value(mapping.sourceEntityName.map(StoreValue.string) ?? .null)
+        case (.entityMapping(let mapping), "destinationEntityName"):
+            return .value(mapping.destinationEntityName.map(StoreValue.string) ?? .null)
         case (.propertyMapping(let mapping), "name"): return .value(.string(mapping.name))
-        default: throw MigrationError(.invalidMapping, "a value expression reads '\(key)' of a migration variable; call one of its functions with FUNCTION(…)")
+        default:
+            throw MigrationError(
+                .invalidMapping,
+                "a value expression reads '\(key)' of a migration variable; call one of its functions with FUNCTION(…)")
         }
     }
 
@@ -33,7 +42,9 @@ extension MigrationManager {
         property: PropertyMapping? = nil, policy: EntityMigrationPolicy? = nil
     ) throws -> Any? {
         Self.swiftValue(
-            try evaluate(expression, source: source, destination: destination, mapping: mapping, property: property, policy: policy))
+            try evaluate(
+                expression, source: source, destination: destination, mapping: mapping, property: property,
+                policy: policy))
     }
 
     func evaluate(
@@ -46,10 +57,14 @@ extension MigrationManager {
         evaluator.bindings["manager"] = .object(MigrationVariable(.manager))
         evaluator.bindings["entityPolicy"] = .object(MigrationVariable(.policy))
         evaluator.bindings["entityMapping"] = .object(MigrationVariable(.entityMapping(mapping)))
-        if let property { evaluator.bindings["propertyMapping"] = .object(MigrationVariable(.propertyMapping(property))) }
+        if let property {
+            evaluator.bindings["propertyMapping"] = .object(MigrationVariable(.propertyMapping(property)))
+        }
         let reader = evaluator
         evaluator.methodCall = { [unowned self] target, selector, arguments in
-            try self.call(selector, on: target, arguments, reader: reader, destination: destination, property: property, policy: policy)
+            try self.call(
+                selector, on: target, arguments, reader: reader, destination: destination, property: property,
+                policy: policy)
         }
         do {
             return try evaluator.value(expression)
@@ -78,13 +93,19 @@ extension MigrationManager {
             switch (variable.kind, selector) {
             case (.manager, "destinationInstancesForEntityMappingNamed:sourceInstances:"):
                 return .collection(
-                    destinationInstances(forEntityMappingName: try string(0), sourceInstances: Self.objects(arguments[1])).map { .object($0) })
+                    destinationInstances(
+                        forEntityMappingName: try string(0), sourceInstances: Self.objects(arguments[1])
+                    ).map { .object($0) })
             case (.manager, "sourceInstancesForEntityMappingNamed:destinationInstances:"):
                 return .collection(
-                    sourceInstances(forEntityMappingName: try string(0), destinationInstances: Self.objects(arguments[1])).map { .object($0) })
+                    sourceInstances(
+                        forEntityMappingName: try string(0), destinationInstances: Self.objects(arguments[1])
+                    ).map { .object($0) })
             case (.manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:"):
                 return .collection(
-                    destinationInstances(forSourceRelationshipNamed: try string(0), sourceInstances: Self.objects(arguments[1])).map { .object($0) })
+                    destinationInstances(
+                        forSourceRelationshipNamed: try string(0), sourceInstances: Self.objects(arguments[1])
+                    ).map { .object($0) })
             case (.policy, InferredExpressions.nonNilOrDefault):
                 let name = try string(0)
                 let value = try reader.read(name, from: arguments[1])
@@ -94,9 +115,11 @@ extension MigrationManager {
                 return value
             case (.policy, _):
                 guard let policy else {
-                    throw MigrationError(.invalidMapping, "\(selector) is called on $entityPolicy outside a migration policy")
+                    throw MigrationError(
+                        .invalidMapping, "\(selector) is called on $entityPolicy outside a migration policy")
                 }
-                let result = try policy.value(forFunction: selector, arguments: arguments.map(Self.swiftValue), manager: self)
+                let result = try policy.value(
+                    forFunction: selector, arguments: arguments.map(Self.swiftValue), manager: self)
                 return try Self.evaluated(result)
             default:
                 throw MigrationError(.invalidMapping, "the migration does not know the function \(selector)")
@@ -104,11 +127,13 @@ extension MigrationManager {
         case .object, .collection, .value(.null):
             guard selector == "valueForKey:" || selector == "valueForKeyPath:" else {
                 throw MigrationError(
-                    .invalidMapping, "FUNCTION(object, \"\(selector)\", …): objects answer valueForKey: and valueForKeyPath: only")
+                    .invalidMapping,
+                    "FUNCTION(object, \"\(selector)\", …): objects answer valueForKey: and valueForKeyPath: only")
             }
             return try reader.read(try string(0), from: target)
         case .value(let value):
-            throw MigrationError(.invalidMapping, "\(selector) is called on \(value.kindName.withArticle) value, not an object")
+            throw MigrationError(
+                .invalidMapping, "\(selector) is called on \(value.kindName.withArticle) value, not an object")
         }
     }
 
@@ -116,10 +141,13 @@ extension MigrationManager {
     /// attributes the value converted to their type.
     func set(_ value: EvaluatedValue, forKey key: String, of object: ManagedObject) throws {
         do {
-            if let slot = object.entity.index(ofProperty: key), let relationship = object.entity.properties[slot].relationship {
+            if let slot = object.entity.index(ofProperty: key),
+                let relationship = object.entity.properties[slot].relationship
+            {
                 let objects = Self.objects(value)
                 if relationship.isToMany {
-                    try object.setConvertedValue(relationship.isOrdered ? objects as Any : Set(objects) as Any, forKey: key)
+                    try object.setConvertedValue(
+                        relationship.isOrdered ? objects as Any : Set(objects) as Any, forKey: key)
                 } else {
                     try object.setConvertedValue(objects.first, forKey: key)
                 }
@@ -129,7 +157,9 @@ extension MigrationManager {
             case .value(let stored): try object.setStoreValue(stored, forKey: key)
             case .object(let other as ManagedObject): try object.setConvertedValue(other, forKey: key)
             case .object(let other): try object.setStoreValue(other.selfValue, forKey: key)
-            case .collection: throw MigrationError(.invalidMapping, "a collection cannot be the value of attribute '\(object.entity.name).\(key)'")
+            case .collection:
+                throw MigrationError(
+                    .invalidMapping, "a collection cannot be the value of attribute '\(object.entity.name).\(key)'")
             }
         } catch let error as MigrationError {
             throw error
@@ -184,7 +214,9 @@ extension MigrationManager {
             case .keyPath(let path): return .value(.string(path))
             }
         default:
-            throw MigrationError(.invalidMapping, "a migration function returned a value of type \(type(of: value as Any)), which a store cannot hold")
+            throw MigrationError(
+                .invalidMapping,
+                "a migration function returned a value of type \(type(of: value as Any)), which a store cannot hold")
         }
     }
 }

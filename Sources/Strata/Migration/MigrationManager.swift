@@ -69,14 +69,16 @@ public final class MigrationManager {
             throw StoreError(.notFound, "there is no store to migrate here; check the path", store: sourceURL.path)
         }
         try migrateStore(
-            from: sourceURL, type: sourceType, options: reading, mapping: mapping, to: destinationURL, type: destinationType,
+            from: sourceURL, type: sourceType, options: reading, mapping: mapping, to: destinationURL,
+            type: destinationType,
             options: destinationOptions,
             metadata: StoreMigration.migratedMetadata(metadata, from: sourceModel, to: destinationModel))
     }
 
     func migrateStore(
         from sourceURL: URL, type sourceType: StoreType, options sourceOptions: StoreOptions, mapping: MappingModel,
-        to destinationURL: URL, type destinationType: StoreType, options destinationOptions: StoreOptions, metadata: StoreMetadata
+        to destinationURL: URL, type destinationType: StoreType, options destinationOptions: StoreOptions,
+        metadata: StoreMetadata
     ) throws {
         if destinationURL.isFileURL, FileManager.default.fileExists(atPath: destinationURL.path) {
             throw StoreError(
@@ -91,14 +93,19 @@ public final class MigrationManager {
             writable.isReadOnly = false
             writable.createIfMissing = true
             writable.shouldMigrateStoreAutomatically = false
-            if var plan = try StoreMigrationPlan.compile(mapping, sourceModel: sourceModel, destinationModel: destinationModel) {
+            if var plan = try StoreMigrationPlan.compile(
+                mapping, sourceModel: sourceModel, destinationModel: destinationModel)
+            {
                 plan.metadata = metadata
                 created = true
-                try copyRows(plan, from: sourceURL, type: sourceType, options: sourceOptions, to: destinationURL, type: destinationType, options: writable)
+                try copyRows(
+                    plan, from: sourceURL, type: sourceType, options: sourceOptions, to: destinationURL,
+                    type: destinationType, options: writable)
             } else {
                 created = true
                 try migrateObjects(
-                    mapping, from: sourceURL, type: sourceType, options: sourceOptions, to: destinationURL, type: destinationType,
+                    mapping, from: sourceURL, type: sourceType, options: sourceOptions, to: destinationURL,
+                    type: destinationType,
                     options: writable, metadata: metadata)
             }
             migrationProgress = 1
@@ -132,27 +139,36 @@ public final class MigrationManager {
 
     /// Records that `source` became `destination` under `mapping` (what the relationship phase and
     /// the `destinationInstances…` lookups use).
-    public func associate(sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject, for mapping: EntityMapping) {
+    public func associate(
+        sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
+        for mapping: EntityMapping
+    ) {
         forward[mapping.name, default: [:]][source.objectID, default: []].append(destination)
         backward[mapping.name, default: [:]][ObjectIdentifier(destination), default: []].append(source)
         destinationsByMapping[mapping.name, default: []].append(destination)
     }
 
     /// The destination instances `sources` became under the mapping named `name`.
-    public func destinationInstances(forEntityMappingName name: String, sourceInstances sources: [ManagedObject]) -> [ManagedObject] {
+    public func destinationInstances(forEntityMappingName name: String, sourceInstances sources: [ManagedObject])
+        -> [ManagedObject]
+    {
         let table = forward[name] ?? [:]
         return sources.flatMap { table[$0.objectID] ?? [] }
     }
 
     /// The source instances `destinations` were made from under the mapping named `name`.
-    public func sourceInstances(forEntityMappingName name: String, destinationInstances destinations: [ManagedObject]) -> [ManagedObject] {
+    public func sourceInstances(forEntityMappingName name: String, destinationInstances destinations: [ManagedObject])
+        -> [ManagedObject]
+    {
         let table = backward[name] ?? [:]
         return destinations.flatMap { table[ObjectIdentifier($0)] ?? [] }
     }
 
     /// The destination instances `sources` became under whichever mappings made them (Core
     /// Data's `destinationInstancesForSourceRelationshipNamed:sourceInstances:`).
-    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances sources: [ManagedObject]) -> [ManagedObject] {
+    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances sources: [ManagedObject])
+        -> [ManagedObject]
+    {
         let names = mappingModel?.entityMappings.map(\.name) ?? forward.keys.sorted()
         return sources.flatMap { source in names.flatMap { forward[$0]?[source.objectID] ?? [] } }
     }
@@ -178,7 +194,8 @@ public final class MigrationManager {
     // MARK: Running
 
     private func copyRows(
-        _ plan: StoreMigrationPlan, from sourceURL: URL, type sourceType: StoreType, options sourceOptions: StoreOptions,
+        _ plan: StoreMigrationPlan, from sourceURL: URL, type sourceType: StoreType,
+        options sourceOptions: StoreOptions,
         to destinationURL: URL, type destinationType: StoreType, options: StoreOptions
     ) throws {
         let source = try sourceType.factory.makeDriver(
@@ -188,7 +205,8 @@ public final class MigrationManager {
             StoreOpenRequest(url: destinationURL, model: destinationModel, configuration: nil, options: options))
         do {
             var copier = RowCopier(plan: plan, source: source, destination: destination)
-            copier.totals = try StoreMigration.rowCounts(of: sourceModel, at: sourceURL, type: sourceType, options: sourceOptions)
+            copier.totals = try StoreMigration.rowCounts(
+                of: sourceModel, at: sourceURL, type: sourceType, options: sourceOptions)
             copier.progress = progressHandler
             destinationCounts = try copier.run()
             try destination.close()
@@ -204,11 +222,14 @@ public final class MigrationManager {
     ) throws {
         try mapping.check(sourceModel: sourceModel, destinationModel: destinationModel)
         let sourceCoordinator = PersistentStoreCoordinator(managedObjectModel: sourceModel)
-        let sourceStore = try sourceCoordinator.addPersistentStore(type: sourceType, at: sourceURL, options: sourceOptions)
+        let sourceStore = try sourceCoordinator.addPersistentStore(
+            type: sourceType, at: sourceURL, options: sourceOptions)
         defer { try? sourceCoordinator.remove(sourceStore) }  // read-only: closing cannot lose anything
         let destinationCoordinator = PersistentStoreCoordinator(managedObjectModel: destinationModel)
-        let destinationStore = try destinationCoordinator.addPersistentStore(type: destinationType, at: destinationURL, options: options)
-        defer { try? destinationCoordinator.remove(destinationStore) }  // after the save below, or after a failure that removes the store
+        let destinationStore = try destinationCoordinator.addPersistentStore(
+            type: destinationType, at: destinationURL, options: options)
+        // after the save below, or after a failure that removes the store
+        defer { try? destinationCoordinator.remove(destinationStore) }
         try destinationStore.setMetadata(metadata)
         let source = ManagedObjectContext(coordinator: sourceCoordinator)
         let destination = ManagedObjectContext(coordinator: destinationCoordinator)
@@ -240,7 +261,9 @@ public final class MigrationManager {
             try run(entityMapping) { try policy.begin(entityMapping, with: self) }
             for object in sources[entityMapping.name] ?? [] {
                 try checkCancelled()
-                try run(entityMapping) { try policy.createDestinationInstances(forSource: object, in: entityMapping, manager: self) }
+                try run(entityMapping) {
+                    try policy.createDestinationInstances(forSource: object, in: entityMapping, manager: self)
+                }
                 advance(entityMapping)
             }
             try run(entityMapping) { try policy.endInstanceCreation(forMapping: entityMapping, manager: self) }
@@ -251,7 +274,9 @@ public final class MigrationManager {
             let policy = policies[entityMapping.name] ?? EntityMigrationPolicy()
             for object in destinationsByMapping[entityMapping.name] ?? [] {
                 try checkCancelled()
-                try run(entityMapping) { try policy.createRelationships(forDestination: object, in: entityMapping, manager: self) }
+                try run(entityMapping) {
+                    try policy.createRelationships(forDestination: object, in: entityMapping, manager: self)
+                }
                 advance(entityMapping)
             }
             try run(entityMapping) { try policy.endRelationshipCreation(forMapping: entityMapping, manager: self) }
@@ -279,7 +304,8 @@ public final class MigrationManager {
         guard let policy = EntityMigrationPolicy.make(className: name) else {
             throw MigrationError(
                 .policy,
-                "entity mapping '\(mapping.name)' names the migration policy class '\(name)', which is not registered; register it with EntityMigrationPolicy.register(_:forClassName:) before migrating")
+                "entity mapping '\(mapping.name)' names the migration policy class '\(name)', which is not registered; register it with EntityMigrationPolicy.register(_:forClassName:) before migrating"
+            )
         }
         return policy
     }
@@ -308,6 +334,9 @@ public final class MigrationManager {
     private func advance(_ mapping: EntityMapping) {
         done += 1
         migrationProgress = total > 0 ? min(1, Double(done) / Double(total)) : 1
-        progressHandler?(MigrationProgress(phase: .objects, entity: mapping.destinationEntityName ?? mapping.sourceEntityName, completed: done, total: total))
+        progressHandler?(
+            MigrationProgress(
+                phase: .objects, entity: mapping.destinationEntityName ?? mapping.sourceEntityName, completed: done,
+                total: total))
     }
 }

@@ -34,7 +34,8 @@ public struct MigrationOptions: Sendable, Hashable {
     public static func == (lhs: MigrationOptions, rhs: MigrationOptions) -> Bool {
         lhs.mappingModels.map(ObjectIdentifier.init) == rhs.mappingModels.map(ObjectIdentifier.init)
             && lhs.modelVersions.map(ObjectIdentifier.init) == rhs.modelVersions.map(ObjectIdentifier.init)
-            && lhs.stagedMigrationManager.map(ObjectIdentifier.init) == rhs.stagedMigrationManager.map(ObjectIdentifier.init)
+            && lhs.stagedMigrationManager.map(ObjectIdentifier.init)
+                == rhs.stagedMigrationManager.map(ObjectIdentifier.init)
             && lhs.backupURL == rhs.backupURL
     }
 

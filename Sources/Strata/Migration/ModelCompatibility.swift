@@ -34,7 +34,9 @@ extension ManagedObjectModel {
     public func isConfiguration(_ configuration: String?, compatibleWithStoreMetadata metadata: StoreMetadata) -> Bool {
         // An unknown configuration is simply not compatible (the error cannot change the answer).
         guard let members = try? entities(forConfiguration: configuration) else { return false }
-        if metadata.hasStrataHashes { return isConfiguration(configuration, compatibleWith: metadata.entityVersionHashes) }
+        if metadata.hasStrataHashes {
+            return isConfiguration(configuration, compatibleWith: metadata.entityVersionHashes)
+        }
         guard let stored = metadata.coreDataEntityVersionHashes, !stored.isEmpty else { return false }
         var version = ModelVersionHashes.hashesVersion
         if case .integer(let recorded)? = metadata.values[ModelVersionHashes.hashesVersionKey] { version = recorded }

@@ -60,7 +60,9 @@ struct RowCopier {
         // them; the others hand out the copied keys now.
         for (root, key) in maxKeys.sorted(by: { $0.key < $1.key }) where key > 0 {
             let first = try destination.allocatePrimaryKeys(forEntity: root, count: 1).lowerBound
-            if first < key { _ = try destination.allocatePrimaryKeys(forEntity: root, count: Int(clamping: key - first)) }
+            if first < key {
+                _ = try destination.allocatePrimaryKeys(forEntity: root, count: Int(clamping: key - first))
+            }
         }
         return written
     }
@@ -88,7 +90,8 @@ struct UniquenessCheck {
         for index in checks.indices where entity.isKind(of: checks[index].entity) {
             var values: [StoreValue] = []
             for name in checks[index].properties {
-                guard let slot = entity.index(ofProperty: name), slot < row.values.count, !row.values[slot].isNull else {
+                guard let slot = entity.index(ofProperty: name), slot < row.values.count, !row.values[slot].isNull
+                else {
                     values = []
                     break
                 }
@@ -99,7 +102,8 @@ struct UniquenessCheck {
                 let check = checks[index]
                 throw MigrationError(
                     .constraintViolation,
-                    "existing rows break the uniqueness constraint (\(check.properties.joined(separator: ", "))) of \(check.entity.name) in the new model: rows \(other) and \(row.id.primaryKey) both have \(values.map(\.displayText).joined(separator: ", ")); change or remove the duplicates before migrating, or resolve them in a custom migration stage")
+                    "existing rows break the uniqueness constraint (\(check.properties.joined(separator: ", "))) of \(check.entity.name) in the new model: rows \(other) and \(row.id.primaryKey) both have \(values.map(\.displayText).joined(separator: ", ")); change or remove the duplicates before migrating, or resolve them in a custom migration stage"
+                )
             }
             checks[index].seen[values] = row.id.primaryKey
         }

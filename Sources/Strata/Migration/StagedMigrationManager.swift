@@ -18,7 +18,8 @@ public final class ManagedObjectModelReference: Sendable {
         if let versionChecksum, versionChecksum != actual {
             throw MigrationError(
                 .invalidMapping,
-                "the model's version checksum is \(actual), not \(versionChecksum) as the stage says; check which model version the stage names")
+                "the model's version checksum is \(actual), not \(versionChecksum) as the stage says; check which model version the stage names"
+            )
         }
         self.resolvedModel = model
         self.versionChecksum = actual
@@ -31,7 +32,9 @@ public final class ManagedObjectModelReference: Sendable {
 
     /// Refers to the version `name` of the model bundle at `bundleURL` (an `.xcdatamodeld`).
     public convenience init(name: String, in bundleURL: URL, versionChecksum: String? = nil) throws {
-        try self.init(model: try ManagedObjectModel.load(contentsOf: bundleURL, versionName: name), versionChecksum: versionChecksum)
+        try self.init(
+            model: try ManagedObjectModel.load(contentsOf: bundleURL, versionName: name),
+            versionChecksum: versionChecksum)
     }
 }
 
@@ -169,7 +172,9 @@ public final class StagedMigrationManager: Sendable {
         reading.createIfMissing = false
         guard let metadata = try type.factory.metadata(at: url, options: reading) else { return }
         guard
-            let start = chain.firstIndex(where: { $0.resolvedModel.isConfiguration(nil, compatibleWithStoreMetadata: metadata) })
+            let start = chain.firstIndex(where: {
+                $0.resolvedModel.isConfiguration(nil, compatibleWithStoreMetadata: metadata)
+            })
         else {
             throw MigrationError(
                 .sourceModelNotFound,
@@ -181,17 +186,22 @@ public final class StagedMigrationManager: Sendable {
             let from = chain[step]
             let to = chain[step + 1]
             let custom = stages.compactMap { $0 as? CustomMigrationStage }.first {
-                $0.currentModel.versionChecksum == from.versionChecksum && $0.nextModel.versionChecksum == to.versionChecksum
+                $0.currentModel.versionChecksum == from.versionChecksum
+                    && $0.nextModel.versionChecksum == to.versionChecksum
             }
             if let custom, let handler = custom.willMigrateHandler {
-                try withContainer(url: url, type: type, options: options, model: from.resolvedModel) { try handler(self, custom) }
+                try withContainer(url: url, type: type, options: options, model: from.resolvedModel) {
+                    try handler(self, custom)
+                }
             }
             let migration = try StoreMigration.plan(
                 storeAt: url, type: type, to: to.resolvedModel, options: plainOptions(options),
                 sourceModel: from.resolvedModel, mappingModel: custom?.mappingModel, infersMappingModel: true)
             try migration?.run()
             if let custom, let handler = custom.didMigrateHandler {
-                try withContainer(url: url, type: type, options: options, model: to.resolvedModel) { try handler(self, custom) }
+                try withContainer(url: url, type: type, options: options, model: to.resolvedModel) {
+                    try handler(self, custom)
+                }
             }
             step += 1
         }
@@ -205,7 +215,9 @@ public final class StagedMigrationManager: Sendable {
         return plain
     }
 
-    private func withContainer(url: URL, type: StoreType, options: StoreOptions, model: ManagedObjectModel, _ body: () throws -> Void)
+    private func withContainer(
+        url: URL, type: StoreType, options: StoreOptions, model: ManagedObjectModel, _ body: () throws -> Void
+    )
         throws
     {
         let container = PersistentContainer(name: "StagedMigration", managedObjectModel: model)

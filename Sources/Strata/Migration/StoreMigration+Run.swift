@@ -49,7 +49,8 @@ extension StoreMigration {
                 sourceOptions.isReadOnly = true
                 try manager.migrateStore(
                     from: url, type: type, options: sourceOptions, mapping: mappingModel, to: temporary, type: type,
-                    options: writableOptions, metadata: StoreMigration.migratedMetadata(sourceMetadata, from: sourceModel, to: destinationModel))
+                    options: writableOptions,
+                    metadata: StoreMigration.migratedMetadata(sourceMetadata, from: sourceModel, to: destinationModel))
                 return (Strategy.objects, manager.destinationCounts)
             }
             progress?(MigrationProgress(phase: .finished, completed: 1, total: 1))
@@ -72,7 +73,9 @@ extension StoreMigration {
 
     private func destinationCounts(_ plan: StoreMigrationPlan) -> [String: Int] {
         var counts: [String: Int] = [:]
-        for entityPlan in plan.entities { counts[entityPlan.destination.name, default: 0] += rowCounts[entityPlan.source.name] ?? 0 }
+        for entityPlan in plan.entities {
+            counts[entityPlan.destination.name, default: 0] += rowCounts[entityPlan.source.name] ?? 0
+        }
         for entity in plan.addedEntities { counts[entity.name] = counts[entity.name] ?? 0 }
         return counts
     }
@@ -92,14 +95,16 @@ extension StoreMigration {
         guard free >= needed else {
             throw MigrationError(
                 .insufficientSpace,
-                "\(what) needs about \(needed / 1_048_576 + 1) MB beside the store, but only \(free / 1_048_576) MB are free; free some space and migrate again")
+                "\(what) needs about \(needed / 1_048_576 + 1) MB beside the store, but only \(free / 1_048_576) MB are free; free some space and migrate again"
+            )
         }
     }
 
     private func backUp(to backup: URL, size: Int64) throws {
         if backup.isFileURL, FileManager.default.fileExists(atPath: backup.path) {
             throw StoreError(
-                .invalidRequest, "the backup location \(backup.path) already exists; choose another or remove it", store: displayName)
+                .invalidRequest, "the backup location \(backup.path) already exists; choose another or remove it",
+                store: displayName)
         }
         try checkSpace(for: size, what: "the backup")
         try type.factory.copyStore(from: url, to: backup, options: options)
@@ -110,7 +115,8 @@ extension StoreMigration {
         var writable = options
         writable.isReadOnly = false
         writable.createIfMissing = false
-        let driver = try type.factory.makeDriver(StoreOpenRequest(url: url, model: sourceModel, configuration: nil, options: writable))
+        let driver = try type.factory.makeDriver(
+            StoreOpenRequest(url: url, model: sourceModel, configuration: nil, options: writable))
         progress?(MigrationProgress(phase: .inPlace, completed: 0, total: 1))
         do {
             let done = try driver.migrateInPlace(plan)
@@ -123,13 +129,15 @@ extension StoreMigration {
     }
 
     /// Copies the rows into the new store at `temporary`.
-    private func copyRows(_ plan: StoreMigrationPlan, to temporary: URL, progress: ((MigrationProgress) -> Void)?) throws
+    private func copyRows(_ plan: StoreMigrationPlan, to temporary: URL, progress: ((MigrationProgress) -> Void)?)
+        throws
         -> [String: Int]
     {
         var reading = options
         reading.isReadOnly = true
         reading.createIfMissing = false
-        let source = try type.factory.makeDriver(StoreOpenRequest(url: url, model: sourceModel, configuration: nil, options: reading))
+        let source = try type.factory.makeDriver(
+            StoreOpenRequest(url: url, model: sourceModel, configuration: nil, options: reading))
         defer { try? source.close() }  // read-only: closing cannot lose anything
         let destination = try type.factory.makeDriver(
             StoreOpenRequest(url: temporary, model: destinationModel, configuration: nil, options: writableOptions))
@@ -151,7 +159,8 @@ extension StoreMigration {
     private func replacingWithCopy<T>(progress: ((MigrationProgress) -> Void)?, _ body: (URL) throws -> T) throws -> T {
         let temporary: URL
         if url.isFileURL {
-            temporary = URL(fileURLWithPath: try StoreFileOperations.temporaryPath(beside: url.path, tag: Self.temporaryTag))
+            temporary = URL(
+                fileURLWithPath: try StoreFileOperations.temporaryPath(beside: url.path, tag: Self.temporaryTag))
         } else {
             temporary = URL(string: url.absoluteString + ".\(Self.temporaryTag)-\(UUID().uuidString)") ?? url
         }

@@ -74,7 +74,8 @@ public struct StoreMigration: Sendable {
     /// - Throws: ``MigrationError``: `.sourceModelNotFound`, `.olderModel`, `.inferenceFailed`,
     ///   `.invalidMapping`, `.mappingModelNotFound`; ``StoreError`` when the store does not open.
     public static func plan(
-        storeAt url: URL, type: StoreType, to destinationModel: ManagedObjectModel, options: StoreOptions = StoreOptions(),
+        storeAt url: URL, type: StoreType, to destinationModel: ManagedObjectModel,
+        options: StoreOptions = StoreOptions(),
         sourceModel: ManagedObjectModel? = nil, mappingModel: MappingModel? = nil, infersMappingModel: Bool = true,
         countsRows: Bool = false
     ) throws -> StoreMigration? {
@@ -84,7 +85,9 @@ public struct StoreMigration: Sendable {
         reading.createIfMissing = false
         guard let metadata = try type.factory.metadata(at: url, options: reading) else { return nil }
         if metadata.entityVersionHashes.isEmpty && metadata.coreDataEntityVersionHashes == nil { return nil }
-        if sourceModel == nil, destinationModel.isConfiguration(nil, compatibleWithStoreMetadata: metadata) { return nil }
+        if sourceModel == nil, destinationModel.isConfiguration(nil, compatibleWithStoreMetadata: metadata) {
+            return nil
+        }
         do {
             try checkNotOlder(destinationModel, metadata: metadata, versions: options.migration.modelVersions)
             let (source, origin) = try resolveSourceModel(
@@ -109,8 +112,10 @@ public struct StoreMigration: Sendable {
     let sourceMetadata: StoreMetadata
 
     init(
-        url: URL, type: StoreType, options: StoreOptions, sourceModel: ManagedObjectModel, sourceModelOrigin: SourceModelOrigin,
-        destinationModel: ManagedObjectModel, mappingModel: MappingModel, plan: StoreMigrationPlan?, rowCounts: [String: Int],
+        url: URL, type: StoreType, options: StoreOptions, sourceModel: ManagedObjectModel,
+        sourceModelOrigin: SourceModelOrigin,
+        destinationModel: ManagedObjectModel, mappingModel: MappingModel, plan: StoreMigrationPlan?,
+        rowCounts: [String: Int],
         backupURL: URL?, sourceMetadata: StoreMetadata
     ) {
         self.url = url
@@ -127,13 +132,18 @@ public struct StoreMigration: Sendable {
     }
 
     /// Refuses a destination model the store has already been migrated past.
-    static func checkNotOlder(_ destination: ManagedObjectModel, metadata: StoreMetadata, versions: [ManagedObjectModel]) throws {
-        let previous = (metadata.values[historyKey].flatMap { value -> [String]? in
-            guard case .array(let items) = value else { return nil }
-            return items.compactMap(\.stringValue)
-        }) ?? []
+    static func checkNotOlder(
+        _ destination: ManagedObjectModel, metadata: StoreMetadata, versions: [ManagedObjectModel]
+    ) throws {
+        let previous =
+            (metadata.values[historyKey].flatMap { value -> [String]? in
+                guard case .array(let items) = value else { return nil }
+                return items.compactMap(\.stringValue)
+            }) ?? []
         var older = previous.contains(destination.versionHash.hexString)
-        if !older, let current = versions.firstIndex(where: { $0.isConfiguration(nil, compatibleWithStoreMetadata: metadata) }),
+        if !older,
+            let current = versions.firstIndex(where: { $0.isConfiguration(nil, compatibleWithStoreMetadata: metadata) }
+            ),
             let wanted = versions.firstIndex(where: { $0.versionHash == destination.versionHash }), wanted < current
         {
             older = true
@@ -141,7 +151,8 @@ public struct StoreMigration: Sendable {
         if older {
             throw MigrationError(
                 .olderModel,
-                "the store was written with a newer version of the model than the one opening it; open it with the newer model (or restore a backup taken before the migration)")
+                "the store was written with a newer version of the model than the one opening it; open it with the newer model (or restore a backup taken before the migration)"
+            )
         }
     }
 
@@ -153,7 +164,8 @@ public struct StoreMigration: Sendable {
             guard given.isConfiguration(nil, compatibleWithStoreMetadata: metadata) else {
                 throw MigrationError(
                     .sourceModelNotFound,
-                    "the model given as the store's own does not match the version hashes the store records; give the model version that wrote the store")
+                    "the model given as the store's own does not match the version hashes the store records; give the model version that wrote the store"
+                )
             }
             return (given, .given)
         }
@@ -162,7 +174,8 @@ public struct StoreMigration: Sendable {
                 return (try ManagedObjectModel(encodedRepresentation: data), .embedded)
             } catch {
                 throw MigrationError(
-                    .sourceModelNotFound, "the store's embedded model does not decode; give the model that wrote the store",
+                    .sourceModelNotFound,
+                    "the store's embedded model does not decode; give the model that wrote the store",
                     underlying: error)
             }
         }
@@ -176,7 +189,8 @@ public struct StoreMigration: Sendable {
         }
         throw MigrationError(
             .sourceModelNotFound,
-            "the model that wrote the store is not known: the store does not embed it and none of the model versions given matches its version hashes; give the model version that wrote it (--from-model, MigrationOptions.modelVersions)")
+            "the model that wrote the store is not known: the store does not embed it and none of the model versions given matches its version hashes; give the model version that wrote it (--from-model, MigrationOptions.modelVersions)"
+        )
     }
 
     /// The mapping to use: given, a fitting candidate, or inferred.
@@ -191,25 +205,32 @@ public struct StoreMigration: Sendable {
         let sourceHashes = source.coreDataVersionHashes.entities
         let destinationHashes = destination.coreDataVersionHashes.entities
         for candidate in candidates {
-            guard (try? candidate.check(sourceModel: source, destinationModel: destination)) != nil else { continue }  // not this one
+            // not this one
+            guard (try? candidate.check(sourceModel: source, destinationModel: destination)) != nil else { continue }
             let fits = candidate.entityMappings.allSatisfy { mapping in
-                (mapping.sourceEntityVersionHash == nil || mapping.sourceEntityName.flatMap { sourceHashes[$0] } == mapping.sourceEntityVersionHash)
+                (mapping.sourceEntityVersionHash == nil
+                    || mapping.sourceEntityName.flatMap { sourceHashes[$0] } == mapping.sourceEntityVersionHash)
                     && (mapping.destinationEntityVersionHash == nil
-                        || mapping.destinationEntityName.flatMap { destinationHashes[$0] } == mapping.destinationEntityVersionHash)
+                        || mapping.destinationEntityName.flatMap { destinationHashes[$0] }
+                            == mapping.destinationEntityVersionHash)
             }
             if fits { return candidate }
         }
         guard infer else {
             throw MigrationError(
                 .mappingModelNotFound,
-                "the store's model differs from the new one, no mapping model fits the two, and inferring one is not allowed; give a mapping model or allow inference (shouldInferMappingModelAutomatically)")
+                "the store's model differs from the new one, no mapping model fits the two, and inferring one is not allowed; give a mapping model or allow inference (shouldInferMappingModelAutomatically)"
+            )
         }
         return try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
     }
 
     /// Rows per source entity.
-    static func rowCounts(of model: ManagedObjectModel, at url: URL, type: StoreType, options: StoreOptions) throws -> [String: Int] {
-        let driver = try type.factory.makeDriver(StoreOpenRequest(url: url, model: model, configuration: nil, options: options))
+    static func rowCounts(of model: ManagedObjectModel, at url: URL, type: StoreType, options: StoreOptions) throws
+        -> [String: Int]
+    {
+        let driver = try type.factory.makeDriver(
+            StoreOpenRequest(url: url, model: model, configuration: nil, options: options))
         defer { try? driver.close() }  // read-only: closing cannot lose anything
         var counts: [String: Int] = [:]
         for entity in model.entities {
@@ -218,7 +239,8 @@ public struct StoreMigration: Sendable {
             fetch.resultKind = .count
             let result = try driver.fetch(fetch)
             counts[entity.name] =
-                result.appliedPredicate ? (result.count ?? result.rows.count)
+                result.appliedPredicate
+                ? (result.count ?? result.rows.count)
                 : result.rows.filter { $0.id.entity == entity.entityNumber }.count
         }
         return counts
@@ -227,14 +249,18 @@ public struct StoreMigration: Sendable {
     /// The metadata of the migrated store: the store's identity and other keys kept, the new
     /// model's hashes (Strata's, and Core Data's where the store had Apple's), embedded model and
     /// history.
-    static func migratedMetadata(_ metadata: StoreMetadata, from source: ManagedObjectModel, to destination: ManagedObjectModel)
+    static func migratedMetadata(
+        _ metadata: StoreMetadata, from source: ManagedObjectModel, to destination: ManagedObjectModel
+    )
         -> StoreMetadata
     {
         var result = metadata
         result.entityVersionHashes = destination.entityVersionHashesByName
         result.values[StoreMetadata.modelVersionHashKey] = .data(destination.versionHash)
         // The encoding of a model built from descriptions never fails (ModelArchive's fields are plain values).
-        if let encoded = try? destination.encodedRepresentation() { result.values[StoreMetadata.modelKey] = .data(encoded) }
+        if let encoded = try? destination.encodedRepresentation() {
+            result.values[StoreMetadata.modelKey] = .data(encoded)
+        }
         var history: [MetadataValue] = []
         if case .array(let items)? = metadata.values[historyKey] { history = items }
         let sourceHash = MetadataValue.string(source.versionHash.hexString)
@@ -251,7 +277,8 @@ public struct StoreMigration: Sendable {
             result.values[ModelVersionHashes.checksumKey] = .string(apple.checksum)
         }
         if metadata.values[ModelVersionHashes.identifiersKey] != nil {
-            result.values[ModelVersionHashes.identifiersKey] = .array(destination.versionIdentifiers.map { .string($0) })
+            result.values[ModelVersionHashes.identifiersKey] = .array(
+                destination.versionIdentifiers.map { .string($0) })
         }
         return result
     }

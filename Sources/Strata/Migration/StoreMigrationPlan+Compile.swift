@@ -19,30 +19,38 @@ extension StoreMigrationPlan {
         var added: [EntityDescription] = []
         var filled = Set<String>()
         for entityMapping in mapping.entityMappings {
-            if entityMapping.entityMigrationPolicyClassName != nil || entityMapping.filterPredicate != nil { return nil }
+            if entityMapping.entityMigrationPolicyClassName != nil || entityMapping.filterPredicate != nil {
+                return nil
+            }
             switch entityMapping.effectiveType {
             case .remove: continue
             case .add:
-                guard let name = entityMapping.destinationEntityName, let entity = destinationModel.entity(named: name) else {
+                guard let name = entityMapping.destinationEntityName, let entity = destinationModel.entity(named: name)
+                else {
                     return nil
                 }
                 let expressions = entityMapping.attributeMappings + entityMapping.relationshipMappings
                 guard expressions.allSatisfy({ $0.valueExpression == nil }) else { return nil }
                 added.append(entity)
             case .copy, .transform:
-                guard let sourceName = entityMapping.sourceEntityName, let destinationName = entityMapping.destinationEntityName,
-                    let source = sourceModel.entity(named: sourceName), let destination = destinationModel.entity(named: destinationName),
+                guard let sourceName = entityMapping.sourceEntityName,
+                    let destinationName = entityMapping.destinationEntityName,
+                    let source = sourceModel.entity(named: sourceName),
+                    let destination = destinationModel.entity(named: destinationName),
                     covered.insert(sourceName).inserted, filled.insert(destinationName).inserted
                 else { return nil }
                 if let other = sourceRoots[destination.rootEntityName], other != source.rootEntityName { return nil }
                 sourceRoots[destination.rootEntityName] = source.rootEntityName
-                guard let slots = slotSources(entityMapping, source: source, destination: destination) else { return nil }
+                guard let slots = slotSources(entityMapping, source: source, destination: destination) else {
+                    return nil
+                }
                 plans.append(EntityPlan(source: source, destination: destination, slots: slots))
             case .custom, .undefined:
                 return nil
             }
         }
-        for entity in destinationModel.entities where !filled.contains(entity.name) && !added.contains(where: { $0 === entity }) {
+        for entity in destinationModel.entities
+        where !filled.contains(entity.name) && !added.contains(where: { $0 === entity }) {
             added.append(entity)
         }
         plans.sort { $0.source.entityNumber < $1.source.entityNumber }
@@ -58,7 +66,8 @@ extension StoreMigrationPlan {
         -> [SlotSource]?
     {
         let expressions = Dictionary(
-            (mapping.attributeMappings + mapping.relationshipMappings).map { ($0.name, $0.valueExpression) }) { first, _ in first }
+            (mapping.attributeMappings + mapping.relationshipMappings).map { ($0.name, $0.valueExpression) }
+        ) { first, _ in first }
         var slots: [SlotSource] = []
         for property in destination.properties {
             if property.isTransient {
@@ -68,7 +77,8 @@ extension StoreMigrationPlan {
             let expression: FetchExpression?
             if mapping.effectiveType == .copy, expressions[property.name] == nil {
                 // A copy without property mappings carries every property over as it is.
-                expression = source.index(ofProperty: property.name) != nil ? InferredExpressions.value(of: property.name) : nil
+                expression =
+                    source.index(ofProperty: property.name) != nil ? InferredExpressions.value(of: property.name) : nil
             } else {
                 expression = expressions[property.name] ?? nil
             }
@@ -89,7 +99,9 @@ extension StoreMigrationPlan {
                     let conversion = conversion(from: previous.type, to: attribute.type)
                 else { return nil }
                 let fallback: StoreValue? = withDefault || !attribute.isOptional ? attribute.defaultValue : nil
-                slots.append(.attribute(slot: slot, conversion: conversion, defaultValue: fallback?.isNull == true ? nil : fallback))
+                slots.append(
+                    .attribute(
+                        slot: slot, conversion: conversion, defaultValue: fallback?.isNull == true ? nil : fallback))
             case .relationship(let relationship):
                 guard let expression else {
                     slots.append(relationship.isToMany ? .constant(.references([])) : .null)
@@ -149,7 +161,8 @@ extension StoreMigrationPlan {
     /// `FUNCTION($entityPolicy, "_nonNilValueOrDefaultValueForAttribute:source:destination:", "name", $source, $destination)` → `name`.
     static func valueOrDefaultSource(_ expression: FetchExpression) -> String? {
         guard case .function(FetchExpression.methodCallName, let arguments) = expression, arguments.count == 5,
-            arguments[0] == .variable("entityPolicy"), arguments[1] == .constant(.string(InferredExpressions.nonNilOrDefault)),
+            arguments[0] == .variable("entityPolicy"),
+            arguments[1] == .constant(.string(InferredExpressions.nonNilOrDefault)),
             case .constant(.string(let name)) = arguments[2], arguments[3] == .variable("source"),
             arguments[4] == .variable("destination")
         else { return nil }

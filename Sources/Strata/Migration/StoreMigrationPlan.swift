@@ -158,9 +158,13 @@ public struct StoreMigrationPlan: Sendable {
             case .constant(let constant): value = constant
             case .attribute(let from, let conversion, let fallback):
                 let stored = from < row.values.count ? row.values[from] : .null
-                value = stored.isNull ? (fallback ?? .null) : try convert(stored, conversion, row: row, plan: plan, slot: index)
+                value =
+                    stored.isNull
+                    ? (fallback ?? .null) : try convert(stored, conversion, row: row, plan: plan, slot: index)
             case .toOne(let from):
-                if case .reference(let id)? = from < row.values.count ? row.values[from] : nil, let mapped = destinationID(of: id) {
+                if case .reference(let id)? = from < row.values.count ? row.values[from] : nil,
+                    let mapped = destinationID(of: id)
+                {
                     value = .reference(mapped)
                 } else {
                     value = .null
@@ -182,18 +186,24 @@ public struct StoreMigrationPlan: Sendable {
             else { continue }
             throw MigrationError(
                 .validation,
-                "\(plan.destination.name).\(attribute.name) is required in the new model, but the row \(plan.source.name) \(row.id.primaryKey) has no value for it and the attribute has no default; give it a default value, make it optional, or fill it in a custom migration stage")
+                "\(plan.destination.name).\(attribute.name) is required in the new model, but the row \(plan.source.name) \(row.id.primaryKey) has no value for it and the attribute has no default; give it a default value, make it optional, or fill it in a custom migration stage"
+            )
         }
-        return RowSnapshot(id: RowID(entity: plan.destination.entityNumber, primaryKey: row.id.primaryKey), version: row.version, values: values)
+        return RowSnapshot(
+            id: RowID(entity: plan.destination.entityNumber, primaryKey: row.id.primaryKey), version: row.version,
+            values: values)
     }
 
-    private func convert(_ value: StoreValue, _ conversion: ValueConversion, row: RowSnapshot, plan: EntityPlan, slot: Int) throws
+    private func convert(
+        _ value: StoreValue, _ conversion: ValueConversion, row: RowSnapshot, plan: EntityPlan, slot: Int
+    ) throws
         -> StoreValue
     {
         func refuse(_ why: String) -> MigrationError {
             MigrationError(
                 .valueConversion,
-                "\(plan.destination.name).\(plan.destination.properties[slot].name) of row \(plan.source.name) \(row.id.primaryKey): \(why); change the value before migrating, or map it with a custom migration stage")
+                "\(plan.destination.name).\(plan.destination.properties[slot].name) of row \(plan.source.name) \(row.id.primaryKey): \(why); change the value before migrating, or map it with a custom migration stage"
+            )
         }
         switch conversion {
         case .none: return value
@@ -203,7 +213,9 @@ public struct StoreMigrationPlan: Sendable {
             case .integer(let n): integer = n
             case .bool(let b): integer = b ? 1 : 0
             case .double(let d):
-                guard d.isFinite, let cut = Int64(exactly: d.rounded(.towardZero)) else { throw refuse("\(d) is not a whole number in range") }
+                guard d.isFinite, let cut = Int64(exactly: d.rounded(.towardZero)) else {
+                    throw refuse("\(d) is not a whole number in range")
+                }
                 integer = cut
             case .decimal(let d):
                 var value = d

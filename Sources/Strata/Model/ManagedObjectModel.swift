@@ -55,7 +55,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
 
     /// Builds and checks a model, keeping the warnings its file's loader gathered.
     init(
-        entities: [EntityDescription], configurations: [String: [String]], fetchRequestTemplates: [String: FetchRequestTemplate],
+        entities: [EntityDescription], configurations: [String: [String]],
+        fetchRequestTemplates: [String: FetchRequestTemplate],
         versionIdentifiers: [String], userInfo: [String: String], loadWarnings: [ModelWarning]
     ) throws {
         let resolved = try ModelResolver(entities: entities).resolve()
@@ -63,7 +64,9 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         self.entitiesByName = Dictionary(uniqueKeysWithValues: resolved.map { ($0.name, $0) })
         self.entitiesByLowercasedName = Dictionary(resolved.map { ($0.name.lowercased(), $0) }) { a, _ in a }
         for name in configurations.keys.sorted() { try ModelNameRule.check(name, kind: "configuration") }
-        for name in fetchRequestTemplates.keys.sorted() { try ModelNameRule.check(name, kind: "fetch request template") }
+        for name in fetchRequestTemplates.keys.sorted() {
+            try ModelNameRule.check(name, kind: "fetch request template")
+        }
         for (configuration, members) in configurations {
             for member in members where entitiesByName[member] == nil {
                 throw ModelError(
@@ -73,7 +76,8 @@ public final class ManagedObjectModel: Sendable, CustomStringConvertible {
         }
         for (name, template) in fetchRequestTemplates where entitiesByName[template.entityName] == nil {
             throw ModelError(
-                .unknownEntity, "fetch request template '\(name)' names entity '\(template.entityName)', which does not exist",
+                .unknownEntity,
+                "fetch request template '\(name)' names entity '\(template.entityName)', which does not exist",
                 element: "fetchRequest \(name)")
         }
         self.configurations = configurations

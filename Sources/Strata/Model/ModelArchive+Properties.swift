@@ -77,7 +77,9 @@ extension ModelArchive {
             case "attribute":
                 guard let raw = type else { throw missing("type") }
                 guard let attributeType = AttributeType(rawValue: raw) else {
-                    throw ModelError(.unreadable, "attribute '\(entity).\(name)' has unknown type \(raw)", element: "\(entity).\(name)")
+                    throw ModelError(
+                        .unreadable, "attribute '\(entity).\(name)' has unknown type \(raw)",
+                        element: "\(entity).\(name)")
                 }
                 var attribute = AttributeDescription(
                     name, attributeType, isOptional: isOptional, defaultValue: try defaultValue?.decoded() ?? .null,
@@ -92,7 +94,8 @@ extension ModelArchive {
                     attribute.elements = try elements.map { element in
                         guard case .attribute(let decoded) = try element.decoded(entity: "\(entity).\(name)") else {
                             throw ModelError(
-                                .unreadable, "an element of composite attribute '\(entity).\(name)' is not an attribute",
+                                .unreadable,
+                                "an element of composite attribute '\(entity).\(name)' is not an attribute",
                                 element: "\(entity).\(name)")
                         }
                         return decoded
@@ -103,13 +106,15 @@ extension ModelArchive {
             case "relationship":
                 guard let destination else { throw missing("destination") }
                 guard let rule = DeleteRule(rawValue: deleteRule ?? DeleteRule.nullify.rawValue) else {
-                    throw ModelError(.unreadable, "relationship '\(entity).\(name)' has unknown delete rule \(deleteRule ?? -1)")
+                    throw ModelError(
+                        .unreadable, "relationship '\(entity).\(name)' has unknown delete rule \(deleteRule ?? -1)")
                 }
                 var relationship = RelationshipDescription(
                     name, destination: destination, inverse: inverse, toMany: isToMany ?? false,
                     ordered: isOrdered ?? false, isOptional: isOptional, isTransient: isTransient,
                     minCount: minCount ?? 0, maxCount: maxCount, deleteRule: rule,
-                    renamingIdentifier: renamingIdentifier, versionHashModifier: versionHashModifier, userInfo: userInfo)
+                    renamingIdentifier: renamingIdentifier, versionHashModifier: versionHashModifier, userInfo: userInfo
+                )
                 relationship.isOrdered = isOrdered ?? false
                 return .relationship(relationship)
             default:
@@ -176,7 +181,9 @@ extension ModelArchive {
             switch kind {
             case "integer": return try Int64(text).map(StoreValue.integer) ?? { throw bad }()
             case "double": return try Double(text).map(StoreValue.double) ?? { throw bad }()
-            case "decimal": return try Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal) ?? { throw bad }()
+            case "decimal":
+                return try Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal)
+                    ?? { throw bad }()
             case "string": return .string(text)
             case "bool": return .bool(text == "true")
             case "date":

@@ -52,7 +52,8 @@ extension ManagedObjectModel {
             guard header.version <= ModelArchive.currentVersion else {
                 throw ModelError(
                     .unreadable,
-                    "the model was encoded with version \(header.version) of Strata's model format; this build reads up to version \(ModelArchive.currentVersion). Upgrade Strata")
+                    "the model was encoded with version \(header.version) of Strata's model format; this build reads up to version \(ModelArchive.currentVersion). Upgrade Strata"
+                )
             }
             archive = try JSONDecoder().decode(ModelArchive.Model.self, from: data)
         } catch let error as ModelError {
@@ -154,7 +155,8 @@ extension ModelArchive {
 
         func decoded() throws -> EntityDescription {
             EntityDescription(
-                name, parent: parent, isAbstract: isAbstract, properties: try properties.map { try $0.decoded(entity: name) },
+                name, parent: parent, isAbstract: isAbstract,
+                properties: try properties.map { try $0.decoded(entity: name) },
                 uniquenessConstraints: uniquenessConstraints, indexes: indexes.map { $0.decoded() },
                 representedClassName: representedClassName, renamingIdentifier: renamingIdentifier,
                 versionHashModifier: versionHashModifier, userInfo: userInfo,
@@ -194,7 +196,8 @@ extension ModelArchive {
         }
 
         func decoded() -> FetchedPropertyDescription {
-            FetchedPropertyDescription(name, entityName: entityName, predicateFormat: predicateFormat, userInfo: userInfo)
+            FetchedPropertyDescription(
+                name, entityName: entityName, predicateFormat: predicateFormat, userInfo: userInfo)
         }
     }
 }

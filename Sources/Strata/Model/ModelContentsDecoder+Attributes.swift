@@ -27,7 +27,8 @@ extension ModelContentsDecoder {
         guard let type = AttributeType(xcodeName: typeName) else {
             let known = AttributeType.allCases.map { "'\($0.xcodeName)'" }.joined(separator: ", ")
             throw error(
-                .invalidValue, "attribute '\(entity).\(name)' has unknown attributeType '\(typeName)' (expected one of \(known))",
+                .invalidValue,
+                "attribute '\(entity).\(name)' has unknown attributeType '\(typeName)' (expected one of \(known))",
                 element, label)
         }
         checkVocabulary(of: element, label)
@@ -130,7 +131,8 @@ extension ModelContentsDecoder {
             return try convert(text)
         } catch {
             throw self.error(
-                .invalidValue, "\(key) '\(text)' does not fit: \(error.text); correct it in Xcode's model editor", element,
+                .invalidValue, "\(key) '\(text)' does not fit: \(error.text); correct it in Xcode's model editor",
+                element,
                 label)
         }
     }

@@ -73,7 +73,8 @@ extension ModelContentsDecoder {
                 try checkName(elementName, kind: "composite element", owner: name, child)
                 guard let inner = nonEmpty(child["composite"]) else {
                     throw error(
-                        .malformed, "composite element '\(name).\(elementName)' has no composite; name the <composite> it uses",
+                        .malformed,
+                        "composite element '\(name).\(elementName)' has no composite; name the <composite> it uses",
                         child, compositeLabel)
                 }
                 var nested = AttributeDescription.composite(

@@ -16,7 +16,8 @@ enum ModelVocabulary {
             "codeGenerationType", "syncable", "renamingIdentifier",
         ],
         "attribute": [
-            "name", "attributeType", "optional", "transient", "indexed", "defaultValueString", "defaultDateTimeInterval",
+            "name", "attributeType", "optional", "transient", "indexed", "defaultValueString",
+            "defaultDateTimeInterval",
             "minValueString", "maxValueString", "minDateTimeInterval", "maxDateTimeInterval", "regularExpressionString",
             "valueTransformerName", "customClassName", "allowsExternalBinaryDataStorage", "elementID",
             "versionHashModifier", "derived", "derivationExpression", "usesScalarValueType", "preserveAfterDeletion",
@@ -90,7 +91,8 @@ extension ModelContentsDecoder {
     mutating func checkChildren(of element: ModelXMLElement, _ label: String, handled: Set<String> = []) {
         guard let known = ModelVocabulary.children[element.name] else { return }
         for child in element.children where !known.contains(child.name) && !handled.contains(child.name) {
-            warn("element <\(child.name)> is not one Strata knows inside <\(element.name)>; it is ignored", child, label)
+            warn(
+                "element <\(child.name)> is not one Strata knows inside <\(element.name)>; it is ignored", child, label)
         }
     }
 

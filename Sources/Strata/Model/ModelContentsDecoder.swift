@@ -37,7 +37,9 @@ struct ModelContentsDecoder {
     /// Decodes the root `<model>` element.
     mutating func decode(_ root: ModelXMLElement) throws -> ModelContents {
         guard root.name == "model" else {
-            throw error(.malformed, "the root element is <\(root.name)>, not <model>: this is not an Xcode model file", root, root.name)
+            throw error(
+                .malformed, "the root element is <\(root.name)>, not <model>: this is not an Xcode model file", root,
+                root.name)
         }
         if let identifier = root["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
             contents.versionIdentifiers = [identifier]
@@ -53,7 +55,8 @@ struct ModelContentsDecoder {
             case "userInfo":
                 checkVocabulary(of: child, "model")
                 contents.userInfo = try userInfo(child)
-            default: break  // `elements` (diagram layout), `composite` (collected above); unknown elements were warned about above
+            // `elements` (diagram layout), `composite` (collected above); unknown elements were warned about above
+            default: break
             }
         }
         // Warnings in file order (checks run element by element, children after their parent).
@@ -101,7 +104,8 @@ struct ModelContentsDecoder {
     // MARK: Relationships
 
     private mutating func relationship(_ element: ModelXMLElement, entity: String) throws -> RelationshipDescription {
-        let name = try required("name", of: element, label: "relationship", what: "a <relationship> of entity '\(entity)'")
+        let name = try required(
+            "name", of: element, label: "relationship", what: "a <relationship> of entity '\(entity)'")
         try checkName(name, kind: "relationship", owner: entity, element)
         let label = "relationship \(entity).\(name)"
         contents.lines[label] = element.line
@@ -143,14 +147,18 @@ struct ModelContentsDecoder {
         do {
             return try ModelDefaultValues.length(text)
         } catch {
-            throw self.error(.invalidValue, "\(key) '\(text)' is not a count (a whole number of at least 0)", element, label)
+            throw self.error(
+                .invalidValue, "\(key) '\(text)' is not a count (a whole number of at least 0)", element, label)
         }
     }
 
     // MARK: Fetched properties, constraints, indexes
 
-    private mutating func fetchedProperty(_ element: ModelXMLElement, entity: String) throws -> FetchedPropertyDescription {
-        let name = try required("name", of: element, label: "fetchedProperty", what: "a <fetchedProperty> of entity '\(entity)'")
+    private mutating func fetchedProperty(_ element: ModelXMLElement, entity: String) throws
+        -> FetchedPropertyDescription
+    {
+        let name = try required(
+            "name", of: element, label: "fetchedProperty", what: "a <fetchedProperty> of entity '\(entity)'")
         try checkName(name, kind: "fetched property", owner: entity, element)
         let label = "fetchedProperty \(entity).\(name)"
         contents.lines[label] = element.line
@@ -159,7 +167,8 @@ struct ModelContentsDecoder {
         guard let request = element.children(named: "fetchRequest").first else {
             throw error(.malformed, "fetched property '\(entity).\(name)' has no <fetchRequest>", element, label)
         }
-        let fetchedEntity = try required("entity", of: request, label: label, what: "the fetch request of '\(entity).\(name)'")
+        let fetchedEntity = try required(
+            "entity", of: request, label: label, what: "the fetch request of '\(entity).\(name)'")
         return FetchedPropertyDescription(
             name, entityName: fetchedEntity, predicateFormat: request["predicateString"] ?? "",
             userInfo: try userInfo(of: element))
@@ -172,7 +181,8 @@ struct ModelContentsDecoder {
         for constraint in element.children(named: "uniquenessConstraint") {
             var names: [String] = []
             for member in constraint.children(named: "constraint") {
-                names.append(try required("value", of: member, label: label, what: "a <constraint> of entity '\(entity)'"))
+                names.append(
+                    try required("value", of: member, label: label, what: "a <constraint> of entity '\(entity)'"))
             }
             if !names.isEmpty { result.append(names) }
         }
@@ -193,7 +203,8 @@ struct ModelContentsDecoder {
             }
             let order = member["order"]?.lowercased() ?? "ascending"
             guard order == "ascending" || order == "descending" else {
-                throw error(.invalidValue, "fetch index order '\(order)' is neither ascending nor descending", member, label)
+                throw error(
+                    .invalidValue, "fetch index order '\(order)' is neither ascending nor descending", member, label)
             }
             elements.append(FetchIndexDescription.Element(property, ascending: order == "ascending"))
         }
@@ -218,7 +229,9 @@ struct ModelContentsDecoder {
             if let number = Int(written), let known = FetchResultType(rawValue: number) {
                 resultType = known
             } else {
-                warn("resultType '\(written)' is not one Strata knows (0, 1, 2 or 4); the template returns objects", element, label)
+                warn(
+                    "resultType '\(written)' is not one Strata knows (0, 1, 2 or 4); the template returns objects",
+                    element, label)
             }
         }
         // Absent means Core Data's default for a fetch request: subentities are included.
@@ -226,7 +239,8 @@ struct ModelContentsDecoder {
         contents.fetchRequestTemplates[name] = FetchRequestTemplate(
             entityName: entity, predicateFormat: element["predicateString"] ?? "",
             includesSubentities: includesSubentities, resultType: resultType,
-            fetchLimit: fetchCount("fetchLimit", of: element, label), fetchBatchSize: fetchCount("fetchBatchSize", of: element, label))
+            fetchLimit: fetchCount("fetchLimit", of: element, label),
+            fetchBatchSize: fetchCount("fetchBatchSize", of: element, label))
     }
 
     /// `fetchLimit`/`fetchBatchSize` of a template: 0 when absent; a value that is not a count is
@@ -252,7 +266,8 @@ struct ModelContentsDecoder {
         checkVocabulary(of: element, label)
         var members: [String] = []
         for member in element.children(named: "memberEntity") {
-            members.append(try required("name", of: member, label: label, what: "a <memberEntity> of configuration '\(name)'"))
+            members.append(
+                try required("name", of: member, label: label, what: "a <memberEntity> of configuration '\(name)'"))
         }
         contents.configurations[name] = members
     }

@@ -42,7 +42,9 @@ enum ModelDefaultValues {
                 let (value, exact) = try integer(string, for: type)
                 return exact
                     ? .value(.integer(value))
-                    : .adjusted(.integer(value), note: "is not a whole number; it is read as \(value), as Foundation's integerValue reads it")
+                    : .adjusted(
+                        .integer(value),
+                        note: "is not a whole number; it is read as \(value), as Foundation's integerValue reads it")
             case .decimal: return .value(.decimal(try decimal(string)))
             case .double: return .value(.double(try double(string)))
             // Float attributes hold Float precision (see StoreValue.double).
@@ -50,7 +52,8 @@ enum ModelDefaultValues {
             case .boolean: return .value(.bool(boolean(string)))
             case .date:
                 guard let seconds = try? double(string) else {  // the reason is replaced by a clearer one
-                    throw Reason("a Date default is written as defaultDateTimeInterval (seconds since 2001), not as text")
+                    throw Reason(
+                        "a Date default is written as defaultDateTimeInterval (seconds since 2001), not as text")
                 }
                 return .value(.date(Date(timeIntervalSinceReferenceDate: seconds)))
             case .uuid:
@@ -114,7 +117,8 @@ enum ModelDefaultValues {
         }
         guard let value else { throw Reason("it is not a whole number") }
         if let range = type.integerRange, !range.contains(value) {
-            throw Reason("\(value) does not fit in an \(type.xcodeName) attribute (\(range.lowerBound)...\(range.upperBound))")
+            throw Reason(
+                "\(value) does not fit in an \(type.xcodeName) attribute (\(range.lowerBound)...\(range.upperBound))")
         }
         return (value, exact)
     }

@@ -105,7 +105,8 @@ enum ModelLoader {
     /// The version folder of a bundle: `name`, else the current version, else the only version.
     static func versionFolder(in bundle: URL, named name: String?) throws -> URL {
         let folders = try versionFolders(in: bundle)
-        let listing = folders.isEmpty
+        let listing =
+            folders.isEmpty
             ? "it holds no .xcdatamodel folder"
             : "its versions are " + folders.map { "'\($0.lastPathComponent)'" }.joined(separator: ", ")
         func folder(named wanted: String) -> URL? {
@@ -114,7 +115,8 @@ enum ModelLoader {
         }
         if let name {
             guard let match = folder(named: name) else {
-                throw ModelError(.unreadable, "the bundle has no version named '\(name)'; \(listing)", file: bundle.path)
+                throw ModelError(
+                    .unreadable, "the bundle has no version named '\(name)'; \(listing)", file: bundle.path)
             }
             return match
         }
@@ -142,7 +144,8 @@ enum ModelLoader {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: bundle.path)
         } catch {
-            throw ModelError(.unreadable, "cannot list the model bundle: \(error.localizedDescription)", file: bundle.path)
+            throw ModelError(
+                .unreadable, "cannot list the model bundle: \(error.localizedDescription)", file: bundle.path)
         }
         let versions = names.filter { $0.hasSuffix(".xcdatamodel") }.map { String($0.dropLast(".xcdatamodel".count)) }
         return versions.sorted { $0.compare($1, options: .numeric) == .orderedAscending }
@@ -159,7 +162,8 @@ enum ModelLoader {
         } catch let error as ModelError {
             throw error
         } catch {
-            throw ModelError(.malformed, "the file is not a property list: \(error.localizedDescription)", file: file.path)
+            throw ModelError(
+                .malformed, "the file is not a property list: \(error.localizedDescription)", file: file.path)
         }
         guard let dictionary = plist as? [String: Any] else {
             throw ModelError(.malformed, "the property list is not a dictionary", file: file.path)

@@ -60,7 +60,8 @@ struct CompositeExpansion {
             if let slot = index[keyPath + "." + element.name] { presence[slot] = leaves }
         }
         for (element, path) in nested where !element.isOptional && !transient {
-            requirements.append(CompositeRequirement(name: path, slots: byKeyPath[path]?.leafSlots ?? [], contextSlots: leaves))
+            requirements.append(
+                CompositeRequirement(name: path, slots: byKeyPath[path]?.leafSlots ?? [], contextSlots: leaves))
         }
         byKeyPath[keyPath] = CompositeSlots(attribute: composite, keyPath: keyPath, leafSlots: leaves)
         return leaves

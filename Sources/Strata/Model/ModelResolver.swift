@@ -11,7 +11,8 @@ struct ModelResolver {
             guard !entity.name.isEmpty else { throw ModelError(.malformed, "an entity has an empty name") }
             try checkNames(entity)
             guard byName[entity.name] == nil else {
-                throw ModelError(.duplicateName, "two entities are named '\(entity.name)'", element: "entity \(entity.name)")
+                throw ModelError(
+                    .duplicateName, "two entities are named '\(entity.name)'", element: "entity \(entity.name)")
             }
             // The model owns fresh copies, so resolving never mutates the caller's objects.
             byName[entity.name] = entity.copy(managedObjectClass: entity.managedObjectClass)
@@ -30,7 +31,8 @@ struct ModelResolver {
 
         // Core Data's numbering: roots alphabetically, each followed by its descendants breadth-first.
         var ordered: [EntityDescription] = []
-        for root in byName.values.filter({ $0.superentityName == nil }).sorted(by: { Self.precedes($0.name, $1.name) }) {
+        for root in byName.values.filter({ $0.superentityName == nil }).sorted(by: { Self.precedes($0.name, $1.name) })
+        {
             var queue = [root.name]
             while !queue.isEmpty {
                 let name = queue.removeFirst()
@@ -87,7 +89,8 @@ struct ModelResolver {
             entity.transientSlots = properties.indices.filter { properties[$0].isTransient }
             entity.slotKinds = properties.map { property in
                 switch property {
-                case .attribute(let a): a.type == .transformable && a.valueTransformerName != nil ? .transformed : .attribute(a.type)
+                case .attribute(let a):
+                    a.type == .transformable && a.valueTransformerName != nil ? .transformed : .attribute(a.type)
                 case .relationship(let r): r.isToMany ? .toMany : .toOne
                 }
             }
@@ -103,7 +106,9 @@ struct ModelResolver {
                     rule.presence = composites.presence[slot] ?? []
                     return rule
                 case .relationship(let r):
-                    guard !r.isTransient, !r.isOptional || r.minCount > 0 || (r.isToMany && r.maxCount > 0) else { return nil }
+                    guard !r.isTransient, !r.isOptional || r.minCount > 0 || (r.isToMany && r.maxCount > 0) else {
+                        return nil
+                    }
                     return ValidatedSlot(
                         slot: slot, name: r.name, isOptional: r.isOptional, isRelationship: true, isToMany: r.isToMany,
                         minCount: r.minCount, maxCount: r.maxCount, type: .undefined, hasRules: false)
@@ -146,7 +151,8 @@ struct ModelResolver {
         var current = entity.superentityName
         while let name = current {
             guard seen.insert(name).inserted else {
-                throw ModelError(.malformed, "entity '\(entity.name)' inherits from itself", element: "entity \(entity.name)")
+                throw ModelError(
+                    .malformed, "entity '\(entity.name)' inherits from itself", element: "entity \(entity.name)")
             }
             current = byName[name]?.superentityName
         }
@@ -191,7 +197,8 @@ struct ModelResolver {
                     "'\(entity.name).\(relationship.name)' and '\(destination.name).\(inverseName)' do not name each other as inverses",
                     element: element)
             }
-            if relationship.minCount < 0 || (relationship.maxCount > 0 && relationship.maxCount < relationship.minCount) {
+            if relationship.minCount < 0 || (relationship.maxCount > 0 && relationship.maxCount < relationship.minCount)
+            {
                 throw ModelError(
                     .invalidValue,
                     "relationship '\(entity.name).\(relationship.name)' has min count \(relationship.minCount) above max count \(relationship.maxCount)",
@@ -205,11 +212,13 @@ struct ModelResolver {
             let element = "attribute \(entity.name).\(attribute.name)"
             if attribute.type == .undefined && !attribute.isTransient {
                 throw ModelError(
-                    .invalidValue, "attribute '\(entity.name).\(attribute.name)' has type Undefined but is not transient",
+                    .invalidValue,
+                    "attribute '\(entity.name).\(attribute.name)' has type Undefined but is not transient",
                     element: element)
             }
             // The failure itself is what is reported here (safe: the error is replaced by a ModelError below).
-            if let pattern = attribute.validation.regularExpression, (try? NSRegularExpression(pattern: pattern)) == nil {
+            if let pattern = attribute.validation.regularExpression, (try? NSRegularExpression(pattern: pattern)) == nil
+            {
                 throw ModelError(
                     .invalidValue,
                     "attribute '\(entity.name).\(attribute.name)' has regular expression '\(pattern)', which does not compile",
@@ -219,7 +228,8 @@ struct ModelResolver {
     }
 
     private func compositeNamed(_ name: String, in entity: EntityDescription, by user: String) -> ModelError {
-        let example = entity.compositesByKeyPath[name]?.leafSlots.first.map { entity.properties[$0].name } ?? "\(name).element"
+        let example =
+            entity.compositesByKeyPath[name]?.leafSlots.first.map { entity.properties[$0].name } ?? "\(name).element"
         return ModelError(
             .unknownProperty,
             "\(user) on '\(entity.name)' names '\(name)', a composite attribute; name its elements instead (such as '\(example)')",

@@ -57,12 +57,15 @@ public struct ModelVersionHashes: Sendable, Hashable {
     static func precedes(_ a: String, _ b: String) -> Bool { a.utf16.lexicographicallyPrecedes(b.utf16) }
 
     /// `-[NSEntityDescription _newVersionHashInStyle:0]`.
-    static func entityHash(_ entity: EntityDescription, byName: [String: EntityDescription], known: [String: Data]) -> Data {
+    static func entityHash(_ entity: EntityDescription, byName: [String: EntityDescription], known: [String: Data])
+        -> Data
+    {
         var digest = SHA256Digest()
         digest.update(entity.name.utf8)
         digest.update(CollectionOfOne(entity.isAbstract ? 1 : 0))
         if let parent = entity.superentityName {
-            digest.update(known[parent] ?? byName[parent].map { entityHash($0, byName: byName, known: known) } ?? Data())
+            digest.update(
+                known[parent] ?? byName[parent].map { entityHash($0, byName: byName, known: known) } ?? Data())
         }
         let tombstones = Set(
             (entity.userInfo["NSPersistentHistoryTombstoneAttributes"] ?? "").split(separator: ",").map {
@@ -70,7 +73,8 @@ public struct ModelVersionHashes: Sendable, Hashable {
             })
         // A composite attribute is one property of Core Data's entity (an NSCompositeAttributeDescription,
         // type 2100), while Strata gives each of its leaf elements a slot named by key path.
-        let hashed = entity.properties.filter { !$0.name.contains(".") } + entity.compositeAttributes.map { .attribute($0) }
+        let hashed =
+            entity.properties.filter { !$0.name.contains(".") } + entity.compositeAttributes.map { .attribute($0) }
         for property in hashed.sorted(by: { precedes($0.name, $1.name) }) where !property.isTransient {
             switch property {
             case .attribute(let attribute):
@@ -89,7 +93,9 @@ public struct ModelVersionHashes: Sendable, Hashable {
 
     /// `-[NSPropertyDescription _versionHash:inStyle:]`: name, flags (optional 1, transient 2,
     /// read-only 4) as a little-endian UInt16, and the modifier.
-    static func propertyHash(name: String, isOptional: Bool, isTransient: Bool, isReadOnly: Bool, modifier: String?) -> Data {
+    static func propertyHash(name: String, isOptional: Bool, isTransient: Bool, isReadOnly: Bool, modifier: String?)
+        -> Data
+    {
         var digest = SHA256Digest()
         digest.update(name.utf8)
         let flags: UInt16 = (isOptional ? 1 : 0) | (isTransient ? 2 : 0) | (isReadOnly ? 4 : 0)

@@ -38,7 +38,8 @@ enum ModelXMLParser {
             let offset = Self.firstInvalidUTF8(data)
             let line = data.prefix(offset).reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
             throw ModelError(
-                .malformed, "the model file is not valid UTF-8 (byte \(offset)); save it again from Xcode or fix its encoding",
+                .malformed,
+                "the model file is not valid UTF-8 (byte \(offset)); save it again from Xcode or fix its encoding",
                 file: fileName, line: line)
         }
         let parser = XMLParser(data: data)

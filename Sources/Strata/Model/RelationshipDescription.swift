@@ -120,7 +120,8 @@ public enum PropertyDescription: Sendable, Hashable {
     ) -> PropertyDescription {
         .attribute(
             .composite(
-                name, elements: elements, compositeName: compositeName, isOptional: isOptional, isTransient: isTransient))
+                name, elements: elements, compositeName: compositeName, isOptional: isOptional, isTransient: isTransient
+            ))
     }
 
     /// A to-one relationship.

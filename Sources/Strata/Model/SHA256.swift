@@ -47,10 +47,14 @@ public struct SHA256Digest: Sendable {
         let bitLength = length &* 8
         copy.update(CollectionOfOne(0x80))
         while copy.buffer.count != 56 { copy.update(CollectionOfOne(0)) }
-        for shift in stride(from: 56, through: 0, by: -8) { copy.buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            copy.buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
         copy.compress(copy.buffer)
         var out = Data(capacity: 32)
-        for word in copy.state { for shift in [24, 16, 8, 0] { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) } }
+        for word in copy.state {
+            for shift in [24, 16, 8, 0] { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+        }
         return out
     }
 
@@ -64,7 +68,8 @@ public struct SHA256Digest: Sendable {
     private mutating func compress(_ block: [UInt8]) {
         var w = [UInt32](repeating: 0, count: 64)
         for i in 0..<16 {
-            w[i] = UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16 | UInt32(block[i * 4 + 2]) << 8
+            w[i] =
+                UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16 | UInt32(block[i * 4 + 2]) << 8
                 | UInt32(block[i * 4 + 3])
         }
         for i in 16..<64 {
@@ -82,8 +87,14 @@ public struct SHA256Digest: Sendable {
             let t2 = s0 &+ maj
             (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
         }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+        state[0] &+= a
+        state[1] &+= b
+        state[2] &+= c
+        state[3] &+= d
+        state[4] &+= e
+        state[5] &+= f
+        state[6] &+= g
+        state[7] &+= h
     }
 }
 

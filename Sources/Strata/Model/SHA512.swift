@@ -56,11 +56,15 @@ public struct SHA512Digest: Sendable {
         while copy.buffer.count != 112 { copy.update(CollectionOfOne(0)) }
         // The length is a 128-bit big-endian number; messages here are far below 2^64 bits.
         for _ in 0..<8 { copy.buffer.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { copy.buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            copy.buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
         copy.compress(copy.buffer)
         var out = Data(capacity: 64)
         for word in copy.state {
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                out.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
         }
         return out
     }
@@ -94,8 +98,14 @@ public struct SHA512Digest: Sendable {
             let t2 = s0 &+ maj
             (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
         }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+        state[0] &+= a
+        state[1] &+= b
+        state[2] &+= c
+        state[3] &+= d
+        state[4] &+= e
+        state[5] &+= f
+        state[6] &+= g
+        state[7] &+= h
     }
 }
 

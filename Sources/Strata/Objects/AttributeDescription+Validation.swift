@@ -24,7 +24,8 @@ extension AttributeDescription {
     public func violations(of value: StoreValue) -> [AttributeViolation] {
         if isTransient { return [] }
         if value.isNull {
-            return isOptional ? [] : [AttributeViolation(code: .missingMandatoryProperty, message: "'\(name)' is required")]
+            return isOptional
+                ? [] : [AttributeViolation(code: .missingMandatoryProperty, message: "'\(name)' is required")]
         }
         var found: [AttributeViolation] = []
         PropertyValidator.check(self, value) { _, code, message in
@@ -45,7 +46,8 @@ extension EntityDescription {
     /// - Parameter value: The value of a slot (``properties`` index).
     /// - Returns: The property (an attribute's name, an element's or composite's key path) and
     ///   what it breaks, in slot order, then composites.
-    public func attributeViolations(_ value: (Int) -> StoreValue) -> [(property: String, violation: AttributeViolation)] {
+    public func attributeViolations(_ value: (Int) -> StoreValue) -> [(property: String, violation: AttributeViolation)]
+    {
         var presence: [Int: [Int]] = [:]
         for rule in validatedSlots where !rule.presence.isEmpty { presence[rule.slot] = rule.presence }
         var found: [(String, AttributeViolation)] = []
@@ -59,10 +61,12 @@ extension EntityDescription {
             let context = requirement.contextSlots.isEmpty || requirement.contextSlots.contains { !value($0).isNull }
             if context && !requirement.slots.contains(where: { !value($0).isNull }) {
                 found.append(
-                    (requirement.name,
-                     AttributeViolation(
-                        code: .missingMandatoryProperty,
-                        message: "composite '\(requirement.name)' is required: set at least one of its elements")))
+                    (
+                        requirement.name,
+                        AttributeViolation(
+                            code: .missingMandatoryProperty,
+                            message: "composite '\(requirement.name)' is required: set at least one of its elements")
+                    ))
             }
         }
         return found

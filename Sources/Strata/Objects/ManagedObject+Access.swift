@@ -103,7 +103,9 @@ extension ManagedObject {
 
     /// Sets an attribute from a typed Swift value, converting it as ``setConvertedValue(_:forKey:)``
     /// does an `Any?`; throws for an unknown key or a value that does not fit.
-    @inlinable public func setConvertedValue<Value: AttributeValueConvertible>(_ value: Value?, forKey key: String) throws {
+    @inlinable public func setConvertedValue<Value: AttributeValueConvertible>(_ value: Value?, forKey key: String)
+        throws
+    {
         try _setAttributeValue(value?.storeValue ?? .null, forKey: key, general: value.map { $0 as Any })
     }
 
@@ -125,16 +127,21 @@ extension ManagedObject {
     /// Sets the attribute `key` from `stored`, converted for the attribute as
     /// ``setConvertedValue(_:forKey:)`` converts; a transformable attribute or a relationship
     /// takes `general()` down the `Any?` path instead.
-    @usableFromInline func _setAttributeValue(_ stored: StoreValue, forKey key: String, general: @autoclosure () -> Any?) throws {
+    @usableFromInline func _setAttributeValue(
+        _ stored: StoreValue, forKey key: String, general: @autoclosure () -> Any?
+    ) throws {
         guard let slot = entity.index(ofProperty: key) else {
             if entity._isComposite(key) { return try setConvertedValue(general(), forKey: key) }
             throw unknownKey(key)
         }
-        guard case .attribute(let type) = entity.slotKinds[slot] else { return try setConvertedValue(general(), forKey: key) }
+        guard case .attribute(let type) = entity.slotKinds[slot] else {
+            return try setConvertedValue(general(), forKey: key)
+        }
         checkConfinement("setValue(_:forKey: \"\(key)\")")
         if let exact = StoreValueCoercion.exactMatch(stored, type) { return try setStoreValue(exact, slot: slot) }
         // Attribute slots have attribute descriptions.
-        let converted = try StoreValueCoercion.coerce(stored, to: entity.properties[slot].attribute!, entity: entity.name)
+        let converted = try StoreValueCoercion.coerce(
+            stored, to: entity.properties[slot].attribute!, entity: entity.name)
         try setStoreValue(converted, slot: slot)
     }
 
@@ -157,7 +164,8 @@ extension ManagedObject {
             if let composite = entity.compositesByKeyPath[key] {
                 throw StoreError(
                     .invalidRequest,
-                    "'\(entity.name).\(key)' is a composite attribute, stored as its elements: read them by key path ('\(exampleElement(composite))') or read the whole value with value(forKey:)")
+                    "'\(entity.name).\(key)' is a composite attribute, stored as its elements: read them by key path ('\(exampleElement(composite))') or read the whole value with value(forKey:)"
+                )
             }
             throw unknownKey(key)
         }
@@ -269,7 +277,8 @@ extension ManagedObject {
     /// store error (a fault that did not load, a row gone from the store) leaves the change
     /// unmade and is kept by the context, whose next save throws it.
     @usableFromInline func _setterFailed(_ error: any Error) {
-        if let storeError = error as? StoreError, storeError.code != .invalidRequest, let context = managedObjectContext {
+        if let storeError = error as? StoreError, storeError.code != .invalidRequest, let context = managedObjectContext
+        {
             context.noteAccessFailure(storeError)
             return
         }
@@ -355,7 +364,8 @@ extension ManagedObject {
                 store: objectID.persistentStore?.displayName, objectIDs: [objectID])
         }
         if deleted {
-            throw StoreError(.invalidRequest, "cannot change '\(key())' of a deleted \(entity.name)", objectIDs: [objectID])
+            throw StoreError(
+                .invalidRequest, "cannot change '\(key())' of a deleted \(entity.name)", objectIDs: [objectID])
         }
     }
 
@@ -382,7 +392,9 @@ extension ManagedObject {
         guard let context = managedObjectContext else { return nil }
         if relationship.isToMany {
             loadToManyRecording(slot)
-            guard case .references(let ids) = values[slot] else { return relationship.isOrdered ? [ManagedObject]() : Set<ManagedObject>() }
+            guard case .references(let ids) = values[slot] else {
+                return relationship.isOrdered ? [ManagedObject]() : Set<ManagedObject>()
+            }
             let objects = ids.compactMap { context.object(for: $0, relatedTo: self) }
             return relationship.isOrdered ? objects as Any : Set(objects) as Any
         }
@@ -392,7 +404,9 @@ extension ManagedObject {
 
     private func setRelationship(_ value: Any?, slot: Int, _ relationship: RelationshipDescription) throws {
         guard let context = managedObjectContext else {
-            throw StoreError(.invalidRequest, "set relationship '\(entity.name).\(relationship.name)' on an object that is in no context")
+            throw StoreError(
+                .invalidRequest,
+                "set relationship '\(entity.name).\(relationship.name)' on an object that is in no context")
         }
         if relationship.isToMany {
             let targets: [ManagedObject]
@@ -401,7 +415,10 @@ extension ManagedObject {
             case let array as [ManagedObject]: targets = array
             case let set as Set<ManagedObject>: targets = set.sorted { $0.objectID.rowID < $1.objectID.rowID }
             default:
-                throw StoreError(.invalidRequest, "'\(entity.name).\(relationship.name)' takes [ManagedObject] or Set<ManagedObject>, got \(type(of: value!))")  // value is non-nil here
+                throw StoreError(
+                    .invalidRequest,
+                    "'\(entity.name).\(relationship.name)' takes [ManagedObject] or Set<ManagedObject>, got \(type(of: value!))"
+                )  // value is non-nil here
             }
             try context.replaceToMany(self, slot: slot, with: targets)
         } else {
@@ -409,7 +426,10 @@ extension ManagedObject {
             case nil, is NSNull: try context.setToOne(self, slot: slot, to: nil)
             case let object as ManagedObject: try context.setToOne(self, slot: slot, to: object)
             default:
-                throw StoreError(.invalidRequest, "'\(entity.name).\(relationship.name)' takes a ManagedObject, got \(type(of: value!))")  // value is non-nil here
+                throw StoreError(
+                    .invalidRequest,
+                    // value is non-nil here
+                    "'\(entity.name).\(relationship.name)' takes a ManagedObject, got \(type(of: value!))")
             }
         }
     }
@@ -462,7 +482,8 @@ extension ManagedObject {
             guard let transformer = AttributeValueTransformers.transformer(named: name) else {
                 throw StoreError(
                     .invalidRequest,
-                    "attribute '\(entity.name).\(attribute.name)' uses value transformer '\(name)', which is not registered; register it with AttributeValueTransformers.register(_:named:)")
+                    "attribute '\(entity.name).\(attribute.name)' uses value transformer '\(name)', which is not registered; register it with AttributeValueTransformers.register(_:named:)"
+                )
             }
             return try transformer.transformedValue(value).map(StoreValue.binary) ?? .null
         }

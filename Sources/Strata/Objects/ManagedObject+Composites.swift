@@ -55,7 +55,8 @@ extension ManagedObject {
         guard value.isNull else {
             throw StoreError(
                 .invalidRequest,
-                "'\(entity.name).\(composite.keyPath)' is a composite attribute: set a dictionary with setValue(_:forKey:), or its elements by key path ('\(exampleElement(composite))')")
+                "'\(entity.name).\(composite.keyPath)' is a composite attribute: set a dictionary with setValue(_:forKey:), or its elements by key path ('\(exampleElement(composite))')"
+            )
         }
         try setCompositeValue(nil, composite)
     }
@@ -65,7 +66,8 @@ extension ManagedObject {
     }
 
     private func collect(
-        _ value: Any?, _ composite: AttributeDescription, at keyPath: String, into assignments: inout [(slot: Int, value: StoreValue)]
+        _ value: Any?, _ composite: AttributeDescription, at keyPath: String,
+        into assignments: inout [(slot: Int, value: StoreValue)]
     ) throws {
         let given: [String: Any]
         switch value {
@@ -76,13 +78,15 @@ extension ManagedObject {
             // `value` is non-nil here.
             throw StoreError(
                 .invalidRequest,
-                "composite attribute '\(entity.name).\(keyPath)' takes a dictionary keyed by element name ([String: Any]) or nil, got \(type(of: value!))")
+                "composite attribute '\(entity.name).\(keyPath)' takes a dictionary keyed by element name ([String: Any]) or nil, got \(type(of: value!))"
+            )
         }
         let names = Set(composite.elements.map(\.name))
         if let unknown = given.keys.sorted().first(where: { !names.contains($0) }) {
             throw StoreError(
                 .invalidRequest,
-                "composite attribute '\(entity.name).\(keyPath)' has no element '\(unknown)'; its elements are \(composite.elements.map(\.name).joined(separator: ", "))")
+                "composite attribute '\(entity.name).\(keyPath)' has no element '\(unknown)'; its elements are \(composite.elements.map(\.name).joined(separator: ", "))"
+            )
         }
         for element in composite.elements {
             let path = keyPath + "." + element.name
@@ -92,7 +96,9 @@ extension ManagedObject {
                 continue
             }
             // Every leaf element of a composite of the entity has a slot with its description.
-            guard let slot = entity.index(ofProperty: path), let attribute = entity.properties[slot].attribute else { continue }
+            guard let slot = entity.index(ofProperty: path), let attribute = entity.properties[slot].attribute else {
+                continue
+            }
             assignments.append((slot, try convertIn(elementValue, attribute)))
         }
     }

@@ -27,7 +27,8 @@ extension ManagedObject {
         guard let context = managedObjectContext else {
             throw StoreError(
                 .invalidRequest,
-                "cannot evaluate fetched property '\(entity.name).\(key)': the object is in no context; insert it or read it from one")
+                "cannot evaluate fetched property '\(entity.name).\(key)': the object is in no context; insert it or read it from one"
+            )
         }
         if let kept = context.fetchedPropertyResults[ObjectIdentifier(self)], kept.object === self,
             let objects = kept.byName[key]
@@ -122,7 +123,8 @@ struct FetchedPropertySubstitution {
         case .constant, .evaluatedObject, .keyPath, .variable: return expression
         case .aggregate(let items): return .aggregate(try items.map(apply))
         case .member(let base, let path): return .member(try apply(base), path)
-        case .collection(let op, let collection, let path): return .collection(op, of: try apply(collection), keyPath: path)
+        case .collection(let op, let collection, let path):
+            return .collection(op, of: try apply(collection), keyPath: path)
         case .subquery(let collection, let variable, let predicate):
             return .subquery(collection: try apply(collection), variable: variable, predicate: try apply(predicate))
         case .function(let name, let arguments): return .function(name, try arguments.map(apply))

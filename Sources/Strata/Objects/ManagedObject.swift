@@ -90,7 +90,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             return RowCache.Key(store: ObjectIdentifier(store), row: objectID.rowID)
         }
         set {
-            assert(newValue.map { key in objectID.persistentStore.map { ObjectIdentifier($0) == key.store && key.row == objectID.rowID } ?? false } ?? true,
+            assert(
+                newValue.map { key in
+                    objectID.persistentStore.map { ObjectIdentifier($0) == key.store && key.row == objectID.rowID }
+                        ?? false
+                } ?? true,
                 "a pin on another row")
             isPinned = newValue != nil
         }
@@ -102,7 +106,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Subclasses that add stored properties must provide this initializer too.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         self.entity = entity
-        self.objectID = ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: 0), store: nil)
+        self.objectID = ManagedObjectID(
+            entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: 0), store: nil)
         if context != nil && entity.defaultValuesAreNull {
             // An inserted object's values change right away: an array of its own from the start
             // (a plain fill), where the first change copied the shared defaults one by one.
@@ -124,7 +129,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         let model = context.coordinator.managedObjectModel
         guard let entity = model.entities.first(where: { $0.managedObjectClass == Self.self }) else {
             // Misuse no valid program commits: the class was never registered with the model.
-            preconditionFailure("no entity of the model uses class \(Self.self); register it with ManagedObjectModel.registering(_:)")
+            preconditionFailure(
+                "no entity of the model uses class \(Self.self); register it with ManagedObjectModel.registering(_:)")
         }
         self.init(entity: entity, insertInto: context)
     }

@@ -95,7 +95,10 @@ public struct ManagedToMany<Destination: ManagedObject> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Set<Destination> {
         get { Set(object.objects(forKey: object[keyPath: storageKeyPath].key).compactMap { $0 as? Destination }) }
-        set { object.setValue(Set<ManagedObject>(newValue.map { $0 as ManagedObject }), forKey: object[keyPath: storageKeyPath].key) }
+        set {
+            object.setValue(
+                Set<ManagedObject>(newValue.map { $0 as ManagedObject }), forKey: object[keyPath: storageKeyPath].key)
+        }
     }
 }
 

@@ -13,11 +13,15 @@ enum PropertyValidator {
                 switch object.values[slot] {
                 case .null:
                     if !rules[index].isOptional && isPresent(rules[index].presence, object) {
-                        fail(&failures, object, rules[index].name, .missingMandatoryProperty, "'\(rules[index].name)' is required")
+                        fail(
+                            &failures, object, rules[index].name, .missingMandatoryProperty,
+                            "'\(rules[index].name)' is required")
                     }
                 case .integer(let i) where !rules[index].type.fits(i):
                     let rule = rules[index]
-                    fail(&failures, object, rule.name, .numberTooLarge, "\(i) does not fit '\(rule.name)' (\(rule.type.xcodeName))")
+                    fail(
+                        &failures, object, rule.name, .numberTooLarge,
+                        "\(i) does not fit '\(rule.name)' (\(rule.type.xcodeName))")
                 default: break
                 }
                 continue
@@ -46,10 +50,14 @@ enum PropertyValidator {
                 fail(&failures, object, rule.name, .missingMandatoryProperty, "relationship '\(rule.name)' is required")
             } else if rule.isToMany && (count > 0 || !rule.isOptional) {
                 if count < rule.minCount {
-                    fail(&failures, object, rule.name, .relationshipTooFewItems, "relationship '\(rule.name)' holds \(count), needs at least \(rule.minCount)")
+                    fail(
+                        &failures, object, rule.name, .relationshipTooFewItems,
+                        "relationship '\(rule.name)' holds \(count), needs at least \(rule.minCount)")
                 }
                 if rule.maxCount > 0 && count > rule.maxCount {
-                    fail(&failures, object, rule.name, .relationshipTooManyItems, "relationship '\(rule.name)' holds \(count), allows at most \(rule.maxCount)")
+                    fail(
+                        &failures, object, rule.name, .relationshipTooManyItems,
+                        "relationship '\(rule.name)' holds \(count), allows at most \(rule.maxCount)")
                 }
             }
         }
@@ -73,22 +81,28 @@ enum PropertyValidator {
         _ failures: inout [ObjectValidationError.Failure], _ object: ManagedObject, _ property: String,
         _ code: ObjectValidationError.Code, _ message: String
     ) {
-        failures.append(.init(objectID: object.objectID, entity: object.entity.name, property: property, code: code, message: message))
+        failures.append(
+            .init(
+                objectID: object.objectID, entity: object.entity.name, property: property, code: code, message: message)
+        )
     }
 
     static func check(
-        _ attribute: AttributeDescription, _ value: StoreValue, _ fail: (String, ObjectValidationError.Code, String) -> Void
+        _ attribute: AttributeDescription, _ value: StoreValue,
+        _ fail: (String, ObjectValidationError.Code, String) -> Void
     ) {
         let rules = attribute.validation
         let name = attribute.name
         if let range = attribute.type.integerRange, case .integer(let i) = value, !range.contains(i) {
             fail(name, .numberTooLarge, "\(i) does not fit '\(name)' (\(attribute.type.xcodeName))")
         }
-        if let minimum = rules.minimum, let order = StoreValueOrder.compare(value, minimum), order == .orderedAscending {
+        if let minimum = rules.minimum, let order = StoreValueOrder.compare(value, minimum), order == .orderedAscending
+        {
             let code: ObjectValidationError.Code = attribute.type == .date ? .dateTooSoon : .numberTooSmall
             fail(name, code, "'\(name)' is \(value.displayText), below the minimum \(minimum.displayText)")
         }
-        if let maximum = rules.maximum, let order = StoreValueOrder.compare(value, maximum), order == .orderedDescending {
+        if let maximum = rules.maximum, let order = StoreValueOrder.compare(value, maximum), order == .orderedDescending
+        {
             let code: ObjectValidationError.Code = attribute.type == .date ? .dateTooLate : .numberTooLarge
             fail(name, code, "'\(name)' is \(value.displayText), above the maximum \(maximum.displayText)")
         }
@@ -115,7 +129,8 @@ enum StoreValueOrder {
     static func compare(_ a: StoreValue, _ b: StoreValue) -> ComparisonResult? {
         switch (a, b) {
         case (.date(let x), .date(let y)): return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
-        case (.string(let x), .string(let y)): return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        case (.string(let x), .string(let y)):
+            return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
         default:
             guard let x = number(a), let y = number(b) else { return nil }
             return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame

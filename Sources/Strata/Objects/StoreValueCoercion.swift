@@ -6,7 +6,8 @@ public enum StoreValueCoercion {
     /// Converts a Swift value for `attribute`.
     ///
     /// - Throws: ``StoreError/Code/invalidRequest`` naming the entity and attribute.
-    public static func coerce(any value: Any?, to attribute: AttributeDescription, entity: String) throws -> StoreValue {
+    public static func coerce(any value: Any?, to attribute: AttributeDescription, entity: String) throws -> StoreValue
+    {
         guard let value else { return .null }
         if let fast = exactMatch(value, attribute.type) { return fast }
         if value is NSNull { return .null }
@@ -93,7 +94,9 @@ public enum StoreValueCoercion {
     /// becomes `.double`, a Float is rounded to `Float` precision, integers are range-checked).
     ///
     /// - Throws: ``StoreError/Code/invalidRequest`` naming the entity and attribute.
-    public static func coerce(_ value: StoreValue, to attribute: AttributeDescription, entity: String) throws -> StoreValue {
+    public static func coerce(_ value: StoreValue, to attribute: AttributeDescription, entity: String) throws
+        -> StoreValue
+    {
         if value.isNull { return .null }
         switch attribute.type {
         case .integer16, .integer32, .integer64:
@@ -174,7 +177,8 @@ public enum StoreValueCoercion {
         case .composite:
             throw StoreError(
                 .invalidRequest,
-                "attribute '\(entity).\(attribute.name)' is a composite: set it with a dictionary keyed by element name, or its elements by key path")
+                "attribute '\(entity).\(attribute.name)' is a composite: set it with a dictionary keyed by element name, or its elements by key path"
+            )
         }
     }
 

@@ -60,19 +60,24 @@ struct PredicateValidator {
         let rhs = try shape(comparison.rhs)
         let op = comparison.op
         if comparison.modifier != .direct {
-            if case .unknown = lhs {} else if !lhs.isMany {
+            if case .unknown = lhs {
+            } else if !lhs.isMany {
                 throw FetchPredicateError(
                     .typeMismatch,
-                    "\(comparison.modifier.rawValue) needs a to-many key path, but \(comparison.lhs) on \(root) is not one")
+                    "\(comparison.modifier.rawValue) needs a to-many key path, but \(comparison.lhs) on \(root) is not one"
+                )
             }
         } else if lhs.isMany, op != .contains, !(op == .equal || op == .notEqual) || !rhs.isMany {
             throw FetchPredicateError(
                 .typeMismatch,
-                "\(comparison.lhs) on \(root) is a to-many key path; write ANY, ALL or NONE before the comparison, or use CONTAINS")
+                "\(comparison.lhs) on \(root) is a to-many key path; write ANY, ALL or NONE before the comparison, or use CONTAINS"
+            )
         }
         if op == .in, comparison.modifier == .direct, case .attribute(_, many: false) = rhs {
             // `x IN name` is a substring test; only strings allow it.
-            if case .attribute(let type, _) = rhs, type != .string { throw mismatch(comparison, "IN needs a collection") }
+            if case .attribute(let type, _) = rhs, type != .string {
+                throw mismatch(comparison, "IN needs a collection")
+            }
         }
         let rhsElements: [Shape]
         switch comparison.rhs {
@@ -89,7 +94,8 @@ struct PredicateValidator {
                 case .attribute(let type, _) where type != .string && type != .transformable:
                     throw mismatch(comparison, "\(op.rawValue) compares strings, but \(type.xcodeName) is not one")
                 case .constant(let value) where !value.isNull && value.kindName != "string":
-                    throw mismatch(comparison, "\(op.rawValue) compares strings, but found \(value.kindName.withArticle)")
+                    throw mismatch(
+                        comparison, "\(op.rawValue) compares strings, but found \(value.kindName.withArticle)")
                 case .entity:
                     throw mismatch(comparison, "\(op.rawValue) compares strings, but found a relationship")
                 default: break
@@ -183,8 +189,10 @@ struct PredicateValidator {
             }
         case .subquery(let collection, let variable, let predicate):
             let members = try shape(collection)
-            if case .unknown = members {} else if !members.isMany {
-                throw FetchPredicateError(.typeMismatch, "SUBQUERY needs a to-many key path, but \(collection) on \(root) is not one")
+            if case .unknown = members {
+            } else if !members.isMany {
+                throw FetchPredicateError(
+                    .typeMismatch, "SUBQUERY needs a to-many key path, but \(collection) on \(root) is not one")
             }
             var inner = self
             inner.variables[variable] = single(members)
@@ -270,7 +278,8 @@ struct PredicateValidator {
             case .attribute(let type, _):
                 if type == .transformable || type == .undefined { return .unknown }
                 throw FetchPredicateError(
-                    .unknownKeyPath, "key path '\(whole)' on \(root): a \(type.xcodeName) attribute has no key '\(key)'")
+                    .unknownKeyPath, "key path '\(whole)' on \(root): a \(type.xcodeName) attribute has no key '\(key)'"
+                )
             case .unknown, .number, .constant: return .unknown
             }
         }

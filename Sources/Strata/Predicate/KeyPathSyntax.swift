@@ -50,7 +50,8 @@ enum KeyPathSyntax {
             if name.hasPrefix("@") {
                 guard let op = CollectionOperator(rawValue: name) else {
                     throw FetchPredicateError(
-                        .unsupported, "collection operator '\(name)' is not supported; use @count, @sum, @avg, @min or @max",
+                        .unsupported,
+                        "collection operator '\(name)' is not supported; use @count, @sum, @avg, @min or @max",
                         found: name, expected: "@count, @sum, @avg, @min or @max")
                 }
                 guard let next = appending(operator: op, to: expression) else {

@@ -29,7 +29,8 @@ enum PredicateAggregation {
         try values.compactMap { value in
             if case .null = value { return nil }
             guard let number = PredicateNumber(value) else {
-                throw FetchPredicateError(.typeMismatch, "\(name) adds numbers, but found \(value.kindName.withArticle)")
+                throw FetchPredicateError(
+                    .typeMismatch, "\(name) adds numbers, but found \(value.kindName.withArticle)")
             }
             return number
         }

@@ -52,7 +52,9 @@ enum PredicateComparison {
     /// Whether `part` is a prefix (`BEGINSWITH`), suffix (`ENDSWITH`) or substring (`CONTAINS`)
     /// of `string` after folding both; an empty part, also one that folding empties, is in no string
     /// (`rangeOfString:` finds nothing for an empty string).
-    static func substring(_ part: String, of string: String, _ op: ComparisonOperator, options: ComparisonOptions) -> Bool {
+    static func substring(_ part: String, of string: String, _ op: ComparisonOperator, options: ComparisonOptions)
+        -> Bool
+    {
         let (folded, needle) = (options.fold(string), options.fold(part))
         if needle.isEmpty { return false }
         switch op {
@@ -99,13 +101,15 @@ enum PredicateComparison {
             case .null: return false
             case .string(let part): return substring(part, of: string, .contains, options: options)
             case let other:
-                throw FetchPredicateError(.typeMismatch, "\(op) cannot look for \(other.kindName.withArticle) in a string")
+                throw FetchPredicateError(
+                    .typeMismatch, "\(op) cannot look for \(other.kindName.withArticle) in a string")
             }
         default:
             throw FetchPredicateError(
                 // The kind is only for the message (safe to drop the error: it names "an object" instead).
                 .typeMismatch,
-                "\(op) needs a collection or a string, found \((try? container.scalar().kindName.withArticle) ?? "an object")")
+                "\(op) needs a collection or a string, found \((try? container.scalar().kindName.withArticle) ?? "an object")"
+            )
         }
     }
 

@@ -35,7 +35,8 @@ extension FetchExpression {
             var ids: [RowID] = []
             for item in items {
                 guard case .reference(let id) = try item.scalar() else {
-                    throw FetchPredicateError(.typeMismatch, "the expression \(self) is a collection of values, not one value")
+                    throw FetchPredicateError(
+                        .typeMismatch, "the expression \(self) is a collection of values, not one value")
                 }
                 ids.append(id)
             }
@@ -70,7 +71,8 @@ enum EvaluatedValue {
         case .collection:
             throw FetchPredicateError(
                 .typeMismatch,
-                "a collection (a to-many key path or {…}) is compared with a single value; quantify it with ANY, ALL or NONE, or use IN/CONTAINS")
+                "a collection (a to-many key path or {…}) is compared with a single value; quantify it with ANY, ALL or NONE, or use IN/CONTAINS"
+            )
         }
     }
 
@@ -90,7 +92,8 @@ struct PredicateEvaluator {
     /// Variables bound by enclosing subqueries (and, in migrations, `$source`, `$manager`, …).
     var bindings: [String: EvaluatedValue] = [:]
     /// Answers `FUNCTION(target, "selector", …)` (mapping expressions); `nil` refuses them.
-    var methodCall: ((_ target: EvaluatedValue, _ selector: String, _ arguments: [EvaluatedValue]) throws -> EvaluatedValue)?
+    var methodCall:
+        ((_ target: EvaluatedValue, _ selector: String, _ arguments: [EvaluatedValue]) throws -> EvaluatedValue)?
 
     init(root: any PredicateEvaluable, substitutions: [String: any PredicateArgument]) {
         self.root = root
@@ -121,7 +124,8 @@ struct PredicateEvaluator {
             guard let members = lhs.members else {
                 throw FetchPredicateError(
                     .typeMismatch,
-                    "\(comparison.modifier.rawValue) needs a collection on its left, but \(comparison.lhs) is a single value")
+                    "\(comparison.modifier.rawValue) needs a collection on its left, but \(comparison.lhs) is a single value"
+                )
             }
             if comparison.modifier == .any {
                 for member in members
@@ -150,7 +154,8 @@ struct PredicateEvaluator {
             return try PredicateAggregation.apply(op, to: value(collection), keyPath: path, reader: self)
         case .subquery(let collection, let variable, let predicate):
             guard let members = try value(collection).members else {
-                throw FetchPredicateError(.typeMismatch, "the collection of SUBQUERY, \(collection), is not a collection")
+                throw FetchPredicateError(
+                    .typeMismatch, "the collection of SUBQUERY, \(collection), is not a collection")
             }
             var inner = self
             var kept: [EvaluatedValue] = []
@@ -176,7 +181,8 @@ struct PredicateEvaluator {
         if let bound = bindings[name] { return bound }
         guard let argument = substitutions[name] else {
             throw FetchPredicateError(
-                .missingVariable, "no value for $\(name); pass it in substitutionVariables or withSubstitutionVariables")
+                .missingVariable, "no value for $\(name); pass it in substitutionVariables or withSubstitutionVariables"
+            )
         }
         switch argument.predicateArgument {
         case .value(let value): return EvaluatedValue(.value(value))
@@ -198,9 +204,11 @@ struct PredicateEvaluator {
         case .object(let object): return EvaluatedValue(try object.keyValue(forKey: key))
         case .value(.null): return .value(.null)
         case .value(.unfetched):
-            throw FetchPredicateError(.typeMismatch, "cannot read '\(key)' of a relationship whose members were not loaded")
+            throw FetchPredicateError(
+                .typeMismatch, "cannot read '\(key)' of a relationship whose members were not loaded")
         case .value(let scalar):
-            throw FetchPredicateError(.typeMismatch, "cannot read the key '\(key)' of \(scalar.kindName.withArticle) value")
+            throw FetchPredicateError(
+                .typeMismatch, "cannot read the key '\(key)' of \(scalar.kindName.withArticle) value")
         case .collection(let members):
             var result: [EvaluatedValue] = []
             result.reserveCapacity(members.count)

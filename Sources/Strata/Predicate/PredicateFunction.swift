@@ -36,7 +36,9 @@ public enum PredicateFunction {
         if arities[name] == count { return name }
         let base = name.split(separator: ":").first.map(String.init) ?? name
         guard !name.contains(":") || name == base + ":" else { return nil }
-        let candidates = arities.filter { $0.value == count && $0.key.split(separator: ":").first.map(String.init) == base }
+        let candidates = arities.filter {
+            $0.value == count && $0.key.split(separator: ":").first.map(String.init) == base
+        }
         return candidates.count == 1 ? candidates.first?.key : nil
     }
 }

@@ -32,14 +32,17 @@ enum PredicateFunctionEvaluation {
             return .value(try PredicateValueCast.cast(values[0], to: type))
         case "uppercase:", "lowercase:":
             guard case .string(let s) = values[0] else {
-                throw FetchPredicateError(.typeMismatch, "\(name) needs a string, found \(values[0].kindName.withArticle)")
+                throw FetchPredicateError(
+                    .typeMismatch, "\(name) needs a string, found \(values[0].kindName.withArticle)")
             }
             return .value(.string(name == "uppercase:" ? s.uppercased() : s.lowercased()))
         case "canonical:":
             guard case .string(let s) = values[0] else {
-                throw FetchPredicateError(.typeMismatch, "\(name) needs a string, found \(values[0].kindName.withArticle)")
+                throw FetchPredicateError(
+                    .typeMismatch, "\(name) needs a string, found \(values[0].kindName.withArticle)")
             }
-            return .value(.string(PredicateStringMatching.prepared(s, [.caseInsensitive, .diacriticInsensitive]).lowercased()))
+            return .value(
+                .string(PredicateStringMatching.prepared(s, [.caseInsensitive, .diacriticInsensitive]).lowercased()))
         case "add:to:", "from:subtract:":
             if let dated = try dateArithmetic(name, values[0], values[1]) { return .value(dated) }
         default: break
@@ -79,7 +82,9 @@ enum PredicateFunctionEvaluation {
         func integers() throws -> (Int64, Int64) {
             var result: [Int64] = []
             for number in n {
-                guard case .integer(let x) = number else { throw FetchPredicateError(.typeMismatch, "\(name) needs integers") }
+                guard case .integer(let x) = number else {
+                    throw FetchPredicateError(.typeMismatch, "\(name) needs integers")
+                }
                 result.append(x)
             }
             return (result[0], result.count > 1 ? result[1] : 0)

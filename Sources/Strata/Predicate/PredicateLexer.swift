@@ -95,7 +95,8 @@ struct PredicateLexer {
             guard position > nameStart else {
                 throw error("'#' must be followed by a key name", at: start, found: "'#'", expected: "a key name")
             }
-            return PredicateToken(kind: .identifier(text(from: nameStart), escaped: escaped), offset: start, text: text(from: start))
+            return PredicateToken(
+                kind: .identifier(text(from: nameStart), escaped: escaped), offset: start, text: text(from: start))
         }
         if ("0"..."9").contains(c) { return try number() }
         switch c {
@@ -118,7 +119,9 @@ struct PredicateLexer {
             position += candidate.unicodeScalars.count
             return PredicateToken(kind: .symbol(Self.canonicalSymbol(candidate)), offset: start, text: candidate)
         }
-        let singles: Set<Unicode.Scalar> = ["(", ")", "{", "}", "[", "]", ",", ".", ":", "=", "<", ">", "!", "+", "-", "*", "/"]
+        let singles: Set<Unicode.Scalar> = [
+            "(", ")", "{", "}", "[", "]", ",", ".", ":", "=", "<", ">", "!", "+", "-", "*", "/",
+        ]
         if singles.contains(c) {
             position += 1
             let symbol = String(c)
@@ -150,14 +153,18 @@ struct PredicateLexer {
 
     private mutating func number() throws -> PredicateToken {
         let start = position
-        if peek() == "0", let radixMark = peek(1), let radix = ["x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2][radixMark] {
+        if peek() == "0", let radixMark = peek(1),
+            let radix = ["x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2][radixMark]
+        {
             position += 2
             let digitsStart = position
             while let d = peek(), Self.isIdentifierPart(d) { position += 1 }
             let digits = text(from: digitsStart)
             guard let value = Int64(digits, radix: radix) ?? UInt64(digits, radix: radix).map({ Int64(bitPattern: $0) })
             else {
-                throw error("malformed number '\(text(from: start))'", at: start, found: "'\(text(from: start))'", expected: "a number")
+                throw error(
+                    "malformed number '\(text(from: start))'", at: start, found: "'\(text(from: start))'",
+                    expected: "a number")
             }
             return PredicateToken(kind: .integer(value), offset: start, text: text(from: start))
         }
@@ -245,7 +252,10 @@ struct PredicateLexer {
     private mutating func specifier() throws -> PredicateToken {
         let start = position
         position += 1
-        let conversions = ["@", "K", "d", "i", "u", "f", "e", "g", "s", "ld", "li", "lu", "lf", "lld", "lli", "llu", "hd", "hi", "hu", "qd", "qi", "qu", "zd", "zu", "c"]
+        let conversions = [
+            "@", "K", "d", "i", "u", "f", "e", "g", "s", "ld", "li", "lu", "lf", "lld", "lli", "llu", "hd", "hi", "hu",
+            "qd", "qi", "qu", "zd", "zu", "c",
+        ]
         for conversion in conversions.sorted(by: { $0.count > $1.count }) where matches(conversion) {
             position += conversion.unicodeScalars.count
             return PredicateToken(kind: .specifier(conversion), offset: start, text: text(from: start))

@@ -55,7 +55,8 @@ extension PredicateParser {
         chain += 1
         guard depth + chain <= FetchPredicate.maximumNestingDepth else {
             var failure = error(
-                "the expression chains more than \(FetchPredicate.maximumNestingDepth) operators", expected: "fewer operators")
+                "the expression chains more than \(FetchPredicate.maximumNestingDepth) operators",
+                expected: "fewer operators")
             failure.code = .tooDeep
             throw failure
         }
@@ -200,7 +201,8 @@ extension PredicateParser {
                 "FUNCTION(object, 'selector', …) calls an Objective-C method, which Strata cannot do; "
                     + "use the built-in functions (lowercase:(x), abs:(x), now(), …)", token: token, in: scalars)
         case "FETCH":
-            throw FetchPredicateError.unsupportedSyntax("FETCH(…) expressions are not supported", token: token, in: scalars)
+            throw FetchPredicateError.unsupportedSyntax(
+                "FETCH(…) expressions are not supported", token: token, in: scalars)
         case let word? where KeyPathSyntax.reservedWords.contains(word):
             throw error(
                 "expected an expression, found the reserved word \(name) (write #\(name) to use it as a key)",
@@ -225,7 +227,8 @@ extension PredicateParser {
         let arguments = try nested { parser in try parser.parseList(closing: ")") }
         guard let resolved = PredicateFunction.resolve(selector, argumentCount: arguments.count) else {
             let known = PredicateFunction.arities.keys.contains { $0.hasPrefix(name) }
-            let message = known
+            let message =
+                known
                 ? "function \(selector) does not take \(arguments.count) argument\(arguments.count == 1 ? "" : "s")"
                 : "unknown function '\(selector)'"
             throw FetchPredicateError.unsupportedSyntax(message, token: token, in: scalars)
@@ -271,7 +274,8 @@ extension PredicateParser {
         try expectSymbol("(")
         let arguments = try parseList(closing: ")")
         guard arguments.count == 2 else {
-            throw error("CAST takes two arguments, a value and a type name", at: token, expected: "CAST(value, \"NSDate\")")
+            throw error(
+                "CAST takes two arguments, a value and a type name", at: token, expected: "CAST(value, \"NSDate\")")
         }
         return .expression(try cast(arguments[0], arguments[1], token: token))
     }
@@ -281,7 +285,8 @@ extension PredicateParser {
         -> FetchExpression
     {
         guard case .constant(.string(let typeName)) = type else {
-            throw error("the type of CAST must be a quoted class name", at: token, expected: "\"NSDate\", \"NSNumber\", …")
+            throw error(
+                "the type of CAST must be a quoted class name", at: token, expected: "\"NSDate\", \"NSNumber\", …")
         }
         guard PredicateFunction.castTypes.contains(typeName) else {
             throw FetchPredicateError.unsupportedSyntax(
@@ -329,7 +334,8 @@ extension PredicateParser {
         let argument = arguments[argumentIndex].predicateArgument
         argumentIndex += 1
         func mismatch(_ wanted: String) -> FetchPredicateError {
-            var failure = error("argument \(argumentIndex) for %\(conversion) must be \(wanted)", at: token, expected: wanted)
+            var failure = error(
+                "argument \(argumentIndex) for %\(conversion) must be \(wanted)", at: token, expected: wanted)
             failure.code = .invalidArgument
             return failure
         }

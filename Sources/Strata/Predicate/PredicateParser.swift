@@ -114,7 +114,8 @@ struct PredicateParser {
             if stackFloor == nil { stackFloor = StackRoom.floor() ?? 0 }
             if let floor = stackFloor, floor > 0, StackRoom.current() < floor {
                 var failure = error(
-                    "the predicate nests too deeply for this thread's stack (\(depth) levels)", expected: "less nesting")
+                    "the predicate nests too deeply for this thread's stack (\(depth) levels)", expected: "less nesting"
+                )
                 failure.code = .tooDeep
                 throw failure
             }
@@ -253,7 +254,9 @@ struct PredicateParser {
         let token = current
         let rhs = try expression(parseAdditive(), at: token)
         if op == .between, case .aggregate(let bounds) = rhs, bounds.count != 2 {
-            throw error("BETWEEN needs two bounds, {lower, upper}; found \(bounds.count)", at: token, expected: "{lower, upper}")
+            throw error(
+                "BETWEEN needs two bounds, {lower, upper}; found \(bounds.count)", at: token, expected: "{lower, upper}"
+            )
         }
         return rhs
     }

@@ -103,7 +103,8 @@ enum PredicateStringMatching {
                 expression = try regularExpression(compatibilityComposed(folded), caseInsensitive: caseInsensitive)
                 subject = compatibilityComposed(subject)
             } catch {
-                expression = try regularExpression(folded.precomposedStringWithCanonicalMapping, caseInsensitive: caseInsensitive)
+                expression = try regularExpression(
+                    folded.precomposedStringWithCanonicalMapping, caseInsensitive: caseInsensitive)
                 subject = subject.precomposedStringWithCanonicalMapping
             }
         }

@@ -60,7 +60,8 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
         let value = try PredicateEvaluator(root: object, substitutions: [:]).value(expression)
         guard case .collection = value else { return try value.scalar() }
         throw FetchPredicateError(
-            .typeMismatch, "sort key '\(keyPath)' reads a to-many relationship; sort by a to-one key path or use @count")
+            .typeMismatch, "sort key '\(keyPath)' reads a to-many relationship; sort by a to-one key path or use @count"
+        )
     }
 
     /// Orders two objects by `keys`, the first key deciding unless it finds them equal.

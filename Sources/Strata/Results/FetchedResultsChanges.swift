@@ -27,7 +27,9 @@ public struct FetchedResultsObjectChange: Sendable, Hashable {
     public var newIndexPath: IndexPath?
 
     /// Creates a change.
-    public init(type: FetchedResultsChangeType, objectID: ManagedObjectID, indexPath: IndexPath?, newIndexPath: IndexPath?) {
+    public init(
+        type: FetchedResultsChangeType, objectID: ManagedObjectID, indexPath: IndexPath?, newIndexPath: IndexPath?
+    ) {
         self.type = type
         self.objectID = objectID
         self.indexPath = indexPath
@@ -108,16 +110,19 @@ public protocol FetchedResultsControllerDelegate: AnyObject {
         for type: FetchedResultsChangeType, newIndexPath: IndexPath?)
     /// A section was inserted (its new index) or deleted (its old index).
     func controller(
-        _ controller: FetchedResultsController, didChange section: FetchedResultsSection, atSectionIndex sectionIndex: Int,
+        _ controller: FetchedResultsController, didChange section: FetchedResultsSection,
+        atSectionIndex sectionIndex: Int,
         for type: FetchedResultsChangeType)
     /// An update ended.
     func controllerDidChangeContent(_ controller: FetchedResultsController)
     /// An update as the difference of the flat lists of object IDs before and after it.
-    func controller(_ controller: FetchedResultsController, didChangeContentWith difference: CollectionDifference<ManagedObjectID>)
+    func controller(
+        _ controller: FetchedResultsController, didChangeContentWith difference: CollectionDifference<ManagedObjectID>)
     /// An update as the snapshot after it (only when ``wantsSnapshots`` is true: building one costs O(n)).
     func controller(_ controller: FetchedResultsController, didChangeContentWith snapshot: FetchedResultsSnapshot)
     /// The index title of a section; `nil` for the default (the name's first letter, capitalized).
-    func controller(_ controller: FetchedResultsController, sectionIndexTitleForSectionName sectionName: String) -> String?
+    func controller(_ controller: FetchedResultsController, sectionIndexTitleForSectionName sectionName: String)
+        -> String?
     /// Whether the controller builds a snapshot after each update for
     /// ``controller(_:didChangeContentWith:)-(_,FetchedResultsSnapshot)``. `false` by default.
     var wantsSnapshots: Bool { get }
@@ -130,13 +135,20 @@ extension FetchedResultsControllerDelegate {
         for type: FetchedResultsChangeType, newIndexPath: IndexPath?
     ) {}
     public func controller(
-        _ controller: FetchedResultsController, didChange section: FetchedResultsSection, atSectionIndex sectionIndex: Int,
+        _ controller: FetchedResultsController, didChange section: FetchedResultsSection,
+        atSectionIndex sectionIndex: Int,
         for type: FetchedResultsChangeType
     ) {}
     public func controllerDidChangeContent(_ controller: FetchedResultsController) {}
-    public func controller(_ controller: FetchedResultsController, didChangeContentWith difference: CollectionDifference<ManagedObjectID>) {}
-    public func controller(_ controller: FetchedResultsController, didChangeContentWith snapshot: FetchedResultsSnapshot) {}
-    public func controller(_ controller: FetchedResultsController, sectionIndexTitleForSectionName sectionName: String) -> String? { nil }
+    public func controller(
+        _ controller: FetchedResultsController, didChangeContentWith difference: CollectionDifference<ManagedObjectID>
+    ) {}
+    public func controller(
+        _ controller: FetchedResultsController, didChangeContentWith snapshot: FetchedResultsSnapshot
+    ) {}
+    public func controller(_ controller: FetchedResultsController, sectionIndexTitleForSectionName sectionName: String)
+        -> String?
+    { nil }
     public var wantsSnapshots: Bool { false }
 }
 
@@ -187,29 +199,29 @@ struct ResultEntry {
 }
 
 #if !canImport(UIKit) && !canImport(AppKit)
-// Core Data code reads `indexPath.section` and `indexPath.row` (or `.item`), which UIKit and AppKit
-// add to IndexPath. Where neither exists (Linux), Strata adds the same members so that code ports
-// unchanged; on Apple platforms the system's own are used and these are not compiled, so nothing
-// clashes.
-extension IndexPath {
-    /// Creates an index path of a row in a section (UIKit's initializer).
-    public init(row: Int, section: Int) { self.init(indexes: [section, row]) }
-    /// Creates an index path of an item in a section (AppKit's initializer).
-    public init(item: Int, section: Int) { self.init(indexes: [section, item]) }
-    /// The section (the first index).
-    public var section: Int {
-        get { self[0] }
-        set { self[0] = newValue }
+    // Core Data code reads `indexPath.section` and `indexPath.row` (or `.item`), which UIKit and AppKit
+    // add to IndexPath. Where neither exists (Linux), Strata adds the same members so that code ports
+    // unchanged; on Apple platforms the system's own are used and these are not compiled, so nothing
+    // clashes.
+    extension IndexPath {
+        /// Creates an index path of a row in a section (UIKit's initializer).
+        public init(row: Int, section: Int) { self.init(indexes: [section, row]) }
+        /// Creates an index path of an item in a section (AppKit's initializer).
+        public init(item: Int, section: Int) { self.init(indexes: [section, item]) }
+        /// The section (the first index).
+        public var section: Int {
+            get { self[0] }
+            set { self[0] = newValue }
+        }
+        /// The row in the section (the second index).
+        public var row: Int {
+            get { self[1] }
+            set { self[1] = newValue }
+        }
+        /// The item in the section (the second index).
+        public var item: Int {
+            get { self[1] }
+            set { self[1] = newValue }
+        }
     }
-    /// The row in the section (the second index).
-    public var row: Int {
-        get { self[1] }
-        set { self[1] = newValue }
-    }
-    /// The item in the section (the second index).
-    public var item: Int {
-        get { self[1] }
-        set { self[1] = newValue }
-    }
-}
 #endif

@@ -40,7 +40,10 @@ extension FetchedResultsController {
             return
         }
         var objects: [ObjectIdentifier: ManagedObject] = [:]
-        for set in [changes.insertedObjects, changes.updatedObjects, changes.deletedObjects, changes.refreshedObjects, changes.invalidatedObjects] {
+        for set in [
+            changes.insertedObjects, changes.updatedObjects, changes.deletedObjects, changes.refreshedObjects,
+            changes.invalidatedObjects,
+        ] {
             for object in set { objects[ObjectIdentifier(object)] = object }
         }
         apply(Array(objects.values), rekeyOnly: false)
@@ -65,7 +68,9 @@ extension FetchedResultsController {
     /// Whether an object belongs to the results now (F3).
     private func belongs(_ object: ManagedObject) -> Bool {
         guard let entity, object.isIn(managedObjectContext), !object.deleted, object.isAccessible else { return false }
-        guard fetchRequest.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity else { return false }
+        guard fetchRequest.includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity else {
+            return false
+        }
         guard let predicate = fetchRequest.predicate else { return true }
         // A predicate that cannot be evaluated on the object (a store error loading a fault) leaves
         // it out; the context keeps the store's error for its next save.
@@ -88,7 +93,8 @@ extension FetchedResultsController {
         for object in objects {
             let old = located[ObjectIdentifier(object)]
             var new: Placement?
-            if belongs(object), let entry = try? entry(for: object) {  // a sort value that cannot be read leaves it out, as above
+            // a sort value that cannot be read leaves it out, as above
+            if belongs(object), let entry = try? entry(for: object) {
                 new = Placement(section: sectionName(of: entry), entry: entry)
             }
             switch (old, new) {
@@ -96,7 +102,8 @@ extension FetchedResultsController {
             case (nil, _?): work.append((object, .insert, nil, new))
             case (_?, nil): work.append((object, .delete, old, nil))
             case (let old?, let new?):
-                let same = old.section == new.section && old.entry.key == new.entry.key && old.entry.tie == new.entry.tie
+                let same =
+                    old.section == new.section && old.entry.key == new.entry.key && old.entry.tie == new.entry.tie
                     && old.entry.store == new.entry.store
                 work.append((object, same ? .update : .move, old, new))
             }
@@ -150,16 +157,24 @@ extension FetchedResultsController {
         }
         contentChanged()
         #if STRATA_CHECKS
-        checkInvariants()
+            checkInvariants()
         #endif
 
         // After: new positions, and the report.
         let newPrefix = sectionPrefixes()
         var sectionChanges: [FetchedResultsSectionChange] = []
-        let deletedSections = removedSections.compactMap { name in oldSectionIndex[name].map { (name, $0) } }.sorted { $0.1 > $1.1 }
-        for (name, index) in deletedSections { sectionChanges.append(FetchedResultsSectionChange(type: .delete, name: name, index: index)) }
-        let added = insertedSections.compactMap { section in sectionIndex(of: section).map { (section, $0) } }.sorted { $0.1 < $1.1 }
-        for (section, index) in added { sectionChanges.append(FetchedResultsSectionChange(type: .insert, name: section.name, index: index)) }
+        let deletedSections = removedSections.compactMap { name in oldSectionIndex[name].map { (name, $0) } }.sorted {
+            $0.1 > $1.1
+        }
+        for (name, index) in deletedSections {
+            sectionChanges.append(FetchedResultsSectionChange(type: .delete, name: name, index: index))
+        }
+        let added = insertedSections.compactMap { section in sectionIndex(of: section).map { (section, $0) } }.sorted {
+            $0.1 < $1.1
+        }
+        for (section, index) in added {
+            sectionChanges.append(FetchedResultsSectionChange(type: .insert, name: section.name, index: index))
+        }
 
         var objectChanges: [(ManagedObject, FetchedResultsObjectChange)] = []
         var differenceChanges: [CollectionDifference<ManagedObjectID>.Change] = []
@@ -173,30 +188,57 @@ extension FetchedResultsController {
                 let newFlat = newPath.flatMap { path in newPrefix.count > path[0] ? newPrefix[path[0]] + path[1] : nil }
                 switch kind {
                 case .delete:
-                    objectChanges.append((item.object, FetchedResultsObjectChange(type: .delete, objectID: id, indexPath: oldPath, newIndexPath: nil)))
-                    if let oldFlat { differenceChanges.append(.remove(offset: oldFlat, element: id, associatedWith: nil)) }
+                    objectChanges.append(
+                        (
+                            item.object,
+                            FetchedResultsObjectChange(
+                                type: .delete, objectID: id, indexPath: oldPath, newIndexPath: nil)
+                        ))
+                    if let oldFlat {
+                        differenceChanges.append(.remove(offset: oldFlat, element: id, associatedWith: nil))
+                    }
                 case .insert:
-                    objectChanges.append((item.object, FetchedResultsObjectChange(type: .insert, objectID: id, indexPath: nil, newIndexPath: newPath)))
-                    if let newFlat { differenceChanges.append(.insert(offset: newFlat, element: id, associatedWith: nil)) }
+                    objectChanges.append(
+                        (
+                            item.object,
+                            FetchedResultsObjectChange(
+                                type: .insert, objectID: id, indexPath: nil, newIndexPath: newPath)
+                        ))
+                    if let newFlat {
+                        differenceChanges.append(.insert(offset: newFlat, element: id, associatedWith: nil))
+                    }
                 case .move:
                     // A lone re-tied object that kept its place is not reported. Otherwise index
                     // paths before and after an update are not comparable (other rows and sections
                     // move too): a changed position is always reported as a move.
                     if rekeyOnly && oldPath == newPath { continue }
-                    objectChanges.append((item.object, FetchedResultsObjectChange(type: .move, objectID: id, indexPath: oldPath, newIndexPath: newPath)))
+                    objectChanges.append(
+                        (
+                            item.object,
+                            FetchedResultsObjectChange(
+                                type: .move, objectID: id, indexPath: oldPath, newIndexPath: newPath)
+                        ))
                     if let oldFlat, let newFlat {
                         differenceChanges.append(.remove(offset: oldFlat, element: id, associatedWith: newFlat))
                         differenceChanges.append(.insert(offset: newFlat, element: id, associatedWith: oldFlat))
                     }
                 case .update:
                     if rekeyOnly { continue }
-                    objectChanges.append((item.object, FetchedResultsObjectChange(type: .update, objectID: id, indexPath: oldPath, newIndexPath: newPath)))
+                    objectChanges.append(
+                        (
+                            item.object,
+                            FetchedResultsObjectChange(
+                                type: .update, objectID: id, indexPath: oldPath, newIndexPath: newPath)
+                        ))
                 }
             }
         }
         guard !objectChanges.isEmpty || !sectionChanges.isEmpty else { return }
-        let difference = CollectionDifference(differenceChanges) ?? CollectionDifference<ManagedObjectID>([])!  // an empty difference is always valid
-        report(FetchedResultsUpdate(sectionChanges: sectionChanges, objectChanges: objectChanges.map(\.1), difference: difference),
+        // an empty difference is always valid
+        let difference = CollectionDifference(differenceChanges) ?? CollectionDifference<ManagedObjectID>([])!
+        report(
+            FetchedResultsUpdate(
+                sectionChanges: sectionChanges, objectChanges: objectChanges.map(\.1), difference: difference),
             objects: objectChanges.map(\.0), insertedSections: added.map(\.0))
     }
 
@@ -231,15 +273,21 @@ extension FetchedResultsController {
             delegate.controllerWillChangeContent(self)
             for change in update.sectionChanges {
                 if change.type == .delete {
-                    let gone = SectionStorage(name: change.name, indexTitle: sectionIndexTitle(forSectionName: change.name),
+                    let gone = SectionStorage(
+                        name: change.name, indexTitle: sectionIndexTitle(forSectionName: change.name),
                         entries: OrderedEntries(sorted: [], precedes: order.precedes))
-                    delegate.controller(self, didChange: FetchedResultsSection(storage: gone), atSectionIndex: change.index, for: .delete)
+                    delegate.controller(
+                        self, didChange: FetchedResultsSection(storage: gone), atSectionIndex: change.index,
+                        for: .delete)
                 } else if let section = insertedSections.first(where: { $0.name == change.name }) {
-                    delegate.controller(self, didChange: FetchedResultsSection(storage: section), atSectionIndex: change.index, for: .insert)
+                    delegate.controller(
+                        self, didChange: FetchedResultsSection(storage: section), atSectionIndex: change.index,
+                        for: .insert)
                 }
             }
             for (object, change) in zip(objects, update.objectChanges) {
-                delegate.controller(self, didChange: object, at: change.indexPath, for: change.type, newIndexPath: change.newIndexPath)
+                delegate.controller(
+                    self, didChange: object, at: change.indexPath, for: change.type, newIndexPath: change.newIndexPath)
             }
             delegate.controllerDidChangeContent(self)
             delegate.controller(self, didChangeContentWith: update.difference)
@@ -255,7 +303,9 @@ extension FetchedResultsController {
         let oldCount = sectionList.reduce(0) { $0 + $1.entries.count }
         var oldIDs: [(ManagedObject, IndexPath, ManagedObjectID)] = []
         for (s, section) in sectionList.enumerated() {
-            for (r, entry) in section.entries.elements.enumerated() { oldIDs.append((entry.object, IndexPath(indexes: [s, r]), entry.object.objectID)) }
+            for (r, entry) in section.entries.elements.enumerated() {
+                oldIDs.append((entry.object, IndexPath(indexes: [s, r]), entry.object.objectID))
+            }
         }
         do {
             rebuild(from: try fetchEntries())
@@ -267,25 +317,38 @@ extension FetchedResultsController {
         var objectChanges: [(ManagedObject, FetchedResultsObjectChange)] = []
         var differenceChanges: [CollectionDifference<ManagedObjectID>.Change] = []
         if sectionNameKeyPath != nil {
-            for (index, name) in oldSections.enumerated().reversed() { sectionChanges.append(FetchedResultsSectionChange(type: .delete, name: name, index: index)) }
-            for (index, section) in sectionList.enumerated() { sectionChanges.append(FetchedResultsSectionChange(type: .insert, name: section.name, index: index)) }
+            for (index, name) in oldSections.enumerated().reversed() {
+                sectionChanges.append(FetchedResultsSectionChange(type: .delete, name: name, index: index))
+            }
+            for (index, section) in sectionList.enumerated() {
+                sectionChanges.append(FetchedResultsSectionChange(type: .insert, name: section.name, index: index))
+            }
         }
         for (flat, (object, path, id)) in oldIDs.enumerated() {
-            objectChanges.append((object, FetchedResultsObjectChange(type: .delete, objectID: id, indexPath: path, newIndexPath: nil)))
+            objectChanges.append(
+                (object, FetchedResultsObjectChange(type: .delete, objectID: id, indexPath: path, newIndexPath: nil)))
             differenceChanges.append(.remove(offset: flat, element: id, associatedWith: nil))
         }
         var flat = 0
         for (s, section) in sectionList.enumerated() {
             for (r, entry) in section.entries.elements.enumerated() {
                 let id = entry.object.objectID
-                objectChanges.append((entry.object, FetchedResultsObjectChange(type: .insert, objectID: id, indexPath: nil, newIndexPath: IndexPath(indexes: [s, r]))))
+                objectChanges.append(
+                    (
+                        entry.object,
+                        FetchedResultsObjectChange(
+                            type: .insert, objectID: id, indexPath: nil, newIndexPath: IndexPath(indexes: [s, r]))
+                    ))
                 differenceChanges.append(.insert(offset: flat, element: id, associatedWith: nil))
                 flat += 1
             }
         }
         guard oldCount > 0 || flat > 0 else { return }
-        let difference = CollectionDifference(differenceChanges) ?? CollectionDifference<ManagedObjectID>([])!  // an empty difference is always valid
-        report(FetchedResultsUpdate(sectionChanges: sectionChanges, objectChanges: objectChanges.map(\.1), difference: difference),
+        // an empty difference is always valid
+        let difference = CollectionDifference(differenceChanges) ?? CollectionDifference<ManagedObjectID>([])!
+        report(
+            FetchedResultsUpdate(
+                sectionChanges: sectionChanges, objectChanges: objectChanges.map(\.1), difference: difference),
             objects: objectChanges.map(\.0), insertedSections: sectionList)
     }
 }

@@ -77,7 +77,9 @@ public final class FetchedResultsController {
     ///   - fetchRequest: The request; it needs sort keys, and no offset or limit.
     ///   - managedObjectContext: The context to fetch in and follow.
     ///   - sectionNameKeyPath: The key path naming sections; it must be the first sort key's.
-    public init(fetchRequest: FetchRequest, managedObjectContext: ManagedObjectContext, sectionNameKeyPath: String? = nil) {
+    public init(
+        fetchRequest: FetchRequest, managedObjectContext: ManagedObjectContext, sectionNameKeyPath: String? = nil
+    ) {
         self.fetchRequest = fetchRequest
         self.managedObjectContext = managedObjectContext
         self.sectionNameKeyPath = sectionNameKeyPath
@@ -111,42 +113,52 @@ public final class FetchedResultsController {
 
     private func checkRequest() throws {
         guard entity != nil else {
-            throw StoreError(.invalidRequest, "a FetchedResultsController of '\(fetchRequest.entityName)': the model has no such entity")
+            throw StoreError(
+                .invalidRequest,
+                "a FetchedResultsController of '\(fetchRequest.entityName)': the model has no such entity")
         }
         guard let first = fetchRequest.sortKeys.first else {
             throw StoreError(
                 .invalidRequest,
-                "a FetchedResultsController needs sort keys: its fetch request of '\(fetchRequest.entityName)' has none (the sections and index paths follow them)")
+                "a FetchedResultsController needs sort keys: its fetch request of '\(fetchRequest.entityName)' has none (the sections and index paths follow them)"
+            )
         }
         if let sectionNameKeyPath, sectionNameKeyPath != first.keyPath {
             throw StoreError(
                 .invalidRequest,
-                "a FetchedResultsController of '\(fetchRequest.entityName)': the section key path '\(sectionNameKeyPath)' must be the first sort key's key path (it is '\(first.keyPath)'), so each section is one run of the sorted objects; put SortKey(\"\(sectionNameKeyPath)\") first")
+                "a FetchedResultsController of '\(fetchRequest.entityName)': the section key path '\(sectionNameKeyPath)' must be the first sort key's key path (it is '\(first.keyPath)'), so each section is one run of the sorted objects; put SortKey(\"\(sectionNameKeyPath)\") first"
+            )
         }
         if fetchRequest.fetchOffset != 0 || fetchRequest.fetchLimit != 0 {
             throw StoreError(
                 .invalidRequest,
-                "a FetchedResultsController of '\(fetchRequest.entityName)' keeps every matching object: remove fetchOffset and fetchLimit from its request")
+                "a FetchedResultsController of '\(fetchRequest.entityName)' keeps every matching object: remove fetchOffset and fetchLimit from its request"
+            )
         }
     }
 
     /// The entries of a fresh fetch, in order.
     func fetchEntries() throws -> [ResultEntry] {
         let context = managedObjectContext
-        storeOrder = Dictionary(uniqueKeysWithValues: context.coordinator.persistentStores.enumerated().map { (ObjectIdentifier($1), $0) })
+        storeOrder = Dictionary(
+            uniqueKeysWithValues: context.coordinator.persistentStores.enumerated().map { (ObjectIdentifier($1), $0) })
         var request = fetchRequest
         request.resultType = .managedObject
         // A batch size keeps objects as faults: their sort values come from the fetched rows.
         if request.fetchBatchSize > 0, let rows = try context.sortedRowsIfUnchanged(request) {
-            let faults = context.faults(for: rows.map { ($0.row.id, $0.store) }, size: request.fetchBatchSize,
+            let faults = context.faults(
+                for: rows.map { ($0.row.id, $0.store) }, size: request.fetchBatchSize,
                 prefetching: request.relationshipKeyPathsForPrefetching)
             let model = context.coordinator.managedObjectModel
             var entries: [ResultEntry] = []
             entries.reserveCapacity(rows.count)
             for (object, item) in zip(faults, rows) {
-                let view = RowView(item.row, model: model, lookup: context.rowLookup(item.store), related: context.relatedLookup(item.store))
+                let view = RowView(
+                    item.row, model: model, lookup: context.rowLookup(item.store),
+                    related: context.relatedLookup(item.store))
                 let key = try fetchRequest.sortKeys.map { try $0.value(of: view) }
-                entries.append(ResultEntry(object: object, key: key, tie: object.objectID.rowID, store: storeIndex(of: object)))
+                entries.append(
+                    ResultEntry(object: object, key: key, tie: object.objectID.rowID, store: storeIndex(of: object)))
             }
             return entries
         }
@@ -189,19 +201,22 @@ public final class FetchedResultsController {
         let order = self.order
         for name in names {
             var list = grouped.removeValue(forKey: name) ?? []
-            if zip(list, list.dropFirst()).contains(where: { !order.precedes($0, $1) }) { list.sort(by: order.precedes) }
+            if zip(list, list.dropFirst()).contains(where: { !order.precedes($0, $1) }) {
+                list.sort(by: order.precedes)
+            }
             let storage = makeSection(name, OrderedEntries(sorted: list, precedes: order.precedes))
             sectionList.append(storage)
             sectionsByName[name] = storage
         }
         if sectionNameKeyPath != nil { sectionList.sort { precedes(sectionKey: $0, $1) } }
         #if STRATA_CHECKS
-        checkInvariants()
+            checkInvariants()
         #endif
     }
 
     func makeSection(_ name: String, _ entries: OrderedEntries<ResultEntry>) -> SectionStorage {
-        let title = delegate?.controller(self, sectionIndexTitleForSectionName: name) ?? sectionIndexTitle(forSectionName: name)
+        let title =
+            delegate?.controller(self, sectionIndexTitleForSectionName: name) ?? sectionIndexTitle(forSectionName: name)
         return SectionStorage(name: name, indexTitle: title, entries: entries)
     }
 
@@ -256,10 +271,15 @@ public final class FetchedResultsController {
     public func object(at indexPath: IndexPath) -> ManagedObject {
         managedObjectContext.checkConfinement("FetchedResultsController.object(at:)")
         // Misuse no valid program commits: index paths come from the controller's own sections.
-        precondition(indexPath.count == 2, "FetchedResultsController.object(at:) takes [section, row], got \(indexPath)")
-        precondition(indexPath[0] >= 0 && indexPath[0] < sectionList.count, "no section \(indexPath[0]) (there are \(sectionList.count))")
+        precondition(
+            indexPath.count == 2, "FetchedResultsController.object(at:) takes [section, row], got \(indexPath)")
+        precondition(
+            indexPath[0] >= 0 && indexPath[0] < sectionList.count,
+            "no section \(indexPath[0]) (there are \(sectionList.count))")
         let section = sectionList[indexPath[0]]
-        precondition(indexPath[1] >= 0 && indexPath[1] < section.entries.count, "no row \(indexPath[1]) in section \(indexPath[0]) (it has \(section.entries.count))")
+        precondition(
+            indexPath[1] >= 0 && indexPath[1] < section.entries.count,
+            "no row \(indexPath[1]) in section \(indexPath[0]) (it has \(section.entries.count))")
         return section.entries[indexPath[1]].object
     }
 
@@ -309,7 +329,8 @@ public final class FetchedResultsController {
     /// The section an entry belongs to.
     func sectionName(of entry: ResultEntry) -> String {
         guard sectionNameKeyPath != nil else { return "" }
-        return Self.sectionName(for: entry.key[0], model: managedObjectContext.coordinator.managedObjectModel, object: entry.object)
+        return Self.sectionName(
+            for: entry.key[0], model: managedObjectContext.coordinator.managedObjectModel, object: entry.object)
     }
 
     /// A section key path's value as a section name: strings as they are, numbers and Booleans as
@@ -330,7 +351,8 @@ public final class FetchedResultsController {
         case .reference(let id):
             guard let entity = model.entity(number: id.entity) else { return "\(id)" }
             let store = object.objectID.persistentStore
-            return ManagedObjectID(entity: entity, rowID: id, store: id.primaryKey > 0 ? store : nil).uriRepresentation().absoluteString
+            return ManagedObjectID(entity: entity, rowID: id, store: id.primaryKey > 0 ? store : nil)
+                .uriRepresentation().absoluteString
         }
     }
 
@@ -361,21 +383,25 @@ public final class FetchedResultsController {
     func contentChanged() { flattened = nil }
 
     #if STRATA_CHECKS
-    /// Checks F1 and F2.
-    func checkInvariants() {
-        var total = 0
-        for (index, section) in sectionList.enumerated() {
-            section.entries.checkInvariants()
-            precondition(sectionsByName[section.name] === section, "F1: section '\(section.name)' is not indexed")
-            precondition(section.entries.count > 0 || sectionNameKeyPath == nil, "F2: empty section '\(section.name)'")
-            if index > 0 { precondition(precedes(sectionKey: sectionList[index - 1], section), "F2: sections out of order") }
-            for entry in section.entries.elements {
-                precondition(located[ObjectIdentifier(entry.object)]?.section == section.name, "F1: an entry is not located")
+        /// Checks F1 and F2.
+        func checkInvariants() {
+            var total = 0
+            for (index, section) in sectionList.enumerated() {
+                section.entries.checkInvariants()
+                precondition(sectionsByName[section.name] === section, "F1: section '\(section.name)' is not indexed")
+                precondition(
+                    section.entries.count > 0 || sectionNameKeyPath == nil, "F2: empty section '\(section.name)'")
+                if index > 0 {
+                    precondition(precedes(sectionKey: sectionList[index - 1], section), "F2: sections out of order")
+                }
+                for entry in section.entries.elements {
+                    precondition(
+                        located[ObjectIdentifier(entry.object)]?.section == section.name, "F1: an entry is not located")
+                }
+                total += section.entries.count
             }
-            total += section.entries.count
+            precondition(total == located.count, "F1: located holds \(located.count), sections \(total)")
         }
-        precondition(total == located.count, "F1: located holds \(located.count), sections \(total)")
-    }
     #endif
 }
 
@@ -416,7 +442,8 @@ final class UpdateStreams: Sendable {
         }
         let (stream, continuation) = AsyncStream<FetchedResultsUpdate>.makeStream(bufferingPolicy: .unbounded)
         continuations.withLock { $0[key] = continuation }
-        continuation.onTermination = { [weak self] _ in _ = self?.continuations.withLock { $0.removeValue(forKey: key) } }
+        continuation.onTermination = { [weak self] _ in _ = self?.continuations.withLock { $0.removeValue(forKey: key) }
+        }
         return stream
     }
 

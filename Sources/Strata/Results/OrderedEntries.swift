@@ -154,7 +154,8 @@ struct OrderedEntries<Entry> {
 
     /// The chunk and offset of position `index` (O3: a descent of the Fenwick tree).
     private func locate(_ index: Int) -> (chunk: Int, offset: Int) {
-        precondition(index >= 0 && index < count, "index \(index) is outside 0..<\(count)")  // misuse: callers check bounds
+        // misuse: callers check bounds
+        precondition(index >= 0 && index < count, "index \(index) is outside 0..<\(count)")
         var position = 0
         var remaining = index
         var step = 1
@@ -201,20 +202,21 @@ struct OrderedEntries<Entry> {
     }
 
     #if STRATA_CHECKS
-    /// Checks O1–O3.
-    func checkInvariants() {
-        var total = 0
-        var previous: Entry?
-        for (index, chunk) in chunks.enumerated() {
-            precondition(!chunk.isEmpty && chunk.count <= Self.maximumChunk, "O2: chunk \(index) holds \(chunk.count)")
-            precondition(prefix(index) == total, "O3: prefix of chunk \(index)")
-            for entry in chunk {
-                if let previous { precondition(precedes(previous, entry), "O1: entries out of order") }
-                previous = entry
+        /// Checks O1–O3.
+        func checkInvariants() {
+            var total = 0
+            var previous: Entry?
+            for (index, chunk) in chunks.enumerated() {
+                precondition(
+                    !chunk.isEmpty && chunk.count <= Self.maximumChunk, "O2: chunk \(index) holds \(chunk.count)")
+                precondition(prefix(index) == total, "O3: prefix of chunk \(index)")
+                for entry in chunk {
+                    if let previous { precondition(precedes(previous, entry), "O1: entries out of order") }
+                    previous = entry
+                }
+                total += chunk.count
             }
-            total += chunk.count
+            precondition(total == count, "count")
         }
-        precondition(total == count, "count")
-    }
     #endif
 }

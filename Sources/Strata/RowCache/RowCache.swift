@@ -168,7 +168,9 @@ public final class RowCache: Sendable {
             s.clock &+= 1
             let clock = s.clock
             let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
-                guard entry.snapshot.version >= minimumVersion, maxAge < 0 || entry.storedAt >= oldest else { return nil }
+                guard entry.snapshot.version >= minimumVersion, maxAge < 0 || entry.storedAt >= oldest else {
+                    return nil
+                }
                 entry.lastUse = clock
                 return entry.snapshot
             }
@@ -192,7 +194,9 @@ public final class RowCache: Sendable {
             }
             // Fetches ask in key order: start loading the values a few keys on, whose reference
             // count the object made for that row will change (a cache miss per row otherwise).
-            let ahead = Key(store: key.store, row: RowID(entity: key.row.entity, primaryKey: key.row.primaryKey &+ Self.prefetchDistance))
+            let ahead = Key(
+                store: key.store,
+                row: RowID(entity: key.row.entity, primaryKey: key.row.primaryKey &+ Self.prefetchDistance))
             s.entries.withExistingValue(forKey: ahead) { strata_prefetch_for_write($0.snapshot.values.storageAddress) }
             return found ?? nil
         }
@@ -267,7 +271,9 @@ public final class RowCache: Sendable {
 
     /// Stores part of the rows returned by `read` like ``store(_:in:pins:)-(ArraySlice<RowSnapshot>,_,_)``,
     /// leaving out rows removed since the read began (C5): those are neither stored nor pinned.
-    func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?, since read: Read) {
+    func store(
+        _ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?, since read: Read
+    ) {
         state.withLock { s in Self.store(snapshots, in: store, pins: pins, since: read, &s) }
     }
 
@@ -290,7 +296,8 @@ public final class RowCache: Sendable {
     }
 
     private static func store(
-        _ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?, since read: Read? = nil,
+        _ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?,
+        since read: Read? = nil,
         _ s: inout State
     ) {
         s.clock &+= 1
@@ -301,13 +308,15 @@ public final class RowCache: Sendable {
         let checksRemovals = !s.tombstones.isEmpty && read != nil
         for index in snapshots.indices {
             let snapshot = snapshots[index]
-            if checksRemovals, let removal = s.tombstones[Key(store: store, row: snapshot.id)], removal > read!.removals {  // checksRemovals implies read
+            if checksRemovals, let removal = s.tombstones[Key(store: store, row: snapshot.id)], removal > read!.removals
+            {  // checksRemovals implies read
                 continue
             }
             let pin = pins?[index] ?? false
             // One lookup per row: a new row is added in place of the empty entry.
             bytes += s.entries.withValue(
-                forKey: Key(store: store, row: snapshot.id), default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
+                forKey: Key(store: store, row: snapshot.id),
+                default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
             ) { entry, _ in
                 if pin && entry.pins == 0 { newlyPinned += 1 }
                 entry.storedAt = storedAt
@@ -318,7 +327,7 @@ public final class RowCache: Sendable {
         s.pinnedRows += newlyPinned
         evictIfNeeded(&s)
         #if STRATA_CHECKS
-        if s.clock % 64 == 0 { assert(checkInvariants(s), "row cache invariants C1-C4 broken") }
+            if s.clock % 64 == 0 { assert(checkInvariants(s), "row cache invariants C1-C4 broken") }
         #endif
     }
 
@@ -409,7 +418,8 @@ public final class RowCache: Sendable {
         defer { s.bytesFloor = s.byteLimit.map { s.bytes > $0 ? s.bytes : 0 } ?? 0 }
         var victims: [(key: Key, lastUse: UInt64, bytes: Int)] = []
         victims.reserveCapacity(unpinned)
-        s.entries.forEach { key, entry in if entry.pins == 0 { victims.append((key, entry.lastUse, entry.bytes)) } }
+        s.entries.forEachEntry { key, entry in if entry.pins == 0 { victims.append((key, entry.lastUse, entry.bytes)) }
+        }
         victims.sort { $0.lastUse < $1.lastUse }
         for (key, _, bytes) in victims {
             let countOK = s.entries.count <= s.limit
@@ -437,19 +447,19 @@ public final class RowCache: Sendable {
     }
 
     #if STRATA_CHECKS
-    /// Checks C1–C4 (debug builds only); sampled from `store` so debug runs stay linear.
-    private static func checkInvariants(_ s: State) -> Bool {
-        var unpinned = 0
-        var bytes = 0
-        var pinsValid = true
-        s.entries.forEachValue { entry in
-            if entry.pins == 0 { unpinned += 1 }
-            if entry.pins < 0 { pinsValid = false }
-            bytes += entry.bytes
+        /// Checks C1–C4 (debug builds only); sampled from `store` so debug runs stay linear.
+        private static func checkInvariants(_ s: State) -> Bool {
+            var unpinned = 0
+            var bytes = 0
+            var pinsValid = true
+            s.entries.forEachValue { entry in
+                if entry.pins == 0 { unpinned += 1 }
+                if entry.pins < 0 { pinsValid = false }
+                bytes += entry.bytes
+            }
+            let pinnedCounted = s.entries.count - unpinned == s.pinnedRows
+            return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes && pinnedCounted
         }
-        let pinnedCounted = s.entries.count - unpinned == s.pinnedRows
-        return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes && pinnedCounted
-    }
     #endif
 }
 

@@ -134,7 +134,9 @@ struct RowTable<Value> {
                 lanes[entity][lane].slots[index] = nil
                 lanes[entity][lane].live -= 1
                 count -= 1
-                if lanes[entity][lane].live == 0 && lanes[entity][lane].overflowed == 0 { lanes[entity].remove(at: lane) }
+                if lanes[entity][lane].live == 0 && lanes[entity][lane].overflowed == 0 {
+                    lanes[entity].remove(at: lane)
+                }
                 return old
             }
             guard lanes[entity][lane].overflowed > 0, let old = overflow.removeValue(forKey: key) else { return nil }
@@ -191,12 +193,14 @@ struct RowTable<Value> {
     }
 
     /// Calls `body` with every key and value.
-    func forEach(_ body: (Key, Value) throws -> Void) rethrows {
+    func forEachEntry(_ body: (Key, Value) throws -> Void) rethrows {
         for (entity, row) in lanes.enumerated() {
             for lane in row {
                 for (index, value) in lane.slots.enumerated() {
                     guard let value else { continue }
-                    try body(Key(store: lane.store, row: RowID(entity: Int32(entity), primaryKey: lane.base + Int64(index))), value)
+                    try body(
+                        Key(store: lane.store, row: RowID(entity: Int32(entity), primaryKey: lane.base + Int64(index))),
+                        value)
                 }
             }
         }
@@ -252,7 +256,9 @@ struct RowTable<Value> {
                             // An optional reference is one word, zero for nil; its bits only go to a hint.
                             // The buffer has a base address: the loop runs only over a non-empty lane.
                             let bits = UnsafeRawPointer(slots.baseAddress! + index + distance).load(as: UInt.self)
-                            if let address = UnsafeRawPointer(bitPattern: bits) { strata_prefetch_range_for_write(address, Self.prefetchBytes) }
+                            if let address = UnsafeRawPointer(bitPattern: bits) {
+                                strata_prefetch_range_for_write(address, Self.prefetchBytes)
+                            }
                         }
                         if let value = slots[index].take() { body(value) }
                     }
@@ -287,7 +293,9 @@ struct RowTable<Value> {
         if lanes.count <= entity { lanes += Array(repeating: [], count: entity + 1 - lanes.count) }
         // Keys no lane could hold (near the ends of Int64) may already be in the overflow table
         // for this store and entity: the lane counts them, so lookups know to look there (T1).
-        let overflowed = overflow.isEmpty ? 0 : overflow.keys.reduce(0) { $0 + ($1.store == key.store && Int($1.row.entity) == entity ? 1 : 0) }
+        let overflowed =
+            overflow.isEmpty
+            ? 0 : overflow.keys.reduce(0) { $0 + ($1.store == key.store && Int($1.row.entity) == entity ? 1 : 0) }
         lanes[entity].append(Lane(store: key.store, base: pk, slots: [], live: 0, overflowed: overflowed))
         return lanes[entity].count - 1
     }
@@ -308,7 +316,8 @@ struct RowTable<Value> {
     /// the contiguous rows.
     static func span(of rows: some Collection<RowSnapshot>) -> (entity: Int32, keys: ClosedRange<Int64>)? {
         guard rows.count > 64, let first = rows.first else { return nil }
-        var low = first.id.primaryKey, high = low
+        var low = first.id.primaryKey
+        var high = low
         for row in rows {
             guard row.id.entity == first.id.entity else { return nil }
             low = min(low, row.id.primaryKey)
@@ -328,7 +337,9 @@ struct RowTable<Value> {
 
     /// Grows a lane to cover the keys `low..<high` when T3 allows, counting `expected` keys
     /// about to be added; with `doubling`, at least doubles it toward them.
-    private mutating func grow(_ entity: Int, _ lane: Int, covering low: Int64, _ high: Int64, expecting expected: Int, doubling: Bool) {
+    private mutating func grow(
+        _ entity: Int, _ lane: Int, covering low: Int64, _ high: Int64, expecting expected: Int, doubling: Bool
+    ) {
         // Scalars only: a copy of the lane would share its array and make growing copy it.
         let (base, length) = (lanes[entity][lane].base, lanes[entity][lane].slots.count)
         let (live, overflowed) = (lanes[entity][lane].live, lanes[entity][lane].overflowed)

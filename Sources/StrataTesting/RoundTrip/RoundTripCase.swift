@@ -48,7 +48,8 @@ public struct RoundTripCase: Sendable, Hashable, CustomStringConvertible {
         }
         for configuration in model.configurations {
             lines.append(
-                "configuration \(RoundTripText.name(configuration.name)): \(configuration.entities.map(RoundTripText.name).joined(separator: ", "))")
+                "configuration \(RoundTripText.name(configuration.name)): \(configuration.entities.map(RoundTripText.name).joined(separator: ", "))"
+            )
         }
         for (index, object) in graph.objects.enumerated() {
             lines.append("object \(index): \(RoundTripText.name(object.entity))")

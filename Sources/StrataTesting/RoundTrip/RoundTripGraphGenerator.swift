@@ -18,16 +18,21 @@ struct RoundTripGraphGenerator<G: RandomNumberGenerator> {
     mutating func generate() -> RoundTripGraph {
         let concrete = model.entities.filter { !$0.isAbstract }
         guard !concrete.isEmpty else { return RoundTripGraph() }
-        let count = weighted([(0, 5), (Int.random(in: 1...3, using: &rng), 25), (Int.random(in: 4...8, using: &rng), 45),
-            (Int.random(in: 9...16, using: &rng), 20), (Int.random(in: 30...60, using: &rng), 5)])
-        var objects: [RoundTripObject] = (0..<count).map { _ in RoundTripObject(entity: concrete.randomElement(using: &rng)!.name) }  // non-empty
+        let count = weighted([
+            (0, 5), (Int.random(in: 1...3, using: &rng), 25), (Int.random(in: 4...8, using: &rng), 45),
+            (Int.random(in: 9...16, using: &rng), 20), (Int.random(in: 30...60, using: &rng), 5),
+        ])
+        var objects: [RoundTripObject] = (0..<count).map { _ in
+            RoundTripObject(entity: concrete.randomElement(using: &rng)!.name)
+        }  // non-empty
         // Every required to-one needs a destination object.
         var checked = 0
         while checked < objects.count {
             let entity = model.entity(named: objects[checked].entity)!  // objects are made from model entities
             for relationship in entity.relationships where !relationship.isOptional && !relationship.isToMany {
                 let kinds = concreteKinds(of: relationship.destinationEntityName)
-                if !objects.contains(where: { kinds.contains($0.entity) }), let kind = kinds.randomElement(using: &rng) {
+                if !objects.contains(where: { kinds.contains($0.entity) }), let kind = kinds.randomElement(using: &rng)
+                {
                     objects.append(RoundTripObject(entity: kind))
                 }
             }
@@ -63,7 +68,9 @@ struct RoundTripGraphGenerator<G: RandomNumberGenerator> {
             let leaves = composite.leafElements.map { (composite.name + "." + $0.keyPath, $0.attribute) }
             for (path, _) in leaves { inComposite.insert(path) }
             let hasDefault = leaves.contains { !$0.1.defaultValue.isNull }
-            guard !composite.isOptional || hasDefault || leaves.contains(where: { constrained.contains($0.0) }) || chance(65)
+            guard
+                !composite.isOptional || hasDefault || leaves.contains(where: { constrained.contains($0.0) })
+                    || chance(65)
             else { continue }
             var any = hasDefault
             for (path, attribute) in leaves {
@@ -114,7 +121,8 @@ struct RoundTripGraphGenerator<G: RandomNumberGenerator> {
             guard !candidates.isEmpty else { continue }
             if relationship.isToMany {
                 guard chance(60) else { continue }
-                links[relationship.name] = Array(candidates.shuffled(using: &rng).prefix(Int.random(in: 1...4, using: &rng)))
+                links[relationship.name] = Array(
+                    candidates.shuffled(using: &rng).prefix(Int.random(in: 1...4, using: &rng)))
             } else if !relationship.isOptional || chance(55) {
                 links[relationship.name] = [candidates.randomElement(using: &rng)!]  // not empty
             }
@@ -138,17 +146,26 @@ struct RoundTripGraphGenerator<G: RandomNumberGenerator> {
                     // Only direct elements of a composite that holds a value (set a value, never nil).
                     let composite = String(attribute.name[..<dot])
                     return !attribute.name[attribute.name.index(after: dot)...].contains(".")
-                        && objects[index].values.contains { $0.key.hasPrefix(composite + ".") && $0.value != .store(.null) }
+                        && objects[index].values.contains {
+                            $0.key.hasPrefix(composite + ".") && $0.value != .store(.null)
+                        }
                 }
                 guard let attribute = settable.randomElement(using: &rng) else { continue }
                 let clears = attribute.isOptional && !attribute.name.contains(".") && chance(15)
-                edits.append(.set(object: index, key: attribute.name, value: clears ? .store(.null) : RoundTripValues.value(for: attribute, &rng)))
+                edits.append(
+                    .set(
+                        object: index, key: attribute.name,
+                        value: clears ? .store(.null) : RoundTripValues.value(for: attribute, &rng)))
             } else if roll < 80 {
-                guard let relationship = entity.relationships.filter({ !$0.isTransient }).randomElement(using: &rng) else { continue }
+                guard let relationship = entity.relationships.filter({ !$0.isTransient }).randomElement(using: &rng)
+                else { continue }
                 let kinds = concreteKinds(of: relationship.destinationEntityName)
                 let candidates = objects.indices.filter { kinds.contains(objects[$0].entity) }
                 if relationship.isToMany {
-                    edits.append(.link(object: index, key: relationship.name, targets: Array(candidates.shuffled(using: &rng).prefix(2))))
+                    edits.append(
+                        .link(
+                            object: index, key: relationship.name,
+                            targets: Array(candidates.shuffled(using: &rng).prefix(2))))
                 } else if relationship.isOptional && chance(25) {
                     edits.append(.link(object: index, key: relationship.name, targets: []))
                 } else if let target = candidates.randomElement(using: &rng) {

@@ -109,8 +109,11 @@ struct RoundTripModelGenerator<G: RandomNumberGenerator> {
     // MARK: Attributes
 
     static var plainTypes: [AttributeType] {
-        [.integer16, .integer32, .integer64, .decimal, .double, .float, .string, .boolean, .date, .binaryData, .uuid, .uri,
-            .transformable]
+        [
+            .integer16, .integer32, .integer64, .decimal, .double, .float, .string, .boolean, .date, .binaryData, .uuid,
+            .uri,
+            .transformable,
+        ]
     }
 
     private mutating func addAttributes(to index: Int) {
@@ -151,7 +154,9 @@ struct RoundTripModelGenerator<G: RandomNumberGenerator> {
         }
         // Nested composites are optional: the graph sets their required elements whenever the
         // enclosing composite holds a value.
-        return .composite(name, elements: elements, compositeName: chance(50) ? nil : name.capitalized, isOptional: depth > 1 || chance(70))
+        return .composite(
+            name, elements: elements, compositeName: chance(50) ? nil : name.capitalized,
+            isOptional: depth > 1 || chance(70))
     }
 
     // MARK: Relationships
@@ -171,7 +176,8 @@ struct RoundTripModelGenerator<G: RandomNumberGenerator> {
             entities[s].properties.append(
                 .relationship(
                     RelationshipDescription(
-                        name, destination: destination, toMany: toMany, ordered: toMany && chance(40), isOptional: !required,
+                        name, destination: destination, toMany: toMany, ordered: toMany && chance(40),
+                        isOptional: !required,
                         minCount: required ? 1 : 0, deleteRule: rule)))
         } else if shape < 3 {
             // Its own inverse: destination is the source itself.
@@ -217,7 +223,9 @@ struct RoundTripModelGenerator<G: RandomNumberGenerator> {
         for entity in chain {
             for case .attribute(let attribute) in entity.properties where !attribute.isTransient {
                 if attribute.isComposite {
-                    for leaf in attribute.leafElements { result.append((attribute.name + "." + leaf.keyPath, leaf.attribute.type)) }
+                    for leaf in attribute.leafElements {
+                        result.append((attribute.name + "." + leaf.keyPath, leaf.attribute.type))
+                    }
                 } else {
                     result.append((attribute.name, attribute.type))
                 }
@@ -228,10 +236,13 @@ struct RoundTripModelGenerator<G: RandomNumberGenerator> {
 
     private mutating func addConstraintsAndIndexes(to index: Int) {
         let attributes = storedAttributes(index)
-        let constrainable = attributes.filter { [.string, .integer16, .integer32, .integer64, .uuid].contains($0.type) }
+        let constrainable = attributes.filter {
+            [.string, .integer16, .integer32, .integer64, .uuid].contains($0.type)
+        }
         if !constrainable.isEmpty, chance(15) {
             let count = min(constrainable.count, Int.random(in: 1...2, using: &rng))
-            entities[index].uniquenessConstraints.append(Array(constrainable.shuffled(using: &rng).prefix(count).map(\.name)))
+            entities[index].uniquenessConstraints.append(
+                Array(constrainable.shuffled(using: &rng).prefix(count).map(\.name)))
         }
         if !attributes.isEmpty, chance(20) {
             let count = min(attributes.count, Int.random(in: 1...2, using: &rng))

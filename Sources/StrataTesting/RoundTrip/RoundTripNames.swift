@@ -26,7 +26,9 @@ struct RoundTripNames {
         "reflexive", "REFLEXIVE", "inverse", "fok", "_fok_x", "id", "_id", "context", "values",
     ]
 
-    static let configurationWords = ["Default1", "Cloud", "Local", "Select", "Group", "Archive", "ORDER", "Table", "Z_PK"]
+    static let configurationWords = [
+        "Default1", "Cloud", "Local", "Select", "Group", "Archive", "ORDER", "Table", "Z_PK",
+    ]
 
     static let indexWords = ["byName", "select", "Index", "ORDER", "by_name", "z_pk", "größe", "i1", "I1"]
 
@@ -35,22 +37,26 @@ struct RoundTripNames {
 
     /// A fresh entity name (unique in the model, exactly; names equal after upper-casing may both come).
     mutating func entity<G: RandomNumberGenerator>(_ rng: inout G) -> String {
-        fresh(Self.entityWords.randomElement(using: &rng)!, avoiding: { used.contains($0) }, rng: &rng)  // non-empty list
+        // non-empty list
+        fresh(Self.entityWords.randomElement(using: &rng)!, avoiding: { used.contains($0) }, rng: &rng)
     }
 
     /// A fresh property name not in `taken` (the names of the entity's ancestors and descendants).
     func property<G: RandomNumberGenerator>(_ rng: inout G, taken: Set<String>) -> String {
-        fresh(Self.propertyWords.randomElement(using: &rng)!, avoiding: { taken.contains($0) }, rng: &rng)  // non-empty list
+        // non-empty list
+        fresh(Self.propertyWords.randomElement(using: &rng)!, avoiding: { taken.contains($0) }, rng: &rng)
     }
 
     /// A fresh configuration name not in `taken`.
     func configuration<G: RandomNumberGenerator>(_ rng: inout G, taken: Set<String>) -> String {
-        fresh(Self.configurationWords.randomElement(using: &rng)!, avoiding: { taken.contains($0) }, rng: &rng)  // non-empty list
+        // non-empty list
+        fresh(Self.configurationWords.randomElement(using: &rng)!, avoiding: { taken.contains($0) }, rng: &rng)
     }
 
     /// A fetch index name (indexes are named freely; duplicates across entities are fine).
     func index<G: RandomNumberGenerator>(_ rng: inout G, taken: Set<String>) -> String {
-        fresh(Self.indexWords.randomElement(using: &rng)!, avoiding: { taken.contains($0) }, rng: &rng)  // non-empty list
+        // non-empty list
+        fresh(Self.indexWords.randomElement(using: &rng)!, avoiding: { taken.contains($0) }, rng: &rng)
     }
 
     mutating func markUsed(_ name: String) { used.insert(name) }

@@ -27,10 +27,15 @@ extension RoundTripCase {
         for index in graph.edits.indices { add(with { $0.graph.edits.remove(at: index) }) }
         for (e, entity) in model.entities.enumerated() {
             for property in entity.properties { add(with { $0.removeProperty(property.name, of: e) }) }
-            for case .attribute(let attribute) in entity.properties where attribute.isComposite && attribute.elements.count > 1 {
-                for element in attribute.elements { add(with { $0.removeElement(element.name, of: attribute.name, in: e) }) }
+            for case .attribute(let attribute) in entity.properties
+            where attribute.isComposite && attribute.elements.count > 1 {
+                for element in attribute.elements {
+                    add(with { $0.removeElement(element.name, of: attribute.name, in: e) })
+                }
             }
-            for index in entity.uniquenessConstraints.indices { add(with { $0.model.entities[e].uniquenessConstraints.remove(at: index) }) }
+            for index in entity.uniquenessConstraints.indices {
+                add(with { $0.model.entities[e].uniquenessConstraints.remove(at: index) })
+            }
             for index in entity.indexes.indices { add(with { $0.model.entities[e].indexes.remove(at: index) }) }
         }
         for (o, object) in graph.objects.enumerated() {
@@ -66,14 +71,17 @@ extension RoundTripCase {
         // A model that does not build is simply not a candidate (the error itself cannot matter).
         guard let model = try? model.makeModel() else { return nil }
         var copy = self
-        let gone = Set(graph.objects.indices.filter { model.entity(named: graph.objects[$0].entity)?.isAbstract ?? true })
+        let gone = Set(
+            graph.objects.indices.filter { model.entity(named: graph.objects[$0].entity)?.isAbstract ?? true })
         copy.graph.removeObjects(gone)
         for index in copy.graph.objects.indices {
             let entity = model.entity(named: copy.graph.objects[index].entity)!  // kept objects have entities
             copy.graph.objects[index].values = copy.graph.objects[index].values.filter {
                 entity.property(named: $0.key)?.attribute.map { !$0.isTransient } ?? false
             }
-            copy.graph.objects[index].links = copy.graph.objects[index].links.filter { entity.property(named: $0.key)?.relationship != nil }
+            copy.graph.objects[index].links = copy.graph.objects[index].links.filter {
+                entity.property(named: $0.key)?.relationship != nil
+            }
         }
         copy.graph.edits = copy.graph.edits.filter { edit in
             guard let entity = model.entity(named: copy.graph.objects[edit.object].entity) else { return false }
@@ -96,7 +104,8 @@ extension RoundTripCase {
         model.configurations.removeAll { $0.entities.isEmpty }
         if model.configurations.count == 1 { model.configurations = [] }
         for (e, entity) in model.entities.enumerated() {
-            for case .relationship(let relationship) in entity.properties where relationship.destinationEntityName == name {
+            for case .relationship(let relationship) in entity.properties
+            where relationship.destinationEntityName == name {
                 removeProperty(relationship.name, of: e)
             }
         }
@@ -132,7 +141,9 @@ extension RoundTripCase {
     private mutating func dropNames(in e: Int, matching name: String) {
         func matches(_ key: String) -> Bool { key == name || key.hasPrefix(name + ".") }
         model.entities[e].uniquenessConstraints.removeAll { $0.contains(where: matches) }
-        for i in model.entities[e].indexes.indices { model.entities[e].indexes[i].elements.removeAll { matches($0.property) } }
+        for i in model.entities[e].indexes.indices {
+            model.entities[e].indexes[i].elements.removeAll { matches($0.property) }
+        }
         model.entities[e].indexes.removeAll { $0.elements.isEmpty }
     }
 }
@@ -148,7 +159,9 @@ extension RoundTripGraph {
             kept.append(object)
         }
         for index in kept.indices {
-            kept[index].links = kept[index].links.mapValues { $0.compactMap { newIndex[$0] } }.filter { !$0.value.isEmpty }
+            kept[index].links = kept[index].links.mapValues { $0.compactMap { newIndex[$0] } }.filter {
+                !$0.value.isEmpty
+            }
         }
         objects = kept
         edits = edits.compactMap { edit in

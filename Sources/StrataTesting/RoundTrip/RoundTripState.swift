@@ -35,7 +35,9 @@ public struct RoundTripState: Sendable, Equatable {
     /// Reads the objects `ids` names through a new context of `coordinator`.
     ///
     /// - Throws: The store's error when a read fails (an object that is gone is simply missing).
-    public static func read(_ ids: [Int: ManagedObjectID], from coordinator: PersistentStoreCoordinator) throws -> RoundTripState {
+    public static func read(_ ids: [Int: ManagedObjectID], from coordinator: PersistentStoreCoordinator) throws
+        -> RoundTripState
+    {
         let context = ManagedObjectContext(coordinator: coordinator)
         var indexes: [ManagedObjectID: Int] = [:]
         for (index, id) in ids { indexes[id] = index }
@@ -62,7 +64,9 @@ public struct RoundTripState: Sendable, Equatable {
                 case .relationship(let relationship):
                     let targets = object.objectIDs(forRelationshipNamed: relationship.name).map { indexes[$0] ?? -1 }
                     read.relationships[relationship.name] =
-                        !relationship.isToMany ? .one(targets.first) : relationship.isOrdered ? .ordered(targets) : .unordered(targets.sorted())
+                        !relationship.isToMany
+                        ? .one(targets.first)
+                        : relationship.isOrdered ? .ordered(targets) : .unordered(targets.sorted())
                 }
             }
             state.objects[index] = read
@@ -87,7 +91,8 @@ public struct RoundTripState: Sendable, Equatable {
                 switch values[index][attribute.name] {
                 case .store(let value)?: expected[attribute.name] = ExactValue(value)
                 case .strings(let strings)?:
-                    let transformer = attribute.valueTransformerName.flatMap(AttributeValueTransformers.transformer(named:))
+                    let transformer = attribute.valueTransformerName.flatMap(
+                        AttributeValueTransformers.transformer(named:))
                     let data = try transformer?.transformedValue(strings)
                     expected[attribute.name] = ExactValue(data.map(StoreValue.binary) ?? .null)
                 case nil: expected[attribute.name] = ExactValue(attribute.defaultValue)
@@ -103,17 +108,21 @@ public struct RoundTripState: Sendable, Equatable {
     public func differences(from expected: RoundTripState, limit: Int = 12) -> [String] {
         var lines: [String] = []
         for (entity, count) in expected.counts.sorted(by: { $0.key < $1.key }) where counts[entity] != count {
-            lines.append("\(RoundTripText.name(entity)): \(counts[entity].map(String.init) ?? "no") objects, expected \(count)")
+            lines.append(
+                "\(RoundTripText.name(entity)): \(counts[entity].map(String.init) ?? "no") objects, expected \(count)")
         }
         for (index, object) in expected.objects.sorted(by: { $0.key < $1.key }) {
             guard let actual = objects[index] else {
                 lines.append("object \(index) (\(RoundTripText.name(object.entity))) is missing")
                 continue
             }
-            lines += Self.attributeDifferences(actual.attributes, object.attributes, object: index, entity: object.entity)
-            for (key, targets) in object.relationships.sorted(by: { $0.key < $1.key }) where actual.relationships[key] != targets {
+            lines += Self.attributeDifferences(
+                actual.attributes, object.attributes, object: index, entity: object.entity)
+            for (key, targets) in object.relationships.sorted(by: { $0.key < $1.key })
+            where actual.relationships[key] != targets {
                 lines.append(
-                    "object \(index) (\(RoundTripText.name(object.entity))).\(RoundTripText.name(key)): \(actual.relationships[key].map { "\($0)" } ?? "absent"), expected \(targets)")
+                    "object \(index) (\(RoundTripText.name(object.entity))).\(RoundTripText.name(key)): \(actual.relationships[key].map { "\($0)" } ?? "absent"), expected \(targets)"
+                )
             }
         }
         for index in objects.keys.sorted() where expected.objects[index] == nil {
@@ -151,7 +160,8 @@ public struct ExactValue: Sendable, Equatable, CustomStringConvertible {
             let (p, q) = (x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
             return p.isNaN ? q.isNaN : p.bitPattern == q.bitPattern
         case (.decimal(let x), .decimal(let y)): return x.isNaN ? y.isNaN : x == y
-        case (.uri(let x), .uri(let y)): return x.absoluteString.unicodeScalars.elementsEqual(y.absoluteString.unicodeScalars)
+        case (.uri(let x), .uri(let y)):
+            return x.absoluteString.unicodeScalars.elementsEqual(y.absoluteString.unicodeScalars)
         default: return a.value == b.value
         }
     }

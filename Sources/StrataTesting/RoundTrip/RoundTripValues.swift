@@ -44,7 +44,8 @@ enum RoundTripValues {
             return text
         default:
             let words = ["alpha", "beta", "gamma", "delta", "Ωmega", "naïve", "zoë"]
-            return (0..<Int.random(in: 1...4, using: &rng)).map { _ in words.randomElement(using: &rng)! }  // non-empty list
+            // non-empty list
+            return (0..<Int.random(in: 1...4, using: &rng)).map { _ in words.randomElement(using: &rng)! }
                 .joined(separator: " ")
         }
     }
@@ -97,7 +98,8 @@ enum RoundTripValues {
         case 5: return Decimal.greatestFiniteMagnitude
         case 6: return -Decimal.greatestFiniteMagnitude
         default:
-            return Decimal(sign: Bool.random(using: &rng) ? .minus : .plus, exponent: Int.random(in: -20...20, using: &rng),
+            return Decimal(
+                sign: Bool.random(using: &rng) ? .minus : .plus, exponent: Int.random(in: -20...20, using: &rng),
                 significand: Decimal(Int64.random(in: 0...Int64.max, using: &rng)))
         }
     }
@@ -112,7 +114,10 @@ enum RoundTripValues {
         case 4: seconds = 0
         case 5: seconds = 0.0000001
         case 6: seconds = -978_307_200  // 1970-01-01
-        default: seconds = Double.random(in: -4e9...4e9, using: &rng).rounded(.down) + [0, 0.25, 0.001].randomElement(using: &rng)!  // non-empty list
+        default:
+            // non-empty list
+            seconds =
+                Double.random(in: -4e9...4e9, using: &rng).rounded(.down) + [0, 0.25, 0.001].randomElement(using: &rng)!
         }
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
@@ -126,7 +131,9 @@ enum RoundTripValues {
             var bytes = [UInt8](repeating: 0, count: Int.random(in: 64 * 1024...256 * 1024, using: &rng))
             for index in stride(from: 0, to: bytes.count, by: 8) {
                 let word = rng.next()
-                for offset in 0..<min(8, bytes.count - index) { bytes[index + offset] = UInt8(truncatingIfNeeded: word >> (8 * offset)) }
+                for offset in 0..<min(8, bytes.count - index) {
+                    bytes[index + offset] = UInt8(truncatingIfNeeded: word >> (8 * offset))
+                }
             }
             return Data(bytes)
         default:
@@ -141,8 +148,11 @@ enum RoundTripValues {
         default:
             var bytes = [UInt8](repeating: 0, count: 16)
             for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &rng) }
-            return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
-                bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            return UUID(
+                uuid: (
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                    bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                ))
         }
     }
 
@@ -154,7 +164,9 @@ enum RoundTripValues {
 
     static func uri<G: RandomNumberGenerator>(_ rng: inout G) -> URL {
         if Int.random(in: 0..<6, using: &rng) == 0 {
-            return URL(string: "https://example.com/" + String(repeating: "segment/", count: Int.random(in: 10...400, using: &rng)))!  // ASCII path
+            return URL(
+                string: "https://example.com/"
+                    + String(repeating: "segment/", count: Int.random(in: 10...400, using: &rng)))!  // ASCII path
         }
         return URL(string: uris.randomElement(using: &rng)!)!  // valid URI texts
     }
@@ -182,9 +194,11 @@ enum RoundTripValues {
     /// A value of a type for a unique constraint: different for every `serial`.
     static func unique<G: RandomNumberGenerator>(for type: AttributeType, serial: Int, _ rng: inout G) -> StoreValue {
         switch type {
-        case .string: .string("u\(serial)-" + ["", "é", "e\u{301}", " ", "\u{0}"].randomElement(using: &rng)!)  // non-empty list
+        // non-empty list
+        case .string: .string("u\(serial)-" + ["", "é", "e\u{301}", " ", "\u{0}"].randomElement(using: &rng)!)
         case .integer16, .integer32, .integer64: .integer(Int64(serial) * 37 - 500)
-        case .uuid: .uuid(UUID(uuidString: String(format: "00000000-0000-4000-8000-%012X", serial))!)  // well-formed text
+        // well-formed text
+        case .uuid: .uuid(UUID(uuidString: String(format: "00000000-0000-4000-8000-%012X", serial))!)
         default: .null
         }
     }

@@ -13,7 +13,9 @@ public enum RoundTripWriter {
     /// cascades) removes. The decision reads only the graph, so it is the same on every driver.
     ///
     /// - Throws: The context's or store's error when a save fails.
-    public static func write(_ testCase: RoundTripCase, to coordinator: PersistentStoreCoordinator) throws -> [Int: ManagedObjectID] {
+    public static func write(_ testCase: RoundTripCase, to coordinator: PersistentStoreCoordinator) throws -> [Int:
+        ManagedObjectID]
+    {
         let context = ManagedObjectContext(coordinator: coordinator)
         var objects: [ManagedObject] = []
         for object in testCase.graph.objects {
@@ -70,8 +72,12 @@ public enum RoundTripWriter {
     }
 
     /// The members of `object`'s relationship `relationship`, as indexes into `live`.
-    private static func members(_ object: ManagedObject, _ relationship: RelationshipDescription, _ live: [ManagedObject]) -> [Int] {
-        object.objectIDs(forRelationshipNamed: relationship.name).compactMap { id in live.firstIndex { $0.objectID == id } }
+    private static func members(
+        _ object: ManagedObject, _ relationship: RelationshipDescription, _ live: [ManagedObject]
+    ) -> [Int] {
+        object.objectIDs(forRelationshipNamed: relationship.name).compactMap { id in
+            live.firstIndex { $0.objectID == id }
+        }
     }
 
     /// `start` and everything its cascade rules delete with it.
@@ -80,7 +86,8 @@ public enum RoundTripWriter {
         var queue = [start]
         while let next = queue.popLast() {
             for relationship in live[next].entity.relationships where relationship.deleteRule == .cascade {
-                for member in members(live[next], relationship, live) where !removed.contains(member) && !deleting.contains(member) {
+                for member in members(live[next], relationship, live)
+                where !removed.contains(member) && !deleting.contains(member) {
                     removed.insert(member)
                     queue.append(member)
                 }
@@ -96,7 +103,9 @@ public enum RoundTripWriter {
             for relationship in live[index].entity.relationships {
                 let targets = members(live[index], relationship, live)
                 if relationship.deleteRule == .deny && !targets.isEmpty { return false }
-                if relationship.deleteRule == .noAction && relationship.inverseName != nil && !targets.isEmpty { return false }
+                if relationship.deleteRule == .noAction && relationship.inverseName != nil && !targets.isEmpty {
+                    return false
+                }
             }
         }
         for (index, object) in live.enumerated() where !going.contains(index) {
@@ -105,7 +114,9 @@ public enum RoundTripWriter {
                 guard targets.contains(where: removed.contains) else { continue }
                 if relationship.inverseName == nil { return false }
                 if !relationship.isToMany && !relationship.isOptional { return false }
-                if relationship.isToMany && relationship.minCount > 0 && targets.filter({ !removed.contains($0) }).count < relationship.minCount {
+                if relationship.isToMany && relationship.minCount > 0
+                    && targets.filter({ !removed.contains($0) }).count < relationship.minCount
+                {
                     return false
                 }
             }

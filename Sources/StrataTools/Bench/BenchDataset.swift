@@ -31,13 +31,17 @@ public struct BenchRow: Sendable, Hashable {
 public enum BenchChecksum {
     /// The checksum of one row's values.
     @inlinable
-    public static func row(id: Int64, nameBytes: Int, emailBytes: Int, age: Int64, score: Double, created: Double) -> Int64 {
-        id &+ Int64(nameBytes) &* 3 &+ Int64(emailBytes) &* 5 &+ age &* 7 &+ Int64(score.rounded()) &+ Int64(created) % 1_000_003
+    public static func row(id: Int64, nameBytes: Int, emailBytes: Int, age: Int64, score: Double, created: Double)
+        -> Int64
+    {
+        id &+ Int64(nameBytes) &* 3 &+ Int64(emailBytes) &* 5 &+ age &* 7 &+ Int64(score.rounded()) &+ Int64(created)
+            % 1_000_003
     }
 
     /// The checksum of one row.
     public static func row(_ r: BenchRow) -> Int64 {
-        row(id: r.id, nameBytes: r.name.utf8.count, emailBytes: r.email.utf8.count, age: Int64(r.age), score: r.score,
+        row(
+            id: r.id, nameBytes: r.name.utf8.count, emailBytes: r.email.utf8.count, age: Int64(r.age), score: r.score,
             created: r.created.timeIntervalSinceReferenceDate)
     }
 
@@ -113,14 +117,17 @@ public struct BenchDataset: Sendable {
 
     /// The outcome every contender's W3 must report.
     public var expectedLookups: BenchOutcome {
-        BenchOutcome(rows: lookupIDs.count, checksum: lookupIDs.reduce(0) { $0 &+ BenchChecksum.row(rows[Int($1) - 1]) })
+        BenchOutcome(
+            rows: lookupIDs.count, checksum: lookupIDs.reduce(0) { $0 &+ BenchChecksum.row(rows[Int($1) - 1]) })
     }
 
     /// The outcome every contender's W4 must report.
     public var expectedFiltered: BenchOutcome {
         let rows = filteredRows
         var sum: Int64 = 0
-        for (i, r) in rows.enumerated() { sum = sum &+ BenchChecksum.row(r) &+ BenchChecksum.ordered(position: i, id: r.id) }
+        for (i, r) in rows.enumerated() {
+            sum = sum &+ BenchChecksum.row(r) &+ BenchChecksum.ordered(position: i, id: r.id)
+        }
         return BenchOutcome(rows: rows.count, checksum: sum)
     }
 

@@ -55,7 +55,9 @@ public struct BenchReport: Sendable, Codable {
         var object: [String: Any] = ["rows": rows, "rounds": rounds, "results": results]
         object["skipped"] = skipped.map { ["driver": $0.id, "reason": $0.reason] }
         object["contenders"] = contenders.map { c -> [String: Any] in
-            var entry: [String: Any] = ["id": c.id, "engine": c.engine, "settings": c.settings, "bytesOnDisk": c.bytesOnDisk]
+            var entry: [String: Any] = [
+                "id": c.id, "engine": c.engine, "settings": c.settings, "bytesOnDisk": c.bytesOnDisk,
+            ]
             if let peak = c.peakMemoryBytes { entry["peakMemoryBytes"] = peak }
             return entry
         }
@@ -118,7 +120,8 @@ public enum StrataBench {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
-        let runner = BenchRunner(dataset: BenchDataset(rows: rows), rounds: rounds, workDirectory: work, progress: progress)
+        let runner = BenchRunner(
+            dataset: BenchDataset(rows: rows), rounds: rounds, workDirectory: work, progress: progress)
         var report = BenchReport(rows: rows, rounds: rounds)
         for kind in wanted {
             guard let contender = try StrataBenchContender(kind: kind) else {

@@ -34,7 +34,8 @@ public struct BenchRunner {
         var bytesOnDisk: Int64 = 0
         for round in 1...rounds {
             progress?("\(contender.id): round \(round) of \(rounds)")
-            let directory = workDirectory.appendingPathComponent("\(contender.id)-\(round)-\(UUID().uuidString.prefix(8))")
+            let directory = workDirectory.appendingPathComponent(
+                "\(contender.id)-\(round)-\(UUID().uuidString.prefix(8))")
             defer { try? FileManager.default.removeItem(at: directory) }
             func timed(_ workload: BenchWorkload, _ body: () throws -> BenchOutcome) throws {
                 let (outcome, ms) = try BenchClock.measure(body)
@@ -129,7 +130,9 @@ public struct BenchRunner {
 
     /// The bytes of every file under `url`.
     public static func size(of url: URL) -> Int64 {
-        guard let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.fileSizeKey]) else { return 0 }
+        guard let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.fileSizeKey]) else {
+            return 0
+        }
         var total: Int64 = 0
         for case let file as URL in walker {
             total += Int64((try? file.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0)
@@ -180,8 +183,11 @@ public struct ContenderResult: Sendable, Codable, Hashable {
         }
         var merged = self
         for (index, measurement) in other.measurements.enumerated() {
-            guard measurement.checksum == measurements[index].checksum, measurement.rows == measurements[index].rows else {
-                throw BenchError("\(id) read different data in two passes of \(measurement.workload.rawValue) (checksum \(measurements[index].checksum), then \(measurement.checksum))")
+            guard measurement.checksum == measurements[index].checksum, measurement.rows == measurements[index].rows
+            else {
+                throw BenchError(
+                    "\(id) read different data in two passes of \(measurement.workload.rawValue) (checksum \(measurements[index].checksum), then \(measurement.checksum))"
+                )
             }
             merged.measurements[index].samplesMs += measurement.samplesMs
         }

@@ -67,7 +67,9 @@ public final class DriverBenchContender: BenchContender {
             guard let slot = entity.index(ofProperty: name) else { throw BenchError("\(entity.name) has no \(name)") }
             return slot
         }
-        let item = try entity("Item"), parent = try entity("Parent"), child = try entity("Child")
+        let item = try entity("Item")
+        let parent = try entity("Parent")
+        let child = try entity("Child")
         self.item = item
         self.parent = parent
         self.child = child
@@ -86,7 +88,9 @@ public final class DriverBenchContender: BenchContender {
 
     public var id: String { "driver-\(kind.rawValue)" }
     public var engine: String { kind.engine }
-    public var settings: String { kind.settings + "; the driver protocol called directly (no coordinator, contexts or row cache)" }
+    public var settings: String {
+        kind.settings + "; the driver protocol called directly (no coordinator, contexts or row cache)"
+    }
 
     public func open(in directory: URL) throws {
         let url = kind.location(in: directory)
@@ -96,7 +100,8 @@ public final class DriverBenchContender: BenchContender {
         // What the coordinator writes when it attaches a new store.
         var metadata = try driver.loadMetadata()
         if metadata.entityVersionHashes.isEmpty {
-            metadata.entityVersionHashes = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, $0.versionHash) })
+            metadata.entityVersionHashes = Dictionary(
+                uniqueKeysWithValues: model.entities.map { ($0.name, $0.versionHash) })
             metadata.values[StoreMetadata.modelVersionHashKey] = .data(model.versionHash)
             metadata.values[StoreMetadata.modelKey] = .data(try model.encodedRepresentation())
             try driver.saveMetadata(metadata)
@@ -134,7 +139,9 @@ public final class DriverBenchContender: BenchContender {
     public func insert(_ rows: ArraySlice<BenchRow>) throws -> BenchOutcome {
         let driver = try store()
         let keys = try driver.allocatePrimaryKeys(forEntity: item.entityNumber, count: rows.count)
-        guard keys.count >= rows.count else { throw BenchError("\(id): asked for \(rows.count) keys, got \(keys.count)") }
+        guard keys.count >= rows.count else {
+            throw BenchError("\(id): asked for \(rows.count) keys, got \(keys.count)")
+        }
         var batch = ChangeBatch()
         batch.inserts.reserveCapacity(rows.count)
         let width = item.properties.count
@@ -147,7 +154,8 @@ public final class DriverBenchContender: BenchContender {
             values[slots[3]] = .integer(Int64(row.age))
             values[slots[4]] = .double(row.score)
             values[slots[5]] = .date(row.created)
-            batch.inserts.append(RowSnapshot(id: RowID(entity: item.entityNumber, primaryKey: key), version: 1, values: values))
+            batch.inserts.append(
+                RowSnapshot(id: RowID(entity: item.entityNumber, primaryKey: key), version: 1, values: values))
             key += 1
         }
         _ = try driver.apply(batch)
@@ -176,7 +184,9 @@ public final class DriverBenchContender: BenchContender {
     }
 
     public func fetchFiltered(ages: ClosedRange<Int32>) throws -> BenchOutcome {
-        guard ages == BenchDataset.ageRange else { throw BenchError("\(id): W4 is prepared for ages \(BenchDataset.ageRange)") }
+        guard ages == BenchDataset.ageRange else {
+            throw BenchError("\(id): W4 is prepared for ages \(BenchDataset.ageRange)")
+        }
         let driver = try store()
         var request = StoreFetch(entity: item)
         request.predicate = filter
@@ -197,7 +207,8 @@ public final class DriverBenchContender: BenchContender {
 
     public func updateAll() throws -> BenchOutcome {
         let request = StoreBatchRequest(
-            model: model, entity: item, action: .update([StoreBatchRequest.Assignment(slot: slots[4], expression: raiseScore)]))
+            model: model, entity: item,
+            action: .update([StoreBatchRequest.Assignment(slot: slots[4], expression: raiseScore)]))
         return BenchOutcome(rows: try store().execute(request).ids.count)
     }
 
@@ -218,7 +229,8 @@ public final class DriverBenchContender: BenchContender {
             var values = row.values
             guard case .integer(let age) = values[ageSlot] else { throw BenchError("\(id): row \(row.id) has no age") }
             values[ageSlot] = .integer(age + 1)
-            batch.updates.append(RowUpdate(id: row.id, expectedVersion: row.version, values: values, changedSlots: [ageSlot]))
+            batch.updates.append(
+                RowUpdate(id: row.id, expectedVersion: row.version, values: values, changedSlots: [ageSlot]))
         }
         _ = try driver.apply(batch)
         return BenchOutcome(rows: batch.updates.count)
@@ -226,10 +238,12 @@ public final class DriverBenchContender: BenchContender {
 
     public func insertGraph(_ dataset: BenchDataset) throws {
         let driver = try store()
-        let parents = dataset.parents, perParent = dataset.childrenPerParent
+        let parents = dataset.parents
+        let perParent = dataset.childrenPerParent
         guard parents > 0 else { return }
         let parentKeys = try driver.allocatePrimaryKeys(forEntity: parent.entityNumber, count: parents)
-        let childKeys = try driver.allocatePrimaryKeys(forEntity: child.entityNumber, count: max(parents * perParent, 1))
+        let childKeys = try driver.allocatePrimaryKeys(
+            forEntity: child.entityNumber, count: max(parents * perParent, 1))
         var batch = ChangeBatch()
         for p in 0..<parents {
             let parentID = RowID(entity: parent.entityNumber, primaryKey: parentKeys.lowerBound + Int64(p))
@@ -274,10 +288,16 @@ public final class DriverBenchContender: BenchContender {
             var members: [RowID: [RowID]] = [:]
             var unfetched: [RowID] = []
             for row in parents {
-                if case .references(let ids) = row.values[slot] { members[row.id] = ids } else { unfetched.append(row.id) }
+                if case .references(let ids) = row.values[slot] {
+                    members[row.id] = ids
+                } else {
+                    unfetched.append(row.id)
+                }
             }
             if !unfetched.isEmpty {
-                members.merge(try driver.relatedRows(RelatedRowsRequest(entity: parent, slot: slot, sources: unfetched))) { a, _ in a }
+                members.merge(
+                    try driver.relatedRows(RelatedRowsRequest(entity: parent, slot: slot, sources: unfetched))
+                ) { a, _ in a }
             }
             let children = try driver.rows(for: parents.flatMap { members[$0.id] ?? [] })
             let byID = Dictionary(children.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
@@ -288,7 +308,9 @@ public final class DriverBenchContender: BenchContender {
                 if case .references(let refs) = row.values[slot] {
                     ids = refs
                 } else {
-                    ids = try driver.relatedRows(RelatedRowsRequest(entity: parent, slot: slot, sources: [row.id]))[row.id] ?? []
+                    ids =
+                        try driver.relatedRows(RelatedRowsRequest(entity: parent, slot: slot, sources: [row.id]))[
+                            row.id] ?? []
                 }
                 visit(number(row), try driver.rows(for: ids))
             }

@@ -66,7 +66,9 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
     /// schema named after it on the benchmark server, or `nil` (in memory).
     public func location(in directory: URL) -> URL? {
         if self == .postgres {
-            guard let base = Self.postgresServer, var components = URLComponents(url: base, resolvingAgainstBaseURL: false) else {
+            guard let base = Self.postgresServer,
+                var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
+            else {
                 return nil
             }
             // The same directory gives the same schema (a reopen finds its store); another
@@ -74,8 +76,11 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
             var digest = SHA256Digest()
             digest.update(Array(directory.standardizedFileURL.path.utf8))
             let hash = digest.finalize().prefix(8).map { String(format: "%02x", $0) }.joined()
-            let name = directory.lastPathComponent.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" }
-            components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" }
+            let name = directory.lastPathComponent.lowercased().map {
+                $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_"
+            }
+            components.queryItems =
+                (components.queryItems ?? []).filter { $0.name != "schema" }
                 + [URLQueryItem(name: "schema", value: "bench_\(hash)_" + String(name.suffix(24)))]
             return components.url
         }
@@ -93,10 +98,12 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
     public var unavailableReason: String? {
         Self.registerLinkedDrivers()
         if StoreType.named(storeTypeName) == nil {
-            return "the \(storeTypeName) driver is not linked into this build (store type '\(storeTypeName)' is not registered)"
+            return
+                "the \(storeTypeName) driver is not linked into this build (store type '\(storeTypeName)' is not registered)"
         }
         if self == .postgres, Self.postgresServer == nil {
-            return "no PostgreSQL server: set \(Self.postgresServerVariable) to a server's URL (scripts/bench.sh starts one)"
+            return
+                "no PostgreSQL server: set \(Self.postgresServerVariable) to a server's URL (scripts/bench.sh starts one)"
         }
         return nil
     }
@@ -146,7 +153,9 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
         for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
             let name = part == "inmemory" || part == "in-memory" ? "memory" : part
             guard let kind = DriverKind(rawValue: name) else {
-                return .failure(BenchError("unknown driver '\(part)'; known drivers: \(allCases.map(\.rawValue).joined(separator: ", "))"))
+                return .failure(
+                    BenchError(
+                        "unknown driver '\(part)'; known drivers: \(allCases.map(\.rawValue).joined(separator: ", "))"))
             }
             if !kinds.contains(kind) { kinds.append(kind) }
         }

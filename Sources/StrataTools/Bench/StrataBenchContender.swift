@@ -87,8 +87,12 @@ public final class StrataBenchContender: BenchContender {
     /// writes them and as the accessors `strata generate` writes read them. The `Any?` spelling,
     /// `item["id"] as? Int`, costs a runtime cast per value (docs/benchmarks.md measures both).
     private static func checksum(_ item: ManagedObject) -> Int64 {
-        let id: Int64? = item["id"], name: String? = item["name"], email: String? = item["email"]
-        let age: Int32? = item["age"], score: Double? = item["score"], created: Date? = item["created"]
+        let id: Int64? = item["id"]
+        let name: String? = item["name"]
+        let email: String? = item["email"]
+        let age: Int32? = item["age"]
+        let score: Double? = item["score"]
+        let created: Date? = item["created"]
         return BenchChecksum.row(
             id: id ?? 0, nameBytes: name?.utf8.count ?? 0, emailBytes: email?.utf8.count ?? 0, age: Int64(age ?? 0),
             score: score ?? 0, created: created?.timeIntervalSinceReferenceDate ?? 0)
@@ -118,10 +122,12 @@ public final class StrataBenchContender: BenchContender {
         var sum: Int64 = 0
         for item in items {
             let created = item["created"] as? Date
-            sum = sum &+ BenchChecksum.row(
-                id: Int64(item["id"] as? Int ?? 0), nameBytes: (item["name"] as? String)?.utf8.count ?? 0,
-                emailBytes: (item["email"] as? String)?.utf8.count ?? 0, age: Int64(item["age"] as? Int ?? 0),
-                score: item["score"] as? Double ?? 0, created: created?.timeIntervalSinceReferenceDate ?? 0)
+            sum =
+                sum
+                &+ BenchChecksum.row(
+                    id: Int64(item["id"] as? Int ?? 0), nameBytes: (item["name"] as? String)?.utf8.count ?? 0,
+                    emailBytes: (item["email"] as? String)?.utf8.count ?? 0, age: Int64(item["age"] as? Int ?? 0),
+                    score: item["score"] as? Double ?? 0, created: created?.timeIntervalSinceReferenceDate ?? 0)
         }
         return BenchOutcome(rows: items.count, checksum: sum)
     }

@@ -16,7 +16,8 @@ extension CodeGenerator {
     static func compositeProperty(_ attribute: AttributeDescription, swiftName: String, typeName: String) -> String {
         let key = literal(attribute.name)
         let declared = attribute.compositeName.map { "composite `\(commentText($0))`, " } ?? ""
-        var out = "    /// Composite attribute `\(commentText(attribute.name))` (\(declared)\(attribute.isOptional ? "optional" : "required")"
+        var out =
+            "    /// Composite attribute `\(commentText(attribute.name))` (\(declared)\(attribute.isOptional ? "optional" : "required")"
         out += "\(attribute.isTransient ? ", transient" : ""); `nil` when every element is `nil`).\n"
         out += "    /// Its elements are also reachable by key path (`\(commentText(attribute.name)).…`).\n"
         out += "    public var \(swiftName): \(typeName)? {\n"
@@ -66,11 +67,13 @@ extension CodeGenerator {
             return element.isOptional ? "\(swift)?" : swift
         }
         let i = indent
-        var out = "\(i)/// The value of a `\(commentText(composite.compositeName ?? composite.name))` composite: one field per element.\n"
+        var out =
+            "\(i)/// The value of a `\(commentText(composite.compositeName ?? composite.name))` composite: one field per element.\n"
         out += "\(i)public struct \(typeName)\(typed ? ": Hashable, Sendable" : "") {\n"
         for (index, element) in composite.elements.enumerated() {
             let kind = element.isComposite ? "composite" : element.type.xcodeName
-            out += "\(i)    /// Element `\(commentText(element.name))` (\(kind)\(element.isOptional ? ", optional" : "")).\n"
+            out +=
+                "\(i)    /// Element `\(commentText(element.name))` (\(kind)\(element.isOptional ? ", optional" : "")).\n"
             out += "\(i)    public var \(field(index)): \(type(index))\n"
         }
         // The memberwise initializer: elements without a value in Swift's sense default to nil.
@@ -102,7 +105,8 @@ extension CodeGenerator {
         }
         out += "\(i)        self.init(\(arguments.joined(separator: ", ")))\n"
         out += "\(i)    }\n"
-        out += "\n\(i)    /// Writes `value` to the composite at key path `path` of `object`; `nil` clears every element.\n"
+        out +=
+            "\n\(i)    /// Writes `value` to the composite at key path `path` of `object`; `nil` clears every element.\n"
         out += "\(i)    public static func write(_ value: Self?, to object: ManagedObject, at path: String) {\n"
         for (index, element) in composite.elements.enumerated() {
             let elementPath = "path + \(literal("." + element.name))"

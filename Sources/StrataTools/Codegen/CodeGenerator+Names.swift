@@ -97,7 +97,9 @@ extension CodeGenerator {
             var members = Members()
             func unique(_ base: String) -> String {
                 var name = base
-                while used.contains(name) || classes.contains(name) || typeNames.contains(name) || reservedMembers.contains(name) {
+                while used.contains(name) || classes.contains(name) || typeNames.contains(name)
+                    || reservedMembers.contains(name)
+                {
                     name += "_"
                 }
                 used.insert(name)
@@ -105,7 +107,9 @@ extension CodeGenerator {
             }
             for property in entity.ownProperties {
                 var name = sanitized(property.name)
-                if reservedMembers.contains(name) || typeNames.contains(name) || classes.contains(name) { name += "Value" }
+                if reservedMembers.contains(name) || typeNames.contains(name) || classes.contains(name) {
+                    name += "Value"
+                }
                 name = unique(name)
                 members.properties[property.name] = keywords.contains(name) ? "`\(name)`" : name
                 if let attribute = property.attribute, attribute.isComposite {
@@ -129,7 +133,9 @@ extension CodeGenerator {
             }
             for fetched in entity.fetchedProperties {
                 var name = sanitized(fetched.name)
-                if reservedMembers.contains(name) || typeNames.contains(name) || classes.contains(name) { name += "Value" }
+                if reservedMembers.contains(name) || typeNames.contains(name) || classes.contains(name) {
+                    name += "Value"
+                }
                 name = unique(name)
                 members.fetched[fetched.name] = keywords.contains(name) ? "`\(name)`" : name
             }
@@ -164,7 +170,8 @@ extension CodeGenerator {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case "\0": out += "\\0"
-            default: out += isVisible(scalar) ? String(scalar) : "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default:
+                out += isVisible(scalar) ? String(scalar) : "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
             }
         }
         return out + "\""

@@ -32,7 +32,9 @@ public enum CodeGenerator {
         var registry = header(model) + "/// The generated classes by entity name.\npublic enum ModelClasses {\n"
         registry += "    /// Entity name → generated class, for `ManagedObjectModel.registering(_:)`.\n"
         registry += "    public static var byEntityName: [String: ManagedObject.Type] {\n        [\n"
-        for entity in model.entities { registry += "            \(literal(entity.name)): \(classNames[entity.name]!).self,\n" }  // every entity is named
+        for entity in model.entities {
+            registry += "            \(literal(entity.name)): \(classNames[entity.name]!).self,\n"
+        }  // every entity is named
         registry += "        ]\n    }\n\n"
         registry += "    /// `model` with its objects instantiated as the generated classes.\n"
         registry += "    public static func register(in model: ManagedObjectModel) throws -> ManagedObjectModel {\n"
@@ -97,7 +99,8 @@ public enum CodeGenerator {
         out += "/// An object of the `\(commentText(entity.name))` entity\(entity.isAbstract ? " (abstract)" : "").\n"
         out += "public \(isFinal ? "final " : "")class \(name): \(parent ?? "ManagedObject, GeneratedEntity") {\n"
         out += "    /// The entity's name in the model.\n"
-        out += "    \(parent == nil ? "" : "override ")public class var entityName: String { \(literal(entity.name)) }\n"
+        out +=
+            "    \(parent == nil ? "" : "override ")public class var entityName: String { \(literal(entity.name)) }\n"
         for property in entity.ownProperties {
             out += "\n"
             let swiftName = members.properties[property.name]!  // every own property has a member name
@@ -108,34 +111,42 @@ public enum CodeGenerator {
             case .attribute(let attribute) where attribute.isDerived:
                 // Derived: computed by every save, so read-only here (a value set by hand would be replaced).
                 let expression = commentText(attribute.derivationExpression ?? "")
-                out += "    /// Derived attribute `\(commentText(attribute.name))` (\(attribute.type.xcodeName)), computed at save from `\(expression)`.\n"
+                out +=
+                    "    /// Derived attribute `\(commentText(attribute.name))` (\(attribute.type.xcodeName)), computed at save from `\(expression)`.\n"
                 if let type = swiftType(attribute.type) {
-                    out += "    public var \(swiftName): \(type)? { value(forKey: \(literal(attribute.name)), as: \(type).self) }\n"
+                    out +=
+                        "    public var \(swiftName): \(type)? { value(forKey: \(literal(attribute.name)), as: \(type).self) }\n"
                 } else {
                     out += "    public var \(swiftName): Any? { self[\(literal(attribute.name))] }\n"
                 }
             case .attribute(let attribute):
-                out += "    /// Attribute `\(commentText(attribute.name))` (\(attribute.type.xcodeName)\(attribute.isOptional ? ", optional" : "")\(attribute.isTransient ? ", transient" : "")).\n"
+                out +=
+                    "    /// Attribute `\(commentText(attribute.name))` (\(attribute.type.xcodeName)\(attribute.isOptional ? ", optional" : "")\(attribute.isTransient ? ", transient" : "")).\n"
                 if let type = swiftType(attribute.type) {
-                    out += "    @ManagedAttribute(\(literal(attribute.name))) public var \(swiftName): \(type)\(attribute.isOptional ? "?" : "")\n"
+                    out +=
+                        "    @ManagedAttribute(\(literal(attribute.name))) public var \(swiftName): \(type)\(attribute.isOptional ? "?" : "")\n"
                 } else {
                     out += "    public var \(swiftName): Any? {\n"
-                    out += "        get { self[\(literal(attribute.name))] }\n        set { self[\(literal(attribute.name))] = newValue }\n    }\n"
+                    out +=
+                        "        get { self[\(literal(attribute.name))] }\n        set { self[\(literal(attribute.name))] = newValue }\n    }\n"
                 }
             case .relationship(let relationship):
                 let destination = classNames[relationship.destinationEntityName] ?? "ManagedObject"
                 let inverse = relationship.inverseName.map { "; inverse `\(commentText($0))`" } ?? ""
                 if !relationship.isToMany {
-                    out += "    /// To-one relationship `\(commentText(relationship.name))` to \(destination)\(inverse). Setting it updates the inverse.\n"
+                    out +=
+                        "    /// To-one relationship `\(commentText(relationship.name))` to \(destination)\(inverse). Setting it updates the inverse.\n"
                     out += "    @ManagedToOne(\(literal(relationship.name))) public var \(swiftName): \(destination)?\n"
                     continue
                 }
                 let wrapper = relationship.isOrdered ? "ManagedOrderedToMany" : "ManagedToMany"
                 let type = relationship.isOrdered ? "[\(destination)]" : "Set<\(destination)>"
-                out += "    /// \(relationship.isOrdered ? "Ordered to-many" : "To-many") relationship `\(commentText(relationship.name))` to \(destination)\(inverse).\n"
+                out +=
+                    "    /// \(relationship.isOrdered ? "Ordered to-many" : "To-many") relationship `\(commentText(relationship.name))` to \(destination)\(inverse).\n"
                 out += "    @\(wrapper)(\(literal(relationship.name))) public var \(swiftName): \(type)\n"
                 let accessors = members.accessors[relationship.name]!  // every own to-many relationship has them
-                out += "\n    /// Adds `object` to `\(commentText(relationship.name))`\(relationship.isOrdered ? " (at the end)" : ""), updating its inverse.\n"
+                out +=
+                    "\n    /// Adds `object` to `\(commentText(relationship.name))`\(relationship.isOrdered ? " (at the end)" : ""), updating its inverse.\n"
                 out += "    public func \(accessors.add)(_ object: \(destination)) {\n"
                 out += "        addObject(object, toRelationship: \(literal(relationship.name)))\n    }\n"
                 out += "\n    /// Removes `object` from `\(commentText(relationship.name))`, updating its inverse.\n"
@@ -147,10 +158,12 @@ public enum CodeGenerator {
             let swiftName = members.fetched[fetched.name]!  // every own fetched property has a member name
             let destination = classNames[fetched.entityName] ?? "ManagedObject"
             let predicate = fetched.predicateFormat.isEmpty ? "" : " where `\(commentText(fetched.predicateFormat))`"
-            out += "\n    /// Fetched property `\(commentText(fetched.name))`: \(destination) objects\(predicate), fetched on first read\n"
+            out +=
+                "\n    /// Fetched property `\(commentText(fetched.name))`: \(destination) objects\(predicate), fetched on first read\n"
             out += "    /// and kept until the context refreshes this object. Throws the fetch's error.\n"
             out += "    public func \(swiftName)() throws -> [\(destination)] {\n"
-            out += "        try fetchedObjects(forKey: \(literal(fetched.name))).compactMap { $0 as? \(destination) }\n    }\n"
+            out +=
+                "        try fetchedObjects(forKey: \(literal(fetched.name))).compactMap { $0 as? \(destination) }\n    }\n"
         }
         for (typeName, attribute) in members.structs {
             out += "\n" + compositeStruct(attribute, typeName: typeName, outerNames: [], indent: "    ")

@@ -72,14 +72,19 @@ public enum StoreConverter {
         if destination.exists && !options.overwrite {
             throw ToolError.usage("'\(destination.displayName)' already exists; pass --overwrite to replace it")
         }
-        let target = try destination.url.flatMap { destination.isFileBacked ? try FileReplacement.target(of: $0.path) : nil }
+        let target = try destination.url.flatMap {
+            destination.isFileBacked ? try FileReplacement.target(of: $0.path) : nil
+        }
         if let target {
             if source.isFileBacked, let path = source.url?.path, isSameFile(path, target) {
-                throw ToolError.usage("the source and the destination are the same store ('\(source)' and '\(destination)' name one file)")
+                throw ToolError.usage(
+                    "the source and the destination are the same store ('\(source)' and '\(destination)' name one file)"
+                )
             }
             try checkReplaceable(target, store: destination.displayName)
         }
-        let reader = try StoreOpener.openDriver(source, model: model, configuration: options.configuration, readOnly: true)
+        let reader = try StoreOpener.openDriver(
+            source, model: model, configuration: options.configuration, readOnly: true)
         defer { try? reader.close() }
         let sourceStream = RowStream(driver: reader, batchSize: options.batchSize)
 
@@ -89,13 +94,17 @@ public enum StoreConverter {
         for entity in entities {
             let ids = try read(source) { try sourceStream.ids(of: entity) }
             totals[entity.name] = ids.count
-            if let last = ids.last { maxKeys[entity.rootEntityName] = max(maxKeys[entity.rootEntityName] ?? 0, last.primaryKey) }
+            if let last = ids.last {
+                maxKeys[entity.rootEntityName] = max(maxKeys[entity.rootEntityName] ?? 0, last.primaryKey)
+            }
         }
         let total = totals.values.reduce(0, +)
 
         var working = target.map { temporaryLocation(beside: $0, scheme: destination.scheme) } ?? destination
         if destination.isOnServer, let url = destination.url {
-            working = StoreLocation(scheme: .postgres, url: try write(destination) { try PostgreSQLDriverFactory.temporaryLocation(beside: url) })
+            working = StoreLocation(
+                scheme: .postgres,
+                url: try write(destination) { try PostgreSQLDriverFactory.temporaryLocation(beside: url) })
         }
         var sourceDigests: [String: ContentDigest] = [:]
         do {
@@ -106,7 +115,9 @@ public enum StoreConverter {
                 for (root, maxKey) in maxKeys where maxKey > 0 {
                     // Reserve the copied keys so the destination never hands them out again.
                     if let entity = model.entity(named: root) {
-                        _ = try write(destination) { try writer.allocatePrimaryKeys(forEntity: entity.entityNumber, count: Int(maxKey)) }
+                        _ = try write(destination) {
+                            try writer.allocatePrimaryKeys(forEntity: entity.entityNumber, count: Int(maxKey))
+                        }
                     }
                 }
                 var copied = 0
@@ -124,13 +135,15 @@ public enum StoreConverter {
                             entityCopied += rows.count
                             options.progress?(
                                 ConversionProgress(
-                                    entity: entity.name, entityCopied: entityCopied, entityTotal: entityTotal, copied: copied,
+                                    entity: entity.name, entityCopied: entityCopied, entityTotal: entityTotal,
+                                    copied: copied,
                                     total: total))
                         }
                     }
                     if entityTotal == 0 {
                         options.progress?(
-                            ConversionProgress(entity: entity.name, entityCopied: 0, entityTotal: 0, copied: copied, total: total))
+                            ConversionProgress(
+                                entity: entity.name, entityCopied: 0, entityTotal: 0, copied: copied, total: total))
                     }
                     sourceDigests[entity.name] = digest
                 }
@@ -168,17 +181,21 @@ public enum StoreConverter {
     ) throws {
         for entity in entities {
             let slots = entity.properties.indices.filter { slot in
-                guard let relationship = entity.properties[slot].relationship, relationship.isToMany, relationship.isOrdered,
+                guard let relationship = entity.properties[slot].relationship, relationship.isToMany,
+                    relationship.isOrdered,
                     !relationship.isTransient
                 else { return false }
                 guard let inverse = relationship.inverseName else { return true }
-                return model.entity(named: relationship.destinationEntityName)?.property(named: inverse)?.relationship?.isToMany == false
+                return model.entity(named: relationship.destinationEntityName)?.property(named: inverse)?.relationship?
+                    .isToMany == false
             }
             guard !slots.isEmpty else { continue }
             try read(source) {
                 try stream.forEachBatch(of: entity) { rows in
                     var batch = ChangeBatch()
-                    batch.updates = rows.map { RowUpdate(id: $0.id, expectedVersion: 1, values: $0.values, changedSlots: slots) }
+                    batch.updates = rows.map {
+                        RowUpdate(id: $0.id, expectedVersion: 1, values: $0.values, changedSlots: slots)
+                    }
                     _ = try write(destination) { try writer.apply(batch) }
                 }
             }
@@ -233,7 +250,10 @@ public enum StoreConverter {
     /// A fresh hidden name beside the destination's file `target`, with the same extension.
     static func temporaryLocation(beside target: String, scheme: StoreLocation.Scheme) -> StoreLocation {
         StoreLocation(
-            scheme: scheme, url: URL(fileURLWithPath: FileReplacement.temporaryPath(beside: target, tag: "converting", keepingExtension: true)))
+            scheme: scheme,
+            url: URL(
+                fileURLWithPath: FileReplacement.temporaryPath(
+                    beside: target, tag: "converting", keepingExtension: true)))
     }
 
     /// Files a store at `url` may consist of: SQLite's journal files, the XML driver's `.lock`
@@ -263,7 +283,8 @@ public enum StoreConverter {
     private static func isSameFile(_ a: String, _ b: String) -> Bool {
         var first = stat()
         var second = stat()
-        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev
+            && first.st_ino == second.st_ino
     }
 
     /// Whether a file exists at `path` with at least one byte.
@@ -278,7 +299,8 @@ public enum StoreConverter {
     private static func checkReplaceable(_ target: String, store: String) throws {
         for suffix in journalSuffixes where hasContent(target + suffix) {
             throw ToolError.usage(
-                "'\(store)' has a non-empty \(suffix) file: it is open in another process or was not closed cleanly. Close it (opening and closing it once, e.g. with strata inspect, recovers it) and convert again")
+                "'\(store)' has a non-empty \(suffix) file: it is open in another process or was not closed cleanly. Close it (opening and closing it once, e.g. with strata inspect, recovers it) and convert again"
+            )
         }
     }
 
@@ -290,7 +312,9 @@ public enum StoreConverter {
         // Closed by its writer and verifier, the working store is one file; a journal still holding
         // data would be left behind by the rename.
         for suffix in journalSuffixes where hasContent(file + suffix) {
-            throw ToolError.failure("the converted store still has a non-empty \(suffix) file after closing; the destination was left as it was")
+            throw ToolError.failure(
+                "the converted store still has a non-empty \(suffix) file after closing; the destination was left as it was"
+            )
         }
         try checkReplaceable(target, store: target)
         try FileReplacement.install(file, over: target, overwrite: overwrite)

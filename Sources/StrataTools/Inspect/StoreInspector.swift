@@ -52,29 +52,47 @@ public struct StoreReport: Sendable {
         .object([
             ("driver", .string(driver)), ("location", .string(location)), ("formatVersion", .optional(formatVersion)),
             ("uuid", .string(uuid)),
-            ("model", .object([
-                ("versionHash", .string(modelVersionHash)), ("source", .string(modelSource)),
-                ("matchesGivenModel", matchesGivenModel.map(JSONValue.bool) ?? .null),
-            ])),
-            ("entities", .array(entities.map { entity in
+            (
+                "model",
                 .object([
-                    ("name", .string(entity.name)), ("parent", .optional(entity.parent)), ("abstract", .bool(entity.isAbstract)),
-                    ("count", .int(entity.count)),
-                    ("relationships", .array(entity.relationships.map { r in
-                        .object([
-                            ("name", .string(r.name)), ("destination", .string(r.destinationEntityName)),
-                            ("inverse", .optional(r.inverseName)), ("toMany", .bool(r.isToMany)), ("ordered", .bool(r.isOrdered)),
-                            ("deleteRule", .string(r.deleteRule.xcodeName)),
-                        ])
-                    })),
+                    ("versionHash", .string(modelVersionHash)), ("source", .string(modelSource)),
+                    ("matchesGivenModel", matchesGivenModel.map(JSONValue.bool) ?? .null),
                 ])
-            })),
+            ),
+            (
+                "entities",
+                .array(
+                    entities.map { entity in
+                        .object([
+                            ("name", .string(entity.name)), ("parent", .optional(entity.parent)),
+                            ("abstract", .bool(entity.isAbstract)),
+                            ("count", .int(entity.count)),
+                            (
+                                "relationships",
+                                .array(
+                                    entity.relationships.map { r in
+                                        .object([
+                                            ("name", .string(r.name)),
+                                            ("destination", .string(r.destinationEntityName)),
+                                            ("inverse", .optional(r.inverseName)), ("toMany", .bool(r.isToMany)),
+                                            ("ordered", .bool(r.isOrdered)),
+                                            ("deleteRule", .string(r.deleteRule.xcodeName)),
+                                        ])
+                                    })
+                            ),
+                        ])
+                    })
+            ),
             ("totalCount", .int(totalCount)),
             ("files", .array(files.map { .object([("path", .string($0.path)), ("bytes", .int($0.bytes))]) })),
-            ("rowCache", .object([
-                ("defaultLimit", .int(Self.defaultRowCacheLimit)), ("fitsDefault", .bool(totalCount <= Self.defaultRowCacheLimit)),
-                ("suggestedLimit", .int(suggestedRowCacheLimit)),
-            ])),
+            (
+                "rowCache",
+                .object([
+                    ("defaultLimit", .int(Self.defaultRowCacheLimit)),
+                    ("fitsDefault", .bool(totalCount <= Self.defaultRowCacheLimit)),
+                    ("suggestedLimit", .int(suggestedRowCacheLimit)),
+                ])
+            ),
             ("metadataKeys", .array(metadataKeys.map(JSONValue.string))),
         ])
     }
@@ -85,12 +103,15 @@ public struct StoreReport: Sendable {
             "Store:          \(location)", "Driver:         \(driver)", "Format version: \(formatVersion ?? "-")",
             "UUID:           \(uuid)",
             "Model:          \(modelVersionHash.prefix(16)) (\(modelSource))"
-                + (modelSource == "--model" ? "" : matchesGivenModel.map { $0 ? ", matches --model" : ", DIFFERS from --model" } ?? ""),
+                + (modelSource == "--model"
+                    ? "" : matchesGivenModel.map { $0 ? ", matches --model" : ", DIFFERS from --model" } ?? ""),
             "",
         ]
         var table = TextTable(headers: ["ENTITY", "PARENT", "OBJECTS"], rightAligned: [2])
         for entity in entities {
-            table.append([entity.name + (entity.isAbstract ? " (abstract)" : ""), entity.parent ?? "-", String(entity.count)])
+            table.append([
+                entity.name + (entity.isAbstract ? " (abstract)" : ""), entity.parent ?? "-", String(entity.count),
+            ])
         }
         out += table.lines
         out.append("")
@@ -109,7 +130,8 @@ public struct StoreReport: Sendable {
         for file in files { out.append("File:           \(file.path) (\(file.bytes) bytes)") }
         out.append("Objects:        \(totalCount)")
         out.append(
-            "Row cache:      \(totalCount <= Self.defaultRowCacheLimit ? "the whole store fits the default limit (\(Self.defaultRowCacheLimit) rows)" : "larger than the default limit; consider rowCacheLimit: \(suggestedRowCacheLimit)")")
+            "Row cache:      \(totalCount <= Self.defaultRowCacheLimit ? "the whole store fits the default limit (\(Self.defaultRowCacheLimit) rows)" : "larger than the default limit; consider rowCacheLimit: \(suggestedRowCacheLimit)")"
+        )
         return out
     }
 }
@@ -122,7 +144,8 @@ public enum StoreInspector {
     public static func inspect(_ location: StoreLocation, modelPath: String? = nil) throws -> StoreReport {
         let resolved = try StoreOpener.resolveModel(at: location, modelPath: modelPath)
         let model = resolved.model
-        let driver = try StoreOpener.openDriver(location, model: model, configuration: resolved.configuration, readOnly: true)
+        let driver = try StoreOpener.openDriver(
+            location, model: model, configuration: resolved.configuration, readOnly: true)
         defer { try? driver.close() }
         let metadata = try StoreConverter.read(location) { try driver.loadMetadata() }
         let stream = RowStream(driver: driver)
@@ -130,7 +153,8 @@ public enum StoreInspector {
         var entities: [StoreReport.Entity] = []
         for entity in model.entities {
             // Entities of other configurations live in other stores: none here.
-            let count = held.contains(entity.name) ? try StoreConverter.read(location) { try stream.count(of: entity) } : 0
+            let count =
+                held.contains(entity.name) ? try StoreConverter.read(location) { try stream.count(of: entity) } : 0
             entities.append(
                 .init(
                     name: entity.name, parent: entity.superentityName, isAbstract: entity.isAbstract, count: count,
@@ -168,6 +192,8 @@ public enum StoreInspector {
                 return (path, size(path))
             }
         }
-        return StoreConverter.storeFiles(url).filter { manager.fileExists(atPath: $0.path) }.map { ($0.path, size($0.path)) }
+        return StoreConverter.storeFiles(url).filter { manager.fileExists(atPath: $0.path) }.map {
+            ($0.path, size($0.path))
+        }
     }
 }

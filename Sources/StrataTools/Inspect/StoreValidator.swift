@@ -5,7 +5,8 @@ import Strata
 public struct StoreProblem: Sendable, Hashable, CustomStringConvertible {
     /// The kind of problem.
     public enum Kind: String, Sendable, Hashable {
-        case danglingReference, wrongDestination, inverseMismatch, required, rule, count, unique, unknownEntity, modelMismatch
+        case danglingReference, wrongDestination, inverseMismatch, required, rule, count, unique, unknownEntity,
+            modelMismatch
     }
     /// The kind.
     public var kind: Kind
@@ -35,17 +36,24 @@ public enum StoreValidator {
     public static func validate(_ location: StoreLocation, modelPath: String? = nil) throws -> [StoreProblem] {
         let resolved = try StoreOpener.resolveModel(at: location, modelPath: modelPath)
         let model = resolved.model
-        let driver = try StoreOpener.openDriver(location, model: model, configuration: resolved.configuration, readOnly: true)
+        let driver = try StoreOpener.openDriver(
+            location, model: model, configuration: resolved.configuration, readOnly: true)
         defer { try? driver.close() }
         let metadata = try StoreConverter.read(location) { try driver.loadMetadata() }
         var problems: [StoreProblem] = []
         for (name, hash) in metadata.entityVersionHashes.sorted(by: { $0.key < $1.key }) {
             guard let entity = model.entity(named: name) else {
-                problems.append(.init(kind: .unknownEntity, message: "the store records entity '\(name)', which the model does not have"))
+                problems.append(
+                    .init(
+                        kind: .unknownEntity,
+                        message: "the store records entity '\(name)', which the model does not have"))
                 continue
             }
             if entity.versionHash != hash {
-                problems.append(.init(kind: .modelMismatch, message: "entity '\(name)' was written with a different version of the model"))
+                problems.append(
+                    .init(
+                        kind: .modelMismatch,
+                        message: "entity '\(name)' was written with a different version of the model"))
             }
         }
         let stream = RowStream(driver: driver)
@@ -63,7 +71,9 @@ public enum StoreValidator {
             try StoreConverter.read(location) {
                 try stream.forEachBatch(of: entity) { rows in
                     for row in rows {
-                        check(row, entity: entity, model: model, existing: existing, uri: uri, links: &links, unique: &unique, problems: &problems)
+                        check(
+                            row, entity: entity, model: model, existing: existing, uri: uri, links: &links,
+                            unique: &unique, problems: &problems)
                     }
                 }
             }
@@ -88,7 +98,8 @@ public enum StoreValidator {
 
     private static func check(
         _ row: RowSnapshot, entity: EntityDescription, model: ManagedObjectModel, existing: Set<RowID>,
-        uri: (RowID) -> String, links: inout [RowID: [String: Set<RowID>]], unique: inout [String: [[StoreValue]: RowID]],
+        uri: (RowID) -> String, links: inout [RowID: [String: Set<RowID>]],
+        unique: inout [String: [[StoreValue]: RowID]],
         problems: inout [StoreProblem]
     ) {
         let me = uri(row.id)
@@ -111,18 +122,24 @@ public enum StoreValidator {
                 for target in targets {
                     guard let targetEntity = model.entity(number: target.entity) else {
                         problems.append(
-                            .init(kind: .unknownEntity, object: me, property: relationship.name,
-                                  message: "points at a row of entity number \(target.entity), which the model does not have"))
+                            .init(
+                                kind: .unknownEntity, object: me, property: relationship.name,
+                                message:
+                                    "points at a row of entity number \(target.entity), which the model does not have"))
                         continue
                     }
                     if !existing.contains(target) {
                         problems.append(
-                            .init(kind: .danglingReference, object: me, property: relationship.name,
-                                  message: "points at \(uri(target)), which does not exist"))
+                            .init(
+                                kind: .danglingReference, object: me, property: relationship.name,
+                                message: "points at \(uri(target)), which does not exist"))
                     } else if let destination, !targetEntity.isKind(of: destination) {
                         problems.append(
-                            .init(kind: .wrongDestination, object: me, property: relationship.name,
-                                  message: "points at \(uri(target)), a \(targetEntity.name), but holds \(destination.name) objects"))
+                            .init(
+                                kind: .wrongDestination, object: me, property: relationship.name,
+                                message:
+                                    "points at \(uri(target)), a \(targetEntity.name), but holds \(destination.name) objects"
+                            ))
                     }
                 }
                 if !targets.isEmpty { links[row.id, default: [:]][relationship.name] = Set(targets) }
@@ -139,7 +156,9 @@ public enum StoreValidator {
                 problems.append(
                     .init(
                         kind: .unique, object: me, property: constraint.joined(separator: ","),
-                        message: "unique constraint (\(constraint.joined(separator: ", "))) violated: \(values.map(\.displayText).joined(separator: ", ")) is also used by \(uri(other))"))
+                        message:
+                            "unique constraint (\(constraint.joined(separator: ", "))) violated: \(values.map(\.displayText).joined(separator: ", ")) is also used by \(uri(other))"
+                    ))
             } else {
                 unique[key, default: [:]][values] = row.id
             }

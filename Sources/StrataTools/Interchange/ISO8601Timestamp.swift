@@ -87,7 +87,8 @@ public enum ISO8601Timestamp {
         if expect(".") || expect(",") {
             let start = index
             while index < chars.count, (48...57).contains(chars[index]) { index += 1 }
-            guard index > start, let digits = Double("0." + String(decoding: chars[start..<index], as: UTF8.self)) else {
+            guard index > start, let digits = Double("0." + String(decoding: chars[start..<index], as: UTF8.self))
+            else {
                 return nil
             }
             fraction = digits

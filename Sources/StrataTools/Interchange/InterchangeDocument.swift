@@ -41,7 +41,8 @@ struct InterchangeDocument {
     init(_ root: JSONValue, model: ManagedObjectModel) {
         self.model = model
         guard case .object = root else {
-            problems.append(.init("$", "expected an object with \"format\", \"version\" and \"objects\", found \(root.kindName)"))
+            problems.append(
+                .init("$", "expected an object with \"format\", \"version\" and \"objects\", found \(root.kindName)"))
             return
         }
         if root["format"]?.stringValue != "strata-json" {
@@ -60,7 +61,8 @@ struct InterchangeDocument {
         for (index, item) in items.enumerated() {
             guard let object = readObject(item, index: index) else { continue }
             if let previous = indexByID[object.id] {
-                problems.append(.init("\(object.path).id", "id '\(object.id)' is already used by $.objects[\(previous)]"))
+                problems.append(
+                    .init("\(object.path).id", "id '\(object.id)' is already used by $.objects[\(previous)]"))
                 continue
             }
             indexByID[object.id] = objects.count
@@ -87,7 +89,10 @@ struct InterchangeDocument {
         default:
             guard let members = value.objectValue else {
                 problems.append(
-                    .init(at, "'\(keyPath)' is a composite attribute: expected an object of its elements or null, found \(value.kindName)"))
+                    .init(
+                        at,
+                        "'\(keyPath)' is a composite attribute: expected an object of its elements or null, found \(value.kindName)"
+                    ))
                 return
             }
             given = members
@@ -95,7 +100,10 @@ struct InterchangeDocument {
         let names = Set(composite.elements.map(\.name))
         for (name, _) in given where !names.contains(name) {
             problems.append(
-                .init("\(at).\(name)", "composite '\(keyPath)' has no element '\(name)'; its elements are \(composite.elements.map(\.name).joined(separator: ", "))"))
+                .init(
+                    "\(at).\(name)",
+                    "composite '\(keyPath)' has no element '\(name)'; its elements are \(composite.elements.map(\.name).joined(separator: ", "))"
+                ))
         }
         for element in composite.elements {
             let path = keyPath + "." + element.name
@@ -105,7 +113,9 @@ struct InterchangeDocument {
                 continue
             }
             // Every leaf element of a composite of the entity has an attribute slot.
-            guard let slot = entity.index(ofProperty: path), let attribute = entity.properties[slot].attribute else { continue }
+            guard let slot = entity.index(ofProperty: path), let attribute = entity.properties[slot].attribute else {
+                continue
+            }
             switch InterchangeValue.storeValue(member, for: attribute) {
             case .success(let stored): object.attributes[slot] = stored
             case .failure(let problem): problems.append(.init("\(at).\(element.name)", problem.message))
@@ -120,7 +130,8 @@ struct InterchangeDocument {
             return nil
         }
         for (key, _) in members where !["entity", "id", "attributes", "relationships"].contains(key) {
-            problems.append(.init("\(path).\(key)", "unknown member; objects hold entity, id, attributes and relationships"))
+            problems.append(
+                .init("\(path).\(key)", "unknown member; objects hold entity, id, attributes and relationships"))
         }
         guard let entityName = item["entity"]?.stringValue else {
             problems.append(.init("\(path).entity", "expected the entity's name as a string"))
@@ -149,7 +160,8 @@ struct InterchangeDocument {
                     readComposite(value, composite, keyPath: name, at: at, into: &object)
                     continue
                 }
-                guard let slot = entity.index(ofProperty: name), let attribute = entity.properties[slot].attribute else {
+                guard let slot = entity.index(ofProperty: name), let attribute = entity.properties[slot].attribute
+                else {
                     let hint = entity.index(ofProperty: name) != nil ? "; it is a relationship" : ""
                     problems.append(.init(at, "entity '\(entity.name)' has no attribute '\(name)'\(hint)"))
                     continue
@@ -171,14 +183,16 @@ struct InterchangeDocument {
             }
             for (name, value) in members {
                 let at = "\(path).relationships.\(name)"
-                guard let slot = entity.index(ofProperty: name), let relationship = entity.properties[slot].relationship else {
+                guard let slot = entity.index(ofProperty: name), let relationship = entity.properties[slot].relationship
+                else {
                     let hint = entity.index(ofProperty: name) != nil ? "; it is an attribute" : ""
                     problems.append(.init(at, "entity '\(entity.name)' has no relationship '\(name)'\(hint)"))
                     continue
                 }
                 if relationship.isToMany {
                     guard let array = value.arrayValue else {
-                        problems.append(.init(at, "'\(name)' is to-many: expected an array of ids, found \(value.kindName)"))
+                        problems.append(
+                            .init(at, "'\(name)' is to-many: expected an array of ids, found \(value.kindName)"))
                         continue
                     }
                     var ids: [String] = []
@@ -194,7 +208,9 @@ struct InterchangeDocument {
                     switch value {
                     case .null: object.pendingRelationships[slot] = ([], at)
                     case .string(let id): object.pendingRelationships[slot] = ([id], at)
-                    default: problems.append(.init(at, "'\(name)' is to-one: expected an id string or null, found \(value.kindName)"))
+                    default:
+                        problems.append(
+                            .init(at, "'\(name)' is to-one: expected an id string or null, found \(value.kindName)"))
                     }
                 }
             }
@@ -218,10 +234,15 @@ struct InterchangeDocument {
                     }
                     if let destination, !objects[target].entity.isKind(of: destination) {
                         problems.append(
-                            .init(at, "'\(id)' is a \(objects[target].entity.name), but '\(relationship.name)' holds \(destination.name) objects"))
+                            .init(
+                                at,
+                                "'\(id)' is a \(objects[target].entity.name), but '\(relationship.name)' holds \(destination.name) objects"
+                            ))
                         continue
                     }
-                    if seen.insert(target).inserted { members.append(target) } else {
+                    if seen.insert(target).inserted {
+                        members.append(target)
+                    } else {
                         problems.append(.init(at, "'\(id)' is listed twice"))
                     }
                 }
@@ -236,7 +257,8 @@ struct InterchangeDocument {
         var derived: [Int: [Int: [Int]]] = [:]  // object → inverse slot → sources, in file order
         for (a, object) in objects.enumerated() {
             for (slot, members) in object.relationships.sorted(by: { $0.key < $1.key }) {
-                let relationship = object.entity.properties[slot].relationship!  // relationships holds relationship slots
+                // relationships holds relationship slots
+                let relationship = object.entity.properties[slot].relationship!
                 guard let inverseName = relationship.inverseName else { continue }
                 for b in members {
                     guard let inverseSlot = objects[b].entity.index(ofProperty: inverseName) else { continue }
@@ -245,7 +267,8 @@ struct InterchangeDocument {
                             problems.append(
                                 .init(
                                     "\(object.path).relationships.\(relationship.name)",
-                                    "'\(object.id)' points at '\(objects[b].id)', whose '\(inverseName)' does not point back"))
+                                    "'\(object.id)' points at '\(objects[b].id)', whose '\(inverseName)' does not point back"
+                                ))
                         }
                     } else {
                         derived[b, default: [:]][inverseSlot, default: []].append(a)
@@ -261,7 +284,8 @@ struct InterchangeDocument {
                     problems.append(
                         .init(
                             objects[b].path,
-                            "'\(objects[b].id)' is the '\(relationship.inverseName ?? "?")' of \(names), but its '\(relationship.name)' is to-one"))
+                            "'\(objects[b].id)' is the '\(relationship.inverseName ?? "?")' of \(names), but its '\(relationship.name)' is to-one"
+                        ))
                     continue
                 }
                 objects[b].relationships[slot] = sources
@@ -274,7 +298,9 @@ struct InterchangeDocument {
         var unique: [String: [[StoreValue]: String]] = [:]
         for object in objects {
             let entity = object.entity
-            let values = { (slot: Int) in object.attributes[slot] ?? entity.properties[slot].attribute?.defaultValue ?? .null }
+            let values = { (slot: Int) in
+                object.attributes[slot] ?? entity.properties[slot].attribute?.defaultValue ?? .null
+            }
             for (property, violation) in entity.attributeViolations(values) {
                 problems.append(.init("\(object.path).attributes.\(property)", violation.message))
             }
@@ -299,7 +325,8 @@ struct InterchangeDocument {
                     problems.append(
                         .init(
                             object.path,
-                            "unique constraint (\(constraint.joined(separator: ", "))) violated: \(values.map(\.displayText).joined(separator: ", ")) is also used by '\(other)'"))
+                            "unique constraint (\(constraint.joined(separator: ", "))) violated: \(values.map(\.displayText).joined(separator: ", ")) is also used by '\(other)'"
+                        ))
                 } else {
                     unique[key, default: [:]][values] = object.id
                 }

@@ -33,13 +33,16 @@ public enum InterchangeExporter {
         var selected = Set<Int32>()
         for name in names {
             guard let entity = model.entity(named: name) else {
-                throw ToolError.usage("the model has no entity '\(name)'; entities: \(model.entities.map(\.name).joined(separator: ", "))")
+                throw ToolError.usage(
+                    "the model has no entity '\(name)'; entities: \(model.entities.map(\.name).joined(separator: ", "))"
+                )
             }
             selected.formUnion(entity.hierarchyNumbers)
         }
-        let held = Set(((try? model.entities(forConfiguration: resolved.configuration)) ?? model.entities).map(\.entityNumber))
+        let held = Set(try model.entities(forConfiguration: resolved.configuration).map(\.entityNumber))
         if names.isEmpty { selected = held } else { selected.formIntersection(held) }
-        let driver = try StoreOpener.openDriver(location, model: model, configuration: resolved.configuration, readOnly: true)
+        let driver = try StoreOpener.openDriver(
+            location, model: model, configuration: resolved.configuration, readOnly: true)
         defer { try? driver.close() }
         let metadata = try StoreConverter.read(location) { try driver.loadMetadata() }
         let uuid = metadata.uuid
@@ -48,7 +51,10 @@ public enum InterchangeExporter {
         }
         let header: JSONValue = .object([
             ("format", .string("strata-json")), ("version", .int(1)),
-            ("model", .object([("versionHash", .string(model.versionHash.hexString)), ("source", .string(resolved.source))])),
+            (
+                "model",
+                .object([("versionHash", .string(model.versionHash.hexString)), ("source", .string(resolved.source))])
+            ),
             ("store", .object([("uuid", .string(uuid)), ("driver", .string(location.scheme.driverName))])),
         ])
         var text = header.serialized(pretty: false)
@@ -63,7 +69,10 @@ public enum InterchangeExporter {
                 try stream.forEachBatch(of: entity) { rows in
                     var chunk = ""
                     for row in rows {
-                        chunk += (first ? "\n" : ",\n") + object(row, entity: entity, model: model, selected: selected, uri: uri).serialized(pretty: false)
+                        chunk +=
+                            (first ? "\n" : ",\n")
+                            + object(row, entity: entity, model: model, selected: selected, uri: uri).serialized(
+                                pretty: false)
                         first = false
                     }
                     count += rows.count
@@ -144,7 +153,8 @@ public enum InterchangeExporter {
                 else { continue }
                 switch value {
                 case .reference(let id): relationships.append((relationship.name, .string(uri(id))))
-                case .references(let ids): relationships.append((relationship.name, .array(ids.map { .string(uri($0)) })))
+                case .references(let ids):
+                    relationships.append((relationship.name, .array(ids.map { .string(uri($0)) })))
                 default: relationships.append((relationship.name, relationship.isToMany ? .array([]) : .null))
                 }
             }

@@ -62,7 +62,8 @@ public enum InterchangeImporter {
         }
         for (index, object) in document.objects.enumerated() {
             for (slot, members) in object.relationships {
-                let relationship = object.entity.properties[slot].relationship!  // relationships holds relationship slots
+                // relationships holds relationship slots
+                let relationship = object.entity.properties[slot].relationship!
                 if relationship.isToMany {
                     let targets = members.map { created[$0] }
                     if relationship.isOrdered {
@@ -78,7 +79,9 @@ public enum InterchangeImporter {
         do {
             try context.save()
         } catch let error as ObjectValidationError {
-            let positions = Dictionary(created.enumerated().map { ($1.objectID, document.objects[$0].index) }) { a, _ in a }
+            let positions = Dictionary(created.enumerated().map { ($1.objectID, document.objects[$0].index) }) { a, _ in
+                a
+            }
             let problems = error.failures.map { failure in
                 let at = positions[failure.objectID].map { "$.objects[\($0)]" } ?? "$"
                 return InterchangeProblem(at + (failure.property.map { ".\($0)" } ?? ""), failure.message)
@@ -104,13 +107,16 @@ public enum InterchangeImporter {
     /// Problems in file order: by object index (stable within one object).
     static func ordered(_ problems: [InterchangeProblem]) -> [InterchangeProblem] {
         func index(_ path: String) -> Int {
-            guard let open = path.range(of: "$.objects["), let close = path[open.upperBound...].firstIndex(of: "]") else {
+            guard let open = path.range(of: "$.objects["), let close = path[open.upperBound...].firstIndex(of: "]")
+            else {
                 return -1
             }
             return Int(path[open.upperBound..<close]) ?? -1
         }
-        return problems.enumerated().sorted { (index($0.element.path), $0.offset) < (index($1.element.path), $1.offset) }
-            .map(\.element)
+        return problems.enumerated().sorted {
+            (index($0.element.path), $0.offset) < (index($1.element.path), $1.offset)
+        }
+        .map(\.element)
     }
 
     private static func parse(_ data: Data) -> Result<JSONValue, InterchangeProblem> {

@@ -34,17 +34,22 @@ public enum InterchangeValue {
     }
 
     /// The stored value of `json` for `attribute`, or a message saying what is wrong.
-    public static func storeValue(_ json: JSONValue, for attribute: AttributeDescription) -> Result<StoreValue, Problem> {
+    public static func storeValue(_ json: JSONValue, for attribute: AttributeDescription) -> Result<StoreValue, Problem>
+    {
         if case .null = json { return .success(.null) }
         func wrong(_ expected: String) -> Result<StoreValue, Problem> {
-            .failure(Problem("expected \(expected) for \(attribute.type.xcodeName) attribute '\(attribute.name)', found \(json.kindName)"))
+            .failure(
+                Problem(
+                    "expected \(expected) for \(attribute.type.xcodeName) attribute '\(attribute.name)', found \(json.kindName)"
+                ))
         }
         switch attribute.type {
         case .integer16, .integer32, .integer64:
             guard case .number(let text) = json else { return wrong("an integer") }
             guard let value = Int64(text) else { return wrong("an integer") }
             if let range = attribute.type.integerRange, !range.contains(value) {
-                return .failure(Problem("\(value) does not fit \(attribute.type.xcodeName) attribute '\(attribute.name)'"))
+                return .failure(
+                    Problem("\(value) does not fit \(attribute.type.xcodeName) attribute '\(attribute.name)'"))
             }
             return .success(.integer(value))
         case .double, .float:
@@ -65,7 +70,8 @@ public enum InterchangeValue {
             default: return wrong("a decimal string")
             }
             if text == "NaN" { return .success(.decimal(.nan)) }  // how export writes a NaN decimal
-            guard isDecimalText(text), let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            guard isDecimalText(text), let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+            else {
                 return .failure(Problem("'\(text)' is not a decimal number (attribute '\(attribute.name)')"))
             }
             return .success(.decimal(value))
@@ -78,7 +84,9 @@ public enum InterchangeValue {
         case .date:
             switch json {
             case .number(let text):
-                guard let seconds = Double(text), seconds.isFinite else { return wrong("an ISO 8601 date string or seconds since 2001") }
+                guard let seconds = Double(text), seconds.isFinite else {
+                    return wrong("an ISO 8601 date string or seconds since 2001")
+                }
                 return .success(.date(Date(timeIntervalSinceReferenceDate: seconds)))
             case .string("NaN"): return .success(.date(Date(timeIntervalSinceReferenceDate: .nan)))
             case .string("Infinity"): return .success(.date(Date(timeIntervalSinceReferenceDate: .infinity)))
@@ -87,7 +95,9 @@ public enum InterchangeValue {
             }
             guard case .string(let s) = json else { return wrong("an ISO 8601 date string") }
             guard let date = ISO8601Timestamp.date(from: s) else {
-                return .failure(Problem("'\(s)' is not an ISO 8601 date like 2024-05-01T12:30:00.000Z (attribute '\(attribute.name)')"))
+                return .failure(
+                    Problem(
+                        "'\(s)' is not an ISO 8601 date like 2024-05-01T12:30:00.000Z (attribute '\(attribute.name)')"))
             }
             return .success(.date(date))
         case .binaryData, .transformable:
@@ -98,15 +108,22 @@ public enum InterchangeValue {
             return .success(.binary(data))
         case .uuid:
             guard case .string(let s) = json else { return wrong("a UUID string") }
-            guard let uuid = UUID(uuidString: s) else { return .failure(Problem("'\(s)' is not a UUID (attribute '\(attribute.name)')")) }
+            guard let uuid = UUID(uuidString: s) else {
+                return .failure(Problem("'\(s)' is not a UUID (attribute '\(attribute.name)')"))
+            }
             return .success(.uuid(uuid))
         case .uri:
             guard case .string(let s) = json else { return wrong("a URI string") }
-            guard let url = URL(string: s) else { return .failure(Problem("'\(s)' is not a URI (attribute '\(attribute.name)')")) }
+            guard let url = URL(string: s) else {
+                return .failure(Problem("'\(s)' is not a URI (attribute '\(attribute.name)')"))
+            }
             return .success(.uri(url))
         case .undefined, .objectID, .composite:
             // Composites are read element by element (InterchangeDocument); their own type carries no value.
-            return .failure(Problem("attribute '\(attribute.name)' has type \(attribute.type.xcodeName), which the interchange format does not carry"))
+            return .failure(
+                Problem(
+                    "attribute '\(attribute.name)' has type \(attribute.type.xcodeName), which the interchange format does not carry"
+                ))
         }
     }
 

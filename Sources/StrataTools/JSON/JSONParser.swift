@@ -57,9 +57,15 @@ public struct JSONParser {
         case UInt8(ascii: "{"): return try object()
         case UInt8(ascii: "["): return try array()
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
         default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[index])))'")
         }
@@ -90,17 +96,27 @@ public struct JSONParser {
         }
         while true {
             skipSpace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error("expected a member name in quotes")
+            }
             let key = try string()
             skipSpace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw error("expected ':' after member name")
+            }
             index += 1
             skipSpace()
             members.append((key, try value()))
             skipSpace()
             guard index < bytes.count else { throw error("unexpected end inside an object") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            }
             throw error("expected ',' or '}' in an object")
         }
     }
@@ -120,8 +136,14 @@ public struct JSONParser {
             items.append(try value())
             skipSpace()
             guard index < bytes.count else { throw error("unexpected end inside an array") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(items)
+            }
             throw error("expected ',' or ']' in an array")
         }
     }
@@ -144,7 +166,9 @@ public struct JSONParser {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             if digits() == 0 { throw error("expected digits in an exponent") }
         }
         return String(decoding: bytes[start..<index], as: UTF8.self)
@@ -191,7 +215,8 @@ public struct JSONParser {
             case UInt8(ascii: "u"):
                 var code = try hex4()
                 if (0xD800...0xDBFF).contains(code) {
-                    guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                    guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
                     else { throw error("a high surrogate must be followed by a low surrogate") }
                     index += 2
                     let low = try hex4()
@@ -209,7 +234,9 @@ public struct JSONParser {
         guard bytes.count - index >= 4 else { throw error("expected four hex digits") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let digit = Character(Unicode.Scalar(bytes[index])).hexDigitValue else { throw error("expected a hex digit") }
+            guard let digit = Character(Unicode.Scalar(bytes[index])).hexDigitValue else {
+                throw error("expected a hex digit")
+            }
             value = value * 16 + UInt32(digit)
             index += 1
         }

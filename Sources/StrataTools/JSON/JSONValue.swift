@@ -19,7 +19,8 @@ public indirect enum JSONValue: Sendable, Hashable {
         case (.number(let a), .number(let b)): a == b
         case (.string(let a), .string(let b)): a == b
         case (.array(let a), .array(let b)): a == b
-        case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.object(let a), .object(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         default: false
         }
     }
@@ -31,7 +32,11 @@ public indirect enum JSONValue: Sendable, Hashable {
         case .number(let n): hasher.combine(n)
         case .string(let s): hasher.combine(s)
         case .array(let a): hasher.combine(a)
-        case .object(let o): for (key, value) in o { hasher.combine(key); hasher.combine(value) }
+        case .object(let o):
+            for (key, value) in o {
+                hasher.combine(key)
+                hasher.combine(value)
+            }
         }
     }
 
@@ -91,7 +96,10 @@ public indirect enum JSONValue: Sendable, Hashable {
         case .number(let n): out += n
         case .string(let s): Self.writeString(s, to: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
+            if items.isEmpty {
+                out += "[]"
+                return
+            }
             out += "["
             for (index, item) in items.enumerated() {
                 if index > 0 { out += "," }
@@ -101,7 +109,10 @@ public indirect enum JSONValue: Sendable, Hashable {
             if let indent { out += "\n" + String(repeating: "  ", count: indent) }
             out += "]"
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
+            if members.isEmpty {
+                out += "{}"
+                return
+            }
             out += "{"
             for (index, (key, value)) in members.enumerated() {
                 if index > 0 { out += "," }
@@ -127,7 +138,9 @@ public indirect enum JSONValue: Sendable, Hashable {
             case let c where c.value < 0x20:
                 // Four hex digits by hand: String(format:) per character made long strings of
                 // control characters take seconds.
-                let digits: [Character] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f"]
+                let digits: [Character] = [
+                    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
+                ]
                 out += "\\u00"
                 out.append(digits[Int(c.value >> 4)])
                 out.append(digits[Int(c.value & 0xF)])

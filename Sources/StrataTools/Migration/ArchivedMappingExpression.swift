@@ -50,7 +50,8 @@ enum ArchivedMappingExpression {
             if let text = value.string { return quoted(text) }
             if let number = value.integer { return String(number) }
             if let number = value.real, number.isFinite { return String(number) }
-            throw MigrationError(.unreadableMapping, "has a constant of class \(value.className ?? "unknown") that Strata cannot read")
+            throw MigrationError(
+                .unreadableMapping, "has a constant of class \(value.className ?? "unknown") that Strata cannot read")
         }
         if object.isKind(of: "NSKeyPathExpression") {
             guard let arguments = object["NSArguments"]?.elements, !arguments.isEmpty else {
@@ -65,10 +66,13 @@ enum ArchivedMappingExpression {
                 throw MigrationError(.unreadableMapping, "has a function expression without a selector or a target")
             }
             let arguments = try (object["NSArguments"]?.elements ?? []).map { try format($0, depth: depth + 1) }
-            return "FUNCTION(\(([try format(operand, depth: depth + 1), quoted(selector)] + arguments).joined(separator: ", ")))"
+            return
+                "FUNCTION(\(([try format(operand, depth: depth + 1), quoted(selector)] + arguments).joined(separator: ", ")))"
         }
         throw MigrationError(
-            .unreadableMapping, "is an expression of class \(object.className ?? "unknown"), which Strata cannot read (it reads constants, variables, key paths and FUNCTION calls)")
+            .unreadableMapping,
+            "is an expression of class \(object.className ?? "unknown"), which Strata cannot read (it reads constants, variables, key paths and FUNCTION calls)"
+        )
     }
 
     /// `text` as a quoted string literal.
@@ -77,11 +81,15 @@ enum ArchivedMappingExpression {
     }
 
     static func isName(_ text: String) -> Bool {
-        guard let first = text.unicodeScalars.first, first == "_" || CharacterSet.letters.contains(first) else { return false }
+        guard let first = text.unicodeScalars.first, first == "_" || CharacterSet.letters.contains(first) else {
+            return false
+        }
         return text.unicodeScalars.allSatisfy { $0 == "_" || CharacterSet.alphanumerics.contains($0) }
     }
 
     static func isKeyPath(_ text: String) -> Bool {
-        text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { isName(String($0)) || $0.hasPrefix("@") && isName(String($0.dropFirst())) }
+        text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy {
+            isName(String($0)) || $0.hasPrefix("@") && isName(String($0.dropFirst()))
+        }
     }
 }

@@ -18,7 +18,8 @@ public struct MigrateOptions {
 
     /// Creates options.
     public init(
-        modelPath: String, fromModelPath: String? = nil, mappingPath: String? = nil, dryRun: Bool = false, backup: Bool = false,
+        modelPath: String, fromModelPath: String? = nil, mappingPath: String? = nil, dryRun: Bool = false,
+        backup: Bool = false,
         progress: ((ConversionProgress) -> Void)? = nil
     ) {
         self.modelPath = modelPath
@@ -75,11 +76,15 @@ public struct MigrateReport: Sendable {
         ]
         var table = TextTable(headers: ["mapping", "type", "source", "destination", "rows"], rightAligned: [4])
         for mapping in mappings {
-            table.append([mapping.name, mapping.type, mapping.source ?? "-", mapping.destination ?? "-", mapping.sourceRows.map(String.init) ?? "-"])
+            table.append([
+                mapping.name, mapping.type, mapping.source ?? "-", mapping.destination ?? "-",
+                mapping.sourceRows.map(String.init) ?? "-",
+            ])
         }
         out += table.lines
         if dryRun {
-            for mapping in mappings where !mapping.properties.isEmpty || mapping.filter != nil || mapping.policy != nil {
+            for mapping in mappings where !mapping.properties.isEmpty || mapping.filter != nil || mapping.policy != nil
+            {
                 out.append("\(mapping.name):")
                 if let filter = mapping.filter { out.append("  filter \(filter)") }
                 if let policy = mapping.policy { out.append("  policy \(policy)") }
@@ -89,7 +94,9 @@ public struct MigrateReport: Sendable {
         } else {
             if let strategy { out.append("Strategy: \(strategy)") }
             if !migratedRows.isEmpty {
-                out.append("Rows now: " + migratedRows.keys.sorted().map { "\($0) \(migratedRows[$0] ?? 0)" }.joined(separator: ", "))
+                out.append(
+                    "Rows now: "
+                        + migratedRows.keys.sorted().map { "\($0) \(migratedRows[$0] ?? 0)" }.joined(separator: ", "))
             }
             if let backupPath { out.append("Backup: \(backupPath)") }
         }
@@ -108,7 +115,8 @@ public struct MigrateReport: Sendable {
                     mappings.map {
                         .object([
                             ("name", .string($0.name)), ("type", .string($0.type)), ("source", .optional($0.source)),
-                            ("destination", .optional($0.destination)), ("sourceRows", $0.sourceRows.map(JSONValue.int) ?? .null),
+                            ("destination", .optional($0.destination)),
+                            ("sourceRows", $0.sourceRows.map(JSONValue.int) ?? .null),
                             ("filter", .optional($0.filter)), ("policy", .optional($0.policy)),
                             ("properties", .array($0.properties.map(JSONValue.string))),
                         ])
@@ -133,7 +141,8 @@ public enum StoreMigrator {
     ///   model), failure for a migration that cannot be planned or run (the store is left as it was).
     public static func migrate(_ location: StoreLocation, options: MigrateOptions) throws -> MigrateReport {
         guard let url = location.url, location.isFileBacked else {
-            throw ToolError.usage("'\(location.displayName)' is not a store file; strata migrate works on SQLite, XML and LMDB stores")
+            throw ToolError.usage(
+                "'\(location.displayName)' is not a store file; strata migrate works on SQLite, XML and LMDB stores")
         }
         guard location.exists else { throw ToolError.usage("no store at '\(location.displayName)'") }
         let type = try location.storeType()
@@ -149,7 +158,8 @@ public enum StoreMigrator {
         if options.backup, !options.dryRun {
             let backup = backupURL(for: url)
             if FileManager.default.fileExists(atPath: backup.path) {
-                throw ToolError.usage("the backup location '\(backup.path)' already exists; move it away or migrate without --backup")
+                throw ToolError.usage(
+                    "the backup location '\(backup.path)' already exists; move it away or migrate without --backup")
             }
             storeOptions.migration.backupURL = backup
         }
@@ -158,15 +168,18 @@ public enum StoreMigrator {
         var planURL = url
         var scratch: URL?
         if options.dryRun {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-migrate-\(UUID().uuidString)")
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "strata-migrate-\(UUID().uuidString)")
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 planURL = folder.appendingPathComponent(url.lastPathComponent)
                 scratch = folder
-                try type.factory.copyStore(from: url, to: planURL, options: StoreOptions(isReadOnly: true, createIfMissing: false))
+                try type.factory.copyStore(
+                    from: url, to: planURL, options: StoreOptions(isReadOnly: true, createIfMissing: false))
             } catch {
                 throw ToolError.failure(
-                    "store '\(location.displayName)': a dry run reads a private copy of the store, which could not be made in \(folder.path) (\(error)); free space there or set TMPDIR")
+                    "store '\(location.displayName)': a dry run reads a private copy of the store, which could not be made in \(folder.path) (\(error)); free space there or set TMPDIR"
+                )
             }
         }
         // Only the private copy is removed; failing to remove it leaves a stray temporary file.
@@ -174,27 +187,34 @@ public enum StoreMigrator {
         let planned: StoreMigration?
         do {
             planned = try StoreMigration.plan(
-                storeAt: planURL, type: type, to: destination, options: storeOptions, sourceModel: source, mappingModel: mapping,
+                storeAt: planURL, type: type, to: destination, options: storeOptions, sourceModel: source,
+                mappingModel: mapping,
                 infersMappingModel: mapping == nil, countsRows: true)
         } catch {
             throw wrapped(error, location)
         }
         guard let migration = planned else {
             return MigrateReport(
-                store: location.displayName, upToDate: true, dryRun: options.dryRun, mappingSource: options.mappingPath ?? "inferred",
-                isLightweight: true, sourceModelOrigin: "embedded", mappings: [], strategy: nil, migratedRows: [:], backupPath: nil)
+                store: location.displayName, upToDate: true, dryRun: options.dryRun,
+                mappingSource: options.mappingPath ?? "inferred",
+                isLightweight: true, sourceModelOrigin: "embedded", mappings: [], strategy: nil, migratedRows: [:],
+                backupPath: nil)
         }
         if let mapping {
             do {
                 try mapping.check(sourceModel: migration.sourceModel, destinationModel: destination)
             } catch let error as MigrationError {
-                throw ToolError.usage("mapping model '\(options.mappingPath ?? "")': \(error.message): \(error.changes.joined(separator: "; "))")
+                throw ToolError.usage(
+                    "mapping model '\(options.mappingPath ?? "")': \(error.message): \(error.changes.joined(separator: "; "))"
+                )
             }
         }
         var report = MigrateReport(
-            store: location.displayName, upToDate: false, dryRun: options.dryRun, mappingSource: options.mappingPath ?? "inferred",
+            store: location.displayName, upToDate: false, dryRun: options.dryRun,
+            mappingSource: options.mappingPath ?? "inferred",
             isLightweight: migration.isLightweight, sourceModelOrigin: migration.sourceModelOrigin.rawValue,
-            mappings: migration.mappingModel.entityMappings.map { describe($0, rows: migration.rowCounts) }, strategy: nil,
+            mappings: migration.mappingModel.entityMappings.map { describe($0, rows: migration.rowCounts) },
+            strategy: nil,
             migratedRows: [:], backupPath: nil)
         if options.dryRun { return report }
         let progress = options.progress
@@ -206,7 +226,8 @@ public enum StoreMigrator {
                         guard step.phase == .copying || step.phase == .objects || step.phase == .inPlace else { return }
                         report(
                             ConversionProgress(
-                                entity: step.entity ?? step.phase.rawValue, entityCopied: step.completed, entityTotal: step.total,
+                                entity: step.entity ?? step.phase.rawValue, entityCopied: step.completed,
+                                entityTotal: step.total,
                                 copied: step.completed, total: step.total))
                     }
                 })
@@ -226,7 +247,8 @@ public enum StoreMigrator {
         return MigrateReport.Mapping(
             name: mapping.name, type: mapping.effectiveType.description, source: mapping.sourceEntityName,
             destination: mapping.destinationEntityName, sourceRows: mapping.sourceEntityName.map { rows[$0] ?? 0 },
-            properties: properties, filter: mapping.filterPredicate.map { "\($0)" }, policy: mapping.entityMigrationPolicyClassName)
+            properties: properties, filter: mapping.filterPredicate.map { "\($0)" },
+            policy: mapping.entityMigrationPolicyClassName)
     }
 
     static func wrapped(_ error: any Error, _ location: StoreLocation) -> ToolError {

@@ -35,14 +35,19 @@ public enum XcodeMappingModel {
     public static func read(at url: URL) throws -> MappingModel {
         let document = try documentURL(url)
         let shown = document.path
-        func invalid(_ message: String, code: MigrationError.Code = .unreadableMapping, underlying: (any Error & Sendable)? = nil) -> MigrationError {
+        func invalid(
+            _ message: String, code: MigrationError.Code = .unreadableMapping, underlying: (any Error & Sendable)? = nil
+        ) -> MigrationError {
             MigrationError(code, "mapping model '\(shown)': \(message)", underlying: underlying)
         }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strata-xcmapping-\(UUID().uuidString)")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-xcmapping-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         } catch {
-            throw invalid("cannot make a scratch directory to read it in (\(error.localizedDescription)); check the temporary directory")
+            throw invalid(
+                "cannot make a scratch directory to read it in (\(error.localizedDescription)); check the temporary directory"
+            )
         }
         // Only the private copy is removed; failing to remove it leaves a stray temporary file.
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -77,7 +82,8 @@ public enum XcodeMappingModel {
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw MigrationError(
                 .unreadableMapping,
-                "no mapping model at '\(url.path)'; give the path of an .xcmappingmodel directory (or the xcmapping.xml inside it)")
+                "no mapping model at '\(url.path)'; give the path of an .xcmappingmodel directory (or the xcmapping.xml inside it)"
+            )
         }
         guard isDirectory.boolValue else { return url }
         let document = url.appendingPathComponent(documentName)
@@ -122,7 +128,8 @@ public enum XcodeMappingModel {
         guard let mappingEntity = entity("XDDevEntityMapping") else {
             throw MigrationError(
                 .unreadableMapping,
-                "holds no entity mappings (no XDDevEntityMapping objects); it is not an Xcode mapping model, or Xcode saved it empty")
+                "holds no entity mappings (no XDDevEntityMapping objects); it is not an Xcode mapping model, or Xcode saved it empty"
+            )
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: type, at: url, options: options)
@@ -136,11 +143,17 @@ public enum XcodeMappingModel {
                 EntityMappingRow(
                     number: values.integer("mappingnumber") ?? Int.max, name: values.string("name"),
                     sourceName: values.string("sourcename"), destinationName: values.string("destinationname"),
-                    typeName: values.string("mappingtypename"), policyClassName: values.string("migrationpolicyclassname"),
+                    typeName: values.string("mappingtypename"),
+                    policyClassName: values.string("migrationpolicyclassname"),
                     filter: values.string("sourcefilterpredicatestring"),
-                    attributes: values.properties("attributemappings"), relationships: values.properties("relationshipmappings")))
+                    attributes: values.properties("attributemappings"),
+                    relationships: values.properties("relationshipmappings")))
         }
-        return rows.sorted { ($0.number, $0.sourceName ?? "", $0.destinationName ?? "") < ($1.number, $1.sourceName ?? "", $1.destinationName ?? "") }
+        return rows.sorted {
+            ($0.number, $0.sourceName ?? "", $0.destinationName ?? "") < (
+                $1.number, $1.sourceName ?? "", $1.destinationName ?? ""
+            )
+        }
     }
 
     /// An object's values by the lower-cased names the XML store writes.
@@ -151,7 +164,9 @@ public enum XcodeMappingModel {
         init(_ object: ManagedObject) {
             self.object = object
             var keys: [String: String] = [:]
-            for name in Array(object.entity.attributesByName.keys) + Array(object.entity.relationshipsByName.keys) { keys[name.lowercased()] = name }
+            for name in Array(object.entity.attributesByName.keys) + Array(object.entity.relationshipsByName.keys) {
+                keys[name.lowercased()] = name
+            }
             self.keys = keys
         }
 
@@ -179,7 +194,8 @@ public enum XcodeMappingModel {
 
     /// Xcode's `mappingtypename` values.
     static let typeNames: [String: EntityMappingType] = [
-        "undefined": .undefined, "custom": .custom, "add": .add, "remove": .remove, "copy": .copy, "transform": .transform,
+        "undefined": .undefined, "custom": .custom, "add": .add, "remove": .remove, "copy": .copy,
+        "transform": .transform,
     ]
 
     /// The mapping model the rows describe.
@@ -189,7 +205,8 @@ public enum XcodeMappingModel {
             guard row.sourceName != nil || row.destinationName != nil else {
                 throw MigrationError(
                     .unreadableMapping,
-                    "entity mapping \(row.number == Int.max ? "without a number" : "number \(row.number)") names neither a source nor a destination entity; fix or delete it in Xcode's mapping editor")
+                    "entity mapping \(row.number == Int.max ? "without a number" : "number \(row.number)") names neither a source nor a destination entity; fix or delete it in Xcode's mapping editor"
+                )
             }
             let name = row.name ?? defaultName(source: row.sourceName, destination: row.destinationName)
             var type = EntityMappingType.undefined
@@ -197,7 +214,8 @@ public enum XcodeMappingModel {
                 guard let known = typeNames[typeName.lowercased()] else {
                     throw MigrationError(
                         .unreadableMapping,
-                        "entity mapping '\(name)' has the type '\(typeName)'; Core Data's types are \(typeNames.keys.sorted().joined(separator: ", "))")
+                        "entity mapping '\(name)' has the type '\(typeName)'; Core Data's types are \(typeNames.keys.sorted().joined(separator: ", "))"
+                    )
                 }
                 type = known
             }
@@ -207,15 +225,21 @@ public enum XcodeMappingModel {
                     filter = try FetchPredicate(format: text)
                 } catch {
                     throw MigrationError(
-                        .unreadableMapping, "entity mapping '\(name)' has a filter predicate that does not parse ('\(text)': \(error)); fix it in Xcode's mapping editor",
+                        .unreadableMapping,
+                        "entity mapping '\(name)' has a filter predicate that does not parse ('\(text)': \(error)); fix it in Xcode's mapping editor",
                         underlying: error)
                 }
             }
             mappings.append(
                 EntityMapping(
-                    name: name, mappingType: type, sourceEntityName: row.sourceName, destinationEntityName: row.destinationName,
-                    attributeMappings: try row.attributes.map { try propertyMapping($0, in: name, isRelationship: false) },
-                    relationshipMappings: try row.relationships.map { try propertyMapping($0, in: name, isRelationship: true) },
+                    name: name, mappingType: type, sourceEntityName: row.sourceName,
+                    destinationEntityName: row.destinationName,
+                    attributeMappings: try row.attributes.map {
+                        try propertyMapping($0, in: name, isRelationship: false)
+                    },
+                    relationshipMappings: try row.relationships.map {
+                        try propertyMapping($0, in: name, isRelationship: true)
+                    },
                     filterPredicate: filter, entityMigrationPolicyClassName: row.policyClassName))
         }
         return try MappingModel(entityMappings: mappings)
@@ -227,16 +251,21 @@ public enum XcodeMappingModel {
         return destination ?? source ?? ""
     }
 
-    static func propertyMapping(_ row: PropertyMappingRow, in mapping: String, isRelationship: Bool) throws -> PropertyMapping {
+    static func propertyMapping(_ row: PropertyMappingRow, in mapping: String, isRelationship: Bool) throws
+        -> PropertyMapping
+    {
         let kind = isRelationship ? "relationship" : "attribute"
         guard let name = row.name else {
             throw MigrationError(
-                .unreadableMapping, "entity mapping '\(mapping)' has an \(kind) mapping without a name; fix or delete it in Xcode's mapping editor")
+                .unreadableMapping,
+                "entity mapping '\(mapping)' has an \(kind) mapping without a name; fix or delete it in Xcode's mapping editor"
+            )
         }
         guard ArchivedMappingExpression.isName(name) else {
             throw MigrationError(
                 .unreadableMapping,
-                "entity mapping '\(mapping)' maps the \(kind) \(ArchivedMappingExpression.quoted(name)), which is not a property name; fix it in Xcode's mapping editor")
+                "entity mapping '\(mapping)' maps the \(kind) \(ArchivedMappingExpression.quoted(name)), which is not a property name; fix it in Xcode's mapping editor"
+            )
         }
         let format: String
         if let data = row.expression {
@@ -244,10 +273,13 @@ public enum XcodeMappingModel {
                 format = try ArchivedMappingExpression.format(data)
             } catch let error as MigrationError {
                 throw MigrationError(
-                    .unreadableMapping, "the value expression of \(kind) '\(name)' in entity mapping '\(mapping)' \(error.message); rewrite it in Xcode's mapping editor")
+                    .unreadableMapping,
+                    "the value expression of \(kind) '\(name)' in entity mapping '\(mapping)' \(error.message); rewrite it in Xcode's mapping editor"
+                )
             }
         } else {
-            format = isRelationship
+            format =
+                isRelationship
                 ? "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \(ArchivedMappingExpression.quoted(name)), $source.\(name))"
                 : "$source.\(name)"
         }

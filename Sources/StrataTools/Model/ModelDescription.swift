@@ -10,10 +10,26 @@ public enum ModelDescription {
         .object([
             ("versionHash", .string(model.versionHash.hexString)),
             ("entities", .array(model.entities.map(entity))),
-            ("configurations", .object(model.configurations.sorted { $0.key < $1.key }.map { ($0.key, .array($0.value.map(JSONValue.string))) })),
-            ("fetchRequestTemplates", .object(model.fetchRequestTemplates.sorted { $0.key < $1.key }.map { name, template in
-                (name, .object([("entity", .string(template.entityName)), ("predicate", .string(template.predicateFormat))]))
-            })),
+            (
+                "configurations",
+                .object(
+                    model.configurations.sorted { $0.key < $1.key }.map {
+                        ($0.key, .array($0.value.map(JSONValue.string)))
+                    })
+            ),
+            (
+                "fetchRequestTemplates",
+                .object(
+                    model.fetchRequestTemplates.sorted { $0.key < $1.key }.map { name, template in
+                        (
+                            name,
+                            .object([
+                                ("entity", .string(template.entityName)),
+                                ("predicate", .string(template.predicateFormat)),
+                            ])
+                        )
+                    })
+            ),
             ("warnings", .array(model.loadWarnings.map(warning))),
         ])
     }
@@ -27,16 +43,24 @@ public enum ModelDescription {
 
     static func entity(_ entity: EntityDescription) -> JSONValue {
         .object([
-            ("name", .string(entity.name)), ("parent", .optional(entity.superentityName)), ("abstract", .bool(entity.isAbstract)),
+            ("name", .string(entity.name)), ("parent", .optional(entity.superentityName)),
+            ("abstract", .bool(entity.isAbstract)),
             ("versionHash", .string(entity.versionHash.hexString)),
             ("attributes", .array(entity.ownProperties.compactMap(\.attribute).map(attribute))),
-            ("relationships", .array(entity.ownProperties.compactMap(\.relationship).map { r in
-                .object([
-                    ("name", .string(r.name)), ("destination", .string(r.destinationEntityName)), ("inverse", .optional(r.inverseName)),
-                    ("toMany", .bool(r.isToMany)), ("ordered", .bool(r.isOrdered)), ("optional", .bool(r.isOptional)),
-                    ("minCount", .int(r.minCount)), ("maxCount", .int(r.maxCount)), ("deleteRule", .string(r.deleteRule.xcodeName)),
-                ])
-            })),
+            (
+                "relationships",
+                .array(
+                    entity.ownProperties.compactMap(\.relationship).map { r in
+                        .object([
+                            ("name", .string(r.name)), ("destination", .string(r.destinationEntityName)),
+                            ("inverse", .optional(r.inverseName)),
+                            ("toMany", .bool(r.isToMany)), ("ordered", .bool(r.isOrdered)),
+                            ("optional", .bool(r.isOptional)),
+                            ("minCount", .int(r.minCount)), ("maxCount", .int(r.maxCount)),
+                            ("deleteRule", .string(r.deleteRule.xcodeName)),
+                        ])
+                    })
+            ),
             ("uniquenessConstraints", .array(entity.uniquenessConstraints.map { .array($0.map(JSONValue.string)) })),
         ])
     }
@@ -80,10 +104,13 @@ public enum ModelDescription {
                 case .relationship(let r):
                     let kind = r.isToMany ? (r.isOrdered ? "ordered to-many" : "to-many") : "to-one"
                     out.append(
-                        "  \(r.name) -> \(r.destinationEntityName) (\(kind), inverse \(r.inverseName ?? "none"), delete rule \(r.deleteRule.xcodeName))")
+                        "  \(r.name) -> \(r.destinationEntityName) (\(kind), inverse \(r.inverseName ?? "none"), delete rule \(r.deleteRule.xcodeName))"
+                    )
                 }
             }
-            for constraint in entity.uniquenessConstraints { out.append("  unique (\(constraint.joined(separator: ", ")))") }
+            for constraint in entity.uniquenessConstraints {
+                out.append("  unique (\(constraint.joined(separator: ", ")))")
+            }
         }
         if !model.configurations.isEmpty {
             out.append("")

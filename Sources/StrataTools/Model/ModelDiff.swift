@@ -72,10 +72,16 @@ public struct ModelDiff: Sendable {
         }
         for (before, after) in pairs {
             if before.superentityName != after.superentityName {
-                changes.append(Change(kind: .changed, name: after.name, detail: "parent \(before.superentityName ?? "none") → \(after.superentityName ?? "none")"))
+                changes.append(
+                    Change(
+                        kind: .changed, name: after.name,
+                        detail: "parent \(before.superentityName ?? "none") → \(after.superentityName ?? "none")"))
             }
             if before.isAbstract != after.isAbstract {
-                changes.append(Change(kind: .changed, name: after.name, detail: after.isAbstract ? "now abstract" : "no longer abstract"))
+                changes.append(
+                    Change(
+                        kind: .changed, name: after.name,
+                        detail: after.isAbstract ? "now abstract" : "no longer abstract"))
             }
             if before.uniquenessConstraints != after.uniquenessConstraints {
                 changes.append(Change(kind: .changed, name: after.name, detail: "unique constraints"))
@@ -84,9 +90,13 @@ public struct ModelDiff: Sendable {
         }
     }
 
-    private static func renamed(_ identifier: String?, in entities: [EntityDescription], matched: Set<String>) -> EntityDescription? {
+    private static func renamed(_ identifier: String?, in entities: [EntityDescription], matched: Set<String>)
+        -> EntityDescription?
+    {
         guard let identifier else { return nil }
-        return entities.first { !matched.contains($0.name) && ($0.name == identifier || $0.renamingIdentifier == identifier) }
+        return entities.first {
+            !matched.contains($0.name) && ($0.name == identifier || $0.renamingIdentifier == identifier)
+        }
     }
 
     private mutating func compareProperties(_ before: EntityDescription, _ after: EntityDescription) {
@@ -97,7 +107,9 @@ public struct ModelDiff: Sendable {
             if let same = oldProperties.first(where: { $0.name == property.name }) {
                 matched.insert(same.name)
                 let details = Self.differences(same, property)
-                if !details.isEmpty { changes.append(Change(kind: .changed, name: name, detail: details.joined(separator: ", "))) }
+                if !details.isEmpty {
+                    changes.append(Change(kind: .changed, name: name, detail: details.joined(separator: ", ")))
+                }
             } else if let identifier = Self.renamingIdentifier(property),
                 let renamed = oldProperties.first(where: {
                     !matched.contains($0.name) && ($0.name == identifier || Self.renamingIdentifier($0) == identifier)
@@ -130,18 +142,28 @@ public struct ModelDiff: Sendable {
             if x.type != y.type { out.append("type \(x.type.xcodeName) → \(y.type.xcodeName)") }
             if x.isOptional != y.isOptional { out.append(y.isOptional ? "now optional" : "now required") }
             if x.isTransient != y.isTransient { out.append(y.isTransient ? "now transient" : "now stored") }
-            if x.defaultValue != y.defaultValue { out.append("default \(x.defaultValue.displayText) → \(y.defaultValue.displayText)") }
+            if x.defaultValue != y.defaultValue {
+                out.append("default \(x.defaultValue.displayText) → \(y.defaultValue.displayText)")
+            }
             if x.validation != y.validation { out.append("validation rules") }
             if x.versionHashModifier != y.versionHashModifier { out.append("version hash modifier") }
             if x.elements != y.elements { out.append("composite elements") }
         case (.relationship(let x), .relationship(let y)):
-            if x.destinationEntityName != y.destinationEntityName { out.append("destination \(x.destinationEntityName) → \(y.destinationEntityName)") }
-            if x.inverseName != y.inverseName { out.append("inverse \(x.inverseName ?? "none") → \(y.inverseName ?? "none")") }
+            if x.destinationEntityName != y.destinationEntityName {
+                out.append("destination \(x.destinationEntityName) → \(y.destinationEntityName)")
+            }
+            if x.inverseName != y.inverseName {
+                out.append("inverse \(x.inverseName ?? "none") → \(y.inverseName ?? "none")")
+            }
             if x.isToMany != y.isToMany { out.append(y.isToMany ? "now to-many" : "now to-one") }
             if x.isOrdered != y.isOrdered { out.append(y.isOrdered ? "now ordered" : "now unordered") }
             if x.isOptional != y.isOptional { out.append(y.isOptional ? "now optional" : "now required") }
-            if x.minCount != y.minCount || x.maxCount != y.maxCount { out.append("count \(x.minCount)…\(x.maxCount) → \(y.minCount)…\(y.maxCount)") }
-            if x.deleteRule != y.deleteRule { out.append("delete rule \(x.deleteRule.xcodeName) → \(y.deleteRule.xcodeName)") }
+            if x.minCount != y.minCount || x.maxCount != y.maxCount {
+                out.append("count \(x.minCount)…\(x.maxCount) → \(y.minCount)…\(y.maxCount)")
+            }
+            if x.deleteRule != y.deleteRule {
+                out.append("delete rule \(x.deleteRule.xcodeName) → \(y.deleteRule.xcodeName)")
+            }
             if x.isTransient != y.isTransient { out.append(y.isTransient ? "now transient" : "now stored") }
         default:
             out.append(b.attribute != nil ? "relationship → attribute" : "attribute → relationship")
@@ -174,7 +196,16 @@ public struct ModelDiff: Sendable {
             ("needsMigration", .bool(needsMigration)), ("oldVersionHash", .string(oldVersionHash)),
             ("newVersionHash", .string(newVersionHash)), ("lightweight", .bool(isLightweight)),
             ("changesNeedingMappingModel", .array(changesNeedingMappingModel.map(JSONValue.string))),
-            ("changes", .array(changes.map { .object([("kind", .string($0.kind.rawValue)), ("name", .string($0.name)), ("detail", .optional($0.detail))]) })),
+            (
+                "changes",
+                .array(
+                    changes.map {
+                        .object([
+                            ("kind", .string($0.kind.rawValue)), ("name", .string($0.name)),
+                            ("detail", .optional($0.detail)),
+                        ])
+                    })
+            ),
         ])
     }
 }

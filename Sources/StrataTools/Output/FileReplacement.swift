@@ -55,7 +55,8 @@ public enum FileReplacement {
         if stat(target, &old) == 0 {
             guard overwrite else { throw ToolError.usage("'\(target)' already exists; pass --overwrite to replace it") }
             guard old.st_mode & S_IFMT == S_IFREG else {
-                throw ToolError.failure("'\(target)' is not a regular file (a directory?); it was left as it was. Choose a file path")
+                throw ToolError.failure(
+                    "'\(target)' is not a regular file (a directory?); it was left as it was. Choose a file path")
             }
             if old.st_uid != geteuid() || old.st_gid != getegid() {
                 // A process that may not give the file away keeps its own user (and, when not a
@@ -66,7 +67,9 @@ public enum FileReplacement {
                 throw failure("cannot give the new file the permissions of '\(target)' (left as it was)", errno)
             }
         }
-        guard fsync(descriptor) == 0 else { throw failure("cannot fsync the new file; '\(target)' was left as it was", errno) }
+        guard fsync(descriptor) == 0 else {
+            throw failure("cannot fsync the new file; '\(target)' was left as it was", errno)
+        }
         if overwrite {
             guard rename(temporary, target) == 0 else {
                 throw failure("cannot rename the new file over '\(target)' (left as it was)", errno)
@@ -74,7 +77,9 @@ public enum FileReplacement {
         } else {
             // link(2) fails with EEXIST instead of replacing a file created since the check.
             guard link(temporary, target) == 0 else {
-                if errno == EEXIST { throw ToolError.usage("'\(target)' already exists; pass --overwrite to replace it") }
+                if errno == EEXIST {
+                    throw ToolError.usage("'\(target)' already exists; pass --overwrite to replace it")
+                }
                 throw failure("cannot put the new file at '\(target)'", errno)
             }
             unlink(temporary)
@@ -133,7 +138,9 @@ public final class ReplacingFileWriter {
     private func flush() throws {
         var written = 0
         while written < buffer.count {
-            let count = buffer.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress! + written, $0.count - written) }  // non-empty here
+            let count = buffer.withUnsafeBytes {
+                Foundation.write(descriptor, $0.baseAddress! + written, $0.count - written)
+            }  // non-empty here
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileReplacement.failure("cannot write '\(target)' (left as it was)", errno)

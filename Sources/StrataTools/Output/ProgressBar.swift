@@ -56,7 +56,9 @@ public final class ProgressBar {
             if finished { write("\n") }
         } else if progress.entityCopied == progress.entityTotal, lastEntity != progress.entity {
             lastEntity = progress.entity
-            write("copied \(progress.entity): \(progress.entityTotal) row\(progress.entityTotal == 1 ? "" : "s") (\(progress.copied)/\(progress.total))\n")
+            write(
+                "copied \(progress.entity): \(progress.entityTotal) row\(progress.entityTotal == 1 ? "" : "s") (\(progress.copied)/\(progress.total))\n"
+            )
         }
     }
 
@@ -74,6 +76,7 @@ public final class ProgressBar {
             eta = "--:--"
         }
         let percent = String(format: "%3d%%", Int(fraction * 100))
-        return "[\(bar)] \(percent)  \(progress.copied)/\(progress.total) rows  \(Int(rate)) rows/s  ETA \(eta)  \(progress.entity)"
+        return
+            "[\(bar)] \(percent)  \(progress.copied)/\(progress.total) rows  \(Int(rate)) rows/s  ETA \(eta)  \(progress.entity)"
     }
 }

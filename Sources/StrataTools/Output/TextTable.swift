@@ -20,7 +20,9 @@ public struct TextTable {
     public var lines: [String] {
         var widths = headers.map(\.count)
         for row in rows {
-            for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) }
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
         }
         func render(_ cells: [String]) -> String {
             var parts: [String] = []
@@ -33,7 +35,8 @@ public struct TextTable {
             while line.hasSuffix(" ") { line.removeLast() }
             return line
         }
-        return [render(headers), widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")] + rows.map(render)
+        return [render(headers), widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")]
+            + rows.map(render)
     }
 
     /// The rendered table, one line per row.

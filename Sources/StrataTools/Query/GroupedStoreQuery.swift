@@ -23,11 +23,14 @@ public struct QueryAggregate: Sendable, Hashable {
         let parts = text.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
         let names = ["count", "sum", "avg", "average", "min", "max"]
         guard parts.count == 2, !parts[1].isEmpty else {
-            throw ToolError.usage("--aggregate '\(text)': write FUNC:KEY, e.g. count:* or sum:age (FUNC is \(names.joined(separator: ", ")))")
+            throw ToolError.usage(
+                "--aggregate '\(text)': write FUNC:KEY, e.g. count:* or sum:age (FUNC is \(names.joined(separator: ", ")))"
+            )
         }
         let name = parts[0].lowercased()
         guard let function = name == "avg" ? .average : AggregateFunction(rawValue: name) else {
-            throw ToolError.usage("--aggregate '\(text)': unknown function '\(parts[0])'; use one of \(names.joined(separator: ", "))")
+            throw ToolError.usage(
+                "--aggregate '\(text)': unknown function '\(parts[0])'; use one of \(names.joined(separator: ", "))")
         }
         if parts[1] == "*" {
             guard function == .count else {
@@ -44,9 +47,13 @@ public struct QueryAggregate: Sendable, Hashable {
 extension StoreQuery {
     /// Runs a grouped query (`--group-by`, `--aggregate`): one output row per group, holding the
     /// group key paths and the aggregates' `count(*)`-style keys.
-    static func runGrouped(_ location: StoreLocation, _ options: QueryOptions, model: ManagedObjectModel, entity: EntityDescription) throws -> String {
+    static func runGrouped(
+        _ location: StoreLocation, _ options: QueryOptions, model: ManagedObjectModel, entity: EntityDescription
+    ) throws -> String {
         if options.properties != nil {
-            throw ToolError.usage("--properties cannot be combined with --group-by or --aggregate; the rows hold the group keys and aggregates")
+            throw ToolError.usage(
+                "--properties cannot be combined with --group-by or --aggregate; the rows hold the group keys and aggregates"
+            )
         }
         let aggregates = try options.aggregates.map(QueryAggregate.init(parsing:))
         let groupBy = options.groupBy
@@ -56,11 +63,15 @@ extension StoreQuery {
         }
         var request = FetchRequest(entityName: entity.name)
         request.resultType = .dictionary
-        request.propertiesToFetch = groupBy.map { FetchProperty.keyPath($0) } + aggregates.map { aggregate in
-            .expression(ExpressionDescription(
-                name: aggregate.alias,
-                expression: .function(aggregate.function.selector, [aggregate.keyPath.map { .keyPath($0) } ?? .evaluatedObject])))
-        }
+        request.propertiesToFetch =
+            groupBy.map { FetchProperty.keyPath($0) }
+            + aggregates.map { aggregate in
+                .expression(
+                    ExpressionDescription(
+                        name: aggregate.alias,
+                        expression: .function(
+                            aggregate.function.selector, [aggregate.keyPath.map { .keyPath($0) } ?? .evaluatedObject])))
+            }
         if !groupBy.isEmpty { request.propertiesToGroupBy = groupBy.map { FetchProperty.keyPath($0) } }
         if let text = options.predicate {
             do {
@@ -94,7 +105,8 @@ extension StoreQuery {
             throw ToolError.wrapping(error, store: location.displayName)
         }
         if options.countOnly {
-            return options.format == .json ? JSONValue.object([("count", .int(rows.count))]).serialized() : String(rows.count)
+            return options.format == .json
+                ? JSONValue.object([("count", .int(rows.count))]).serialized() : String(rows.count)
         }
         let keys = groupBy + aggregates.map(\.outputKey)
         let sources = groupBy + aggregates.map(\.alias)
@@ -114,7 +126,9 @@ extension StoreQuery {
     }
 
     /// Sort keys of a grouped query: group key paths, or aggregates by output key or alias.
-    private static func groupedSortKeys(_ text: String?, groupBy: [String], aggregates: [QueryAggregate]) throws -> [SortKey] {
+    private static func groupedSortKeys(_ text: String?, groupBy: [String], aggregates: [QueryAggregate]) throws
+        -> [SortKey]
+    {
         guard let text, !text.isEmpty else { return [] }
         return try text.split(separator: ",").map { part in
             var key = part.trimmingCharacters(in: .whitespaces)
@@ -128,7 +142,8 @@ extension StoreQuery {
                 return SortKey(aggregate.alias, ascending: ascending)
             }
             throw ToolError.usage(
-                "--sort '\(part)': a grouped query sorts by its group keys or aggregates (\((groupBy + aggregates.map(\.outputKey)).joined(separator: ", ")))")
+                "--sort '\(part)': a grouped query sorts by its group keys or aggregates (\((groupBy + aggregates.map(\.outputKey)).joined(separator: ", ")))"
+            )
         }
     }
 

@@ -49,7 +49,8 @@ public enum StoreQuery {
         let model = resolved.model
         guard let entity = model.entity(named: options.entity) else {
             throw ToolError.usage(
-                "the model has no entity '\(options.entity)'; entities: \(model.entities.map(\.name).joined(separator: ", "))")
+                "the model has no entity '\(options.entity)'; entities: \(model.entities.map(\.name).joined(separator: ", "))"
+            )
         }
         if !options.groupBy.isEmpty || !options.aggregates.isEmpty {
             return try runGrouped(location, options, model: model, entity: entity)
@@ -72,7 +73,8 @@ public enum StoreQuery {
         request.fetchOffset = options.offset
         let properties = try selectedProperties(options.properties, entity: entity)
 
-        let (coordinator, _) = try StoreOpener.attach(location, model: model, configuration: resolved.configuration, readOnly: true)
+        let (coordinator, _) = try StoreOpener.attach(
+            location, model: model, configuration: resolved.configuration, readOnly: true)
         let context = ManagedObjectContext(coordinator: coordinator)
         if options.countOnly {
             var countRequest = request
@@ -85,14 +87,24 @@ public enum StoreQuery {
         let rows = try objects.map { object in try cells(of: object, properties: properties) }
         switch options.format {
         case .json:
-            return JSONValue.array(zip(objects, rows).map { object, row in
-                .object([("id", .string(object.objectID.uriRepresentation().absoluteString)), ("entity", .string(object.entity.name))]
-                    + zip(properties, row).map { (outputName($0.name), $1) })
-            }).serialized()
+            return JSONValue.array(
+                zip(objects, rows).map { object, row in
+                    .object(
+                        [
+                            ("id", .string(object.objectID.uriRepresentation().absoluteString)),
+                            ("entity", .string(object.entity.name)),
+                        ]
+                            + zip(properties, row).map { (outputName($0.name), $1) })
+                }
+            ).serialized()
         case .csv:
-            var lines = [(["id", "entity"] + properties.map { outputName($0.name) }).map(csvField).joined(separator: ",")]
+            var lines = [
+                (["id", "entity"] + properties.map { outputName($0.name) }).map(csvField).joined(separator: ",")
+            ]
             for (object, row) in zip(objects, rows) {
-                let fields = [object.objectID.uriRepresentation().absoluteString, object.entity.name] + row.map { text($0, empty: "") }
+                let fields =
+                    [object.objectID.uriRepresentation().absoluteString, object.entity.name]
+                    + row.map { text($0, empty: "") }
                 lines.append(fields.map(csvField).joined(separator: ","))
             }
             return lines.joined(separator: "\n")
@@ -133,9 +145,11 @@ public enum StoreQuery {
                 guard let (slot, used) = current.slot(forComponents: components, from: index) else {
                     if current.isComposite(components[index]) {
                         throw ToolError.usage(
-                            "--sort '\(keyPath)': '\(components[index])' of entity '\(current.name)' is a composite attribute; sort by one of its elements (\(current.properties.map(\.name).filter { $0.hasPrefix(components[index] + ".") }.joined(separator: ", ")))")
+                            "--sort '\(keyPath)': '\(components[index])' of entity '\(current.name)' is a composite attribute; sort by one of its elements (\(current.properties.map(\.name).filter { $0.hasPrefix(components[index] + ".") }.joined(separator: ", ")))"
+                        )
                     }
-                    throw ToolError.usage("--sort '\(keyPath)': entity '\(current.name)' has no property '\(components[index])'")
+                    throw ToolError.usage(
+                        "--sort '\(keyPath)': entity '\(current.name)' has no property '\(components[index])'")
                 }
                 let property = current.properties[slot]
                 let component = property.name
@@ -146,7 +160,8 @@ public enum StoreQuery {
                     else { throw ToolError.usage("--sort '\(keyPath)': '\(component)' is not a to-one relationship") }
                     current = next
                 } else if property.attribute == nil {
-                    throw ToolError.usage("--sort '\(keyPath)': '\(component)' is a relationship; sort by one of its attributes")
+                    throw ToolError.usage(
+                        "--sort '\(keyPath)': '\(component)' is a relationship; sort by one of its attributes")
                 }
             }
             return SortKey(keyPath, ascending: ascending)
@@ -164,7 +179,8 @@ public enum StoreQuery {
             }
             guard let property = entity.property(named: name) else {
                 throw ToolError.usage(
-                    "--properties: entity '\(entity.name)' has no property '\(name)'; it has \(entity.properties.map(\.name).joined(separator: ", "))")
+                    "--properties: entity '\(entity.name)' has no property '\(name)'; it has \(entity.properties.map(\.name).joined(separator: ", "))"
+                )
             }
             return property
         }
@@ -189,13 +205,17 @@ public enum StoreQuery {
     }
 
     /// A composite as the interchange format writes it: an object of its elements, or `null`.
-    static func compositeJSON(of object: ManagedObject, _ composite: AttributeDescription, at keyPath: String) throws -> JSONValue {
+    static func compositeJSON(of object: ManagedObject, _ composite: AttributeDescription, at keyPath: String) throws
+        -> JSONValue
+    {
         var members: [(String, JSONValue)] = []
         var present = false
         for element in composite.elements {
             let path = keyPath + "." + element.name
-            let value = element.isComposite
-                ? try compositeJSON(of: object, element, at: path) : InterchangeValue.json(try object.storeValue(forKey: path))
+            let value =
+                element.isComposite
+                ? try compositeJSON(of: object, element, at: path)
+                : InterchangeValue.json(try object.storeValue(forKey: path))
             if case .null = value {} else { present = true }
             members.append((element.name, value))
         }

@@ -59,7 +59,8 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
         if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
             guard let url = URL(string: text), url.host != nil || url.path.count > 1 || url.query != nil else {
                 throw ToolError.usage(
-                    "'\(URL(string: text)?.storeName ?? "the store URL")' is not a store URL; write postgres://user@host:5432/database?schema=NAME")
+                    "'\(URL(string: text)?.storeName ?? "the store URL")' is not a store URL; write postgres://user@host:5432/database?schema=NAME"
+                )
             }
             self.init(scheme: .postgres, url: url)
             return
@@ -67,7 +68,8 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
         if let colon = text.firstIndex(of: ":") {
             let prefix = String(text[..<colon])
             if prefix.lowercased() == "postgres" || prefix.lowercased() == "postgresql" {
-                throw ToolError.usage("a PostgreSQL store is a URL: write postgres://user@host:5432/database?schema=NAME")
+                throw ToolError.usage(
+                    "a PostgreSQL store is a URL: write postgres://user@host:5432/database?schema=NAME")
             }
             let rest = String(text[text.index(after: colon)...])
             if let scheme = Scheme(rawValue: prefix.lowercased()) {
@@ -82,7 +84,8 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
             let looksLikeScheme = !prefix.isEmpty && prefix.allSatisfy { $0.isLetter || $0.isNumber }
             if looksLikeScheme && !FileManager.default.fileExists(atPath: text) {
                 throw ToolError.usage(
-                    "unknown store type '\(prefix)' in '\(text)'; write sqlite:PATH, xml:PATH, lmdb:PATH, memory: or postgres://…")
+                    "unknown store type '\(prefix)' in '\(text)'; write sqlite:PATH, xml:PATH, lmdb:PATH, memory: or postgres://…"
+                )
             }
         }
         guard !text.isEmpty else { throw ToolError.usage("the store location is empty") }
@@ -104,7 +107,8 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
         switch (byExtension, byContent) {
         case (let guess?, let actual?) where guess != actual:
             throw ToolError.usage(
-                "'\(text)' is named like a\(guess == .xml ? "n" : "") \(guess.driverName) store but holds \(actual.driverName) data; write \(actual.rawValue):\(text) if that is what it is")
+                "'\(text)' is named like a\(guess == .xml ? "n" : "") \(guess.driverName) store but holds \(actual.driverName) data; write \(actual.rawValue):\(text) if that is what it is"
+            )
         case (let guess?, _): return guess
         case (nil, let actual?): return actual
         case (nil, nil):
@@ -113,7 +117,8 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
                     "cannot tell which driver reads '\(text)'; write sqlite:\(text), xml:\(text) or lmdb:\(text)")
             }
             throw ToolError.usage(
-                "cannot tell the store type of '\(text)' from its extension (.sqlite, .xml, .lmdb); write sqlite:\(text), xml:\(text) or lmdb:\(text)")
+                "cannot tell the store type of '\(text)' from its extension (.sqlite, .xml, .lmdb); write sqlite:\(text), xml:\(text) or lmdb:\(text)"
+            )
         }
     }
 
@@ -123,7 +128,9 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: 16), !head.isEmpty else { return nil }
         if head.starts(with: Array("SQLite format 3".utf8)) { return .sqlite }
-        let trimmed = head.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF }
+        let trimmed = head.drop {
+            $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF
+        }
         if trimmed.first == UInt8(ascii: "<") { return .xml }
         return nil
     }
@@ -136,7 +143,8 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
         if let type = StoreType.named(scheme.driverName) { return type }
         let available = KnownDrivers.all.map(\.name).joined(separator: ", ")
         throw ToolError.usage(
-            "the \(scheme.driverName) driver is not available in this build of strata (needed for '\(self)'); available: \(available)")
+            "the \(scheme.driverName) driver is not available in this build of strata (needed for '\(self)'); available: \(available)"
+        )
     }
 
     /// Whether something exists at the location (always `false` for `memory:`; for `memory:NAME`,
@@ -147,7 +155,9 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
         if scheme == .memory || scheme == .postgres {
             // A server that cannot be reached counts as "nothing there"; opening the store then
             // reports the connection error itself.
-            return (try? storeType().factory.metadata(at: url, options: StoreOptions(isReadOnly: true, createIfMissing: false))) != nil
+            return
+                (try? storeType().factory.metadata(
+                    at: url, options: StoreOptions(isReadOnly: true, createIfMissing: false))) != nil
         }
         return FileManager.default.fileExists(atPath: url.path)
     }

@@ -41,7 +41,8 @@ public enum StoreOpener {
             throw ToolError.usage("no store at '\(location.displayName)'")
         }
         if location.isOnServer, try metadata(at: location) == nil {
-            throw ToolError.usage("no store at '\(location.displayName)': its schema holds no store; check the URL's schema")
+            throw ToolError.usage(
+                "no store at '\(location.displayName)': its schema holds no store; check the URL's schema")
         }
         let type = try location.storeType()
         var found: ResolvedModel?
@@ -50,10 +51,13 @@ public enum StoreOpener {
             if let data = try metadata(at: location)?.values[StoreMetadata.modelKey]?.dataValue {
                 do {
                     found = ResolvedModel(
-                        model: try ManagedObjectModel(encodedRepresentation: data), source: "embedded", requiresReadOnly: false)
+                        model: try ManagedObjectModel(encodedRepresentation: data), source: "embedded",
+                        requiresReadOnly: false)
                 } catch {
                     if given == nil {
-                        throw ToolError.failure("store '\(location.displayName)': its embedded model does not decode (\(error)); pass --model")
+                        throw ToolError.failure(
+                            "store '\(location.displayName)': its embedded model does not decode (\(error)); pass --model"
+                        )
                     }
                 }
             }
@@ -64,7 +68,7 @@ public enum StoreOpener {
                             model: recovered.model, source: recovered.source.rawValue,
                             requiresReadOnly: recovered.requiresReadOnly)
                     }
-                } catch where given != nil {
+                } catch  where given != nil {
                     found = nil  // the given model is used instead
                 } catch {
                     throw ToolError.wrapping(error, store: location.displayName)
@@ -78,7 +82,8 @@ public enum StoreOpener {
         }
         guard let given else {
             throw ToolError.usage(
-                "store '\(location.displayName)' holds no model Strata can read; pass --model PATH (an .xcdatamodeld, .xcdatamodel or Strata model .json)")
+                "store '\(location.displayName)' holds no model Strata can read; pass --model PATH (an .xcdatamodeld, .xcdatamodel or Strata model .json)"
+            )
         }
         return ResolvedModel(
             model: given, source: "--model", requiresReadOnly: false, matchesGivenModel: true,

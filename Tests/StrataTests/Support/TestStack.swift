@@ -33,9 +33,14 @@ struct TestStack {
         return context
     }
 
-    func fetch(_ entity: String, _ format: String? = nil, in context: ManagedObjectContext? = nil) throws -> [ManagedObject] {
-        let sortKey = coordinator.managedObjectModel.entity(named: entity)?.property(named: "name") != nil ? "name" : "title"
+    func fetch(_ entity: String, _ format: String? = nil, in context: ManagedObjectContext? = nil) throws
+        -> [ManagedObject]
+    {
+        let sortKey =
+            coordinator.managedObjectModel.entity(named: entity)?.property(named: "name") != nil ? "name" : "title"
         return try (context ?? self.context).fetch(
-            FetchRequest(entityName: entity, predicate: try format.map { try FetchPredicate(format: $0) }, sortKeys: [SortKey(sortKey)]))
+            FetchRequest(
+                entityName: entity, predicate: try format.map { try FetchPredicate(format: $0) },
+                sortKeys: [SortKey(sortKey)]))
     }
 }

@@ -54,7 +54,8 @@ enum EnvironmentRegistry {
                 path: location.path, isDirectory: location.isDirectory, options: options, readOnly: readOnly)
             guard let key = LMDBFileKey(path: location.dataFile) else {
                 throw StoreError(
-                    .io, "LMDB opened the store but its data file \(location.dataFile) cannot be found; check the path", store: location.path)
+                    .io, "LMDB opened the store but its data file \(location.dataFile) cannot be found; check the path",
+                    store: location.path)
             }
             table[key] = Entry(environment: environment, users: 1)
             return environment
@@ -77,6 +78,10 @@ enum EnvironmentRegistry {
         }
     }
 
-    /// How many environments are open in this process (for tests).
-    static var openCount: Int { entries.withLock { $0.count } }
+    /// How many drivers of this process use the environment of the data file at `path`, whatever
+    /// path reached it (for tests; 0 when none has it open).
+    static func userCount(ofDataFile path: String) -> Int {
+        guard let key = LMDBFileKey(path: path) else { return 0 }
+        return entries.withLock { $0[key]?.users ?? 0 }
+    }
 }

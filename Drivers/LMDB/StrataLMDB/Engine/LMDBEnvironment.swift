@@ -179,7 +179,9 @@ final class LMDBEnvironment: @unchecked Sendable {
 
     private func isMapFull(_ error: any Error) -> Bool {
         if error is MapFull { return true }
-        if let store = error as? StoreError, let engine = store.underlying as? LMDBEngineError { return engine.code == MDB_MAP_FULL }
+        if let store = error as? StoreError, let engine = store.underlying as? LMDBEngineError {
+            return engine.code == MDB_MAP_FULL
+        }
         return false
     }
 
@@ -238,17 +240,26 @@ final class LMDBEnvironment: @unchecked Sendable {
         let (code, advice): (StoreError.Code, String) =
             switch rc {
             case MDB_INVALID, MDB_VERSION_MISMATCH:
-                (.corrupt, "the file is not an LMDB environment (or one of another LMDB version); check the path, or restore the store from a backup")
+                (
+                    .corrupt,
+                    "the file is not an LMDB environment (or one of another LMDB version); check the path, or restore the store from a backup"
+                )
             case MDB_CORRUPTED, MDB_PAGE_NOTFOUND:
                 (.corrupt, "the LMDB file is damaged; restore the store from a backup")
             case MDB_MAP_FULL:
                 (.full, "the LMDB map is full; raise the store option maxMapSize")
             case MDB_READERS_FULL:
-                (.locked, "every LMDB reader slot is taken, possibly by crashed processes (stale reader slots); close other readers, or run `mdb_stat -rr` on the store to clear stale slots")
+                (
+                    .locked,
+                    "every LMDB reader slot is taken, possibly by crashed processes (stale reader slots); close other readers, or run `mdb_stat -rr` on the store to clear stale slots"
+                )
             case MDB_MAP_RESIZED:
                 (.io, "another process grew the map; retry")
             case EACCES, EPERM:
-                (.io, "permission denied; check the owner and mode of the store file, its -lock file and their directory, or open the store read-only")
+                (
+                    .io,
+                    "permission denied; check the owner and mode of the store file, its -lock file and their directory, or open the store read-only"
+                )
             case EROFS:
                 (.readOnly, "the file system is read-only; open the store read-only")
             case ENOENT:
@@ -298,6 +309,6 @@ final class ReadWriteLock: @unchecked Sendable {
 }
 
 // LMDB's error macros as plain constants for callers outside the shim (tests).
-let MDB_READERS_FULL_CODE = MDB_READERS_FULL
-let MDB_MAP_FULL_CODE = MDB_MAP_FULL
-let MDB_INVALID_CODE = MDB_INVALID
+let mdbReadersFullCode = MDB_READERS_FULL
+let mdbMapFullCode = MDB_MAP_FULL
+let mdbInvalidCode = MDB_INVALID

@@ -35,7 +35,8 @@ struct LMDBLocation: Sendable {
             var status = stat()
             if stat(target, &status) == 0 {
                 guard let real = realpath(target, nil) else {
-                    throw StoreError(.io, "cannot resolve the store path: \(String(cString: strerror(errno)))", store: given)
+                    throw StoreError(
+                        .io, "cannot resolve the store path: \(String(cString: strerror(errno)))", store: given)
                 }
                 defer { free(real) }
                 let isDirectory = status.st_mode & S_IFMT == S_IFDIR
@@ -46,7 +47,8 @@ struct LMDBLocation: Sendable {
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = readlink(target, &buffer, buffer.count - 1)
             guard count >= 0 else {
-                throw StoreError(.io, "cannot read the symbolic link \(target): \(String(cString: strerror(errno)))", store: given)
+                throw StoreError(
+                    .io, "cannot read the symbolic link \(target): \(String(cString: strerror(errno)))", store: given)
             }
             let destination = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             target = destination.hasPrefix("/") ? destination : Self.directory(of: target) + "/" + destination
@@ -58,7 +60,8 @@ struct LMDBLocation: Sendable {
         let directory = Self.directory(of: target)
         guard let real = realpath(directory, nil) else {
             throw StoreError(
-                .notFound, "the directory \(directory) for the new store does not exist; create it first, or check the path",
+                .notFound,
+                "the directory \(directory) for the new store does not exist; create it first, or check the path",
                 store: given)
         }
         defer { free(real) }
@@ -112,12 +115,15 @@ struct LMDBLocation: Sendable {
         let descriptor = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if descriptor < 0 {
             if errno == ENOENT && isDirectory { return }  // LMDB creates data.mdb in the directory
-            throw StoreError(.io, "cannot read the store file \(file): \(String(cString: strerror(errno))); fix its owner or mode", store: given)
+            throw StoreError(
+                .io, "cannot read the store file \(file): \(String(cString: strerror(errno))); fix its owner or mode",
+                store: given)
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            throw StoreError(.io, "cannot read the store file \(file): \(String(cString: strerror(errno)))", store: given)
+            throw StoreError(
+                .io, "cannot read the store file \(file): \(String(cString: strerror(errno)))", store: given)
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
             throw corrupt("\(file) is not a regular file (a directory, device or pipe); check the path")
@@ -126,7 +132,8 @@ struct LMDBLocation: Sendable {
         let first = try read(descriptor, at: 0, count: Meta.size)
         guard first.count == Meta.size, Self.uint32(first, Meta.magicOffset) == Meta.magic else {
             throw corrupt(
-                "the file is not an LMDB environment (or one written on a 32-bit or big-endian machine); check the path (it may be a store of another type)")
+                "the file is not an LMDB environment (or one written on a 32-bit or big-endian machine); check the path (it may be a store of another type)"
+            )
         }
         let pageSize = Int(Self.uint32(first, Meta.pageSizeOffset))
         guard pageSize >= 512, pageSize <= 65_536, pageSize & (pageSize - 1) == 0 else {
@@ -134,7 +141,9 @@ struct LMDBLocation: Sendable {
         }
         let second = try read(descriptor, at: off_t(pageSize), count: Meta.size)
         guard second.count == Meta.size else {
-            throw corrupt("the file ends inside its second meta page (\(status.st_size) bytes, pages of \(pageSize)); it was truncated")
+            throw corrupt(
+                "the file ends inside its second meta page (\(status.st_size) bytes, pages of \(pageSize)); it was truncated"
+            )
         }
         var newest = first
         for (number, page) in [first, second].enumerated() {
@@ -143,21 +152,28 @@ struct LMDBLocation: Sendable {
             else { throw corrupt("meta page \(number) is damaged") }
             let version = Self.uint32(page, Meta.versionOffset)
             guard version == Meta.dataVersion else {
-                throw corrupt("meta page \(number) has LMDB data format \(version); this liblmdb reads format \(Meta.dataVersion)")
+                throw corrupt(
+                    "meta page \(number) has LMDB data format \(version); this liblmdb reads format \(Meta.dataVersion)"
+                )
             }
             // liblmdb takes the page size from the newer meta page and divides by it.
             let size = Int(Self.uint32(page, Meta.pageSizeOffset))
-            guard size == pageSize else { throw corrupt("meta page \(number) has page size \(size), meta page 0 \(pageSize)") }
+            guard size == pageSize else {
+                throw corrupt("meta page \(number) has page size \(size), meta page 0 \(pageSize)")
+            }
             if Self.uint64(page, Meta.transactionOffset) > Self.uint64(newest, Meta.transactionOffset) { newest = page }
         }
         // Read after the meta pages (see above).
         guard fstat(descriptor, &status) == 0 else {
-            throw StoreError(.io, "cannot read the store file \(file): \(String(cString: strerror(errno)))", store: given)
+            throw StoreError(
+                .io, "cannot read the store file \(file): \(String(cString: strerror(errno)))", store: given)
         }
         let pages = UInt64(status.st_size) / UInt64(pageSize)
         let lastPage = Self.uint64(newest, Meta.lastPageOffset)
         guard lastPage < pages else {
-            throw corrupt("its last transaction uses page \(lastPage), but the file holds \(pages) pages of \(pageSize) bytes; it was truncated")
+            throw corrupt(
+                "its last transaction uses page \(lastPage), but the file holds \(pages) pages of \(pageSize) bytes; it was truncated"
+            )
         }
         for (name, (rootOffset, depthOffset)) in zip(["free-page", "main"], zip(Meta.rootOffsets, Meta.depthOffsets)) {
             let root = Self.uint64(newest, rootOffset)
@@ -172,14 +188,16 @@ struct LMDBLocation: Sendable {
     }
 
     private func corrupt(_ what: String) -> StoreError {
-        StoreError(.corrupt, "the LMDB file is damaged or not one: \(what). Restore the store from a backup", store: given)
+        StoreError(
+            .corrupt, "the LMDB file is damaged or not one: \(what). Restore the store from a backup", store: given)
     }
 
     private func read(_ descriptor: Int32, at offset: off_t, count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, offset) }
         guard got >= 0 else {
-            throw StoreError(.io, "cannot read the store file \(dataFile): \(String(cString: strerror(errno)))", store: given)
+            throw StoreError(
+                .io, "cannot read the store file \(dataFile): \(String(cString: strerror(errno)))", store: given)
         }
         return Array(bytes.prefix(got))
     }

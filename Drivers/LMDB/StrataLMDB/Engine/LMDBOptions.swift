@@ -45,13 +45,15 @@ public struct LMDBOptions: Sendable, Hashable {
         if let text = values["maxMapSize"] { maximumMapSize = try Self.bytes(text, "maxMapSize", store: store) }
         if let text = values["sync"] {
             guard let sync = Sync(rawValue: text.lowercased()) else {
-                throw StoreError(.invalidRequest, "store option sync is '\(text)'; use full, meta or none", store: store)
+                throw StoreError(
+                    .invalidRequest, "store option sync is '\(text)'; use full, meta or none", store: store)
             }
             self.sync = sync
         }
         if let text = values["maxReaders"] {
             guard let count = Int(text), count > 0 else {
-                throw StoreError(.invalidRequest, "store option maxReaders is '\(text)'; use a positive integer", store: store)
+                throw StoreError(
+                    .invalidRequest, "store option maxReaders is '\(text)'; use a positive integer", store: store)
             }
             maximumReaders = count
         }
@@ -76,7 +78,9 @@ public struct LMDBOptions: Sendable, Hashable {
             digits.removeLast()
         }
         guard let number = Int(digits), number > 0, number <= Int.max / factor else {
-            throw StoreError(.invalidRequest, "store option \(name) is '\(text)'; use a byte count such as 1048576 or 64M", store: store)
+            throw StoreError(
+                .invalidRequest, "store option \(name) is '\(text)'; use a byte count such as 1048576 or 64M",
+                store: store)
         }
         return number * factor
     }

@@ -40,8 +40,10 @@ struct LMDBTransaction {
     func put(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8], flags: UInt32 = 0) throws {
         try key.withUnsafeBytes { keyBytes in
             try value.withUnsafeBytes { valueBytes in
-                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                var k = MDB_val(
+                    mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var v = MDB_val(
+                    mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
                 let rc = mdb_put(handle, dbi, &k, &v, flags)
                 if rc == MDB_KEYEXIST, flags & UInt32(MDB_NODUPDATA) != 0 { return }
                 try environment.check(rc, "writing")
@@ -59,10 +61,13 @@ struct LMDBTransaction {
     }
 
     /// ``insert(_:_:_:append:)`` with the value in borrowed memory.
-    func insert(_ dbi: MDB_dbi, _ key: [UInt8], _ valueBytes: UnsafeRawBufferPointer, append: Bool = false) throws -> Bool {
+    func insert(_ dbi: MDB_dbi, _ key: [UInt8], _ valueBytes: UnsafeRawBufferPointer, append: Bool = false) throws
+        -> Bool
+    {
         try key.withUnsafeBytes { keyBytes in
             var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-            var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+            var v = MDB_val(
+                mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
             if append {
                 let rc = mdb_put(handle, dbi, &k, &v, UInt32(MDB_APPEND))
                 if rc != MDB_KEYEXIST {
@@ -84,7 +89,8 @@ struct LMDBTransaction {
             let rc: Int32
             if let value {
                 rc = value.withUnsafeBytes { valueBytes in
-                    var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                    var v = MDB_val(
+                        mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
                     return mdb_del(handle, dbi, &k, &v)
                 }
             } else {
@@ -141,7 +147,9 @@ struct LMDBCursor {
                 k = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
                 if let seekValue {
                     return seekValue.withUnsafeBytes { valueBytes in
-                        v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                        v = MDB_val(
+                            mv_size: valueBytes.count,
+                            mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
                         return mdb_cursor_get(handle, &k, &v, op)
                     }
                 }
@@ -152,7 +160,10 @@ struct LMDBCursor {
         }
         if rc == MDB_NOTFOUND || rc == EINVAL && seek == nil { return nil }
         try environment.check(rc, "reading")
-        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        return (
+            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        )
     }
 
     /// Replaces the value at the cursor's position (`MDB_CURRENT`). Buffers read before the call

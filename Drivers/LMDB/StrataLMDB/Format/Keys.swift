@@ -17,10 +17,14 @@ enum Keys {
 
     /// The primary key as stored: its sign bit flipped, so the unsigned big-endian order of the
     /// bytes is the signed order of the keys.
-    @inline(__always) private static func orderedKey(_ primaryKey: Int64) -> UInt64 { UInt64(bitPattern: primaryKey) ^ (1 << 63) }
+    @inline(__always) private static func orderedKey(_ primaryKey: Int64) -> UInt64 {
+        UInt64(bitPattern: primaryKey) ^ (1 << 63)
+    }
 
     /// The primary key from its stored form (the inverse of ``orderedKey(_:)``).
-    @inline(__always) private static func primaryKey(_ ordered: UInt64) -> Int64 { Int64(bitPattern: ordered ^ (1 << 63)) }
+    @inline(__always) private static func primaryKey(_ ordered: UInt64) -> Int64 {
+        Int64(bitPattern: ordered ^ (1 << 63))
+    }
 
     static func appendRowID(_ id: RowID, to writer: inout ByteWriter) {
         writer.appendBigEndian(UInt32(bitPattern: id.entity))
@@ -41,7 +45,9 @@ enum Keys {
     }
 
     static func rowID(_ buffer: UnsafeRawBufferPointer) throws -> RowID {
-        guard buffer.count == rowIDSize else { throw FormatError("a row key has \(buffer.count) bytes, not \(rowIDSize)") }
+        guard buffer.count == rowIDSize else {
+            throw FormatError("a row key has \(buffer.count) bytes, not \(rowIDSize)")
+        }
         let entity = Int32(bitPattern: UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
         let key = primaryKey(UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt64.self)))
         return RowID(entity: entity, primaryKey: key)

@@ -92,7 +92,9 @@ extension RowCodec {
                 continue
             }
             guard width != 0 else {
-                if case .transient = layout[slot] { throw FormatError("slot \(slot) is transient but is marked present") }
+                if case .transient = layout[slot] {
+                    throw FormatError("slot \(slot) is transient but is marked present")
+                }
                 throw FormatError("slot \(slot) is a to-many relationship but is marked present")
             }
             fields.offsets[slot] = reader.offset
@@ -118,7 +120,8 @@ extension RowCodec {
     static func patch(
         _ bytes: UnsafeMutableRawBufferPointer, slot kind: StoreLayout.Slot, at offset: Int, with value: StoreValue
     ) -> Bool {
-        guard case .attribute(let type) = kind, let width = fixedWidth(kind), offset >= 0, offset + width <= bytes.count else {
+        guard case .attribute(let type) = kind, let width = fixedWidth(kind), offset >= 0, offset + width <= bytes.count
+        else {
             return false
         }
         switch (type, value) {
@@ -132,7 +135,8 @@ extension RowCodec {
         case (.double, .double(let d)), (.float, .double(let d)):
             bytes.storeBytes(of: d.bitPattern.littleEndian, toByteOffset: offset, as: UInt64.self)
         case (.date, .date(let date)):
-            bytes.storeBytes(of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: offset, as: UInt64.self)
+            bytes.storeBytes(
+                of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: offset, as: UInt64.self)
         case (.boolean, .bool(let b)): bytes.storeBytes(of: b ? 1 : 0, toByteOffset: offset, as: UInt8.self)
         default: return false
         }

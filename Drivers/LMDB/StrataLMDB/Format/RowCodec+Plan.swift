@@ -77,9 +77,13 @@ extension RowCodec {
         let count = plan.kinds.count
         let header = RowCodec.Header.size + RowCodec.bitmapSize(count)
         guard buffer.count >= header, buffer[RowCodec.Header.encodingVersionOffset] == encodingVersion,
-            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self))) == count
+            Int(
+                UInt16(
+                    littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self)
+                )) == count
         else { throw Unexpected() }
-        let version = Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.rowVersionOffset, as: Int64.self))
+        let version = Int64(
+            littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.rowVersionOffset, as: Int64.self))
         let end = buffer.count
         var offset = header
         // Appended to a reserved array: `Array(unsafeUninitializedCapacity:)` calls the standard
@@ -100,13 +104,22 @@ extension RowCodec {
                 let at = offset
                 offset += width
                 switch kind {
-                case .int16: value = .integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int16.self))))
-                case .int32: value = .integer(Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int32.self))))
-                case .int64: value = .integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int64.self)))
+                case .int16:
+                    value = .integer(
+                        Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int16.self))))
+                case .int32:
+                    value = .integer(
+                        Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int32.self))))
+                case .int64:
+                    value = .integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: Int64.self)))
                 case .double:
-                    value = .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self))))
+                    value = .double(
+                        Double(
+                            bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+                    )
                 case .date:
-                    let seconds = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
+                    let seconds = Double(
+                        bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
                     value = .date(Date(timeIntervalSinceReferenceDate: seconds))
                 case .boolean:
                     guard buffer[at] <= 1 else { throw Unexpected() }
@@ -135,8 +148,12 @@ extension RowCodec.Plan {
     func probe(_ buffer: UnsafeRawBufferPointer, wanted: [Bool], last: Int, into values: inout [StoreValue]) -> Bool {
         let count = kinds.count
         let header = RowCodec.Header.size + RowCodec.bitmapSize(count)
-        guard last < count, buffer.count >= header, buffer[RowCodec.Header.encodingVersionOffset] == RowCodec.encodingVersion,
-            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self))) == count
+        guard last < count, buffer.count >= header,
+            buffer[RowCodec.Header.encodingVersionOffset] == RowCodec.encodingVersion,
+            Int(
+                UInt16(
+                    littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self)
+                )) == count
         else { return false }
         let end = buffer.count
         var offset = header
@@ -153,13 +170,23 @@ extension RowCodec.Plan {
             guard let width = presentWidth(kind, in: buffer, at: offset), width <= end - offset else { return false }
             if wanted[slot] {
                 switch kind {
-                case .int16: values[slot] = .integer(Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int16.self))))
-                case .int32: values[slot] = .integer(Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self))))
-                case .int64: values[slot] = .integer(Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int64.self)))
+                case .int16:
+                    values[slot] = .integer(
+                        Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int16.self))))
+                case .int32:
+                    values[slot] = .integer(
+                        Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self))))
+                case .int64:
+                    values[slot] = .integer(
+                        Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int64.self)))
                 case .double:
-                    values[slot] = .double(Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))))
+                    values[slot] = .double(
+                        Double(
+                            bitPattern: UInt64(
+                                littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))))
                 case .date:
-                    let seconds = Double(bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                    let seconds = Double(
+                        bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
                     values[slot] = .date(Date(timeIntervalSinceReferenceDate: seconds))
                 case .boolean:
                     guard buffer[offset] <= 1 else { return false }
@@ -181,8 +208,12 @@ extension RowCodec.Plan {
     func integer(at slot: Int, in buffer: UnsafeRawBufferPointer) -> Int64? {
         let count = kinds.count
         let header = RowCodec.Header.size + RowCodec.bitmapSize(count)
-        guard slot < count, buffer.count >= header, buffer[RowCodec.Header.encodingVersionOffset] == RowCodec.encodingVersion,
-            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self))) == count
+        guard slot < count, buffer.count >= header,
+            buffer[RowCodec.Header.encodingVersionOffset] == RowCodec.encodingVersion,
+            Int(
+                UInt16(
+                    littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self)
+                )) == count
         else { return nil }
         let end = buffer.count
         var offset = header
@@ -191,11 +222,15 @@ extension RowCodec.Plan {
                 if current == slot { return nil }
                 continue
             }
-            guard let width = presentWidth(kinds[current], in: buffer, at: offset), width <= end - offset else { return nil }
+            guard let width = presentWidth(kinds[current], in: buffer, at: offset), width <= end - offset else {
+                return nil
+            }
             if current == slot {
                 switch kinds[slot] {
-                case .int16: return Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int16.self)))
-                case .int32: return Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
+                case .int16:
+                    return Int64(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int16.self)))
+                case .int32:
+                    return Int64(Int32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int32.self)))
                 case .int64: return Int64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: Int64.self))
                 default: return nil
                 }
@@ -232,7 +267,8 @@ extension RowCodec {
         if buffer.count < size { buffer = [UInt8](repeating: 0, count: max(size, buffer.count * 2)) }
         buffer.withUnsafeMutableBytes { bytes in
             bytes.storeBytes(of: encodingVersion, toByteOffset: Header.encodingVersionOffset, as: UInt8.self)
-            bytes.storeBytes(of: UInt64(bitPattern: version).littleEndian, toByteOffset: Header.rowVersionOffset, as: UInt64.self)
+            bytes.storeBytes(
+                of: UInt64(bitPattern: version).littleEndian, toByteOffset: Header.rowVersionOffset, as: UInt64.self)
             bytes.storeBytes(of: UInt16(count).littleEndian, toByteOffset: Header.slotCountOffset, as: UInt16.self)
             for index in Header.size..<header { bytes[index] = 0 }
             var offset = header
@@ -241,11 +277,13 @@ extension RowCodec {
                 switch (plan.kinds[slot], values[slot]) {
                 case (_, .null), (.transient, _), (.toMany, _): present = false
                 case (.int16, .integer(let n)):
-                    bytes.storeBytes(of: Int16(truncatingIfNeeded: n).littleEndian, toByteOffset: offset, as: Int16.self)
+                    bytes.storeBytes(
+                        of: Int16(truncatingIfNeeded: n).littleEndian, toByteOffset: offset, as: Int16.self)
                     offset += 2
                     present = true
                 case (.int32, .integer(let n)):
-                    bytes.storeBytes(of: Int32(truncatingIfNeeded: n).littleEndian, toByteOffset: offset, as: Int32.self)
+                    bytes.storeBytes(
+                        of: Int32(truncatingIfNeeded: n).littleEndian, toByteOffset: offset, as: Int32.self)
                     offset += 4
                     present = true
                 case (.int64, .integer(let n)):
@@ -257,7 +295,9 @@ extension RowCodec {
                     offset += 8
                     present = true
                 case (.date, .date(let date)):
-                    bytes.storeBytes(of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: offset, as: UInt64.self)
+                    bytes.storeBytes(
+                        of: date.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: offset,
+                        as: UInt64.self)
                     offset += 8
                     present = true
                 case (.boolean, .bool(let flag)):
@@ -271,7 +311,9 @@ extension RowCodec {
                 case (.string, .string(var text)):
                     text.withUTF8 { utf8 in
                         bytes.storeBytes(of: UInt32(utf8.count).littleEndian, toByteOffset: offset, as: UInt32.self)
-                        if let base = utf8.baseAddress { (bytes.baseAddress! + offset + 4).copyMemory(from: base, byteCount: utf8.count) }
+                        if let base = utf8.baseAddress {
+                            (bytes.baseAddress! + offset + 4).copyMemory(from: base, byteCount: utf8.count)
+                        }
                         offset += 4 + utf8.count
                     }
                     present = true

@@ -28,7 +28,9 @@ enum RowCodec {
     @inline(__always) static func bitmapSize(_ slotCount: Int) -> Int { (slotCount + 7) >> 3 }
 
     /// Where slot `slot`'s presence bit lies: its byte from the bitmap's start, and its mask.
-    @inline(__always) static func presenceBit(_ slot: Int) -> (byte: Int, mask: UInt8) { (slot >> 3, 1 << UInt8(slot & 7)) }
+    @inline(__always) static func presenceBit(_ slot: Int) -> (byte: Int, mask: UInt8) {
+        (slot >> 3, 1 << UInt8(slot & 7))
+    }
 
     /// Whether slot `slot` holds a value in the row `buffer` (whose header was checked).
     @inline(__always) static func isPresent(_ slot: Int, in buffer: UnsafeRawBufferPointer) -> Bool {
@@ -46,7 +48,9 @@ enum RowCodec {
     }
 
     /// Encodes a row into `writer`, replacing what it held (reuse one writer across rows).
-    static func encode(version: RowVersion, values: [StoreValue], layout: [StoreLayout.Slot], into writer: inout ByteWriter) throws {
+    static func encode(
+        version: RowVersion, values: [StoreValue], layout: [StoreLayout.Slot], into writer: inout ByteWriter
+    ) throws {
         guard values.count == layout.count else {
             throw FormatError("the row has \(values.count) values; its entity has \(layout.count) properties")
         }
@@ -72,13 +76,19 @@ enum RowCodec {
         }
     }
 
-    private static func encode(_ value: StoreValue, type: AttributeType, slot: Int, into writer: inout ByteWriter) throws {
+    private static func encode(_ value: StoreValue, type: AttributeType, slot: Int, into writer: inout ByteWriter)
+        throws
+    {
         switch (type, value) {
         case (.integer16, .integer(let n)):
-            guard let narrow = Int16(exactly: n) else { throw FormatError("slot \(slot): \(n) does not fit Integer 16") }
+            guard let narrow = Int16(exactly: n) else {
+                throw FormatError("slot \(slot): \(n) does not fit Integer 16")
+            }
             writer.appendLittleEndian(narrow)
         case (.integer32, .integer(let n)):
-            guard let narrow = Int32(exactly: n) else { throw FormatError("slot \(slot): \(n) does not fit Integer 32") }
+            guard let narrow = Int32(exactly: n) else {
+                throw FormatError("slot \(slot): \(n) does not fit Integer 32")
+            }
             writer.appendLittleEndian(narrow)
         case (.integer64, .integer(let n)): writer.appendLittleEndian(n)
         case (.double, .double(let d)), (.float, .double(let d)): writer.appendLittleEndian(d.bitPattern)
@@ -96,7 +106,8 @@ enum RowCodec {
     }
 
     private static func mismatch(_ value: StoreValue, _ slot: Int, _ expected: String) -> FormatError {
-        FormatError("slot \(slot) holds \(value.kindName.withIndefiniteArticle), which a \(expected) property cannot store")
+        FormatError(
+            "slot \(slot) holds \(value.kindName.withIndefiniteArticle), which a \(expected) property cannot store")
     }
 
     /// The row version alone, without decoding fields.
@@ -169,7 +180,9 @@ enum RowCodec {
             return .uuid(UUID(uuid: uuid))
         case .uri:
             let text = try reader.string()
-            guard let url = URL(string: text) else { throw FormatError("slot \(slot): '\(text.prefix(40))' is not a URI") }
+            guard let url = URL(string: text) else {
+                throw FormatError("slot \(slot): '\(text.prefix(40))' is not a URI")
+            }
             return .uri(url)
         }
     }

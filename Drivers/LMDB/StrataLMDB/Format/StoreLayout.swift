@@ -83,7 +83,9 @@ struct StoreLayout: Sendable {
             func add(_ kind: String, _ names: [String], unique: Bool) {
                 let found = names.compactMap { entity.index(ofProperty: $0) }
                 guard found.count == names.count, !found.isEmpty,
-                    found.allSatisfy({ entity.properties[$0].attribute != nil || entity.properties[$0].relationship?.isToMany == false }),
+                    found.allSatisfy({
+                        entity.properties[$0].attribute != nil || entity.properties[$0].relationship?.isToMany == false
+                    }),
                     found.allSatisfy({ !entity.properties[$0].isTransient })
                 else { return }
                 indexes.append(
@@ -110,15 +112,16 @@ struct StoreLayout: Sendable {
         self.indexes = indexes
         self.indexesByEntity = byEntity
         plans = slots.mapValues { RowCodec.Plan($0) }
-        linked = Set(slots.filter { _, kinds in
-            kinds.contains { kind in
-                switch kind {
-                case .toOne, .links: true
-                case .reverse(_, let order): order != nil
-                case .transient, .attribute: false
+        linked = Set(
+            slots.filter { _, kinds in
+                kinds.contains { kind in
+                    switch kind {
+                    case .toOne, .links: true
+                    case .reverse(_, let order): order != nil
+                    case .transient, .attribute: false
+                    }
                 }
-            }
-        }.keys)
+            }.keys)
     }
 
     /// The relationship key of `slot` in `entity`: the number of the topmost entity declaring the
@@ -131,10 +134,13 @@ struct StoreLayout: Sendable {
         {
             declaring = parent
         }
-        return UInt32(UInt16(truncatingIfNeeded: declaring.entityNumber)) << 16 | UInt32(UInt16(truncatingIfNeeded: slot))
+        return UInt32(UInt16(truncatingIfNeeded: declaring.entityNumber)) << 16
+            | UInt32(UInt16(truncatingIfNeeded: slot))
     }
 
-    private static func slot(_ property: PropertyDescription, at slot: Int, of entity: EntityDescription, in model: ManagedObjectModel) -> Slot {
+    private static func slot(
+        _ property: PropertyDescription, at slot: Int, of entity: EntityDescription, in model: ManagedObjectModel
+    ) -> Slot {
         switch property {
         case .attribute(let attribute):
             return attribute.isTransient ? .transient : .attribute(attribute.type)
@@ -142,9 +148,11 @@ struct StoreLayout: Sendable {
             if relationship.isTransient { return .transient }
             let key = relationshipKey(entity, slot: slot, in: model)
             var inverse: (key: UInt32, isToMany: Bool)?
-            if let inverseName = relationship.inverseName, let destination = model.entity(named: relationship.destinationEntityName),
+            if let inverseName = relationship.inverseName,
+                let destination = model.entity(named: relationship.destinationEntityName),
                 let inverseSlot = destination.index(ofProperty: inverseName),
-                let inverseRelationship = destination.properties[inverseSlot].relationship, !inverseRelationship.isTransient
+                let inverseRelationship = destination.properties[inverseSlot].relationship,
+                !inverseRelationship.isTransient
             {
                 inverse = (relationshipKey(destination, slot: inverseSlot, in: model), inverseRelationship.isToMany)
             }

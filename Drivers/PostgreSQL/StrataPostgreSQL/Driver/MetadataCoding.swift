@@ -29,10 +29,13 @@ enum MetadataCoding {
             do {
                 plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
             } catch {
-                throw StoreError(.corrupt, "Z_METADATA.Z_PLIST is not a property list; restore the store from a backup", store: store)
+                throw StoreError(
+                    .corrupt, "Z_METADATA.Z_PLIST is not a property list; restore the store from a backup", store: store
+                )
             }
             guard let dictionary = plist as? [String: Any] else {
-                throw StoreError(.corrupt, "Z_METADATA.Z_PLIST is not a dictionary; restore the store from a backup", store: store)
+                throw StoreError(
+                    .corrupt, "Z_METADATA.Z_PLIST is not a dictionary; restore the store from a backup", store: store)
             }
             for (key, value) in dictionary {
                 if let converted = metadataValue(value) { values[key] = converted }
@@ -43,7 +46,8 @@ enum MetadataCoding {
             for (name, value) in stored { if let data = value.dataValue { hashes[name] = data } }
         }
         values[storeTypeKey] = nil
-        return StoreMetadata(uuid: uuid, storeType: StoreType.postgreSQLName, entityVersionHashes: hashes, values: values)
+        return StoreMetadata(
+            uuid: uuid, storeType: StoreType.postgreSQLName, entityVersionHashes: hashes, values: values)
     }
 
     /// Replaces the metadata row (inside the caller's transaction).
@@ -56,7 +60,8 @@ enum MetadataCoding {
         do {
             data = try PropertyListSerialization.data(fromPropertyList: dictionary, format: .binary, options: 0)
         } catch {
-            throw StoreError(.invalidRequest, "the metadata cannot be written as a property list: \(error)", store: store)
+            throw StoreError(
+                .invalidRequest, "the metadata cannot be written as a property list: \(error)", store: store)
         }
         var parameters = PGParameters()
         parameters.append(rawText: metadata.uuid)

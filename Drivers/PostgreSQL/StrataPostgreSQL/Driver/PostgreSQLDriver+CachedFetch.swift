@@ -73,7 +73,8 @@ extension PostgreSQLDriver {
                 guard let table = layout.entity(entity.entityNumber).flatMap({ plans.tables[$0.table] }) else {
                     throw StoreError(.invalidRequest, "entity \(entity.name) is not stored here", store: name)
                 }
-                let result = try connection.executePrepared(table.lookupMany, Self.keyArray(missing.map(\.id.primaryKey)))
+                let result = try connection.executePrepared(
+                    table.lookupMany, Self.keyArray(missing.map(\.id.primaryKey)))
                 var byKey: [Int64: RowSnapshot] = [:]
                 byKey.reserveCapacity(missing.count)
                 for row in 0..<result.rowCount {

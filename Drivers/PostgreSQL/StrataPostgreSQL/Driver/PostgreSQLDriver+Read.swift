@@ -47,7 +47,8 @@ extension PostgreSQLDriver {
         if numbers != hierarchy {
             let sorted = numbers.sorted()
             let placeholder = translator.bind { parameters in
-                parameters.appendArray(PGType.int4Array, elementType: PGType.int4, count: sorted.count) { index, bytes in
+                parameters.appendArray(PGType.int4Array, elementType: PGType.int4, count: sorted.count) {
+                    index, bytes in
                     PGParameters.write(sorted[index], into: &bytes)
                     return true
                 }
@@ -65,7 +66,8 @@ extension PostgreSQLDriver {
         let order = exact || residual != nil ? translator.orderBy(request.sort, request.entity, "t0") : nil
         let from = (["FROM \(layout.qualified(table.name)) t0"] + translator.joins).joined(separator: " ")
         let whereSQL = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
-        return FetchPlan(translator: translator, from: from, whereSQL: whereSQL, exact: exact, residual: residual, order: order)
+        return FetchPlan(
+            translator: translator, from: from, whereSQL: whereSQL, exact: exact, residual: residual, order: order)
     }
 
     /// Answers a fetch, handing rows to `body` every `partSize` rows and the rest (or the IDs or
@@ -74,7 +76,8 @@ extension PostgreSQLDriver {
         guard plans.entity(request.entity.entityNumber) != nil, let table = layout.tables[request.entity.rootEntityName]
         else {
             // The entity is not stored here (another configuration): nothing matches.
-            var nothing = StoreFetchResult(rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            var nothing = StoreFetchResult(
+                rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
             return try body(&nothing)
         }
         var plan = plan(request, table: table)
@@ -96,7 +99,8 @@ extension PostgreSQLDriver {
                 page = " LIMIT \(plan.translator.bind { $0.append(Int64(request.limit ?? Int.max)) })"
                 page += " OFFSET \(plan.translator.bind { $0.append(Int64(request.offset)) })"
             }
-            let sql = "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
+            let sql =
+                "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
             let ids = try read(action) { connection -> [RowID] in
                 let result = try connection.execute(sql, plan.translator.parameters)
                 var ids: [RowID] = []
@@ -122,8 +126,11 @@ extension PostgreSQLDriver {
         if let cached = request.cachedRows, request.resultKind == .rows, cacheHitRate(request.entity) >= 0.5 {
             // Most rows were in the row cache last time: read keys and versions first, and only the
             // rows the cache does not hold (PostgreSQLDriver+CachedFetch.swift).
-            let keysSQL = "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName), t0.\("Z_OPT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
-            source = .rows(try fetchThroughCache(request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action))
+            let keysSQL =
+                "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName), t0.\("Z_OPT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
+            source = .rows(
+                try fetchThroughCache(
+                    request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action))
         } else {
             source = .result(try read(action) { try $0.execute(sql, plan.translator.parameters) })
         }
@@ -225,7 +232,8 @@ extension PostgreSQLDriver {
         case .toManyForeignKey(let fk):
             var filter = ""
             if !fk.destinationNumbers.isEmpty {
-                filter = " AND m.\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
+                filter =
+                    " AND m.\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
             }
             let order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
             let column = fk.column.sqlName
@@ -330,7 +338,9 @@ extension PostgreSQLDriver {
                     continue
                 }
                 var target = destination
-                if let entityIndex, !result.isNull(row, entityIndex), let stored = modelNumber(result.int64(row, entityIndex)) {
+                if let entityIndex, !result.isNull(row, entityIndex),
+                    let stored = modelNumber(result.int64(row, entityIndex))
+                {
                     target = stored
                 }
                 let key = result.int64(row, index)

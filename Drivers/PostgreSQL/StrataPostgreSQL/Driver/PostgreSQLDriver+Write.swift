@@ -4,7 +4,8 @@ import Strata
 
 extension PostgreSQLDriver {
     public func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {
-        guard let description = model.entity(number: entity), let root = model.entity(named: description.rootEntityName),
+        guard let description = model.entity(number: entity),
+            let root = model.entity(named: description.rootEntityName),
             layout.entity(root.entityNumber) != nil
         else {
             throw StoreError(.invalidRequest, "no entity numbered \(entity) is stored here", store: name)
@@ -49,9 +50,13 @@ extension PostgreSQLDriver {
             if !stale.isEmpty { throw conflict(stale) }
             try writeRelationships(batch, connection)
             try raiseMaximumKeys(batch.inserts, connection)
-            if let metadata = batch.metadata { try MetadataCoding.write(metadata, to: connection, table: layout.metadataTable, store: name) }
+            if let metadata = batch.metadata {
+                try MetadataCoding.write(metadata, to: connection, table: layout.metadataTable, store: name)
+            }
             try notify(
-                RemoteChanges(inserted: batch.inserts.map(\.id), updated: batch.updates.map(\.id), deleted: batch.deletes.map(\.id)),
+                RemoteChanges(
+                    inserted: batch.inserts.map(\.id), updated: batch.updates.map(\.id),
+                    deleted: batch.deletes.map(\.id)),
                 connection)
             return CommitResult(versions: versions)
         }
@@ -75,7 +80,9 @@ extension PostgreSQLDriver {
     }
 
     func conflict(_ stale: [RowID]) -> StoreError {
-        let ids = stale.compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } }
+        let ids = stale.compactMap { id in
+            model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) }
+        }
         let names = stale.prefix(10).map { id in "\(model.entity(number: id.entity)?.name ?? "?")/p\(id.primaryKey)" }
         return StoreError(
             .conflict,
@@ -116,7 +123,8 @@ extension PostgreSQLDriver {
                 appendKeys(group.map(\.id.primaryKey), to: &parameters)
                 let reflexive = join.isReflexive ? " OR \(join.memberColumn.sqlName) = ANY($1::bigint[])" : ""
                 try connection.executePrepared(
-                    "DELETE FROM \(layout.qualified(join.table)) WHERE \(join.sourceColumn.sqlName) = ANY($1::bigint[])\(reflexive)", parameters)
+                    "DELETE FROM \(layout.qualified(join.table)) WHERE \(join.sourceColumn.sqlName) = ANY($1::bigint[])\(reflexive)",
+                    parameters)
             }
         }
     }
@@ -141,12 +149,15 @@ extension PostgreSQLDriver {
             var entity: Int32
             var slots: [Int]
         }
-        for (shape, group) in try grouped(updates, by: { update -> Shape in
-            let plan = try entityPlan(update.id)
-            // Only slots with columns change the statement; to-many slots are written afterwards.
-            let columns = Set(plan.inserted.map(\.slot))
-            return Shape(entity: update.id.entity, slots: update.changedSlots.filter { columns.contains($0) })
-        }) {
+        for (shape, group) in try grouped(
+            updates,
+            by: { update -> Shape in
+                let plan = try entityPlan(update.id)
+                // Only slots with columns change the statement; to-many slots are written afterwards.
+                let columns = Set(plan.inserted.map(\.slot))
+                return Shape(entity: update.id.entity, slots: update.changedSlots.filter { columns.contains($0) })
+            })
+        {
             let plan = try entityPlan(RowID(entity: shape.entity, primaryKey: 0))
             var parameters = PGParameters()
             appendKeys(group.map(\.id.primaryKey), to: &parameters)
@@ -177,7 +188,8 @@ extension PostgreSQLDriver {
 
     /// One array parameter per column, each holding that column's value of every row.
     private func appendColumns(
-        _ columns: [StatementPlans.Write], of rows: [[StoreValue]], entity: EntityDescription, to parameters: inout PGParameters
+        _ columns: [StatementPlans.Write], of rows: [[StoreValue]], entity: EntityDescription,
+        to parameters: inout PGParameters
     ) throws {
         for column in columns {
             let (arrayType, elementType, _) = ValueCoding.arrayType(of: column.kind)
@@ -223,7 +235,9 @@ extension PostgreSQLDriver {
         for update in batch.updates {
             let plan = try entityPlan(update.id)
             guard !plan.toManySlots.isEmpty else { continue }
-            try gather(update.id, update.values, slots: update.changedSlots.filter { plan.layout.slots[$0].isToMany }, isNew: false)
+            try gather(
+                update.id, update.values, slots: update.changedSlots.filter { plan.layout.slots[$0].isToMany },
+                isNew: false)
         }
         for (fk, owners) in foreignKeys.sorted(by: { $0.key.table + $0.key.column < $1.key.table + $1.key.column }) {
             // Checked when gathered.
@@ -249,12 +263,16 @@ extension PostgreSQLDriver {
                 WHERE t.\("Z_PK".sqlName) = u.k AND t.\(fk.column.sqlName) = u.o
                 """, parameters)
         }
-        for (join, owners) in joins.sorted(by: { $0.key.table + $0.key.sourceColumn < $1.key.table + $1.key.sourceColumn }) {
+        for (join, owners) in joins.sorted(by: {
+            $0.key.table + $0.key.sourceColumn < $1.key.table + $1.key.sourceColumn
+        }) {
             try writeJoin(join, owners, connection)
         }
     }
 
-    private func writeJoin(_ join: JoinToMany, _ owners: [(owner: Int64, members: [RowID], isNew: Bool)], _ connection: PGConnection) throws {
+    private func writeJoin(
+        _ join: JoinToMany, _ owners: [(owner: Int64, members: [RowID], isNew: Bool)], _ connection: PGConnection
+    ) throws {
         let table = layout.qualified(join.table)
         let source = join.sourceColumn.sqlName
         let member = join.memberColumn.sqlName

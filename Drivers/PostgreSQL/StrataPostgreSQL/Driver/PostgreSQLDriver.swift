@@ -55,7 +55,9 @@ public final class PostgreSQLDriver: StoreDriver {
     /// Deadlocks and serialization failures are retried this many times before they are reported.
     static let transactionRetries = 5
 
-    init(location: PostgreSQLLocation, layout: StoreLayout, readOnly: Bool, pool: ConnectionPool, pushesDownStrings: Bool) {
+    init(
+        location: PostgreSQLLocation, layout: StoreLayout, readOnly: Bool, pool: ConnectionPool, pushesDownStrings: Bool
+    ) {
         self.location = location
         self.name = location.displayName
         self.layout = layout
@@ -67,7 +69,9 @@ public final class PostgreSQLDriver: StoreDriver {
         self.token = String(UInt64.random(in: 1...UInt64.max), radix: 36)
     }
 
-    public var capabilities: DriverCapabilities { [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads] }
+    public var capabilities: DriverCapabilities {
+        [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads]
+    }
 
     /// Runs `body` with a connection of the pool, outside any explicit transaction; retried once on
     /// a new connection when the server dropped the old one.
@@ -107,7 +111,9 @@ public final class PostgreSQLDriver: StoreDriver {
                         return result
                     }
                 }
-            } catch let error as StoreError where (error.underlying as? PostgreSQLError)?.isRetryableTransactionFailure == true {
+            } catch let error as StoreError
+                where (error.underlying as? PostgreSQLError)?.isRetryableTransactionFailure == true
+            {
                 attempt += 1
                 if attempt > Self.transactionRetries { throw error }
                 // Back off a little, longer each time, so the transactions that collided come apart.
@@ -132,13 +138,16 @@ public final class PostgreSQLDriver: StoreDriver {
         switch (error.sqlState, error.sqlStateClass) {
         case _ where error.connectionLost:
             code = .io
-            advice = "the server cannot be reached or closed the connection; check that it runs and accepts this user (the next call reconnects)"
+            advice =
+                "the server cannot be reached or closed the connection; check that it runs and accepts this user (the next call reconnects)"
         case ("57014", _):
             code = .timedOut
-            advice = "the statement ran past statement_timeout; nothing was changed. Raise statement_timeout or narrow the request"
+            advice =
+                "the statement ran past statement_timeout; nothing was changed. Raise statement_timeout or narrow the request"
         case ("55P03", _):
             code = .locked
-            advice = "another transaction held a lock past lock_timeout; nothing was changed. Try again, or raise the store's timeout"
+            advice =
+                "another transaction held a lock past lock_timeout; nothing was changed. Try again, or raise the store's timeout"
         case ("40P01", _), ("40001", _):
             code = .conflict
             advice = "the save collided with concurrent saves and was rolled back; try again"
@@ -150,7 +159,8 @@ public final class PostgreSQLDriver: StoreDriver {
             advice = "an integrity constraint was violated; nothing was changed"
         case ("25006", _), ("42501", _):
             code = .readOnly
-            advice = "the server refused the write (read-only transaction or missing privilege); grant the user write access"
+            advice =
+                "the server refused the write (read-only transaction or missing privilege); grant the user write access"
         case ("3D000", _):
             code = .notFound
             advice = "the database does not exist; create it (createdb) or fix the URL"

@@ -36,7 +36,9 @@ enum RemoteChangePayload {
                 var item = prefix
                 let budget = maximumBytes - header.utf8.count - 1
                 for range in ranges(keys.sorted()) {
-                    let text = range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)-\(range.upperBound)"
+                    let text =
+                        range.lowerBound == range.upperBound
+                        ? "\(range.lowerBound)" : "\(range.lowerBound)-\(range.upperBound)"
                     if item != prefix, item.utf8.count + 1 + text.utf8.count > budget {
                         add(item)
                         item = prefix

@@ -52,7 +52,10 @@ final class StatementPlans: Sendable {
         /// Slots of to-many relationships.
         let toManySlots: [Int]
 
-        init(layout: EntityLayout, lookup: String, decode: [Decode], inserted: [Write], insert: String, toManySlots: [Int]) {
+        init(
+            layout: EntityLayout, lookup: String, decode: [Decode], inserted: [Write], insert: String,
+            toManySlots: [Int]
+        ) {
             self.layout = layout
             self.lookup = PreparedSQL(lookup)
             self.decode = decode
@@ -118,7 +121,9 @@ final class StatementPlans: Sendable {
                 case .toOne(let column, let index, let entityColumn, let entityIndex, let destination):
                     decode.append(.toOne(index: index, entityIndex: entityIndex, destination: destination))
                     inserted.append(Write(slot: slot, column: column, kind: .key))
-                    if let entityColumn { inserted.append(Write(slot: slot, column: entityColumn, kind: .entityNumber)) }
+                    if let entityColumn {
+                        inserted.append(Write(slot: slot, column: entityColumn, kind: .entityNumber))
+                    }
                 case .toManyForeignKey, .toManyJoin:
                     decode.append(.unfetched)
                     toMany.append(slot)
@@ -141,7 +146,8 @@ final class StatementPlans: Sendable {
             arrays.append("$\(position + 3)::\(ValueCoding.arrayType(of: column.kind).cast)")
             aliases.append("c\(position)")
         }
-        return "INSERT INTO \(table) (\(names)) SELECT \(values.joined(separator: ", ")) FROM unnest(\(arrays.joined(separator: ", "))) AS u(\(aliases.joined(separator: ", ")))"
+        return
+            "INSERT INTO \(table) (\(names)) SELECT \(values.joined(separator: ", ")) FROM unnest(\(arrays.joined(separator: ", "))) AS u(\(aliases.joined(separator: ", ")))"
     }
 
     /// The plan of a model entity stored here.

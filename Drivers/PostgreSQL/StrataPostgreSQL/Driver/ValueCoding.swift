@@ -96,7 +96,9 @@ enum ValueCoding {
     ///
     /// - Throws: ``StoreError`` `.corrupt` for a `numeric` or URI the type cannot hold.
     @inline(__always)
-    static func attribute(_ result: PGResult, _ row: Int, _ column: Int, _ type: AttributeType, corrupt: (String) -> StoreError)
+    static func attribute(
+        _ result: PGResult, _ row: Int, _ column: Int, _ type: AttributeType, corrupt: (String) -> StoreError
+    )
         throws -> StoreValue
     {
         if result.isNull(row, column) { return .null }

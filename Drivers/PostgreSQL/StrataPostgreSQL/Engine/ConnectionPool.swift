@@ -116,7 +116,8 @@ final class ConnectionPool: Sendable {
         private func checkInvariants(_ idle: [PGConnection]) {
             // A broken invariant is a bug in this file, not bad data: stop at once in checked builds.
             precondition(idle.count <= size, "connection pool: \(idle.count) idle connections in a pool of \(size)")
-            precondition(Set(idle.map(ObjectIdentifier.init)).count == idle.count, "connection pool: a connection is idle twice")
+            precondition(
+                Set(idle.map(ObjectIdentifier.init)).count == idle.count, "connection pool: a connection is idle twice")
         }
     #endif
 

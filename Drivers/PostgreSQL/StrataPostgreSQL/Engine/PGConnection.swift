@@ -110,7 +110,9 @@ final class PGConnection: @unchecked Sendable {
             name = existing
         } else {
             name = "strata_n\(statement.id)"
-            let result = parameters.withPointers { count, types, _, _, _ in PQprepare(handle, name, statement.sql, count, types) }
+            let result = parameters.withPointers { count, types, _, _, _ in
+                PQprepare(handle, name, statement.sql, count, types)
+            }
             _ = try checked(result)
             preparedByNumber[statement.id] = name
         }
@@ -139,7 +141,8 @@ final class PGConnection: @unchecked Sendable {
             let message = primary ?? String(cString: PQresultErrorMessage(result))
             // Class 08 (connection exception) and 57P01–57P03 (the server is shutting down or
             // restarting) end the session, as does any error after which libpq sees a broken link.
-            let lost = isBroken || state?.hasPrefix("08") == true || state == "57P01" || state == "57P02" || state == "57P03"
+            let lost =
+                isBroken || state?.hasPrefix("08") == true || state == "57P01" || state == "57P02" || state == "57P03"
             throw PostgreSQLError(sqlState: state, message: message, detail: detail, connectionLost: lost)
         }
     }

@@ -53,7 +53,9 @@ public struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
         "sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl", "host", "hostaddr", "passfile", "application_name",
         "target_session_attrs", "channel_binding", "gssencmode", "options", "sslpassword", "requiressl",
     ]
-    static let driverKeys: Set<String> = ["schema", "pool_size", "statement_timeout", "lock_timeout", "connect_timeout"]
+    static let driverKeys: Set<String> = [
+        "schema", "pool_size", "statement_timeout", "lock_timeout", "connect_timeout",
+    ]
     /// The longest identifier PostgreSQL keeps (NAMEDATALEN - 1 bytes).
     static let maximumIdentifierBytes = 63
 
@@ -72,7 +74,9 @@ public struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
         user = components.user.flatMap { $0.removingPercentEncoding ?? $0 }.flatMap { $0.isEmpty ? nil : $0 }
         password = components.password.flatMap { $0.removingPercentEncoding ?? $0 }
         var hostName = components.host.flatMap { $0.removingPercentEncoding ?? $0 }
-        if let name = hostName, name.hasPrefix("["), name.hasSuffix("]") { hostName = String(name.dropFirst().dropLast()) }
+        if let name = hostName, name.hasPrefix("["), name.hasSuffix("]") {
+            hostName = String(name.dropFirst().dropLast())
+        }
         host = hostName.flatMap { $0.isEmpty ? nil : $0 }
         port = components.port
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
@@ -96,7 +100,8 @@ public struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
             values[key] = value
         }
         schema = values.removeValue(forKey: "schema") ?? "public"
-        guard !schema.isEmpty, schema.utf8.count <= Self.maximumIdentifierBytes, !schema.unicodeScalars.contains("\u{0}")
+        guard !schema.isEmpty, schema.utf8.count <= Self.maximumIdentifierBytes,
+            !schema.unicodeScalars.contains("\u{0}")
         else {
             throw StoreError(
                 .invalidRequest,
@@ -107,7 +112,8 @@ public struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
             guard let text = values.removeValue(forKey: key) else { return fallback }
             guard let value = Double(text), value.isFinite, value >= minimum else {
                 throw StoreError(
-                    .invalidRequest, "option '\(key)' must be a number of at least \(minimum), not '\(text)'", store: shown)
+                    .invalidRequest, "option '\(key)' must be a number of at least \(minimum), not '\(text)'",
+                    store: shown)
             }
             return value
         }
@@ -138,7 +144,8 @@ public struct PostgreSQLLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// `url` with any password replaced by `***`, for messages about URLs that did not parse.
     public static func redacted(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.password != nil else {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), components.password != nil
+        else {
             return url.absoluteString
         }
         components.password = "***"

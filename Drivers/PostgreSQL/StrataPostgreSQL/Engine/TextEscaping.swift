@@ -25,8 +25,12 @@ enum TextEscaping {
             }
             for byte in utf8 {
                 switch byte {
-                case 0: bytes.append(escape); bytes.append(1)
-                case escape: bytes.append(escape); bytes.append(2)
+                case 0:
+                    bytes.append(escape)
+                    bytes.append(1)
+                case escape:
+                    bytes.append(escape)
+                    bytes.append(2)
                 default: bytes.append(byte)
                 }
             }

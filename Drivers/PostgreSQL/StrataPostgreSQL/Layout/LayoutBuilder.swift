@@ -116,7 +116,9 @@ struct LayoutBuilder {
             where relationship.isToMany && relationship.isOrdered && !relationship.isTransient {
                 guard let (column, tableRoot) = inverseForeignKey(of: relationship) else { continue }
                 let order = StoreLayout.identifier("Z_FOK_" + column.dropFirst())
-                guard var table = tables[tableRoot], !table.columns.contains(where: { $0.name == order }) else { continue }
+                guard var table = tables[tableRoot], !table.columns.contains(where: { $0.name == order }) else {
+                    continue
+                }
                 let position = (table.columns.firstIndex { $0.name == column } ?? table.columns.count - 1) + 1
                 table.columns.insert(.init(name: order, kind: .counter), at: position)
                 tables[tableRoot] = table
@@ -149,7 +151,8 @@ struct LayoutBuilder {
             guard let inverse, inverse.isToMany else {
                 // No inverse: a join table of this relationship alone.
                 let table = StoreLayout.identifier("Z_\(entity.entityNumber)" + relationship.name.uppercased())
-                let source = StoreLayout.identifier("Z_\(entity.entityNumber)" + relationship.name.uppercased() + "INVERSE")
+                let source = StoreLayout.identifier(
+                    "Z_\(entity.entityNumber)" + relationship.name.uppercased() + "INVERSE")
                 let order = relationship.isOrdered ? StoreLayout.identifier("Z_FOK_" + memberColumn.dropFirst(2)) : nil
                 joinTables[table] = JoinTable(
                     name: table, firstColumn: source, secondColumn: memberColumn, secondOrderColumn: order)
@@ -180,7 +183,8 @@ struct LayoutBuilder {
             let thisOrder = relationship.isOrdered ? StoreLayout.identifier("Z_FOK_" + memberColumn.dropFirst(2)) : nil
             let inverseOrder = inverse.isOrdered ? StoreLayout.identifier("Z_FOK_" + sourceColumn.dropFirst(2)) : nil
             // First column: keys of the named relationship's owner; second: its members.
-            joinTables[tableName] = thisFirst
+            joinTables[tableName] =
+                thisFirst
                 ? JoinTable(
                     name: tableName, firstColumn: sourceColumn, secondColumn: memberColumn,
                     secondOrderColumn: thisOrder, firstOrderColumn: inverseOrder)
@@ -238,7 +242,8 @@ struct LayoutBuilder {
                             ForeignKeyToMany(
                                 table: destinationTable.name, column: column,
                                 destinationNumbers: destination.hierarchyNumbers.sorted(),
-                                orderColumn: relationship.isOrdered ? StoreLayout.identifier("Z_FOK_" + column.dropFirst()) : nil)))
+                                orderColumn: relationship.isOrdered
+                                    ? StoreLayout.identifier("Z_FOK_" + column.dropFirst()) : nil)))
                 } else if let join = joins[key] {
                     slots.append(.toManyJoin(join))
                 } else {

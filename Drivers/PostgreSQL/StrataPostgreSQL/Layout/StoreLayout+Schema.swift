@@ -18,13 +18,16 @@ extension StoreLayout {
             guard indexNames.insert(indexName).inserted else { return }
             let list = columns.map { $0.1.isEmpty ? $0.0.sqlName : "\($0.0.sqlName) \($0.1)" }
             sql.append(
-                "CREATE \(unique ? "UNIQUE " : "")INDEX \(indexName.sqlName) ON \(qualified(table)) (\(list.joined(separator: ", ")))")
+                "CREATE \(unique ? "UNIQUE " : "")INDEX \(indexName.sqlName) ON \(qualified(table)) (\(list.joined(separator: ", ")))"
+            )
         }
         for table in tables.values.sorted(by: { $0.name < $1.name }) {
             // Column types are the driver's constants (ColumnKind.sqlType), never read from a store.
-            let columns = [
-                "\("Z_PK".sqlName) bigint PRIMARY KEY", "\("Z_ENT".sqlName) integer NOT NULL", "\("Z_OPT".sqlName) bigint NOT NULL",
-            ] + table.columns.map { "\($0.name.sqlName) \($0.kind.sqlType)" }
+            let columns =
+                [
+                    "\("Z_PK".sqlName) bigint PRIMARY KEY", "\("Z_ENT".sqlName) integer NOT NULL",
+                    "\("Z_OPT".sqlName) bigint NOT NULL",
+                ] + table.columns.map { "\($0.name.sqlName) \($0.kind.sqlType)" }
             sql.append("CREATE TABLE \(qualified(table.name)) (\(columns.joined(separator: ", ")))")
         }
         for layout in entities.values.sorted(by: { $0.entity.entityNumber < $1.entity.entityNumber }) {
@@ -58,12 +61,16 @@ extension StoreLayout {
             }
         }
         for join in joinTables.values.sorted(by: { $0.name < $1.name }) {
-            var columns = ["\(join.firstColumn.sqlName) bigint NOT NULL", "\(join.secondColumn.sqlName) bigint NOT NULL"]
+            var columns = [
+                "\(join.firstColumn.sqlName) bigint NOT NULL", "\(join.secondColumn.sqlName) bigint NOT NULL",
+            ]
             if let order = join.firstOrderColumn { columns.append("\(order.sqlName) bigint") }
             if let order = join.secondOrderColumn { columns.append("\(order.sqlName) bigint") }
             columns.append("PRIMARY KEY (\(join.firstColumn.sqlName), \(join.secondColumn.sqlName))")
             sql.append("CREATE TABLE \(qualified(join.name)) (\(columns.joined(separator: ", ")))")
-            index("\(join.name)_\(join.secondColumn)_INDEX", on: join.name, [(join.secondColumn, ""), (join.firstColumn, "")])
+            index(
+                "\(join.name)_\(join.secondColumn)_INDEX", on: join.name,
+                [(join.secondColumn, ""), (join.firstColumn, "")])
         }
         return sql
     }

@@ -70,7 +70,9 @@ extension QueryTranslator {
     }
 
     /// `column op constant`.
-    mutating func compare(_ column: Column, _ op: ComparisonOperator, _ constant: StoreValue, _ options: ComparisonOptions)
+    mutating func compare(
+        _ column: Column, _ op: ComparisonOperator, _ constant: StoreValue, _ options: ComparisonOptions
+    )
         -> String?
     {
         // Folding applies to strings only; the evaluator ignores options for other values.
@@ -152,7 +154,9 @@ extension QueryTranslator {
             }
             return Self.balanced(parts, "OR")
         case .between:
-            guard list.count == 2, [.integer, .double, .decimal, .date, .string].contains(column.kind) else { return nil }
+            guard list.count == 2, [.integer, .double, .decimal, .date, .string].contains(column.kind) else {
+                return nil
+            }
             if list.contains(where: \.isNull) { return "FALSE" }
             // NSBetweenPredicateOperator swaps bounds given in descending order.
             guard let order = try? StoreValue.predicateOrder(list[0], list[1], options: options) else {
@@ -208,7 +212,8 @@ extension QueryTranslator {
             if !destination.hierarchyNumbers.contains(id.entity) {
                 matches = "FALSE"
             } else if let entitySQL {
-                matches = "\(sql) = \(bind { $0.append(id.primaryKey) }) AND \(entitySQL) = \(bind { $0.append(int32: id.entity) })"
+                matches =
+                    "\(sql) = \(bind { $0.append(id.primaryKey) }) AND \(entitySQL) = \(bind { $0.append(int32: id.entity) })"
             } else {
                 matches = "\(sql) = \(bind { $0.append(id.primaryKey) })"
             }

@@ -28,7 +28,9 @@ extension QueryTranslator {
         case .and(let parts):
             var sql: [String] = []
             for part in parts {
-                if let clause = attempt({ $0.translate(part, entity, alias) }) ?? attempt({ $0.superset(part, entity, alias) }) {
+                if let clause = attempt({ $0.translate(part, entity, alias) })
+                    ?? attempt({ $0.superset(part, entity, alias) })
+                {
                     sql.append(clause)
                 }
             }
@@ -36,7 +38,9 @@ extension QueryTranslator {
         case .or(let parts):
             var sql: [String] = []
             for part in parts {
-                guard let clause = attempt({ $0.translate(part, entity, alias) }) ?? attempt({ $0.superset(part, entity, alias) })
+                guard
+                    let clause = attempt({ $0.translate(part, entity, alias) })
+                        ?? attempt({ $0.superset(part, entity, alias) })
                 else { return nil }
                 sql.append(clause)
             }
@@ -48,13 +52,16 @@ extension QueryTranslator {
         }
     }
 
-    private mutating func stringPrefilter(_ c: ComparisonPredicate, _ entity: EntityDescription, _ alias: String) -> String? {
+    private mutating func stringPrefilter(_ c: ComparisonPredicate, _ entity: EntityDescription, _ alias: String)
+        -> String?
+    {
         guard case .keyPath(let path) = c.lhs, c.modifier != .all else { return nil }
         if c.modifier == .any {
             // ANY: some member passes the member's prefilter.
             guard case .toMany(let owner, let slot, let destination, let rest)? = resolve(path, entity, alias),
                 rest.count == 1, let member = layout.entity(destination.entityNumber),
-                let index = destination.index(ofProperty: rest[0]), case .attribute(let column, _, .string) = member.slots[index]
+                let index = destination.index(ofProperty: rest[0]),
+                case .attribute(let column, _, .string) = member.slots[index]
             else { return nil }
             let memberAlias = nextAlias("p")
             guard let (from, link) = memberSource(slot, owner: owner, memberAlias: memberAlias),
@@ -72,7 +79,8 @@ extension QueryTranslator {
         case .toManyForeignKey(let fk):
             var link = "\(m).\(fk.column.sqlName) = \(owner).\("Z_PK".sqlName)"
             if !fk.destinationNumbers.isEmpty {
-                link += " AND \(m).\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
+                link +=
+                    " AND \(m).\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
             }
             return ("\(layout.qualified(fk.table)) \(m)", link)
         case .toManyJoin(let join):
@@ -101,7 +109,8 @@ extension QueryTranslator {
         }
         let test: String
         switch (op, rhs) {
-        case (.equal, .constant(.string(let p))), (.notEqual, .constant(.string(let p))), (.lessThan, .constant(.string(let p))),
+        case (.equal, .constant(.string(let p))), (.notEqual, .constant(.string(let p))),
+            (.lessThan, .constant(.string(let p))),
             (.lessThanOrEqual, .constant(.string(let p))), (.greaterThan, .constant(.string(let p))),
             (.greaterThanOrEqual, .constant(.string(let p))):
             let value = bind { $0.append(rawText: folded(p)) }
@@ -119,7 +128,8 @@ extension QueryTranslator {
             }
             guard !values.isEmpty else { return nil }
             let placeholder = bind { parameters in
-                parameters.appendArray(PGType.textArray, elementType: PGType.text, count: values.count) { index, bytes in
+                parameters.appendArray(PGType.textArray, elementType: PGType.text, count: values.count) {
+                    index, bytes in
                     bytes.append(contentsOf: values[index].utf8)
                     return true
                 }
@@ -129,7 +139,8 @@ extension QueryTranslator {
             test = "starts_with(\(text), \(bind { $0.append(rawText: folded(p)) }))"
         case (.endsWith, .constant(.string(let p))) where !p.isEmpty:
             let suffix = folded(p)
-            test = "right(\(text), \(bind { $0.append(int32: Int32(clamping: suffix.unicodeScalars.count)) })) = \(bind { $0.append(rawText: suffix) })"
+            test =
+                "right(\(text), \(bind { $0.append(int32: Int32(clamping: suffix.unicodeScalars.count)) })) = \(bind { $0.append(rawText: suffix) })"
         case (.contains, .constant(.string(let p))) where !p.isEmpty:
             test = "strpos(\(text), \(bind { $0.append(rawText: folded(p)) })) > 0"
         case (.like, .constant(.string(let p))):

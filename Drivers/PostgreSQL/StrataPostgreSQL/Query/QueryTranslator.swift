@@ -142,7 +142,9 @@ struct QueryTranslator {
             // Two constants: the evaluator answers once, for every row. When it throws (a type
             // mismatch), nothing is translated and the evaluation that follows throws the same
             // error to the caller, so the `try?` loses nothing.
-            guard let answer = try? FetchPredicate.comparison(c).evaluate(with: [String: StoreValue]()) else { return nil }
+            guard let answer = try? FetchPredicate.comparison(c).evaluate(with: [String: StoreValue]()) else {
+                return nil
+            }
             return answer ? "TRUE" : "FALSE"
         }
         if c.modifier != .direct {
@@ -181,7 +183,8 @@ struct QueryTranslator {
     ) -> String? {
         guard case .toMany(let owner, let slot, let destination, let rest)? = resolve(path, entity, alias),
             rest.count == 1, let member = layout.entity(destination.entityNumber),
-            let index = destination.index(ofProperty: rest[0]), case .attribute(let column, _, let type) = member.slots[index]
+            let index = destination.index(ofProperty: rest[0]),
+            case .attribute(let column, _, let type) = member.slots[index]
         else { return nil }
         let memberAlias = nextAlias("m")
         guard let (from, link) = toManySource(slot, owner: owner, memberAlias: memberAlias),
@@ -198,7 +201,8 @@ struct QueryTranslator {
         case .toManyForeignKey(let fk):
             var link = "\(m).\(fk.column.sqlName) = \(owner).\("Z_PK".sqlName)"
             if !fk.destinationNumbers.isEmpty {
-                link += " AND \(m).\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
+                link +=
+                    " AND \(m).\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
             }
             return ("\(layout.qualified(fk.table)) \(m)", link)
         case .toManyJoin(let join):
@@ -211,7 +215,9 @@ struct QueryTranslator {
         }
     }
 
-    private mutating func operand(_ expression: FetchExpression, _ entity: EntityDescription, _ alias: String) -> Resolved? {
+    private mutating func operand(_ expression: FetchExpression, _ entity: EntityDescription, _ alias: String)
+        -> Resolved?
+    {
         switch expression {
         case .keyPath(let path):
             guard let resolved = resolve(path, entity, alias) else { return nil }
@@ -267,7 +273,8 @@ struct QueryTranslator {
                 } else {
                     let joined = nextAlias("r")
                     joins.append(
-                        "LEFT JOIN \(layout.qualified(table)) \(joined) ON \(joined).\("Z_PK".sqlName) = \(currentAlias).\(column.sqlName)")
+                        "LEFT JOIN \(layout.qualified(table)) \(joined) ON \(joined).\("Z_PK".sqlName) = \(currentAlias).\(column.sqlName)"
+                    )
                     joinAliases[key] = joined
                     currentAlias = joined
                 }

@@ -33,13 +33,20 @@ enum MetadataCoding {
         let uuid = statement.string(at: 0) ?? UUID().uuidString
         // The identifier names the store in every object URI. Core Data writes a UUID; a short
         // printable name is accepted too (hand-made stores), anything else is damage.
-        guard !uuid.isEmpty, uuid.utf8.count <= 128, !uuid.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw SQLiteError(.corrupt, "Z_METADATA.Z_UUID is not a store identifier (\(uuid.utf8.count) bytes)", file: connection.path)
+        guard !uuid.isEmpty, uuid.utf8.count <= 128,
+            !uuid.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw SQLiteError(
+                .corrupt, "Z_METADATA.Z_UUID is not a store identifier (\(uuid.utf8.count) bytes)",
+                file: connection.path)
         }
         var values: [String: MetadataValue] = [:]
         if let data = statement.data(at: 1), BinaryPropertyList.isBinary(data) {
             // Binary lists (what Core Data and Strata write) are read by Strata's own checked reader.
-            guard case .dictionary(let dictionary) = try BinaryPropertyList.parse(data, what: "Z_METADATA.Z_PLIST in \(connection.path)") else {
+            guard
+                case .dictionary(let dictionary) = try BinaryPropertyList.parse(
+                    data, what: "Z_METADATA.Z_PLIST in \(connection.path)")
+            else {
                 throw SQLiteError(.corrupt, "Z_METADATA.Z_PLIST is not a dictionary", file: connection.path)
             }
             for (key, value) in dictionary {
@@ -86,7 +93,9 @@ enum MetadataCoding {
     /// (whose stores never had the key).
     static func write(_ metadata: StoreMetadata, naming: LayoutNaming, to connection: SQLiteConnection) throws {
         var dictionary: [String: Any] = [:]
-        for (key, value) in metadata.values where key != LayoutNaming.metadataKey { dictionary[key] = plistValue(value) }
+        for (key, value) in metadata.values where key != LayoutNaming.metadataKey {
+            dictionary[key] = plistValue(value)
+        }
         if naming != .strataLegacy { dictionary[LayoutNaming.metadataKey] = Int64(naming.rawValue) }
         dictionary[storeTypeKey] = storeTypeName
         if !metadata.entityVersionHashes.isEmpty { dictionary[entityHashesKey] = metadata.entityVersionHashes }
@@ -94,10 +103,12 @@ enum MetadataCoding {
         do {
             data = try PropertyListSerialization.data(fromPropertyList: dictionary, format: .binary, options: 0)
         } catch {
-            throw SQLiteError(.unsupported, "the metadata cannot be written as a property list: \(error)", file: connection.path)
+            throw SQLiteError(
+                .unsupported, "the metadata cannot be written as a property list: \(error)", file: connection.path)
         }
         let version = try connection.scalar("SELECT Z_VERSION FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")?.integer ?? 1
-        let statement = try connection.cached("INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)")
+        let statement = try connection.cached(
+            "INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (?, ?, ?)")
         try statement.bind([.integer(version), .text(metadata.uuid), .blob(data)])
         try statement.step()
     }
@@ -106,7 +117,8 @@ enum MetadataCoding {
     static func initialValues(for model: ManagedObjectModel) -> [String: MetadataValue] {
         [
             "NSStoreModelVersionHashesVersion": .integer(3),
-            "NSStoreModelVersionIdentifiers": .array((model.versionIdentifiers.isEmpty ? [""] : model.versionIdentifiers).map(MetadataValue.string)),
+            "NSStoreModelVersionIdentifiers": .array(
+                (model.versionIdentifiers.isEmpty ? [""] : model.versionIdentifiers).map(MetadataValue.string)),
             "_NSAutoVacuumLevel": .string("2"),
         ]
     }

@@ -70,12 +70,14 @@ extension SQLiteDriver {
             if aggregate.function == .count {
                 select.append("COUNT(\(sql))")
             } else {
-                select.append("strata_aggregate(\(SQLiteFunctions.code(of: aggregate.function)), \(type.rawValue), \(sql))")
+                select.append(
+                    "strata_aggregate(\(SQLiteFunctions.code(of: aggregate.function)), \(type.rawValue), \(sql))")
             }
         }
         guard translator.bindings.count <= parameterLimit else { return nil }
         let from = ([" FROM \(table.name.sqlName) t0"] + translator.joins).joined(separator: " ")
-        var sql = "SELECT \(select.isEmpty ? "1" : select.joined(separator: ", "))\(from) WHERE \(clauses.joined(separator: " AND "))"
+        var sql =
+            "SELECT \(select.isEmpty ? "1" : select.joined(separator: ", "))\(from) WHERE \(clauses.joined(separator: " AND "))"
         if !groupTerms.isEmpty { sql += " GROUP BY " + groupTerms.joined(separator: ", ") }
         let bindings = translator.bindings
         return try read("aggregating \(request.entity.name)") { connection in
@@ -100,7 +102,11 @@ extension SQLiteDriver {
                         if statement.isNull(at: column) {
                             keys.append(.null)
                         } else {
-                            keys.append(.reference(RowID(entity: target, primaryKey: try checkedKey(statement.int64(at: column), of: target))))
+                            keys.append(
+                                .reference(
+                                    RowID(
+                                        entity: target,
+                                        primaryKey: try checkedKey(statement.int64(at: column), of: target))))
                         }
                         column += hasEntityColumn ? 2 : 1
                     }
@@ -118,13 +124,16 @@ extension SQLiteDriver {
 
     /// The one group of an ungrouped aggregation over no rows.
     private func emptyGroup(_ aggregation: StoreAggregation) -> StoreGroup {
-        StoreGroup(keys: [], values: aggregation.aggregates.map { AggregateAccumulator($0.function, type: $0.type).result })
+        StoreGroup(
+            keys: [], values: aggregation.aggregates.map { AggregateAccumulator($0.function, type: $0.type).result })
     }
 
     /// Reads an aggregate's column: counts are integers; `strata_aggregate` results come back as
     /// the accumulator gave them (a sum's integer or Double, a mean's Double, min and max in the
     /// attribute's type); NULL is an aggregate of no values.
-    private func aggregateValue(_ statement: SQLiteStatement, _ column: Int32, _ aggregate: StoreAggregation.Aggregate) -> StoreValue {
+    private func aggregateValue(_ statement: SQLiteStatement, _ column: Int32, _ aggregate: StoreAggregation.Aggregate)
+        -> StoreValue
+    {
         if aggregate.function == .count { return .integer(statement.int64(at: column)) }
         let storage = statement.columnType(at: column)
         if storage == SQLITE_NULL { return AggregateAccumulator(aggregate.function, type: aggregate.type).result }
@@ -142,7 +151,9 @@ extension SQLiteDriver {
         var current = entity
         let components = path.split(separator: ".").map(String.init)
         for (position, key) in components.enumerated() {
-            if let attribute = current.attributesByName[components[position...].joined(separator: ".")] { return attribute.type }
+            if let attribute = current.attributesByName[components[position...].joined(separator: ".")] {
+                return attribute.type
+            }
             guard let relationship = current.relationshipsByName[key], !relationship.isToMany,
                 let next = model.entity(named: relationship.destinationEntityName)
             else { return nil }

@@ -28,7 +28,8 @@ extension SQLiteDriver {
         let bindings = translator.bindings
         guard case .update = request.action else {
             return try write("deleting \(request.entity.name) rows") { connection in
-                let statement = try connection.cached("DELETE FROM \(table.name.sqlName) AS t0\(whereSQL) RETURNING Z_PK, Z_ENT")
+                let statement = try connection.cached(
+                    "DELETE FROM \(table.name.sqlName) AS t0\(whereSQL) RETURNING Z_PK, Z_ENT")
                 try statement.bind(bindings)
                 return StoreBatchResult(ids: try collectIDs(statement).sorted())
             }
@@ -37,16 +38,24 @@ extension SQLiteDriver {
         guard plan.isCompiled else { return try executeThroughRows(request) }
         var readColumns: [(slot: Int, type: AttributeType, column: String)] = []
         for slot in plan.readSlots {
-            guard case .attribute(let column, _, let type) = entityLayout.slots[slot] else { return try executeThroughRows(request) }
+            guard case .attribute(let column, _, let type) = entityLayout.slots[slot] else {
+                return try executeThroughRows(request)
+            }
             readColumns.append((slot, type, column))
         }
         var setColumns: [String] = []
         for slot in plan.changedSlots {
-            guard case .attribute(let column, _, _) = entityLayout.slots[slot] else { return try executeThroughRows(request) }
+            guard case .attribute(let column, _, _) = entityLayout.slots[slot] else {
+                return try executeThroughRows(request)
+            }
             setColumns.append(column)
         }
-        let select = "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT" + readColumns.map { ", t0.\($0.column.sqlName)" }.joined() + " FROM \(table.name.sqlName) t0\(whereSQL)"
-        let update = "UPDATE \(table.name.sqlName) SET Z_OPT = Z_OPT + 1" + setColumns.map { ", \($0.sqlName) = ?" }.joined() + " WHERE Z_PK = ?"
+        let select =
+            "SELECT t0.Z_PK, t0.Z_ENT, t0.Z_OPT" + readColumns.map { ", t0.\($0.column.sqlName)" }.joined()
+            + " FROM \(table.name.sqlName) t0\(whereSQL)"
+        let update =
+            "UPDATE \(table.name.sqlName) SET Z_OPT = Z_OPT + 1" + setColumns.map { ", \($0.sqlName) = ?" }.joined()
+            + " WHERE Z_PK = ?"
         let slotCount = request.entity.properties.count
         return try write("updating \(request.entity.name) rows") { connection in
             let reader = try connection.cached(select)

@@ -25,11 +25,15 @@ extension SQLiteDriver {
     /// Refuses rows that leave a required attribute of the new model without a value; only
     /// attributes that become required are checked (one the old model required already has a
     /// value in every saved row).
-    private func checkRequired(_ plan: StoreMigrationPlan, _ script: SQLiteMigrationScript, _ connection: SQLiteConnection) throws {
+    private func checkRequired(
+        _ plan: StoreMigrationPlan, _ script: SQLiteMigrationScript, _ connection: SQLiteConnection
+    ) throws {
         for entityPlan in plan.entities {
             guard let old = layout.entity(entityPlan.source.entityNumber) else { continue }
             for (slot, property) in entityPlan.destination.properties.enumerated() {
-                guard case .attribute(let attribute) = property, !attribute.isOptional, !attribute.isTransient else { continue }
+                guard case .attribute(let attribute) = property, !attribute.isOptional, !attribute.isTransient else {
+                    continue
+                }
                 var condition: String
                 switch entityPlan.slots[slot] {
                 case .null: condition = "1"
@@ -38,7 +42,8 @@ extension SQLiteDriver {
                     // Required in the old model too: every saved row holds a value, so the rows
                     // are not scanned again (a full scan per attribute made adding an optional
                     // attribute to a large table cost a read of every row).
-                    if from < entityPlan.source.properties.count, case .attribute(let source) = entityPlan.source.properties[from],
+                    if from < entityPlan.source.properties.count,
+                        case .attribute(let source) = entityPlan.source.properties[from],
                         !source.isOptional, !source.isTransient
                     {
                         continue
@@ -47,12 +52,15 @@ extension SQLiteDriver {
                 default: continue
                 }
                 condition = "Z_ENT = ? AND \(condition)"
-                let count = try connection.scalar(
-                    "SELECT count(*) FROM \(old.table.sqlName) WHERE \(condition)", [.integer(Int64(old.storeNumber))])?.integer ?? 0
+                let count =
+                    try connection.scalar(
+                        "SELECT count(*) FROM \(old.table.sqlName) WHERE \(condition)",
+                        [.integer(Int64(old.storeNumber))])?.integer ?? 0
                 if count > 0 {
                     throw MigrationError(
                         .validation,
-                        "\(entityPlan.destination.name).\(attribute.name) is required in the new model, but \(count) row\(count == 1 ? "" : "s") of \(entityPlan.source.name) have no value for it and the attribute has no default; give it a default value, make it optional, or fill it in a custom migration stage")
+                        "\(entityPlan.destination.name).\(attribute.name) is required in the new model, but \(count) row\(count == 1 ? "" : "s") of \(entityPlan.source.name) have no value for it and the attribute has no default; give it a default value, make it optional, or fill it in a custom migration stage"
+                    )
                 }
             }
         }
@@ -74,7 +82,8 @@ struct SQLiteMigrationRunner {
             if let from = table.sourceTable { sourcesUsed.insert(from) }
             if try migrate(table, create: creates[table.table.name]) { rebuilt.insert(table.table.name) }
         }
-        for old in Set(script.source.tables.values.map(\.name)).subtracting(sourcesUsed) where try connection.tableExists(old) {
+        for old in Set(script.source.tables.values.map(\.name)).subtracting(sourcesUsed)
+        where try connection.tableExists(old) {
             try connection.execute("DROP TABLE \(old.sqlName)")
         }
         // Join tables: copied under new names, created, or dropped.
@@ -91,7 +100,8 @@ struct SQLiteMigrationRunner {
                 sources.append(old)
             }
             try connection.execute(
-                "INSERT OR IGNORE INTO \(copy.to.table.sqlName) (\(columns.map(\.sqlName).joined(separator: ", "))) SELECT \(sources.map(\.sqlName).joined(separator: ", ")) FROM \(copy.from.table.sqlName)")
+                "INSERT OR IGNORE INTO \(copy.to.table.sqlName) (\(columns.map(\.sqlName).joined(separator: ", "))) SELECT \(sources.map(\.sqlName).joined(separator: ", ")) FROM \(copy.from.table.sqlName)"
+            )
         }
         for old in Set(script.source.joinTables.keys).subtracting(newJoins) where try connection.tableExists(old) {
             try connection.execute("DROP TABLE \(old.sqlName)")
@@ -100,7 +110,9 @@ struct SQLiteMigrationRunner {
         let wanted = Dictionary(objects.filter(\.isIndex).map { ($0.name, $0) }) { a, _ in a }
         let tables = Set(script.destination.tables.values.map(\.name)).union(newJoins)
         var existing: [String: String] = [:]
-        for row in try connection.rows("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") {
+        for row in try connection.rows(
+            "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        {
             guard let name = row[0].text, let table = row[1].text, tables.contains(table) else { continue }
             existing[name] = row[2].text ?? ""
         }
@@ -109,7 +121,9 @@ struct SQLiteMigrationRunner {
             existing[name] = nil
         }
         try checkUniqueness()
-        for object in objects where object.isIndex && existing[object.name] == nil { try connection.execute(object.sql) }
+        for object in objects where object.isIndex && existing[object.name] == nil {
+            try connection.execute(object.sql)
+        }
         try updatePrimaryKeyTable()
     }
 
@@ -121,7 +135,8 @@ struct SQLiteMigrationRunner {
             try connection.execute(create)
             return true
         }
-        let existing = try connection.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(from)]).compactMap { $0[0].text }
+        let existing = try connection.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(from)])
+            .compactMap { $0[0].text }
         let bookkeeping: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
         let existingSet = Set(existing)
         let wanted = table.table.columns.map(\.name)
@@ -147,26 +162,34 @@ struct SQLiteMigrationRunner {
             if from != name { try connection.execute("ALTER TABLE \(from.sqlName) RENAME TO \(name.sqlName)") }
             let types = Dictionary(table.table.columns.map { ($0.name, $0.type) }) { a, _ in a }
             for column in added {
-                try connection.execute("ALTER TABLE \(name.sqlName) ADD COLUMN \(column.sqlName) \(types[column] ?? "")")
+                try connection.execute(
+                    "ALTER TABLE \(name.sqlName) ADD COLUMN \(column.sqlName) \(types[column] ?? "")")
                 let (value, entities) = expression(column)
                 if case .value(let constant) = value {
                     _ = try connection.rows(
-                        "UPDATE \(name.sqlName) SET \(column.sqlName) = ? WHERE Z_ENT IN (\(Self.list(entities)))", [constant])
+                        "UPDATE \(name.sqlName) SET \(column.sqlName) = ? WHERE Z_ENT IN (\(Self.list(entities)))",
+                        [constant])
                 }
             }
-            if !table.dropped.isEmpty { try connection.execute("DELETE FROM \(name.sqlName) WHERE Z_ENT IN (\(Self.list(table.dropped)))") }
+            if !table.dropped.isEmpty {
+                try connection.execute("DELETE FROM \(name.sqlName) WHERE Z_ENT IN (\(Self.list(table.dropped)))")
+            }
             return false
         }
         // Rebuild, as Core Data does: rename, create, copy, drop.
         let temporary = "_T_" + name
         if try connection.tableExists(temporary) { try connection.execute("DROP TABLE \(temporary.sqlName)") }
         if from != name, try connection.tableExists(name) {
-            throw StoreError(.corrupt, "the store already has a table \(name) beside \(from); it cannot be migrated in place", store: connection.path)
+            throw StoreError(
+                .corrupt, "the store already has a table \(name) beside \(from); it cannot be migrated in place",
+                store: connection.path)
         }
         try connection.execute("ALTER TABLE \(from.sqlName) RENAME TO \(temporary.sqlName)")
         let order = existing.filter { wanted.contains($0) } + wanted.filter { !existingSet.contains($0) }
         let types = Dictionary(table.table.columns.map { ($0.name, $0.type) }) { a, _ in a }
-        let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + order.map { "\($0.sqlName) \(types[$0] ?? "")" }
+        let columns =
+            ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
+            + order.map { "\($0.sqlName) \(types[$0] ?? "")" }
         try connection.execute("CREATE TABLE \(name.sqlName) ( \(columns.joined(separator: ", ")) )")
         var bindings: [SQLiteValue] = []
         let selected = order.map { column -> String in
@@ -193,11 +216,13 @@ struct SQLiteMigrationRunner {
             let list = columns.map(\.sqlName).joined(separator: ", ")
             let present = columns.map { "\($0.sqlName) IS NOT NULL" }.joined(separator: " AND ")
             let rows = try connection.rows(
-                "SELECT min(Z_PK), max(Z_PK), \(list) FROM \(layout.table.sqlName) WHERE Z_ENT IN (\(Self.list(entity.hierarchyNumbers))) AND \(present) GROUP BY \(list) HAVING count(*) > 1 LIMIT 1")
+                "SELECT min(Z_PK), max(Z_PK), \(list) FROM \(layout.table.sqlName) WHERE Z_ENT IN (\(Self.list(entity.hierarchyNumbers))) AND \(present) GROUP BY \(list) HAVING count(*) > 1 LIMIT 1"
+            )
             if let row = rows.first {
                 throw MigrationError(
                     .constraintViolation,
-                    "existing rows break the uniqueness constraint (\(check.properties.joined(separator: ", "))) of \(entity.name) in the new model: rows \(row[0].integer ?? 0) and \(row[1].integer ?? 0) both have \(row.dropFirst(2).map { SQLiteDriver.describe($0) }.joined(separator: ", ")); change or remove the duplicates before migrating, or resolve them in a custom migration stage")
+                    "existing rows break the uniqueness constraint (\(check.properties.joined(separator: ", "))) of \(entity.name) in the new model: rows \(row[0].integer ?? 0) and \(row[1].integer ?? 0) both have \(row.dropFirst(2).map { SQLiteDriver.describe($0) }.joined(separator: ", ")); change or remove the duplicates before migrating, or resolve them in a custom migration stage"
+                )
             }
         }
     }
@@ -208,7 +233,8 @@ struct SQLiteMigrationRunner {
             _ = try connection.rows("DELETE FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(entity.entityNumber))])
         }
         for entity in script.plan.addedEntities {
-            let parent = entity.superentityName.flatMap { script.plan.destinationModel.entity(named: $0)?.entityNumber } ?? 0
+            let parent =
+                entity.superentityName.flatMap { script.plan.destinationModel.entity(named: $0)?.entityNumber } ?? 0
             _ = try connection.rows(
                 "INSERT OR REPLACE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
                 [.integer(Int64(entity.entityNumber)), .text(entity.name), .integer(Int64(parent))])

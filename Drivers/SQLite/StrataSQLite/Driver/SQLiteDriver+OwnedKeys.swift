@@ -28,7 +28,8 @@ extension SQLiteDriver {
         }
         let wanted = Set(members.map(\.primaryKey))
         let clearOrder = fk.orderColumn.map { ", \($0.sqlName) = NULL" } ?? ""
-        let release = try connection.cached("UPDATE \(table) SET \(column) = NULL\(clearOrder) WHERE Z_PK = ? AND \(column) = ?")
+        let release = try connection.cached(
+            "UPDATE \(table) SET \(column) = NULL\(clearOrder) WHERE Z_PK = ? AND \(column) = ?")
         for key in existing.subtracting(wanted) {
             try release.reset()
             try release.bind([.integer(key), .integer(owner.primaryKey)])
@@ -82,7 +83,8 @@ extension SQLiteDriver {
         for (join, owner, members) in pending.mirrors {
             guard let mirror = join.mirrorOrderColumn else { continue }
             let statement = try connection.cached(
-                "UPDATE \(join.table.sqlName) SET \(mirror.sqlName) = ? WHERE \(join.sourceColumn.sqlName) = ? AND \(join.memberColumn.sqlName) = ?")
+                "UPDATE \(join.table.sqlName) SET \(mirror.sqlName) = ? WHERE \(join.sourceColumn.sqlName) = ? AND \(join.memberColumn.sqlName) = ?"
+            )
             for (position, member) in members.enumerated() {
                 try statement.reset()
                 try statement.bind([.integer(Int64(position + 1)), .integer(member), .integer(owner)])

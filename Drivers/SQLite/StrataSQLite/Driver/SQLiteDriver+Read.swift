@@ -24,15 +24,19 @@ extension SQLiteDriver {
     /// count) in a last part. The statement is reset when `body` throws, so the read connection
     /// does not stay on an old snapshot.
     private func fetch(_ request: StoreFetch, partSize: Int, _ body: (inout StoreFetchResult) throws -> Void) throws {
-        if let aggregation = request.aggregation, request.resultKind == .rows, let groups = try aggregate(request, aggregation) {
-            var answer = StoreFetchResult(appliedPredicate: true, appliedSort: false, appliedPage: false, groups: groups)
+        if let aggregation = request.aggregation, request.resultKind == .rows,
+            let groups = try aggregate(request, aggregation)
+        {
+            var answer = StoreFetchResult(
+                appliedPredicate: true, appliedSort: false, appliedPage: false, groups: groups)
             return try body(&answer)
         }
         guard let entityLayout = layout.entity(request.entity.entityNumber),
             let table = layout.tables[request.entity.rootEntityName]
         else {
             // The entity is not stored here (another configuration): nothing matches.
-            var nothing = StoreFetchResult(rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            var nothing = StoreFetchResult(
+                rows: [], ids: [], count: 0, appliedPredicate: true, appliedSort: true, appliedPage: true)
             return try body(&nothing)
         }
         var translator = QueryTranslator(layout: layout, maximumBindings: parameterLimit)
@@ -57,7 +61,8 @@ extension SQLiteDriver {
             var answer: StoreFetchResult
             switch request.resultKind {
             case .count where exact && (order != nil || (request.offset == 0 && request.limit == nil)):
-                let sql = order == nil || (request.offset == 0 && request.limit == nil)
+                let sql =
+                    order == nil || (request.offset == 0 && request.limit == nil)
                     ? "SELECT COUNT(*)\(from)\(whereSQL)"
                     : "SELECT COUNT(*) FROM (SELECT 1\(from)\(whereSQL)\(orderSQL)\(page))"
                 let statement = try connection.cached(sql)
@@ -76,9 +81,11 @@ extension SQLiteDriver {
                 }
                 answer = StoreFetchResult(ids: ids, appliedPredicate: true, appliedSort: true, appliedPage: true)
             default:
-                let statement = try connection.cached("SELECT \(table.selectList("t0"))\(from)\(whereSQL)\(orderSQL)\(page)")
+                let statement = try connection.cached(
+                    "SELECT \(table.selectList("t0"))\(from)\(whereSQL)\(orderSQL)\(page)")
                 try statement.bind(bindings)
-                var part = StoreFetchResult(appliedPredicate: exact, appliedSort: order != nil, appliedPage: order != nil)
+                var part = StoreFetchResult(
+                    appliedPredicate: exact, appliedSort: order != nil, appliedPage: order != nil)
                 do {
                     while try statement.step() {
                         guard let row = try decode(statement, cached: request.cachedRows) else { continue }
@@ -111,7 +118,9 @@ extension SQLiteDriver {
         }
         var byTable: [String: [Int64]] = [:]
         for id in ids {
-            guard let entity = model.entity(number: id.entity), let table = layout.tables[entity.rootEntityName] else { continue }
+            guard let entity = model.entity(number: id.entity), let table = layout.tables[entity.rootEntityName] else {
+                continue
+            }
             byTable[table.name, default: []].append(id.primaryKey)
         }
         guard !byTable.isEmpty else { return [] }
@@ -156,7 +165,8 @@ extension SQLiteDriver {
         case .toManyJoin(let join):
             let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
             let source = join.sourceColumn.sqlName
-            head = "SELECT j.\(source), m.Z_PK, m.Z_ENT FROM \(join.table.sqlName) j JOIN \(join.destinationTable.sqlName) m ON m.Z_PK = j.\(join.memberColumn.sqlName) WHERE j.\(source) IN ("
+            head =
+                "SELECT j.\(source), m.Z_PK, m.Z_ENT FROM \(join.table.sqlName) j JOIN \(join.destinationTable.sqlName) m ON m.Z_PK = j.\(join.memberColumn.sqlName) WHERE j.\(source) IN ("
             tail = ") ORDER BY j.\(source), \(order)m.Z_PK"
         default:
             return Dictionary(uniqueKeysWithValues: request.sources.map { ($0, []) })
@@ -252,7 +262,8 @@ extension SQLiteDriver {
                     }
                     let key = statement.int64(at: index)
                     guard key > 0 else {
-                        throw damagedKey(key, of: number, relationship: plan.layout.entity.properties[values.count].name)
+                        throw damagedKey(
+                            key, of: number, relationship: plan.layout.entity.properties[values.count].name)
                     }
                     values.append(.reference(RowID(entity: target, primaryKey: key)))
                 }

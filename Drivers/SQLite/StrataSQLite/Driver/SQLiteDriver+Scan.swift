@@ -5,7 +5,8 @@ extension SQLiteDriver {
     /// Reads an entity's own rows by key range (`Z_ENT = ? AND Z_PK > ? ORDER BY Z_PK LIMIT ?`),
     /// one batch per read, so only one batch is ever in memory; to-many slots are filled per batch.
     public func scanRows(_ request: RowScan, _ body: ([RowSnapshot]) throws -> Void) throws {
-        guard let entity = layout.entity(request.entity.entityNumber), let table = layout.tables[request.entity.rootEntityName]
+        guard let entity = layout.entity(request.entity.entityNumber),
+            let table = layout.tables[request.entity.rootEntityName]
         else { return }
         let sql =
             "SELECT \(table.selectList("t0")) FROM \(table.name.sqlName) t0 WHERE t0.Z_ENT = ? AND t0.Z_PK > ? ORDER BY t0.Z_PK LIMIT ?"

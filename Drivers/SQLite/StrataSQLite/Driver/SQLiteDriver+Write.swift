@@ -4,7 +4,8 @@ import Strata
 
 extension SQLiteDriver {
     public func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {
-        guard let description = model.entity(number: entity), let root = model.entity(named: description.rootEntityName),
+        guard let description = model.entity(number: entity),
+            let root = model.entity(named: description.rootEntityName),
             let rootNumber = layout.storeNumber(root.entityNumber)
         else {
             throw StoreError(.invalidRequest, "no entity numbered \(entity) is stored here", store: path)
@@ -14,11 +15,15 @@ extension SQLiteDriver {
             // Only an integer Z_MAX from 0 to Int64.max - amount advances: keys stay in 1...Int64.max
             // and SQLite never turns the sum into a REAL.
             let statement = try connection.cached(
-                "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? AND typeof(Z_MAX) = 'integer' AND Z_MAX BETWEEN 0 AND ? RETURNING Z_MAX")
+                "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ? AND typeof(Z_MAX) = 'integer' AND Z_MAX BETWEEN 0 AND ? RETURNING Z_MAX"
+            )
             try statement.bind([.integer(amount), .integer(Int64(rootNumber)), .integer(Int64.max - amount)])
             guard try statement.step() else {
                 try statement.reset()
-                guard let stored = try connection.rows("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(rootNumber))]).first?.first
+                guard
+                    let stored = try connection.rows(
+                        "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(rootNumber))]
+                    ).first?.first
                 else {
                     throw SQLiteError(.corrupt, "Z_PRIMARYKEY has no row for entity \(root.name)", file: path)
                 }
@@ -56,7 +61,10 @@ extension SQLiteDriver {
                 try statement.bind(delete.id.primaryKey, at: 1)
                 try statement.bind(delete.expectedVersion, at: 2)
                 try statement.step()
-                if connection.changes != 1 { stale.append(delete.id); continue }
+                if connection.changes != 1 {
+                    stale.append(delete.id)
+                    continue
+                }
                 for sql in layout.unlinkStatements[plan.layout.table] ?? [] {
                     let unlink = try connection.cached(sql)
                     try unlink.bind(delete.id.primaryKey, at: 1)
@@ -103,7 +111,8 @@ extension SQLiteDriver {
                 for slot in plan.toManySlots {
                     if case .references(let members) = insert.values[slot] {
                         try writeToMany(
-                            plan.layout.slots[slot], owner: insert.id, members: members, isNew: true, &pending, connection)
+                            plan.layout.slots[slot], owner: insert.id, members: members, isNew: true, &pending,
+                            connection)
                     }
                 }
             }
@@ -113,7 +122,8 @@ extension SQLiteDriver {
                 for slot in update.changedSlots where plan.layout.slots[slot].isToMany {
                     if case .references(let members) = update.values[slot] {
                         try writeToMany(
-                            plan.layout.slots[slot], owner: update.id, members: members, isNew: false, &pending, connection)
+                            plan.layout.slots[slot], owner: update.id, members: members, isNew: false, &pending,
+                            connection)
                     }
                 }
             }
@@ -126,7 +136,9 @@ extension SQLiteDriver {
                 try statement.bind([.integer(key), .integer(Int64(number))])
                 try statement.step()
             }
-            if let metadata = batch.metadata { try MetadataCoding.write(metadata, naming: layout.naming, to: connection) }
+            if let metadata = batch.metadata {
+                try MetadataCoding.write(metadata, naming: layout.naming, to: connection)
+            }
             return CommitResult(versions: versions)
         }
     }
@@ -156,7 +168,9 @@ extension SQLiteDriver {
     }
 
     private func conflict(_ stale: [RowID]) -> StoreError {
-        let ids = stale.compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } }
+        let ids = stale.compactMap { id in
+            model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) }
+        }
         let names = stale.prefix(10).map { id in "\(model.entity(number: id.entity)?.name ?? "?")/p\(id.primaryKey)" }
         return StoreError(
             .conflict,
@@ -164,18 +178,24 @@ extension SQLiteDriver {
             store: path, objectIDs: ids)
     }
 
-    private func insertRow(_ row: RowSnapshot, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection) throws {
+    private func insertRow(_ row: RowSnapshot, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection)
+        throws
+    {
         let statement = try connection.cached(plan.insert.sql, slot: plan.insert.slot)
         try statement.bindDirect(row.id.primaryKey, at: 1)
         try statement.bindDirect(Int64(plan.storeNumber), at: 2)
         try statement.bindDirect(Int64(1), at: 3)
         var index: Int32 = 4
-        for slot in plan.bind.indices { try bindColumns(of: row.values[slot], plan.bind[slot], to: statement, at: &index) }
+        for slot in plan.bind.indices {
+            try bindColumns(of: row.values[slot], plan.bind[slot], to: statement, at: &index)
+        }
         try statement.step()
     }
 
     /// Writes the changed columns and bumps `Z_OPT`; `false` when the stored version differs.
-    private func updateRow(_ update: RowUpdate, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection) throws -> Bool {
+    private func updateRow(_ update: RowUpdate, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection)
+        throws -> Bool
+    {
         let sql = plans.update(plan, changedSlots: update.changedSlots)
         let statement = try connection.cached(sql.sql, slot: sql.slot)
         var index: Int32 = 1
@@ -220,28 +240,36 @@ extension SQLiteDriver {
             try writeOwnedForeignKey(fk, owner: owner, members: members, isNew: isNew, &pending, connection)
         case .toManyForeignKey(let fk):
             guard let order = fk.orderColumn else { return }
-            let statement = try connection.cached("UPDATE \(fk.table.sqlName) SET \(order.sqlName) = ? WHERE Z_PK = ? AND \(fk.column.sqlName) = ?")
+            let statement = try connection.cached(
+                "UPDATE \(fk.table.sqlName) SET \(order.sqlName) = ? WHERE Z_PK = ? AND \(fk.column.sqlName) = ?")
             for (position, member) in members.enumerated() {
                 try statement.reset()
-                try statement.bind([.integer(Int64(position + 1)), .integer(member.primaryKey), .integer(owner.primaryKey)])
+                try statement.bind([
+                    .integer(Int64(position + 1)), .integer(member.primaryKey), .integer(owner.primaryKey),
+                ])
                 try statement.step()
             }
         case .toManyJoin(let join):
             var existing: Set<Int64> = []
             if !isNew {
-                let current = try connection.cached("SELECT \(join.memberColumn.sqlName) FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ?")
+                let current = try connection.cached(
+                    "SELECT \(join.memberColumn.sqlName) FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ?"
+                )
                 try current.bind(owner.primaryKey, at: 1)
                 while try current.step() { existing.insert(current.int64(at: 0)) }
             }
             let wanted = Set(members.map(\.primaryKey))
-            let remove = try connection.cached("DELETE FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ? AND \(join.memberColumn.sqlName) = ?")
+            let remove = try connection.cached(
+                "DELETE FROM \(join.table.sqlName) WHERE \(join.sourceColumn.sqlName) = ? AND \(join.memberColumn.sqlName) = ?"
+            )
             for key in existing.subtracting(wanted) {
                 try remove.reset()
                 try remove.bind([.integer(owner.primaryKey), .integer(key)])
                 try remove.step()
             }
             let add = try connection.cached(
-                "INSERT OR IGNORE INTO \(join.table.sqlName) (\(join.sourceColumn.sqlName), \(join.memberColumn.sqlName)) VALUES (?, ?)")
+                "INSERT OR IGNORE INTO \(join.table.sqlName) (\(join.sourceColumn.sqlName), \(join.memberColumn.sqlName)) VALUES (?, ?)"
+            )
             for key in wanted.subtracting(existing) {
                 try add.reset()
                 try add.bind([.integer(owner.primaryKey), .integer(key)])
@@ -249,13 +277,18 @@ extension SQLiteDriver {
             }
             if let order = join.orderColumn {
                 let statement = try connection.cached(
-                    "UPDATE \(join.table.sqlName) SET \(order.sqlName) = ? WHERE \(join.sourceColumn.sqlName) = ? AND \(join.memberColumn.sqlName) = ?")
+                    "UPDATE \(join.table.sqlName) SET \(order.sqlName) = ? WHERE \(join.sourceColumn.sqlName) = ? AND \(join.memberColumn.sqlName) = ?"
+                )
                 for (position, member) in members.enumerated() {
                     try statement.reset()
-                    try statement.bind([.integer(Int64(position + 1)), .integer(owner.primaryKey), .integer(member.primaryKey)])
+                    try statement.bind([
+                        .integer(Int64(position + 1)), .integer(owner.primaryKey), .integer(member.primaryKey),
+                    ])
                     try statement.step()
                 }
-                if join.mirrorOrderColumn != nil { pending.mirrors.append((join, owner.primaryKey, members.map(\.primaryKey))) }
+                if join.mirrorOrderColumn != nil {
+                    pending.mirrors.append((join, owner.primaryKey, members.map(\.primaryKey)))
+                }
             }
         default:
             return

@@ -50,9 +50,10 @@ public final class SQLiteDriver: StoreDriver {
         "max_page_count": nil, "temp_store": nil, "locking_mode": nil,
     ]
 
-    init(path: String, layout: StoreLayout, readOnly: Bool, timeout: Double, writer: SQLiteConnection?,
-        reader: SQLiteConnection)
-    {
+    init(
+        path: String, layout: StoreLayout, readOnly: Bool, timeout: Double, writer: SQLiteConnection?,
+        reader: SQLiteConnection
+    ) {
         self.path = path
         self.layout = layout
         self.model = layout.model
@@ -64,7 +65,9 @@ public final class SQLiteDriver: StoreDriver {
         self.parameterLimit = reader.parameterLimit
     }
 
-    public var capabilities: DriverCapabilities { [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads] }
+    public var capabilities: DriverCapabilities {
+        [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads]
+    }
 
     /// Runs `body` with the read connection.
     func read<T: Sendable>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
@@ -106,7 +109,9 @@ public final class SQLiteDriver: StoreDriver {
     }
 
     public func saveMetadata(_ metadata: StoreMetadata) throws {
-        try write("saving metadata") { connection in try MetadataCoding.write(metadata, naming: layout.naming, to: connection) }
+        try write("saving metadata") { connection in
+            try MetadataCoding.write(metadata, naming: layout.naming, to: connection)
+        }
     }
 
     public func close() throws {

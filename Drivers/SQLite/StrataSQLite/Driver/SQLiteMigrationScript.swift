@@ -68,16 +68,20 @@ struct SQLiteMigrationScript {
     /// Plans the migration, or `nil` when it must be done by copying.
     init?(plan: StoreMigrationPlan, source: StoreLayout) {
         guard plan.keepsEntityNumbers else { return nil }
-        for entity in plan.sourceModel.entities where source.storeNumber(entity.entityNumber).map({ $0 != entity.entityNumber }) ?? false {
+        for entity in plan.sourceModel.entities
+        where source.storeNumber(entity.entityNumber).map({ $0 != entity.entityNumber }) ?? false {
             return nil
         }
         self.plan = plan
         self.source = source
         self.destination = StoreLayout(
             model: plan.destinationModel, entities: plan.destinationModel.entities,
-            storeNumbers: Dictionary(uniqueKeysWithValues: plan.destinationModel.entities.map { ($0.entityNumber, $0.entityNumber) }),
+            storeNumbers: Dictionary(
+                uniqueKeysWithValues: plan.destinationModel.entities.map { ($0.entityNumber, $0.entityNumber) }),
             existingColumns: nil, existingTables: nil, naming: source.naming)
-        if [source, destination].contains(where: { $0.entities.values.contains { $0.slots.contains(where: Self.isOwnedForeignKey) } }) {
+        if [source, destination].contains(where: {
+            $0.entities.values.contains { $0.slots.contains(where: Self.isOwnedForeignKey) }
+        }) {
             return nil
         }
         guard let tables = planTables() else { return nil }
@@ -97,11 +101,13 @@ struct SQLiteMigrationScript {
             let members = plan.destinationModel.entities.filter { root.hierarchyNumbers.contains($0.entityNumber) }
             let sourceRoot = plansByDestination[root.entityNumber]?.source
             if sourceRoot == nil, members.contains(where: { plansByDestination[$0.entityNumber] != nil }) { return nil }
-            var tablePlan = TablePlan(table: table, sourceTable: sourceRoot.flatMap { source.entity($0.entityNumber)?.table })
+            var tablePlan = TablePlan(
+                table: table, sourceTable: sourceRoot.flatMap { source.entity($0.entityNumber)?.table })
             if let sourceRoot {
                 guard sourceRoot.superentityName == nil else { return nil }
                 tablePlan.dropped = Set(
-                    plan.droppedEntities.filter { sourceRoot.hierarchyNumbers.contains($0.entityNumber) }.map(\.entityNumber))
+                    plan.droppedEntities.filter { sourceRoot.hierarchyNumbers.contains($0.entityNumber) }.map(
+                        \.entityNumber))
             }
             for member in members {
                 guard let entityPlan = plansByDestination[member.entityNumber] else { continue }
@@ -115,7 +121,8 @@ struct SQLiteMigrationScript {
 
     /// Records the column expressions of one entity's rows; `false` for a change done by copying.
     private mutating func addColumns(of entityPlan: StoreMigrationPlan.EntityPlan, to table: inout TablePlan) -> Bool {
-        guard let new = destination.entity(entityPlan.destination.entityNumber), let old = source.entity(entityPlan.source.entityNumber)
+        guard let new = destination.entity(entityPlan.destination.entityNumber),
+            let old = source.entity(entityPlan.source.entityNumber)
         else { return false }
         let number = entityPlan.destination.entityNumber
         func set(_ column: String, _ expression: Expression) -> Bool {
@@ -163,7 +170,8 @@ struct SQLiteMigrationScript {
                 guard case .toManyForeignKey = old.slots[from],
                     entityPlan.source.properties[from].relationship?.isOrdered == relationship?.isOrdered
                 else { return false }
-            case (.toManyJoin, .constant), (.toManyJoin, .null), (.toManyForeignKey, .constant), (.toManyForeignKey, .null):
+            case (.toManyJoin, .constant), (.toManyJoin, .null), (.toManyForeignKey, .constant),
+                (.toManyForeignKey, .null):
                 continue
             default:
                 return false

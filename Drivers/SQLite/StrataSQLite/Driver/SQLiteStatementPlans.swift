@@ -102,8 +102,11 @@ final class SQLiteStatementPlans: Sendable {
                 delete: slot("DELETE FROM \(entity.table.sqlName) WHERE Z_PK = ? AND Z_OPT = ?"))
         }
         self.entities = entities
-        var modelNumbers = [Int32](repeating: -1, count: Int(layout.modelNumbers.keys.filter { $0 < 1 << 16 }.max() ?? 0) + 1)
-        for (store, model) in layout.modelNumbers where store >= 0 && store < 1 << 16 { modelNumbers[Int(store)] = model }
+        var modelNumbers = [Int32](
+            repeating: -1, count: Int(layout.modelNumbers.keys.filter { $0 < 1 << 16 }.max() ?? 0) + 1)
+        for (store, model) in layout.modelNumbers where store >= 0 && store < 1 << 16 {
+            modelNumbers[Int(store)] = model
+        }
         self.modelNumbers = modelNumbers
         allModelNumbers = layout.modelNumbers
         updates = Locked(([:], slots.count))
@@ -117,7 +120,9 @@ final class SQLiteStatementPlans: Sendable {
     /// The model entity number of the store's `Z_ENT` value `number`, or `nil` when the model has
     /// no entity of that number (any value outside Int32 included: it is never truncated onto one).
     @inline(__always) func modelNumber(storeNumber number: Int64) -> Int32? {
-        guard number >= 0, number < modelNumbers.count else { return Int32(exactly: number).flatMap { allModelNumbers[$0] } }
+        guard number >= 0, number < modelNumbers.count else {
+            return Int32(exactly: number).flatMap { allModelNumbers[$0] }
+        }
         let model = modelNumbers[Int(number)]
         return model >= 0 ? model : nil
     }
@@ -140,8 +145,10 @@ final class SQLiteStatementPlans: Sendable {
                 }
             }
             let statement = (
-                sql: "UPDATE \(entity.layout.table.sqlName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?",
-                slot: updates.nextSlot)
+                sql:
+                    "UPDATE \(entity.layout.table.sqlName) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ? AND Z_OPT = ?",
+                slot: updates.nextSlot
+            )
             updates.nextSlot += 1
             updates.statements[shape] = statement
             return statement

@@ -66,7 +66,10 @@ enum ValueCoding {
         if storage == SQLITE_NULL { return .null }
         switch type {
         case .integer16, .integer32, .integer64:
-            return .integer(storage == SQLITE_FLOAT ? Int64(exactly: statement.double(at: index).rounded(.towardZero)) ?? 0 : statement.int64(at: index))
+            return .integer(
+                storage == SQLITE_FLOAT
+                    ? Int64(exactly: statement.double(at: index).rounded(.towardZero)) ?? 0 : statement.int64(at: index)
+            )
         case .boolean:
             return .bool(statement.int64(at: index) != 0)
         case .double, .float:
@@ -80,8 +83,10 @@ enum ValueCoding {
             case SQLITE_INTEGER: return .decimal(Decimal(statement.int64(at: index)))
             case SQLITE_FLOAT: return .decimal(Decimal(string: "\(statement.double(at: index))") ?? 0)
             default:
-                let text = storage == SQLITE_BLOB
-                    ? statement.data(at: index).map { String(decoding: $0, as: UTF8.self) } : statement.string(at: index)
+                let text =
+                    storage == SQLITE_BLOB
+                    ? statement.data(at: index).map { String(decoding: $0, as: UTF8.self) }
+                    : statement.string(at: index)
                 return text.flatMap { Decimal(string: $0) }.map(StoreValue.decimal) ?? .null
             }
         case .string:

@@ -64,7 +64,8 @@ public final class SQLiteConnection {
         } catch let error as SQLiteError {
             sqlite3_close_v2(db)
             handle = nil
-            throw SQLiteError(.cannotOpen, "not a readable SQLite database: \(error.message)", file: path,
+            throw SQLiteError(
+                .cannotOpen, "not a readable SQLite database: \(error.message)", file: path,
                 resultCode: error.resultCode)
         }
     }
@@ -180,7 +181,8 @@ public final class SQLiteConnection {
         guard !trailing else {
             sqlite3_finalize(statement)
             throw SQLiteError(
-                .misuse, "cannot prepare '\(sql)': it holds text after its first statement; run one statement at a time",
+                .misuse,
+                "cannot prepare '\(sql)': it holds text after its first statement; run one statement at a time",
                 file: path)
         }
         return SQLiteStatement(connection: self, handle: statement, sql: sql)
@@ -234,7 +236,8 @@ public final class SQLiteConnection {
 
     func engineError(_ status: Int32, _ context: String) -> SQLiteError {
         let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "connection closed"
-        let code: SQLiteError.Code = (status & 0xFF) == SQLITE_CORRUPT || (status & 0xFF) == SQLITE_NOTADB
+        let code: SQLiteError.Code =
+            (status & 0xFF) == SQLITE_CORRUPT || (status & 0xFF) == SQLITE_NOTADB
             ? .corrupt : .engine
         return SQLiteError(code, "\(context): \(message)", file: path, resultCode: status)
     }

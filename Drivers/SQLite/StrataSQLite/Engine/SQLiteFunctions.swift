@@ -68,9 +68,12 @@ enum SQLiteFunctions {
         guard status == SQLITE_OK else { throw connection.engineError(status, "cannot register strata_fold") }
         status = sqlite3_create_function_v2(db, "strata_match", 4, flags, nil, match, nil, nil, nil)
         guard status == SQLITE_OK else { throw connection.engineError(status, "cannot register strata_match") }
-        status = sqlite3_create_function_v2(db, "strata_aggregate", 3, flags, nil, nil, aggregateStep, aggregateFinal, nil)
+        status = sqlite3_create_function_v2(
+            db, "strata_aggregate", 3, flags, nil, nil, aggregateStep, aggregateFinal, nil)
         guard status == SQLITE_OK else { throw connection.engineError(status, "cannot register strata_aggregate") }
-        for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"] {
+        for name in [
+            "NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
+        ] {
             status = sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8, nil, noOp, nil, nil, nil)
             guard status == SQLITE_OK else { throw connection.engineError(status, "cannot register \(name)") }
         }
@@ -97,12 +100,13 @@ private func resultText(_ context: OpaquePointer?, _ string: String) {
     }
 }
 
-private let compareStrings: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32 = {
-    _, lengthA, a, lengthB, b in
-    let x = String(decoding: UnsafeRawBufferPointer(start: a, count: Int(lengthA)), as: UTF8.self)
-    let y = String(decoding: UnsafeRawBufferPointer(start: b, count: Int(lengthB)), as: UTF8.self)
-    return x < y ? -1 : (x == y ? 0 : 1)
-}
+private let compareStrings:
+    @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32 = {
+        _, lengthA, a, lengthB, b in
+        let x = String(decoding: UnsafeRawBufferPointer(start: a, count: Int(lengthA)), as: UTF8.self)
+        let y = String(decoding: UnsafeRawBufferPointer(start: b, count: Int(lengthB)), as: UTF8.self)
+        return x < y ? -1 : (x == y ? 0 : 1)
+    }
 
 private let fold: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
     context, count, arguments in
@@ -155,7 +159,9 @@ private final class AggregateBox {
 /// the aggregate context until `aggregateFinal` releases it; `nil` when no step ran.
 private func aggregateBox(_ context: OpaquePointer?, creating make: () -> AggregateBox) -> AggregateBox? {
     // Zeroed by SQLite on first use, so the slot starts as nil.
-    guard let memory = sqlite3_aggregate_context(context, Int32(MemoryLayout<UnsafeMutableRawPointer?>.size)) else { return nil }
+    guard let memory = sqlite3_aggregate_context(context, Int32(MemoryLayout<UnsafeMutableRawPointer?>.size)) else {
+        return nil
+    }
     let slot = memory.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
     if let existing = slot.pointee { return Unmanaged<AggregateBox>.fromOpaque(existing).takeUnretainedValue() }
     let box = make()
@@ -169,7 +175,9 @@ private func storeValue(_ value: OpaquePointer?, _ type: AttributeType) -> Store
     if storage == SQLITE_NULL { return .null }
     switch type {
     case .integer16, .integer32, .integer64:
-        return .integer(storage == SQLITE_FLOAT ? Int64(exactly: sqlite3_value_double(value).rounded(.towardZero)) ?? 0 : sqlite3_value_int64(value))
+        return .integer(
+            storage == SQLITE_FLOAT
+                ? Int64(exactly: sqlite3_value_double(value).rounded(.towardZero)) ?? 0 : sqlite3_value_int64(value))
     case .boolean: return .bool(sqlite3_value_int64(value) != 0)
     case .double, .float:
         if storage == SQLITE_BLOB, sqlite3_value_bytes(value) == 8, let bytes = sqlite3_value_blob(value) {
@@ -191,7 +199,10 @@ private let aggregateStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutableP
         sqlite3_result_error(context, "strata_aggregate: bad arguments", -1)
         return
     }
-    guard let box = aggregateBox(context, creating: { AggregateBox(AggregateAccumulator(function, type: type), type: type) }) else {
+    guard
+        let box = aggregateBox(
+            context, creating: { AggregateBox(AggregateAccumulator(function, type: type), type: type) })
+    else {
         sqlite3_result_error_nomem(context)
         return
     }

@@ -52,12 +52,14 @@ public final class SQLiteStatement {
         case .blob(let bytes):
             status = bytes.withUnsafeBytes { buffer in
                 // A zero-length blob needs a non-null pointer to be stored as a blob, not NULL.
-                sqlite3_bind_blob64(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                sqlite3_bind_blob64(
+                    handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
                     sqlite3_uint64(buffer.count), Self.transient)
             }
         }
         guard status == SQLITE_OK else {
-            throw SQLiteError(.misuse, "cannot bind parameter \(index) of '\(sql)'", file: connection.path,
+            throw SQLiteError(
+                .misuse, "cannot bind parameter \(index) of '\(sql)'", file: connection.path,
                 resultCode: status)
         }
     }
@@ -99,7 +101,8 @@ public final class SQLiteStatement {
     @inline(__always)
     private func check(_ status: Int32, _ index: Int32) throws {
         guard status == SQLITE_OK else {
-            throw SQLiteError(.misuse, "cannot bind parameter \(index) of '\(sql)'", file: connection.path, resultCode: status)
+            throw SQLiteError(
+                .misuse, "cannot bind parameter \(index) of '\(sql)'", file: connection.path, resultCode: status)
         }
     }
 

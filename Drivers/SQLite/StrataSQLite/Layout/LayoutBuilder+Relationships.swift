@@ -7,7 +7,8 @@ extension LayoutBuilder {
         for entity in hierarchy(of: root) {
             for case .relationship(let relationship) in entity.ownProperties
             where relationship.isToMany && relationship.isOrdered && !relationship.isTransient {
-                guard let (column, inverseKey, tableRoot) = inverseForeignKey(of: relationship), orderColumns[inverseKey] == nil,
+                guard let (column, inverseKey, tableRoot) = inverseForeignKey(of: relationship),
+                    orderColumns[inverseKey] == nil,
                     var table = tables[tableRoot]
                 else { continue }
                 var order = "Z_FOK_" + column.dropFirst()
@@ -64,9 +65,12 @@ extension LayoutBuilder {
         var unpaired: [Side] = []
         let visited = model.entities.filter { rootNames.contains($0.rootEntityName) }.sorted { $0.name < $1.name }
         for entity in visited {
-            let relationships = entity.relationships.filter { $0.isToMany && !$0.isTransient }.sorted { $0.name < $1.name }
+            let relationships = entity.relationships.filter { $0.isToMany && !$0.isTransient }.sorted {
+                $0.name < $1.name
+            }
             for relationship in relationships {
-                let side = Side(entity: declaringEntity(of: relationship.name, from: entity), relationship: relationship)
+                let side = Side(
+                    entity: declaringEntity(of: relationship.name, from: entity), relationship: relationship)
                 guard !seen.contains(side.key), inverseForeignKey(of: relationship) == nil,
                     let destination = model.entity(named: relationship.destinationEntityName),
                     rootNames.contains(destination.rootEntityName)
@@ -76,7 +80,9 @@ extension LayoutBuilder {
                     unpaired.append(side)
                     continue
                 }
-                guard let inverse = destination.property(named: inverseName)?.relationship, inverse.isToMany else { continue }
+                guard let inverse = destination.property(named: inverseName)?.relationship, inverse.isToMany else {
+                    continue
+                }
                 let other = Side(entity: declaringEntity(of: inverseName, from: destination), relationship: inverse)
                 seen.insert(other.key)
                 pairs.append((side, other))
@@ -100,14 +106,18 @@ extension LayoutBuilder {
             }
         }
         var rColumn = generators[r.entity.rootEntityName, default: NameGenerator()].unique("Z_\(e)" + s.upper)
-        var rOrder = s.relationship.isOrdered
+        var rOrder =
+            s.relationship.isOrdered
             ? generators[r.entity.rootEntityName, default: NameGenerator()].unique("Z_FOK_\(e)" + s.upper) : nil
         let base = "Z_\(e)" + r.upper
         var table = tableNames.next(base)
         if let existingTables {
             // Core Data may have named the table after either side.
             let alternative = "Z_\(f)" + s.upper
-            guard let found = [table, base, alternative].first(where: { existingTables.contains($0) && !tableNames.contains($0) })
+            guard
+                let found = [table, base, alternative].first(where: {
+                    existingTables.contains($0) && !tableNames.contains($0)
+                })
             else {
                 missingRelationships.formUnion([r.key, s.key])
                 return
@@ -127,7 +137,8 @@ extension LayoutBuilder {
             rOrder = s.relationship.isOrdered ? Self.orderColumn(of: rColumn, preferred: rOrder, in: present) : nil
             sOrder = r.relationship.isOrdered ? Self.orderColumn(of: sColumn, preferred: sOrder, in: present) : nil
             // A self-inverse relationship's Z_FOK_ column only mirrors FOK_REFLEXIVE; a store may lack it.
-            if (s.relationship.isOrdered && rOrder == nil && !reflexive) || (r.relationship.isOrdered && sOrder == nil) {
+            if (s.relationship.isOrdered && rOrder == nil && !reflexive) || (r.relationship.isOrdered && sOrder == nil)
+            {
                 missingRelationships.formUnion([r.key, s.key])
                 return
             }
@@ -136,7 +147,8 @@ extension LayoutBuilder {
         let destinationOfR = tables[s.entity.rootEntityName]?.name ?? ""
         let destinationOfS = tables[r.entity.rootEntityName]?.name ?? ""
         joinTables[table] = JoinTable(
-            name: table, firstColumn: rColumn, secondColumn: sColumn, secondOrderColumn: sOrder, firstOrderColumn: rOrder)
+            name: table, firstColumn: rColumn, secondColumn: sColumn, secondOrderColumn: sOrder,
+            firstOrderColumn: rOrder)
         joins[r.key] = JoinToMany(
             table: table, sourceColumn: rColumn, memberColumn: sColumn, orderColumn: sOrder,
             destinationTable: destinationOfR, mirrorOrderColumn: reflexive ? rOrder : nil)
@@ -199,7 +211,8 @@ extension LayoutBuilder {
             guard let order, present.contains(order) else { return nil }
         }
         return ForeignKeyToMany(
-            table: table.name, column: column, destinationNumbers: destination.hierarchyNumbers.map(number(_:)).sorted(),
+            table: table.name, column: column,
+            destinationNumbers: destination.hierarchyNumbers.map(number(_:)).sorted(),
             orderColumn: order, ownsColumn: true)
     }
 

@@ -66,7 +66,8 @@ struct LayoutBuilder {
 
     /// The order names are drawn in: `Z_ENT` (model numbers for legacy stores).
     func drawsBefore(_ a: EntityDescription, _ b: EntityDescription) -> Bool {
-        naming == .strataLegacy ? a.entityNumber < b.entityNumber : (number(a), a.entityNumber) < (number(b), b.entityNumber)
+        naming == .strataLegacy
+            ? a.entityNumber < b.entityNumber : (number(a), a.entityNumber) < (number(b), b.entityNumber)
     }
 
     /// The entity declaring `property` as seen from `entity` (itself or an ancestor).
@@ -97,8 +98,10 @@ struct LayoutBuilder {
             // Core Data's creation order: INTEGER columns, then FLOAT/TIMESTAMP/DECIMAL, VARCHAR, BLOB.
             for (name, table) in tables {
                 var ordered = table
-                ordered.columns = table.columns.enumerated().sorted { ($0.element.group, $0.offset) < ($1.element.group, $1.offset) }
-                    .map(\.element)
+                ordered.columns = table.columns.enumerated().sorted {
+                    ($0.element.group, $0.offset) < ($1.element.group, $1.offset)
+                }
+                .map(\.element)
                 tables[name] = ordered
             }
         }
@@ -175,7 +178,8 @@ struct LayoutBuilder {
                             entityColumn = "Z\(number(destination))_" + column.dropFirst()
                             generator.take(entityColumn)
                         case .coreData:
-                            entityColumn = generator.unique("Z\(number(destination))_" + naming.columnBase(stem).dropFirst())
+                            entityColumn = generator.unique(
+                                "Z\(number(destination))_" + naming.columnBase(stem).dropFirst())
                         }
                         table.columns.append(.init(name: entityColumn, type: "INTEGER", group: 0))
                         entityColumns[key] = entityColumn
@@ -208,16 +212,23 @@ struct LayoutBuilder {
             case .attribute(let attribute):
                 guard let column = columns[key], !table.missing.contains(column),
                     let index = table.selectIndex(of: column)
-                else { slots.append(.missing); continue }
+                else {
+                    slots.append(.missing)
+                    continue
+                }
                 slots.append(.attribute(column: column, index: index, type: attribute.type))
             case .relationship(let relationship) where !relationship.isToMany:
                 guard let column = columns[key], !table.missing.contains(column),
                     let index = table.selectIndex(of: column),
                     let destination = model.entity(named: relationship.destinationEntityName)
-                else { slots.append(.missing); continue }
+                else {
+                    slots.append(.missing)
+                    continue
+                }
                 let entityColumn = entityColumns[key].flatMap { table.missing.contains($0) ? nil : $0 }
                 slots.append(
-                    .toOne(column: column, index: index, entityColumn: entityColumn,
+                    .toOne(
+                        column: column, index: index, entityColumn: entityColumn,
                         entityIndex: entityColumn.flatMap { table.selectIndex(of: $0) },
                         destination: destination.entityNumber))
             case .relationship(let relationship):

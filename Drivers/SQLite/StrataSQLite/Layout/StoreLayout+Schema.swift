@@ -26,18 +26,24 @@ extension StoreLayout {
         var indexNames: Set<String> = []
         /// `columns` are (name, suffix) pairs: the suffix (`COLLATE BINARY ASC`) is the driver's own text.
         /// `entities`, when given, limits the index to rows of those store entity numbers (a partial index).
-        func index(_ name: String, unique: Bool = false, on table: String, _ columns: [(String, String)], entities: [Int32]? = nil) {
+        func index(
+            _ name: String, unique: Bool = false, on table: String, _ columns: [(String, String)],
+            entities: [Int32]? = nil
+        ) {
             guard indexNames.insert(name).inserted else { return }
             let list = columns.map { $0.1.isEmpty ? $0.0.sqlName : "\($0.0.sqlName) \($0.1)" }
             let rows = entities.map { " WHERE Z_ENT IN (\($0.map(String.init).joined(separator: ", ")))" } ?? ""
             sql.append(
                 SchemaObject(
                     isIndex: true, name: name, table: table,
-                    sql: "CREATE \(unique ? "UNIQUE " : "")INDEX \(name.sqlName) ON \(table.sqlName) (\(list.joined(separator: ", ")))\(rows)"))
+                    sql:
+                        "CREATE \(unique ? "UNIQUE " : "")INDEX \(name.sqlName) ON \(table.sqlName) (\(list.joined(separator: ", ")))\(rows)"
+                ))
         }
         for table in tables.values.sorted(by: { $0.name < $1.name }) {
             // Column types are the driver's constants (LayoutBuilder.columnType), never read from a store.
-            let columns = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
+            let columns =
+                ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"]
                 + table.columns.map { "\($0.name.sqlName) \($0.type)" }
             sql.append(
                 SchemaObject(
@@ -63,7 +69,8 @@ extension StoreLayout {
             }
             // A subentity's constraint holds among its own rows and its descendants', not among the
             // other rows of the hierarchy's table: a partial index over those entities (Strata's choice).
-            let scope = isOwnHierarchyRoot ? nil : entity.hierarchyNumbers.compactMap { entities[$0]?.storeNumber }.sorted()
+            let scope =
+                isOwnHierarchyRoot ? nil : entity.hierarchyNumbers.compactMap { entities[$0]?.storeNumber }.sorted()
             for constraint in entity.uniquenessConstraints {
                 let columns = constraint.compactMap { column(of: $0, in: layout) }
                 guard columns.count == constraint.count, !columns.isEmpty else { continue }
@@ -73,7 +80,9 @@ extension StoreLayout {
             }
             for fetchIndex in entity.indexes {
                 let columns = fetchIndex.elements.compactMap { element in
-                    column(of: element.property, in: layout).map { ($0, "COLLATE BINARY \(element.ascending ? "ASC" : "DESC")") }
+                    column(of: element.property, in: layout).map {
+                        ($0, "COLLATE BINARY \(element.ascending ? "ASC" : "DESC")")
+                    }
                 }
                 guard columns.count == fetchIndex.elements.count, !columns.isEmpty else { continue }
                 index("Z_\(entity.name)_\(fetchIndex.name)", on: layout.table, columns)
@@ -89,7 +98,8 @@ extension StoreLayout {
                     isIndex: false, name: join.name, table: join.name,
                     sql: "CREATE TABLE \(join.name.sqlName) ( \(columns.joined(separator: ", ")) )"))
             index(
-                "\(join.name)_\(join.secondColumn)_INDEX", on: join.name, [(join.secondColumn, ""), (join.firstColumn, "")])
+                "\(join.name)_\(join.secondColumn)_INDEX", on: join.name,
+                [(join.secondColumn, ""), (join.firstColumn, "")])
         }
         return sql
     }
@@ -135,7 +145,9 @@ extension StoreLayout {
         }
         let known = Set(entities.values.map(\.storeNumber))
         for entry in storeEntities where entry.isModelEntity && !known.contains(entry.entityNumber) {
-            if model.entity(named: entry.name) == nil, !model.entities.contains(where: { $0.renamingIdentifier == entry.name }) {
+            if model.entity(named: entry.name) == nil,
+                !model.entities.contains(where: { $0.renamingIdentifier == entry.name })
+            {
                 differing.insert(entry.name)
             }
         }

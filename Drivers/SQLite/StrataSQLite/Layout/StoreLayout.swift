@@ -75,7 +75,8 @@ final class StoreLayout: Sendable {
                 case .toManyForeignKey(let fk) where fk.ownsColumn:
                     let order = fk.orderColumn.map { ", \($0.sqlName) = NULL" } ?? ""
                     statements[layout.table, default: []].insert(
-                        "UPDATE \(fk.table.sqlName) SET \(fk.column.sqlName) = NULL\(order) WHERE \(fk.column.sqlName) = ?")
+                        "UPDATE \(fk.table.sqlName) SET \(fk.column.sqlName) = NULL\(order) WHERE \(fk.column.sqlName) = ?"
+                    )
                 default: continue
                 }
             }
@@ -228,6 +229,7 @@ struct EntityLayout: Sendable {
             }
         }
         let placeholders = String(repeating: "?, ", count: columns.count - 1) + "?"
-        return "INSERT INTO \(table.sqlName) (\(columns.map(\.sqlName).joined(separator: ", "))) VALUES (\(placeholders))"
+        return
+            "INSERT INTO \(table.sqlName) (\(columns.map(\.sqlName).joined(separator: ", "))) VALUES (\(placeholders))"
     }
 }

@@ -38,7 +38,8 @@ enum ArchivedExpressionFormat {
             return base + "." + path
         }
         if object.isKind(of: "NSFunctionExpression") {
-            guard let selector = object["NSSelectorName"]?.string, let arguments = object["NSArguments"]?.elements else {
+            guard let selector = object["NSSelectorName"]?.string, let arguments = object["NSArguments"]?.elements
+            else {
                 return nil
             }
             var parts: [String] = []

@@ -59,7 +59,9 @@ enum BinaryPropertyList {
 
         mutating func readTop() throws -> KeyedArchive.Value {
             let count = bytes.count
-            guard count >= 8 + 32, isBinary(Data(bytes.prefix(8))) else { throw corrupt("no bplist00 header and trailer") }
+            guard count >= 8 + 32, isBinary(Data(bytes.prefix(8))) else {
+                throw corrupt("no bplist00 header and trailer")
+            }
             let trailer = count - 32
             let offsetSize = Int(bytes[trailer + 6])
             referenceSize = Int(bytes[trailer + 7])
@@ -74,13 +76,17 @@ enum BinaryPropertyList {
                 tableOffset <= UInt64(trailer), (UInt64(trailer) - tableOffset) / UInt64(offsetSize) >= objectCount,
                 objectCount <= tableOffset - 8
             else {
-                throw corrupt("\(objectCount) objects, top object \(topObject), offset table at \(tableOffset) do not fit \(count) bytes")
+                throw corrupt(
+                    "\(objectCount) objects, top object \(topObject), offset table at \(tableOffset) do not fit \(count) bytes"
+                )
             }
             objectsEnd = Int(tableOffset)
             offsets.reserveCapacity(Int(objectCount))
             for index in 0..<Int(objectCount) {
                 let offset = try unsigned(at: objectsEnd + index * offsetSize, size: offsetSize, limit: trailer)
-                guard offset >= 8, offset < tableOffset else { throw corrupt("object \(index) is at offset \(offset), outside the objects") }
+                guard offset >= 8, offset < tableOffset else {
+                    throw corrupt("object \(index) is at offset \(offset), outside the objects")
+                }
                 offsets.append(Int(offset))
             }
             return try object(Int(topObject), depth: 0)
@@ -89,7 +95,9 @@ enum BinaryPropertyList {
         /// Object `index`, read once and remembered.
         mutating func object(_ index: Int, depth: Int) throws -> KeyedArchive.Value {
             if let value = done[index] { return value }
-            guard index >= 0, index < offsets.count else { throw corrupt("a reference to object \(index) of \(offsets.count)") }
+            guard index >= 0, index < offsets.count else {
+                throw corrupt("a reference to object \(index) of \(offsets.count)")
+            }
             guard depth <= maximumNesting else { throw corrupt("values nest deeper than \(maximumNesting) levels") }
             guard visiting.insert(index).inserted else { throw corrupt("object \(index) contains itself") }
             defer { visiting.remove(index) }
@@ -105,9 +113,13 @@ enum BinaryPropertyList {
             guard offset + 1 < objectsEnd else { throw corrupt("a length at offset \(offset) runs past the objects") }
             let intMarker = bytes[offset + 1]
             let size = 1 << Int(intMarker & 0x0F)
-            guard intMarker & 0xF0 == 0x10, size <= 8 else { throw corrupt("a length at offset \(offset) is not an integer") }
+            guard intMarker & 0xF0 == 0x10, size <= 8 else {
+                throw corrupt("a length at offset \(offset) is not an integer")
+            }
             let value = try unsigned(at: offset + 2, size: size, limit: objectsEnd)
-            guard value <= UInt64(objectsEnd) else { throw corrupt("a length of \(value) at offset \(offset) exceeds the data") }
+            guard value <= UInt64(objectsEnd) else {
+                throw corrupt("a length of \(value) at offset \(offset) exceeds the data")
+            }
             return (Int(value), offset + 2 + size)
         }
 
@@ -133,7 +145,9 @@ enum BinaryPropertyList {
                 switch marker {
                 case 0x08: return .bool(false)
                 case 0x09: return .bool(true)
-                default: throw corrupt("marker 0x\(String(marker, radix: 16)) at offset \(offset) is not a value Strata reads")
+                default:
+                    throw corrupt(
+                        "marker 0x\(String(marker, radix: 16)) at offset \(offset) is not a value Strata reads")
                 }
             case 0x1:
                 let size = 1 << Int(marker & 0x0F)
@@ -141,7 +155,9 @@ enum BinaryPropertyList {
                     // 128-bit integers: only values that fit 64 bits (the high half zero).
                     let high = try unsigned(at: offset + 1, size: 8, limit: objectsEnd)
                     let low = try unsigned(at: offset + 9, size: 8, limit: objectsEnd)
-                    guard high == 0, low <= UInt64(Int64.max) else { throw corrupt("an integer at offset \(offset) is larger than 64 bits") }
+                    guard high == 0, low <= UInt64(Int64.max) else {
+                        throw corrupt("an integer at offset \(offset) is larger than 64 bits")
+                    }
                     return .integer(Int64(low))
                 }
                 guard size <= 8 else { throw corrupt("an integer of \(size) bytes at offset \(offset)") }
@@ -150,7 +166,9 @@ enum BinaryPropertyList {
                 return .integer(size == 8 ? Int64(bitPattern: raw) : Int64(raw))
             case 0x2:
                 switch marker & 0x0F {
-                case 2: return .real(Double(Float(bitPattern: UInt32(try unsigned(at: offset + 1, size: 4, limit: objectsEnd)))))
+                case 2:
+                    return .real(
+                        Double(Float(bitPattern: UInt32(try unsigned(at: offset + 1, size: 4, limit: objectsEnd)))))
                 case 3: return .real(Double(bitPattern: try unsigned(at: offset + 1, size: 8, limit: objectsEnd)))
                 default: throw corrupt("a real of unknown size at offset \(offset)")
                 }
@@ -167,7 +185,9 @@ enum BinaryPropertyList {
             case 0x6:
                 let (count, start) = try length(marker, at: offset)
                 let range = try span(start, count, width: 2)
-                let units = stride(from: range.lowerBound, to: range.upperBound, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
+                let units = stride(from: range.lowerBound, to: range.upperBound, by: 2).map {
+                    UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1])
+                }
                 return .string(String(decoding: units, as: UTF16.self))
             case 0x8:
                 let size = Int(marker & 0x0F) + 1

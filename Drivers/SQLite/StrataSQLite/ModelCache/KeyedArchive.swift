@@ -155,8 +155,8 @@ public final class KeyedArchive: Sendable {
         if type(of: any) == Bool.self, let value = any as? Bool { return .bool(value) }
         if let number = any as? NSNumber {
             #if canImport(Darwin)
-            // Booleans arrive as Swift `Bool` on Linux and as CFBoolean-backed NSNumber on Apple platforms.
-            if CFGetTypeID(number) == CFBooleanGetTypeID() { return .bool(number.boolValue) }
+                // Booleans arrive as Swift `Bool` on Linux and as CFBoolean-backed NSNumber on Apple platforms.
+                if CFGetTypeID(number) == CFBooleanGetTypeID() { return .bool(number.boolValue) }
             #endif
             switch String(cString: number.objCType) {
             case "f", "d": return .real(number.doubleValue)

@@ -56,7 +56,8 @@ extension ModelCacheDecoder {
         else {
             throw SQLiteError(.corrupt, "relationship '\(entity).\(name)' has no destination entity")
         }
-        let inverse = object["_NSInverseRelationshipName"]?.string
+        let inverse =
+            object["_NSInverseRelationshipName"]?.string
             ?? object["NSInverseRelationship"]?["NSPropertyName"]?.string
         let ruleValue = object["NSDeleteRule"]?.integer ?? Int64(DeleteRule.nullify.rawValue)
         guard let rule = DeleteRule(rawValue: Int(ruleValue)) else {
@@ -92,7 +93,8 @@ extension ModelCacheDecoder {
             // public source or Apple-written store, so Strata does not guess.
             throw SQLiteError(
                 .unsupported,
-                "attribute '\(entity).\(name)' is a composite attribute, which Strata cannot read from Apple's model cache yet; open the store with its model file (--model)")
+                "attribute '\(entity).\(name)' is a composite attribute, which Strata cannot read from Apple's model cache yet; open the store with its model file (--model)"
+            )
         }
         let flags = ArchivedPropertyFlags(object)
         // NSFlagsKey: 0x1 has maximum (NSMaxValueName), 0x2 has minimum (NSMinValueName), 0x4 allows
@@ -145,8 +147,11 @@ extension ModelCacheDecoder {
             guard let bytes = object["NS.uuidbytes"]?.data ?? object.data, bytes.count == 16 else { return .null }
             let b = [UInt8](bytes)
             return .uuid(
-                UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                    b[14], b[15])))
+                UUID(
+                    uuid: (
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                        b[14], b[15]
+                    )))
         case .uri:
             guard let text = object["NS.relative"]?.string ?? object.string else { return .null }
             let base = object["NS.base"]?["NS.relative"]?.string.flatMap { URL(string: $0) }

@@ -23,7 +23,8 @@ public enum RawDeflate {
         guard !data.isEmpty else { throw SQLiteError(.corrupt, "raw DEFLATE data is empty") }
         // zlib counts input in 32-bit units.
         guard data.count <= Int(UInt32.max) else {
-            throw SQLiteError(.corrupt, "raw DEFLATE data of \(data.count) bytes is larger than any model cache; refusing it")
+            throw SQLiteError(
+                .corrupt, "raw DEFLATE data of \(data.count) bytes is larger than any model cache; refusing it")
         }
         var stream = z_stream()
         // windowBits -15: raw DEFLATE with a 32 KiB window and no header or checksum.
@@ -52,7 +53,8 @@ public enum RawDeflate {
                 if count > 0 {
                     guard output.count + count <= maximumOutputSize else {
                         throw SQLiteError(
-                            .corrupt, "raw DEFLATE data expands beyond \(maximumOutputSize) bytes; refusing to continue")
+                            .corrupt, "raw DEFLATE data expands beyond \(maximumOutputSize) bytes; refusing to continue"
+                        )
                     }
                     output.append(contentsOf: chunk[0..<count])
                 }

@@ -72,7 +72,9 @@ extension QueryTranslator {
             }
             return Self.balanced(parts, "OR")
         case .between:
-            guard list.count == 2, kind == .number || kind == .double || kind == .date || kind == .string else { return nil }
+            guard list.count == 2, kind == .number || kind == .double || kind == .date || kind == .string else {
+                return nil
+            }
             if list.contains(where: \.isNull) { return "0" }
             // Bounds in descending order are swapped, as the evaluator does; bounds that do not
             // order (a type mismatch) are left to the evaluator, which throws.

@@ -14,7 +14,8 @@ extension QueryTranslator {
             switch (kind, key.comparison) {
             case (.string, .default), (.uri, .default): term = "\(sql) COLLATE \(SQLiteFunctions.collation)"
             case (.string, .caseInsensitive):
-                term = "strata_fold(\(sql), \(ComparisonOptions.caseInsensitive.rawValue)) COLLATE \(SQLiteFunctions.collation)"
+                term =
+                    "strata_fold(\(sql), \(ComparisonOptions.caseInsensitive.rawValue)) COLLATE \(SQLiteFunctions.collation)"
             case (.string, .localizedStandard), (.uri, _): return nil
             default: term = sql
             }

@@ -144,7 +144,9 @@ struct QueryTranslator {
             // Two constants: the evaluator answers once, for every row. When it throws (a type
             // mismatch), nothing is translated and the core's evaluation throws the same error to
             // the caller, so the `try?` loses nothing.
-            guard let answer = try? FetchPredicate.comparison(c).evaluate(with: [String: StoreValue]()) else { return nil }
+            guard let answer = try? FetchPredicate.comparison(c).evaluate(with: [String: StoreValue]()) else {
+                return nil
+            }
             return answer ? "1" : "0"
         }
         if c.modifier != .direct {
@@ -206,7 +208,9 @@ struct QueryTranslator {
         guard let (from, link) = toManySource(slot, owner: owner, memberAlias: memberAlias),
             let kind = Self.kind(of: type)
         else { return nil }
-        guard let condition = compare(columnSQL("\(memberAlias).\(column.sqlName)", kind), kind, c.op, constant, c.options)
+        guard
+            let condition = compare(
+                columnSQL("\(memberAlias).\(column.sqlName)", kind), kind, c.op, constant, c.options)
         else { return nil }
         if c.modifier == .any { return "EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND (\(condition)))" }
         return "NOT EXISTS (SELECT 1 FROM \(from) WHERE \(link) AND \(Self.negated(condition)))"
@@ -223,13 +227,17 @@ struct QueryTranslator {
             return ("\(fk.table.sqlName) \(m)", link)
         case .toManyJoin(let join):
             let j = nextAlias("j")
-            return ("\(join.table.sqlName) \(j) JOIN \(join.destinationTable.sqlName) \(m) ON \(m).Z_PK = \(j).\(join.memberColumn.sqlName)",
-                "\(j).\(join.sourceColumn.sqlName) = \(owner).Z_PK")
+            return (
+                "\(join.table.sqlName) \(j) JOIN \(join.destinationTable.sqlName) \(m) ON \(m).Z_PK = \(j).\(join.memberColumn.sqlName)",
+                "\(j).\(join.sourceColumn.sqlName) = \(owner).Z_PK"
+            )
         default: return nil
         }
     }
 
-    private mutating func operand(_ expression: FetchExpression, _ entity: EntityDescription, _ alias: String) -> Resolved? {
+    private mutating func operand(_ expression: FetchExpression, _ entity: EntityDescription, _ alias: String)
+        -> Resolved?
+    {
         switch expression {
         case .keyPath(let path):
             guard let resolved = resolve(path, entity, alias) else { return nil }
@@ -238,7 +246,9 @@ struct QueryTranslator {
         case .evaluatedObject:
             return .toOne(sql: "\(alias).Z_PK", entitySQL: "\(alias).Z_ENT", destination: entity)
         case .collection(.count, of: .keyPath(let path), keyPath: nil):
-            guard case .toMany(let owner, let slot, _, let rest)? = resolve(path, entity, alias), rest.isEmpty else { return nil }
+            guard case .toMany(let owner, let slot, _, let rest)? = resolve(path, entity, alias), rest.isEmpty else {
+                return nil
+            }
             let m = nextAlias("m")
             guard let (from, link) = toManySource(slot, owner: owner, memberAlias: m) else { return nil }
             return .value(sql: "(SELECT COUNT(*) FROM \(from) WHERE \(link))", kind: .number)
@@ -271,7 +281,8 @@ struct QueryTranslator {
                 guard let destination = layout.model.entity(number: destinationNumber) else { return nil }
                 if isLast {
                     return .toOne(
-                        sql: "\(currentAlias).\(column.sqlName)", entitySQL: entityColumn.map { "\(currentAlias).\($0.sqlName)" },
+                        sql: "\(currentAlias).\(column.sqlName)",
+                        entitySQL: entityColumn.map { "\(currentAlias).\($0.sqlName)" },
                         destination: destination)
                 }
                 guard let table = layout.entity(destination.entityNumber)?.table else { return nil }
@@ -280,7 +291,8 @@ struct QueryTranslator {
                     currentAlias = existing
                 } else {
                     let joined = nextAlias("r")
-                    joins.append("LEFT JOIN \(table.sqlName) \(joined) ON \(joined).Z_PK = \(currentAlias).\(column.sqlName)")
+                    joins.append(
+                        "LEFT JOIN \(table.sqlName) \(joined) ON \(joined).Z_PK = \(currentAlias).\(column.sqlName)")
                     joinAliases[key] = joined
                     currentAlias = joined
                 }
@@ -316,7 +328,8 @@ struct QueryTranslator {
     /// A column as it compares: double columns map the blobs that hold `-0.0` (to 0) and NaN (to NULL).
     func columnSQL(_ column: String, _ kind: Kind) -> String {
         guard kind == .double else { return column }
-        return "(CASE WHEN typeof(\(column)) = 'blob' THEN (CASE WHEN \(column) = x'8000000000000000' THEN 0.0 END) ELSE \(column) END)"
+        return
+            "(CASE WHEN typeof(\(column)) = 'blob' THEN (CASE WHEN \(column) = x'8000000000000000' THEN 0.0 END) ELSE \(column) END)"
     }
 
     static func kind(of type: AttributeType) -> Kind? {

@@ -15,7 +15,8 @@ extension SchemaInference {
     /// The properties read from a hierarchy root's table `table` (`Z<ROOT>`), and the to-many
     /// relationships of other entities whose foreign keys the table holds.
     static func inferTableProperties(
-        root: String, table: String, entities: [String], byNumber: [Int32: PrimaryKeyEntry], connection: SQLiteConnection
+        root: String, table: String, entities: [String], byNumber: [Int32: PrimaryKeyEntry],
+        connection: SQLiteConnection
     ) throws -> (properties: [PropertyDescription], owned: [OwnedToMany]) {
         guard try connection.tableExists(table) else { return ([], []) }
         let columns = try connection.rows("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", [.text(table)])
@@ -47,9 +48,12 @@ extension SchemaInference {
         }
         var properties: [PropertyDescription] = []
         var owned: [OwnedToMany] = []
-        for column in columns where !bookkeepingColumns.contains(column.name) && !isOrderColumn(column.name, among: columnNames) {
+        for column in columns
+        where !bookkeepingColumns.contains(column.name) && !isOrderColumn(column.name, among: columnNames) {
             if entityColumns.contains(column.name) { continue }
-            if let name = renamedKeys[column.name], let number = destinationNumbers[column.name], let destination = byNumber[number]?.name {
+            if let name = renamedKeys[column.name], let number = destinationNumbers[column.name],
+                let destination = byNumber[number]?.name
+            {
                 properties.append(.relationship(RelationshipDescription(name, destination: destination)))
                 continue
             }
@@ -61,7 +65,8 @@ extension SchemaInference {
                         relationship: RelationshipDescription(name, destination: root, toMany: true, ordered: ordered)))
                 continue
             }
-            let name = column.name.hasPrefix("Z") && column.name.count > 1 ? String(column.name.dropFirst()) : column.name
+            let name =
+                column.name.hasPrefix("Z") && column.name.count > 1 ? String(column.name.dropFirst()) : column.name
             guard ManagedObjectModel.isValidName(name) else {
                 throw SQLiteError(
                     .corrupt,
@@ -92,7 +97,8 @@ extension SchemaInference {
     static func holdsOnlyKeys(table: String, column: String, _ connection: SQLiteConnection) throws -> Bool {
         let quoted = SQLIdentifier.quote(column)
         let other = try connection.scalar(
-            "SELECT 1 FROM \(SQLIdentifier.quote(table)) WHERE \(quoted) IS NOT NULL AND (typeof(\(quoted)) != 'integer' OR \(quoted) < 1) LIMIT 1")
+            "SELECT 1 FROM \(SQLIdentifier.quote(table)) WHERE \(quoted) IS NOT NULL AND (typeof(\(quoted)) != 'integer' OR \(quoted) < 1) LIMIT 1"
+        )
         return other == nil || other == .null
     }
 
@@ -145,7 +151,8 @@ extension SchemaInference {
         for entity in properties.keys.sorted() {
             for (index, property) in (properties[entity] ?? []).enumerated() {
                 if let r = property.relationship, !r.isToMany {
-                    toOne.append(ToOne(entity: entity, index: index, name: r.name, destination: r.destinationEntityName))
+                    toOne.append(
+                        ToOne(entity: entity, index: index, name: r.name, destination: r.destinationEntityName))
                 }
             }
         }
@@ -207,7 +214,9 @@ extension SchemaInference {
                 let firstEntity = byNumber[first.0]?.name, ManagedObjectModel.isValidName(first.1)
             else { continue }
             if columns[1] == "REFLEXIVE" {
-                guard let free = available(name(first), inHierarchyOf: firstEntity, properties, parents) else { continue }
+                guard let free = available(name(first), inHierarchyOf: firstEntity, properties, parents) else {
+                    continue
+                }
                 let relationship = RelationshipDescription(
                     free, destination: firstEntity, inverse: free, toMany: true, ordered: ordered(columns[1]))
                 properties[firstEntity, default: []].append(.relationship(relationship))
@@ -221,10 +230,15 @@ extension SchemaInference {
             else { continue }
             // Column Z_<n1><NAME1> holds keys of entity n1: NAME1 is the relationship of entity n2
             // that points at n1, and NAME2 the relationship of n1 that points at n2.
-            guard let secondName = available(name(second), inHierarchyOf: firstEntity, properties, parents) else { continue }
+            guard let secondName = available(name(second), inHierarchyOf: firstEntity, properties, parents) else {
+                continue
+            }
             var withForward = properties  // the second name, taken once the forward side is added
-            withForward[firstEntity, default: []].append(.relationship(RelationshipDescription(secondName, destination: secondEntity)))
-            guard let firstName = available(name(first), inHierarchyOf: secondEntity, withForward, parents) else { continue }
+            withForward[firstEntity, default: []].append(
+                .relationship(RelationshipDescription(secondName, destination: secondEntity)))
+            guard let firstName = available(name(first), inHierarchyOf: secondEntity, withForward, parents) else {
+                continue
+            }
             let forward = RelationshipDescription(
                 secondName, destination: secondEntity, inverse: firstName, toMany: true, ordered: ordered(columns[1]))
             let backward = RelationshipDescription(
@@ -241,17 +255,20 @@ extension SchemaInference {
     /// like an attribute after upper-casing (attribute `label` in `ZLABEL`, relationship `Label`
     /// in `Z_3LABEL`) gets a name of its own. `nil` when every variant is taken.
     static func available(
-        _ name: String, inHierarchyOf entity: String, _ properties: [String: [PropertyDescription]], _ parents: [String: String]
+        _ name: String, inHierarchyOf entity: String, _ properties: [String: [PropertyDescription]],
+        _ parents: [String: String]
     ) -> String? {
         let taken = names(inHierarchyOf: entity, properties, parents)
         func ascii(_ text: Substring, upper: Bool) -> String {
-            String(String.UnicodeScalarView(text.unicodeScalars.map { scalar -> Unicode.Scalar in
-                guard scalar.isASCII else { return scalar }
-                let value = UInt8(scalar.value)
-                if upper, (0x61...0x7A).contains(value) { return Unicode.Scalar(value - 0x20) }
-                if !upper, (0x41...0x5A).contains(value) { return Unicode.Scalar(value + 0x20) }
-                return scalar
-            }))
+            String(
+                String.UnicodeScalarView(
+                    text.unicodeScalars.map { scalar -> Unicode.Scalar in
+                        guard scalar.isASCII else { return scalar }
+                        let value = UInt8(scalar.value)
+                        if upper, (0x61...0x7A).contains(value) { return Unicode.Scalar(value - 0x20) }
+                        if !upper, (0x41...0x5A).contains(value) { return Unicode.Scalar(value + 0x20) }
+                        return scalar
+                    }))
         }
         let lower = ascii(Substring(name), upper: false)
         let capitalized = ascii(lower.prefix(1), upper: true) + lower.dropFirst()
@@ -266,7 +283,9 @@ extension SchemaInference {
         /// `name` and its ancestors (bounded, so a cycle in `Z_PRIMARYKEY` ends it; the model refuses it later).
         func chain(_ name: String) -> [String] {
             var chain = [name]
-            while let parent = parents[chain[chain.count - 1]], chain.count <= parents.count + 1 { chain.append(parent) }
+            while let parent = parents[chain[chain.count - 1]], chain.count <= parents.count + 1 {
+                chain.append(parent)
+            }
             return chain
         }
         let ancestors = chain(entity)

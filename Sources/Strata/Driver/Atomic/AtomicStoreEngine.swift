@@ -30,7 +30,8 @@ public final class AtomicStoreEngine: Sendable {
 
         /// Every row, ordered by entity number and primary key.
         public var allRows: [RowSnapshot] {
-            rows.keys.sorted().flatMap { rows[$0]!.values.sorted { $0.id.primaryKey < $1.id.primaryKey } }  // keys come from rows
+            // keys come from rows
+            rows.keys.sorted().flatMap { rows[$0]!.values.sorted { $0.id.primaryKey < $1.id.primaryKey } }
         }
 
         /// The number of rows.
@@ -120,7 +121,8 @@ public final class AtomicStoreEngine: Sendable {
             let used = next.maxKeys[root.entityNumber] ?? 0
             guard used >= 0, Int64.max - used >= Int64(max(count, 1)) else {
                 throw StoreError(
-                    .full, "store \(storeName) has no primary keys left for entity '\(root.name)' (the counter is at \(used)); copy the objects into a new store",
+                    .full,
+                    "store \(storeName) has no primary keys left for entity '\(root.name)' (the counter is at \(used)); copy the objects into a new store",
                     store: storeName)
             }
             let first = used + 1
@@ -185,23 +187,33 @@ public final class AtomicStoreEngine: Sendable {
     private func validate(_ batch: ChangeBatch, against current: State) throws {
         var stale: [RowID] = []
         for update in batch.updates {
-            guard let row = current.row(update.id) else { stale.append(update.id); continue }
+            guard let row = current.row(update.id) else {
+                stale.append(update.id)
+                continue
+            }
             if row.version != update.expectedVersion { stale.append(update.id) }
             if row.version == RowVersion.max {
                 throw StoreError(
-                    .corrupt, "store \(storeName): row \(update.id) is at the last row version (\(row.version)) and cannot be updated; copy the object into a new row",
+                    .corrupt,
+                    "store \(storeName): row \(update.id) is at the last row version (\(row.version)) and cannot be updated; copy the object into a new row",
                     store: storeName)
             }
         }
         for delete in batch.deletes {
-            guard let row = current.row(delete.id) else { stale.append(delete.id); continue }
+            guard let row = current.row(delete.id) else {
+                stale.append(delete.id)
+                continue
+            }
             if row.version != delete.expectedVersion { stale.append(delete.id) }
         }
         if !stale.isEmpty {
             throw StoreError(
                 .conflict,
                 "\(stale.count) row\(stale.count == 1 ? " was" : "s were") changed or deleted by another save: \(stale.prefix(10).map(\.description).joined(separator: ", "))",
-                store: storeName, objectIDs: stale.compactMap { id in model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) } })
+                store: storeName,
+                objectIDs: stale.compactMap { id in
+                    model.entity(number: id.entity).map { ManagedObjectID(entity: $0, rowID: id, store: nil) }
+                })
         }
         var insertedIDs = Set<RowID>()
         for insert in batch.inserts {
@@ -225,7 +237,8 @@ public final class AtomicStoreEngine: Sendable {
         var versions: [RowID: RowVersion] = [:]
         for delete in batch.deletes { state.rows[delete.id.entity]?[delete.id.primaryKey] = nil }
         if batch.inserts.count > 64, let first = batch.inserts.first {
-            state.rows[first.id.entity, default: [:]].reserveCapacity((state.rows[first.id.entity]?.count ?? 0) + batch.inserts.count)
+            state.rows[first.id.entity, default: [:]].reserveCapacity(
+                (state.rows[first.id.entity]?.count ?? 0) + batch.inserts.count)
         }
         for insert in batch.inserts {
             var row = insert
