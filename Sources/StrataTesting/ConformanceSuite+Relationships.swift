@@ -137,6 +137,70 @@ extension ConformanceSuite {
                 let total = departments.reduce(0) { $0 + $1.objects(forKey: "employees").count }
                 try requireEqual(total, 11, "employees reached through departments")
             },
+            ConformanceCase(
+                "firing a to-many fault reads its members' rows in the same call: walking them reads nothing more"
+            ) {
+                harness in
+                let fixture = try Fixture(harness.recording)
+                let driver = try recordingDriver(fixture.store)
+                for (entity, key, title) in [
+                    ("Department", "employees", "name"), ("Tag", "items", "string"), ("Playlist", "tracks", "title"),
+                ] {
+                    // An empty row cache, so the members can come only from the driver.
+                    fixture.coordinator.rowCache.removeAll(in: ObjectIdentifier(fixture.store))
+                    let context = fixture.context()
+                    let owners = try fetch(context, entity)
+                    driver.clearCalls()
+                    var walked: [String] = []
+                    for owner in owners { walked += names(owner.objects(forKey: key), title) }
+                    try require(
+                        walked.count > owners.count, "\(entity).\(key) has members (the test would prove nothing)")
+                    // Drivers that load to-many slots on demand read each owner's members with their
+                    // rows (relatedRows); stores whose rows carry their members read the members'
+                    // rows together (rows), and members met before are not read again. Either way:
+                    // one call per owner at most, none per member.
+                    let reads = driver.calls.filter { [.fetch, .rows, .relatedRows].contains($0.operation) }
+                    try require(
+                        reads.count <= owners.count && !reads.isEmpty,
+                        "\(entity).\(key): \(reads.count) store calls for \(owners.count) owners and \(walked.count) members: \(reads)"
+                    )
+                    // The same members, in the same order, as a context that reads every member by ID.
+                    let other = fixture.context()
+                    for owner in owners {
+                        let ids = owner.objectIDs(forRelationshipNamed: key)
+                        let again = try ids.map { try other.existingObject(with: $0) }
+                        try requireEqual(
+                            names(owner.objects(forKey: key), title), names(again, title),
+                            "\(entity).\(key) members of one owner")
+                    }
+                }
+            },
+            ConformanceCase("relatedRowsWithDestinations returns relatedRows' members and every member's row once") {
+                harness in
+                let fixture = try Fixture(harness)
+                let model = fixture.coordinator.managedObjectModel
+                let driver = fixture.store.driver
+                for (entity, key) in [("Department", "employees"), ("Tag", "items"), ("Playlist", "tracks")] {
+                    let description = try requireValue(model.entity(named: entity), "entity \(entity)")
+                    let slot = try requireValue(description.index(ofProperty: key), "\(entity).\(key)")
+                    var sources = try fetch(fixture.context(), entity).map(\.objectID.rowID)
+                    // A source twice and one that does not exist: both are allowed.
+                    sources += [sources[0], RowID(entity: description.entityNumber, primaryKey: 999_999)]
+                    let request = RelatedRowsRequest(entity: description, slot: slot, sources: sources)
+                    let members = try driver.relatedRows(request)
+                    let related = try driver.relatedRowsWithDestinations(request)
+                    try requireEqual(related.members, members, "\(entity).\(key) members")
+                    let memberIDs = Set(members.values.joined())
+                    try requireEqual(related.rows.count, memberIDs.count, "\(entity).\(key): one row per member")
+                    try requireEqual(Set(related.rows.map(\.id)), memberIDs, "\(entity).\(key) rows")
+                    let direct = try driver.rows(for: Array(memberIDs))
+                    let byID = Dictionary(uniqueKeysWithValues: direct.map { ($0.id, $0) })
+                    for row in related.rows {
+                        try requireEqual(row.version, byID[row.id]?.version, "version of \(row.id)")
+                        try requireEqual(row.values, byID[row.id]?.values, "values of \(row.id)")
+                    }
+                }
+            },
         ]
     }
 }

@@ -66,6 +66,14 @@ public func requireEqual<T: Equatable>(
     }
 }
 
+/// Returns `value`, or throws a ``ConformanceFailure`` naming `what` when it is `nil`.
+public func requireValue<T>(
+    _ value: T?, _ what: @autoclosure () -> String, file: String = #fileID, line: Int = #line
+) throws -> T {
+    guard let value else { throw ConformanceFailure(message: "\(what()): missing", file: file, line: line) }
+    return value
+}
+
 /// Runs `body` and requires it to throw an error for which `matches` holds.
 public func requireThrows(
     _ what: @autoclosure () -> String, file: String = #fileID, line: Int = #line,

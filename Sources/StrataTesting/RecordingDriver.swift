@@ -145,6 +145,14 @@ public final class RecordingDriver: StoreDriver {
         return members
     }
 
+    /// Recorded (and failed) as a ``Operation/relatedRows`` call: the members with their rows.
+    public func relatedRowsWithDestinations(_ request: RelatedRowsRequest) throws -> RelatedRows {
+        try record(.relatedRows, size: request.sources.count)
+        let related = try wrapped.relatedRowsWithDestinations(request)
+        runHook(.relatedRows)
+        return related
+    }
+
     public func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {
         try record(.allocatePrimaryKeys, size: count)
         return try wrapped.allocatePrimaryKeys(forEntity: entity, count: count)

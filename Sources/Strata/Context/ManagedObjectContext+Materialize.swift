@@ -119,11 +119,13 @@ extension ManagedObjectContext {
                         unfetched.removeAll { $0.objectID.persistentStore === store }
                         let request = RelatedRowsRequest(
                             entity: first.entity, slot: slot, sources: here.map(\.objectID.rowID))
-                        let members = try coordinator.relatedRows(request, in: store)
+                        // The members' rows come with them: one driver call loads the level.
+                        let related = try coordinator.relatedRowsWithDestinations(request, in: store)
                         for owner in here {
-                            owner.values[slot] = .references(members[owner.objectID.rowID] ?? [])
+                            owner.values[slot] = .references(related.members[owner.objectID.rowID] ?? [])
                             owner.snapshot?.values[slot] = owner.values[slot]
                         }
+                        registerMembers(related.rows, in: store)
                     }
                     var targets: [ManagedObject] = []
                     for owner in owners { targets += relatedObjects(owner, slot) }

@@ -28,6 +28,34 @@ extension ManagedObjectContext {
         return fault(for: id)
     }
 
+    /// The objects for a to-many relationship's members of `owner`, registered; members new to
+    /// this context become faults that fire together (one store read for all of them, not one
+    /// per member), as the faults of one fetch do.
+    func objects(for rows: [RowID], relatedTo owner: ManagedObject) -> [ManagedObject] {
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        var newFaults: [ManagedObject] = []
+        for row in rows {
+            let id = objectID(for: row, relatedTo: owner)
+            if let existing = registered[id] {
+                if existing.entity === id.entity { objects.append(existing) }
+                continue
+            }
+            guard id.persistentStore != nil, !id.isTemporaryID else { continue }
+            let object = fault(for: id)
+            objects.append(object)
+            newFaults.append(object)
+        }
+        if newFaults.count > 1 {
+            let batch = FaultBatch(ids: newFaults.map(\.objectID), size: Self.memberFaultBatch)
+            for object in newFaults { faultBatches[ObjectIdentifier(object)] = batch }
+        }
+        return objects
+    }
+
+    /// Members of one to-many relationship fulfilled together at most (a chunk of their faults).
+    static let memberFaultBatch = 500
+
     /// Fires a fault: from the object's stashed snapshot, the row cache, or the driver, loading the
     /// other faults of the same fetch in one call. A row that no longer exists leaves the object
     /// inaccessible: its values read as `nil` and changes are refused (Core Data's
@@ -110,13 +138,27 @@ extension ManagedObjectContext {
             let id = object.objectID
             members = try parent.performAndWait { try parent.membersForChild(id, slot: slot) } ?? []
         } else if let store = object.objectID.persistentStore {
+            // As in Core Data, firing a to-many fault reads the members' rows too: walking them
+            // then costs no fault (and no query) per member.
             let request = RelatedRowsRequest(entity: object.entity, slot: slot, sources: [object.objectID.rowID])
-            members = try coordinator.relatedRows(request, in: store)[object.objectID.rowID] ?? []
+            let related = try coordinator.relatedRowsWithDestinations(request, in: store)
+            members = related.members[object.objectID.rowID] ?? []
+            registerMembers(related.rows, in: store)
         } else {
             members = []
         }
         object.values[slot] = .references(members)
         object.snapshot?.values[slot] = .references(members)
+    }
+
+    /// Registers the rows of a to-many relationship's members as loaded objects (filling faults;
+    /// loaded objects keep their values), pinned, and awakes them.
+    func registerMembers(_ rows: [RowSnapshot], in store: PersistentStore) {
+        guard !rows.isEmpty else { return }
+        var awakening: [ManagedObject] = []
+        for row in rows { _ = register(row, in: store, asFault: false, pinLater: false, awakening: &awakening) }
+        flushPins()
+        for member in awakening { member.awakeFromFetch() }
     }
 
     /// Makes the object whose relationship changes ready: loaded, accessible, the slot's members

@@ -360,7 +360,7 @@ extension ManagedObjectContext {
     func relatedObjects(_ object: ManagedObject, _ slot: Int) -> [ManagedObject] {
         switch object.values.isEmpty ? .null : object.values[slot] {
         case .reference(let id): return self.object(for: id, relatedTo: object).map { [$0] } ?? []
-        case .references(let ids): return ids.compactMap { self.object(for: $0, relatedTo: object) }
+        case .references(let ids): return objects(for: ids, relatedTo: object)
         default: return []
         }
     }

@@ -87,6 +87,21 @@ extension PersistentStoreCoordinator {
         return members
     }
 
+    /// The members of a to-many relationship for several rows of one store, with the members'
+    /// rows, checked and cached.
+    func relatedRowsWithDestinations(_ request: RelatedRowsRequest, in store: PersistentStore) throws -> RelatedRows {
+        let read = rowCache.beginRead()
+        defer { rowCache.endRead(read) }
+        let related = try store.read { try store.driver.relatedRowsWithDestinations(request) }
+        for (source, targets) in related.members {
+            try checkID(source, from: store)
+            for target in targets { try checkID(target, from: store) }
+        }
+        try checkRows(related.rows[...], from: store)
+        if !related.rows.isEmpty { rowCache.store(related.rows, in: ObjectIdentifier(store), since: read) }
+        return related
+    }
+
     // MARK: Checking what drivers return
 
     /// Checks a driver's answer (rows and IDs) with ``checkRows(_:from:)``.

@@ -60,6 +60,14 @@ public protocol StoreDriver: AnyObject, Sendable {
     /// Returns the destinations of a to-many relationship for several source rows at once.
     func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]]
 
+    /// Returns the destinations of a to-many relationship together with the destinations' rows:
+    /// what firing a to-many fault reads (Core Data reads the members' rows with the relationship,
+    /// so walking them costs no fault per member). Rules: `members` is what ``relatedRows(_:)``
+    /// returns; `rows` holds the current row of every member once, by the rules of ``rows(for:)``.
+    /// The default calls ``relatedRows(_:)`` and then ``rows(for:)``; a driver that can read both
+    /// in one query (a join, a foreign key scan) overrides it.
+    func relatedRowsWithDestinations(_ request: RelatedRowsRequest) throws -> RelatedRows
+
     /// Reserves `count` new primary keys for the inheritance hierarchy of `entity`.
     func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64>
 
@@ -98,6 +106,21 @@ public protocol StoreDriver: AnyObject, Sendable {
 
     /// Releases the store; idempotent.
     func close() throws
+}
+
+/// The answer of ``StoreDriver/relatedRowsWithDestinations(_:)``: a to-many relationship's
+/// members by source row, and the members' rows.
+public struct RelatedRows: Sendable {
+    /// The members of each source row, as ``StoreDriver/relatedRows(_:)`` returns them.
+    public var members: [RowID: [RowID]]
+    /// The current row of each member, once each.
+    public var rows: [RowSnapshot]
+
+    /// Creates an answer.
+    public init(members: [RowID: [RowID]], rows: [RowSnapshot]) {
+        self.members = members
+        self.rows = rows
+    }
 }
 
 /// What ``StoreDriver/scanRows(_:_:)`` reads.
@@ -187,6 +210,15 @@ extension StoreDriver {
                 RelatedRowsRequest(entity: entity, slot: slot, sources: unfetched.map { rows[$0].id }))
             for index in unfetched { rows[index].values[slot] = .references(related[rows[index].id] ?? []) }
         }
+    }
+
+    /// The members by ``relatedRows(_:)``, then their rows by ``rows(for:)`` in one call.
+    public func relatedRowsWithDestinations(_ request: RelatedRowsRequest) throws -> RelatedRows {
+        let members = try relatedRows(request)
+        var seen = Set<RowID>()
+        var ids: [RowID] = []
+        for targets in members.values { for id in targets where seen.insert(id).inserted { ids.append(id) } }
+        return RelatedRows(members: members, rows: ids.isEmpty ? [] : try rows(for: ids))
     }
 
     /// By default a to-many relationship's members come with its rows (``StoreValue/references(_:)``),

@@ -204,7 +204,7 @@ extension ManagedObject {
         guard let context = managedObjectContext, !values.isEmpty else { return [] }
         loadToManyRecording(slot)
         guard case .references(let ids) = values[slot] else { return [] }
-        return ids.compactMap { context.object(for: $0, relatedTo: self) }
+        return context.objects(for: ids, relatedTo: self)
     }
 
     /// The object IDs of a relationship's destinations, without firing their faults.
@@ -395,7 +395,7 @@ extension ManagedObject {
             guard case .references(let ids) = values[slot] else {
                 return relationship.isOrdered ? [ManagedObject]() : Set<ManagedObject>()
             }
-            let objects = ids.compactMap { context.object(for: $0, relatedTo: self) }
+            let objects = context.objects(for: ids, relatedTo: self)
             return relationship.isOrdered ? objects as Any : Set(objects) as Any
         }
         guard case .reference(let id) = values[slot] else { return nil }

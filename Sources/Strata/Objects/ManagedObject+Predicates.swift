@@ -21,7 +21,7 @@ extension ManagedObject: PredicateEvaluable {
         case .references, .unfetched:
             try loadToMany(slot)
             guard case .references(let ids) = values[slot] else { return .objects([]) }
-            return .objects(ids.compactMap { context.object(for: $0, relatedTo: self) })
+            return .objects(context.objects(for: ids, relatedTo: self))
         case let value:
             return .value(value)
         }

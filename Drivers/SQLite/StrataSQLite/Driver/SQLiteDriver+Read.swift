@@ -147,52 +147,6 @@ extension SQLiteDriver {
         }
     }
 
-    public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
-        guard let entityLayout = layout.entity(request.entity.entityNumber) else { return [:] }
-        // The statement is `head` + one `?` per key of a chunk + `tail`.
-        let head: String
-        let tail: String
-        switch entityLayout.slots[request.slot] {
-        case .toManyForeignKey(let fk):
-            var filter = ""
-            if !fk.destinationNumbers.isEmpty {
-                filter = " AND m.Z_ENT IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
-            }
-            let order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
-            let column = fk.column.sqlName
-            head = "SELECT m.\(column), m.Z_PK, m.Z_ENT FROM \(fk.table.sqlName) m WHERE m.\(column) IN ("
-            tail = ")\(filter) ORDER BY m.\(column), \(order)m.Z_PK"
-        case .toManyJoin(let join):
-            let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
-            let source = join.sourceColumn.sqlName
-            head =
-                "SELECT j.\(source), m.Z_PK, m.Z_ENT FROM \(join.table.sqlName) j JOIN \(join.destinationTable.sqlName) m ON m.Z_PK = j.\(join.memberColumn.sqlName) WHERE j.\(source) IN ("
-            tail = ") ORDER BY j.\(source), \(order)m.Z_PK"
-        default:
-            return Dictionary(uniqueKeysWithValues: request.sources.map { ($0, []) })
-        }
-        var sources: [Int64: RowID] = [:]
-        for source in request.sources { sources[source.primaryKey] = source }
-        let keys = request.sources.map(\.primaryKey)
-        return try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
-            var result: [RowID: [RowID]] = [:]
-            for source in request.sources { result[source] = [] }
-            for start in stride(from: 0, to: keys.count, by: Self.chunkSize) {
-                let chunk = keys[start..<min(start + Self.chunkSize, keys.count)]
-                let statement = try connection.cached(head + Self.placeholders(chunk.count) + tail)
-                for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
-                try stepping(statement) {
-                    guard let source = sources[statement.int64(at: 0)],
-                        let number = plans.modelNumber(storeNumber: statement.int64(at: 2))
-                    else { return }
-                    let key = try checkedKey(statement.int64(at: 1), of: number)
-                    result[source, default: []].append(RowID(entity: number, primaryKey: key))
-                }
-            }
-            return result
-        }
-    }
-
     static func placeholders(_ count: Int) -> String {
         String(repeating: "?, ", count: max(count - 1, 0)) + "?"
     }

@@ -27,12 +27,18 @@ final class SQLiteStatementPlans: Sendable {
         let bind: [Bind]
         /// `Z_ENT` in the store.
         let storeNumber: Int32
+        /// How each to-many slot's members are read; `nil` for other slots.
+        let toMany: [ToMany?]
 
-        init(layout: EntityLayout, lookup: (String, Int), insert: (String, Int), delete: (String, Int)) {
+        init(
+            layout: EntityLayout, lookup: (String, Int), insert: (String, Int), delete: (String, Int),
+            toMany: [ToMany?]
+        ) {
             self.layout = layout
             self.lookup = lookup
             self.insert = insert
             self.delete = delete
+            self.toMany = toMany
             toManySlots = layout.slots.indices.filter { layout.slots[$0].isToMany }
             decode = layout.slots.map { slot in
                 switch slot {
@@ -51,6 +57,64 @@ final class SQLiteStatementPlans: Sendable {
                 }
             }
             storeNumber = layout.storeNumber
+        }
+    }
+
+    /// How one to-many relationship's members are read (``SQLiteDriver/relatedRows(_:)`` and
+    /// ``SQLiteDriver/relatedRowsWithDestinations(_:)``): a statement is a head, one `?` per
+    /// source key, and ``tail``; the one-source statements (a to-many fault) are built once, with
+    /// their cache slot.
+    struct ToMany: Sendable {
+        /// `SELECT <source key>, m.Z_PK, m.Z_ENT FROM … IN (`: the members' keys.
+        let idsHead: String
+        /// `SELECT <destination table's columns>, <source key> FROM … IN (`: the members' rows;
+        /// `nil` when the destination's table is not among the store's.
+        let rowsHead: String?
+        /// `) … ORDER BY <source key>, <order column,> m.Z_PK`.
+        let tail: String
+        /// The source key's column in the rows statement.
+        let rowsSourceIndex: Int32
+        let idsOne: (sql: String, slot: Int)
+        let rowsOne: (sql: String, slot: Int)?
+
+        /// The plan of a to-many slot, or `nil` for any other slot.
+        init?(_ slot: SlotLayout, tables: [String: TableLayout], statementSlot: (String) -> (String, Int)) {
+            let destination: String
+            let source: String
+            let from: String
+            switch slot {
+            case .toManyForeignKey(let fk):
+                var filter = ""
+                if !fk.destinationNumbers.isEmpty {
+                    filter = " AND m.Z_ENT IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
+                }
+                let order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
+                destination = fk.table
+                source = "m.\(fk.column.sqlName)"
+                from = " FROM \(fk.table.sqlName) m WHERE \(source) IN ("
+                tail = ")\(filter) ORDER BY \(source), \(order)m.Z_PK"
+            case .toManyJoin(let join):
+                let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
+                destination = join.destinationTable
+                source = "j.\(join.sourceColumn.sqlName)"
+                from =
+                    " FROM \(join.table.sqlName) j JOIN \(join.destinationTable.sqlName) m ON m.Z_PK = j.\(join.memberColumn.sqlName) WHERE \(source) IN ("
+                tail = ") ORDER BY \(source), \(order)m.Z_PK"
+            default:
+                return nil
+            }
+            idsHead = "SELECT \(source), m.Z_PK, m.Z_ENT" + from
+            idsOne = statementSlot(idsHead + "?" + tail)
+            if let table = tables.values.first(where: { $0.name == destination }) {
+                let head = "SELECT \(table.selectList("m")), \(source)" + from
+                rowsHead = head
+                rowsSourceIndex = Int32(3 + table.columns.count)
+                rowsOne = statementSlot(head + "?" + tail)
+            } else {
+                rowsHead = nil
+                rowsSourceIndex = 0
+                rowsOne = nil
+            }
         }
     }
 
@@ -99,7 +163,8 @@ final class SQLiteStatementPlans: Sendable {
                 layout: entity,
                 lookup: slot("SELECT \(table.selectList("t0")) FROM \(table.name.sqlName) t0 WHERE t0.Z_PK = ?"),
                 insert: slot(entity.insert),
-                delete: slot("DELETE FROM \(entity.table.sqlName) WHERE Z_PK = ? AND Z_OPT = ?"))
+                delete: slot("DELETE FROM \(entity.table.sqlName) WHERE Z_PK = ? AND Z_OPT = ?"),
+                toMany: entity.slots.map { ToMany($0, tables: layout.tables, statementSlot: slot) })
         }
         self.entities = entities
         var modelNumbers = [Int32](

@@ -1,0 +1,83 @@
+import CSQLite
+import Foundation
+import Strata
+
+// Reading to-many relationships: the members' keys (relatedRows), or the members' rows with
+// them (relatedRowsWithDestinations, what firing a to-many fault reads), one query per chunk of
+// source rows, with statements planned once per relationship (SQLiteStatementPlans.ToMany).
+
+extension SQLiteDriver {
+    public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
+        guard let entity = plans.entity(request.entity.entityNumber) else { return [:] }
+        var result = Self.noMembers(request)
+        guard request.slot < entity.toMany.count, let plan = entity.toMany[request.slot] else { return result }
+        try readMembers(request, head: plan.idsHead, tail: plan.tail, one: plan.idsOne) { statement, source in
+            guard let number = plans.modelNumber(storeNumber: statement.int64(at: 2)) else { return }
+            let key = try checkedKey(statement.int64(at: 1), of: number)
+            result[source, default: []].append(RowID(entity: number, primaryKey: key))
+        }
+        return result
+    }
+
+    /// A to-many relationship's members with their rows, in one query per chunk of sources: the
+    /// destination table's columns plus the source key, the members in the order of
+    /// ``relatedRows(_:)``.
+    public func relatedRowsWithDestinations(_ request: RelatedRowsRequest) throws -> RelatedRows {
+        guard let entity = plans.entity(request.entity.entityNumber) else {
+            return RelatedRows(members: [:], rows: [])
+        }
+        var members = Self.noMembers(request)
+        guard request.slot < entity.toMany.count, let plan = entity.toMany[request.slot] else {
+            return RelatedRows(members: members, rows: [])
+        }
+        guard let head = plan.rowsHead, let one = plan.rowsOne else {
+            // The destination's table is not the store's: read keys, then rows, as drivers do by default.
+            members = try relatedRows(request)
+            var seen = Set<RowID>()
+            let ids = members.values.joined().filter { seen.insert($0).inserted }
+            return RelatedRows(members: members, rows: ids.isEmpty ? [] : try rows(for: ids))
+        }
+        var rows: [RowSnapshot] = []
+        var seen = Set<RowID>()
+        try readMembers(request, head: head, tail: plan.tail, one: one, sourceIndex: plan.rowsSourceIndex) {
+            statement, source in
+            // A row of an entity the model lacks is left out, as relatedRows(_:) leaves it.
+            guard let row = try decode(statement) else { return }
+            members[source, default: []].append(row.id)
+            if seen.insert(row.id).inserted { rows.append(row) }
+        }
+        return RelatedRows(members: members, rows: rows)
+    }
+
+    /// An empty member list for every source (a source may be listed more than once).
+    private static func noMembers(_ request: RelatedRowsRequest) -> [RowID: [RowID]] {
+        var members: [RowID: [RowID]] = [:]
+        for source in request.sources { members[source] = [] }
+        return members
+    }
+
+    /// Runs a members statement for every chunk of `request.sources` and calls `body` with each
+    /// result row and its source row (read from column `sourceIndex`).
+    private func readMembers(
+        _ request: RelatedRowsRequest, head: String, tail: String, one: (sql: String, slot: Int),
+        sourceIndex: Int32 = 0, _ body: (SQLiteStatement, RowID) throws -> Void
+    ) throws {
+        var sources: [Int64: RowID] = [:]
+        for source in request.sources { sources[source.primaryKey] = source }
+        let keys = request.sources.map(\.primaryKey)
+        try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
+            for start in stride(from: 0, to: keys.count, by: Self.chunkSize) {
+                let chunk = keys[start..<min(start + Self.chunkSize, keys.count)]
+                let statement =
+                    chunk.count == 1
+                    ? try connection.cached(one.sql, slot: one.slot)
+                    : try connection.cached(head + Self.placeholders(chunk.count) + tail)
+                for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
+                try stepping(statement) {
+                    guard let source = sources[statement.int64(at: sourceIndex)] else { return }
+                    try body(statement, source)
+                }
+            }
+        }
+    }
+}
