@@ -74,7 +74,7 @@ public enum MigrationSection {
 
     /// Writes a store of `rows` items with the benchmark model through the driver (100,000 per
     /// change set) and closes it; returns its URL.
-    public static func build(_ kind: DriverKind, rows: Int, in directory: URL) throws -> URL {
+    public static func build(_ kind: KnownDriver, rows: Int, in directory: URL) throws -> URL {
         guard let contender = try DriverBenchContender(kind: kind), let name = kind.fileName else {
             throw BenchError("the \(kind.rawValue) driver is not linked")
         }
@@ -109,7 +109,7 @@ public enum MigrationSection {
     public static func addColumn(rows: Int, rounds: Int, in directory: URL, log: (String) -> Void) throws
         -> MigrationSectionResult
     {
-        guard let sqlite = DriverKind.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
+        guard let sqlite = KnownDriver.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
         var result = MigrationSectionResult(rows: rows)
         let built = directory.appendingPathComponent("built")
         try FileManager.default.createDirectory(at: built, withIntermediateDirectories: true)
@@ -184,13 +184,13 @@ public enum MigrationSection {
     /// `anonymousPeak` is the largest anonymous (heap) part of the resident set seen at a
     /// progress report (each batch), which leaves out the store files' mapped pages.
     public static func copyInChild(store: URL) throws -> (ms: Double, strategy: String, anonymousPeak: Int64) {
-        guard let lmdb = DriverKind.lmdb.storeType else { throw BenchError("the LMDB driver is not linked") }
+        guard let lmdb = KnownDriver.lmdb.storeType else { throw BenchError("the LMDB driver is not linked") }
         let model = try modelRebuilt()
         var anonymousPeak: Int64 = 0
         let (outcome, ms) = try BenchClock.measure { () throws -> StoreMigration.Outcome in
             guard
                 let migration = try StoreMigration.plan(
-                    storeAt: store, type: lmdb, to: model, options: DriverKind.lmdb.storeOptions)
+                    storeAt: store, type: lmdb, to: model, options: KnownDriver.lmdb.storeOptions)
             else { throw BenchError("the store needs no migration") }
             return try migration.run { _ in anonymousPeak = max(anonymousPeak, residentAnonymousBytes()) }
         }

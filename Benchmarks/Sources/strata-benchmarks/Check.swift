@@ -73,7 +73,7 @@ enum Check {
         ratio(
             "DESIGN", "LMDB: saving 10 changed objects costs O(k): large store < 2x the 1,000-row store",
             "strata-lmdb", "strata-lmdb", .saveFew, .saveFewSmall, limit: 2, strict: true)
-        for kind in DriverKind.allCases {
+        for kind in KnownDriver.allCases {
             let id = "strata-\(kind.rawValue)"
             guard let cold = median(id, .lookupCold), let warm = median(id, .lookupWarm), warm > 0 else {
                 results.append(

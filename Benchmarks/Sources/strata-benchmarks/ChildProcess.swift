@@ -106,7 +106,7 @@ enum ChildProcess {
     }
 
     /// The children that walk a store with `fetchBatchSize = 500`, by driver.
-    static let walkKinds: [String: DriverKind] = ["walk-sqlite": .sqlite, "walk-lmdb": .lmdb]
+    static let walkKinds: [String: KnownDriver] = ["walk-sqlite": .sqlite, "walk-lmdb": .lmdb]
 
     /// Runs a batched-walk child on `store` and returns rows walked, peak resident growth and seconds.
     static func walk(_ id: String, store: URL, options: Options) throws -> (rows: Int, growth: Int64, seconds: Double) {

@@ -139,7 +139,7 @@ func runXMLSection() throws -> XMLSectionResult {
 /// The throwaway PostgreSQL server of this run, stopped at exit.
 /// `nonisolated(unsafe)`: written once below, before any thread or exit handler reads it.
 nonisolated(unsafe) var postgresServer: PostgreSQLTestServer?
-if options.contenders.contains(where: ContenderCatalog.needsPostgres), DriverKind.postgresServer == nil {
+if options.contenders.contains(where: ContenderCatalog.needsPostgres), KnownDriver.postgresServer == nil {
     log("starting a throwaway PostgreSQL server (server defaults: fsync=on, synchronous_commit=on; autovacuum off)")
     do {
         // Autovacuum off: its run after a contender's 100,000 inserts would land on whichever
@@ -147,7 +147,7 @@ if options.contenders.contains(where: ContenderCatalog.needsPostgres), DriverKin
         let server = try PostgreSQLTestServer(durable: true, settings: ["autovacuum = off"])
         postgresServer = server
         // Children inherit it through the environment.
-        setenv(DriverKind.postgresServerVariable, server.url(schema: "public").absoluteString, 1)
+        setenv(KnownDriver.postgresServerVariable, server.url(schema: "public").absoluteString, 1)
         atexit { postgresServer?.stop() }
     } catch {
         log("PostgreSQL contenders will be skipped: \(error)")
@@ -249,7 +249,8 @@ do {
     // Every runnable contender ran in every pass.
     report.contenders = runnable.map { pooled[$0]! }
     var xml: XMLSectionResult?
-    if options.contenders.contains(where: { $0 == "strata-xml" || $0 == "driver-xml" }), DriverKind.xml.storeType != nil
+    if options.contenders.contains(where: { $0 == "strata-xml" || $0 == "driver-xml" }),
+        KnownDriver.xml.storeType != nil
     {
         xml = try runXMLSection()
     }
@@ -261,7 +262,7 @@ do {
         contexts = try ContextSection.run(rows: options.rows, rounds: options.rounds, in: work)
     }
     var scaling: PostgresScaling.Result?
-    if runnable.contains("strata-postgres"), let server = DriverKind.postgresServer {
+    if runnable.contains("strata-postgres"), let server = KnownDriver.postgresServer {
         log("running the PostgreSQL scaling run (1, 2 and 4 writer processes, \(options.scalingSaves) saves each)")
         scaling = try PostgresScaling.run(server: server, savesPerWriter: options.scalingSaves, log: log)
     }
