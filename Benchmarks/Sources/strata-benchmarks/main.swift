@@ -177,6 +177,23 @@ func runMigrationSection() throws -> MigrationSectionResult {
             "  copying migration of \(size) rows: \(String(format: "%.0f", run.ms)) ms, peak \(run.peak / 1_048_576) MiB, anonymous peak \(run.anonymousPeak / 1_048_576) MiB"
         )
     }
+    // (c), information: the same on SQLite, which copies when entity numbers change.
+    var sqliteMs: [Int: Double] = [:]
+    var sqlitePeak: [Int: Int64] = [:]
+    var sqliteAnonymous: [Int: Int64] = [:]
+    for size in [100_000, 1_000_000] {
+        let directory = work.appendingPathComponent("copy-sqlite-\(size)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        log("  building a SQLite store of \(size) items")
+        let store = try MigrationSection.build(.sqlite, rows: size, in: directory)
+        let run = try ChildProcess.migrationCopy(store: store, rows: size, options: options)
+        (sqliteMs[size], sqlitePeak[size], sqliteAnonymous[size]) = (run.ms, run.peak, run.anonymousPeak)
+        log(
+            "  copying SQLite migration of \(size) rows: \(String(format: "%.0f", run.ms)) ms, peak \(run.peak / 1_048_576) MiB, anonymous peak \(run.anonymousPeak / 1_048_576) MiB"
+        )
+    }
+    (result.sqliteCopyMs, result.sqliteCopyPeakBytes, result.sqliteCopyAnonymousPeakBytes) =
+        (sqliteMs, sqlitePeak, sqliteAnonymous)
     return result
 }
 
