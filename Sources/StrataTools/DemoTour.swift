@@ -1,18 +1,15 @@
 import Foundation
 import Strata
-import StrataInMemory
-import StrataLMDB
-import StrataSQLite
-import StrataXML
 
 /// The full `strata demo`: the demo graph on every driver, a conversion SQLite → LMDB → XML with
 /// verification, and a small timing table.
 public enum DemoTour {
-    /// The drivers the tour runs on, with the file name each one's store gets.
-    static let drivers: [(name: String, type: StoreType, file: String?)] = [
-        ("in-memory", .inMemory, nil), ("SQLite", .sqlite, "demo.sqlite"), ("XML", .xml, "demo.xml"),
-        ("LMDB", .lmdb, "demo.lmdb"),
-    ]
+    /// The drivers the tour runs on: every known driver whose stores need no server, in the
+    /// table's order (``KnownDriver/allCases``).
+    public static var drivers: [KnownDriver] { KnownDriver.allCases.filter { !$0.isOnServer } }
+
+    /// The file a driver's demo store gets (`demo.` and its first extension), `nil` in memory.
+    static func file(of driver: KnownDriver) -> String? { driver.fileExtensions.first.map { "demo." + $0 } }
 
     /// Runs the tour in `directory` (stores are written there) and returns the lines it prints.
     ///
@@ -22,17 +19,19 @@ public enum DemoTour {
         // 1. The same graph, the same steps, on every driver.
         var transcripts: [(String, [String])] = []
         for driver in drivers {
-            let url = driver.file.map { directory.appendingPathComponent($0) }
+            let url = file(of: driver).map { directory.appendingPathComponent($0) }
             let lines = try Demo.run(type: driver.type, url: url)
-            transcripts.append((driver.name, lines))
+            transcripts.append((driver.title, lines))
         }
-        out.append(contentsOf: transcripts[1].1)
-        let reference = comparable(transcripts[1].1)
+        // The SQLite transcript is the one printed; the others are compared with it.
+        let printed = transcripts[drivers.firstIndex(of: .sqlite) ?? 0].1
+        out.append(contentsOf: printed)
+        let reference = comparable(printed)
         let differing = transcripts.filter { comparable($0.1) != reference }.map(\.0)
         out.append("")
         if differing.isEmpty {
             out.append(
-                "Ran the same steps on \(drivers.map(\.name).joined(separator: ", ")): every driver gave the same results."
+                "Ran the same steps on \(drivers.map(\.title).joined(separator: ", ")): every driver gave the same results."
             )
         } else {
             out.append("Drivers that gave different results: \(differing.joined(separator: ", "))")
@@ -59,9 +58,9 @@ public enum DemoTour {
         out.append("| driver | insert + save | fetch all, sorted | filtered count |")
         out.append("|---|---:|---:|---:|")
         for driver in drivers {
-            let url = driver.file.map { directory.appendingPathComponent("timing-" + $0) }
+            let url = file(of: driver).map { directory.appendingPathComponent("timing-" + $0) }
             let times = try time(driver.type, url: url, rows: timingRows)
-            out.append("| \(driver.name) | \(format(times.0)) | \(format(times.1)) | \(format(times.2)) |")
+            out.append("| \(driver.title) | \(format(times.0)) | \(format(times.1)) | \(format(times.2)) |")
         }
         return out
     }

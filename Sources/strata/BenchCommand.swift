@@ -36,14 +36,14 @@ struct BenchCommand: ParsableCommand {
         guard (1...100).contains(rounds) else {
             throw ValidationError("--rounds must be between 1 and 100 (got \(rounds))")
         }
-        if let drivers, case .failure(let error) = DriverKind.parseList(drivers) {
+        if let drivers, case .failure(let error) = KnownDriver.parseList(drivers) {
             throw ValidationError(error.message)
         }
     }
 
     func run() throws {
-        var kinds: [DriverKind] = []
-        if let drivers, case .success(let parsed) = DriverKind.parseList(drivers) { kinds = parsed }
+        var kinds: [KnownDriver] = []
+        if let drivers, case .success(let parsed) = KnownDriver.parseList(drivers) { kinds = parsed }
         do {
             let report = try StrataBench.run(drivers: kinds, rows: rows, rounds: rounds) { line in
                 FileHandle.standardError.write(Data("strata bench: \(line)\n".utf8))

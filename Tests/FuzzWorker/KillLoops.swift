@@ -37,7 +37,7 @@ enum KillLoops {
     }()
 
     static func run(_ loop: String, driver: String, path: URL) throws {
-        guard let type = StoreType.named(StoreLocation.Scheme(rawValue: driver)?.driverName ?? driver) else {
+        guard let type = StoreType.named(KnownDriver(rawValue: driver)?.driverName ?? driver) else {
             throw CaseFailure("unknown driver '\(driver)'")
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)

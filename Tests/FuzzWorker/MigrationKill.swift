@@ -12,6 +12,9 @@ import StrataTools
 /// - `migration-seed DRIVER PATH PEOPLE`: writes the version 1 store.
 /// - `migration-open DRIVER PATH [BACKUP]`: opens the store with version 2 and automatic,
 ///   inferred migration (keeping a backup at BACKUP), then prints `migrated`.
+/// - `migration-pause DRIVER PATH BACKUP MARKER`: migrates the store to version 2 keeping a backup
+///   at BACKUP and, once the backup is taken (at the migration's first progress report), creates
+///   MARKER and waits there to be killed.
 /// - `migration-check DRIVER PATH PEOPLE`: opens the store with the model it embeds and prints
 ///   `old` (version 1, every row of the seed as written), `new` (version 2, every row migrated),
 ///   or `broken WHY`.
@@ -40,6 +43,21 @@ enum MigrationKill {
             let store = try coordinator.addPersistentStore(type: type, at: url, options: options)
             try coordinator.remove(store)
             KillLoops.emit("migrated")
+        case "migration-pause":
+            guard arguments.count == 5 else { throw CaseFailure("migration-pause DRIVER PATH BACKUP MARKER") }
+            var options = StoreOptions(timeout: 10)
+            options.migration.backupURL = URL(fileURLWithPath: arguments[3])
+            let marker = arguments[4]
+            guard
+                let migration = try StoreMigration.plan(
+                    storeAt: url, type: type, to: MigrationModels.version2, options: options)
+            else { throw CaseFailure("the store needs no migration") }
+            try migration.run { _ in
+                guard !FileManager.default.fileExists(atPath: marker) else { return }
+                guard FileManager.default.createFile(atPath: marker, contents: Data()) else { return }
+                while true { sleep(60) }  // until the test kills this process
+            }
+            KillLoops.emit("migrated")
         default:
             guard arguments.count == 4, let people = Int(arguments[3]) else {
                 throw CaseFailure("migration-check DRIVER PATH PEOPLE")
@@ -49,7 +67,7 @@ enum MigrationKill {
     }
 
     static func storeType(_ driver: String) -> StoreType? {
-        StoreType.named(StoreLocation.Scheme(rawValue: driver)?.driverName ?? driver)
+        StoreType.named(KnownDriver(rawValue: driver)?.driverName ?? driver)
     }
 
     /// `old`, `new` or `broken WHY` for the store at `url`.

@@ -10,7 +10,7 @@ struct StoreExercise {
     /// The driver.
     var type: StoreType
     /// The location scheme of the tools.
-    var scheme: StoreLocation.Scheme
+    var scheme: KnownDriver
     /// The model the store is opened with.
     var model: ManagedObjectModel
     /// Whether the store is opened read-only (Apple stores with an inferred model).

@@ -75,7 +75,7 @@ final class DamagedStoreTarget: FuzzTarget {
 
     /// A Strata-written store of the conformance model for `type`.
     static func strataWritten(
-        _ type: StoreType, _ scheme: StoreLocation.Scheme, name: String, setup: TargetSetup,
+        _ type: StoreType, _ scheme: KnownDriver, name: String, setup: TargetSetup,
         damage: @escaping (URL, inout SeededGenerator) throws -> String
     ) throws -> DamagedStoreTarget {
         let url = setup.scratch.file(name)
@@ -87,7 +87,7 @@ final class DamagedStoreTarget: FuzzTarget {
 
     /// The corpus's Apple-written stores in `folder` whose model Strata recovers.
     static func appleWritten(
-        _ type: StoreType, _ scheme: StoreLocation.Scheme, folder: String, extensions: Set<String>, setup: TargetSetup,
+        _ type: StoreType, _ scheme: KnownDriver, folder: String, extensions: Set<String>, setup: TargetSetup,
         damage: @escaping (URL, inout SeededGenerator) throws -> String
     ) throws -> DamagedStoreTarget {
         guard let corpus = setup.corpus else {

@@ -16,13 +16,13 @@
 //       children of itself until N minutes have passed; prints every failure with its replay line.
 //   strata-fuzz-worker save-loop|key-loop|metadata-loop DRIVER PATH
 //       Saves to the store at PATH until killed (KillLoops.swift says what each loop writes).
-//   strata-fuzz-worker migration-seed|migration-open|migration-check DRIVER PATH …
+//   strata-fuzz-worker migration-seed|migration-open|migration-pause|migration-check DRIVER PATH …
 //       Writes a store to migrate, migrates it on open (the migration kill test kills this), or
 //       says whether it is entirely the old version or entirely the new (MigrationKill.swift).
 import Foundation
 import StrataTools
 
-KnownDrivers.registerAll()
+KnownDriver.registerAll()
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 func usage(_ message: String) -> Never {
@@ -68,7 +68,7 @@ case "save-loop", "key-loop", "metadata-loop":
         FileHandle.standardError.write(Data("strata-fuzz-worker: \(error)\n".utf8))
         exit(1)
     }
-case "migration-seed", "migration-open", "migration-check":
+case "migration-seed", "migration-open", "migration-pause", "migration-check":
     do {
         try MigrationKill.run(arguments)
     } catch {
@@ -77,6 +77,6 @@ case "migration-seed", "migration-open", "migration-check":
     }
 default:
     usage(
-        "usage: strata-fuzz-worker run TARGET --seed S [--from N] [--to M] | campaign --minutes N | targets | save-loop|key-loop|metadata-loop DRIVER PATH | migration-seed|migration-open|migration-check DRIVER PATH …"
+        "usage: strata-fuzz-worker run TARGET --seed S [--from N] [--to M] | campaign --minutes N | targets | save-loop|key-loop|metadata-loop DRIVER PATH | migration-seed|migration-open|migration-pause|migration-check DRIVER PATH …"
     )
 }

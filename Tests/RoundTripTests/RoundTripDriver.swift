@@ -11,7 +11,7 @@ import StrataXML
 enum RoundTripDriver: String, CaseIterable, Sendable, CustomStringConvertible {
     case memory, sqlite, xml, lmdb
 
-    var scheme: StoreLocation.Scheme {
+    var scheme: KnownDriver {
         switch self {
         case .memory: .memory
         case .sqlite: .sqlite

@@ -41,7 +41,7 @@ struct LMDBBatchTests {
     @Test("the fast decoder accepts and rejects exactly what the reference decoder does, with the same values")
     func fastDecoderAgrees() throws {
         // A layout the fast path handles whole, and the format tests' layout with every kind.
-        let simple: [StoreLayout.Slot] = [
+        let simple: [DatabaseLayout.Slot] = [
             .attribute(.integer64), .attribute(.string), .attribute(.string), .attribute(.integer32),
             .attribute(.double),
             .attribute(.date), .attribute(.boolean), .attribute(.integer16), .links(rel: 1, inverse: nil, order: nil),
@@ -189,7 +189,7 @@ struct LMDBBatchTests {
 struct LMDBFastEncoderTests {
     @Test("the fast encoder writes the general encoder's bytes, and declines what only the general one can judge")
     func agreesWithGeneralEncoder() throws {
-        let slots: [StoreLayout.Slot] = [
+        let slots: [DatabaseLayout.Slot] = [
             .attribute(.integer64), .attribute(.string), .attribute(.integer32), .attribute(.double), .attribute(.date),
             .attribute(.boolean), .attribute(.integer16), .toOne(rel: 3), .links(rel: 1, inverse: nil, order: nil),
             .transient,

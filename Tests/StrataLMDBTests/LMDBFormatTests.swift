@@ -8,7 +8,7 @@ import Testing
 
 @Suite("LMDB format")
 struct LMDBFormatTests {
-    static let slots: [StoreLayout.Slot] = [
+    static let slots: [DatabaseLayout.Slot] = [
         .attribute(.integer16), .attribute(.integer32), .attribute(.integer64), .attribute(.decimal),
         .attribute(.double),
         .attribute(.string), .attribute(.boolean), .attribute(.date), .attribute(.binaryData), .attribute(.uuid),

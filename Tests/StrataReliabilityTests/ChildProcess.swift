@@ -24,9 +24,36 @@ enum ChildProcess {
         return url
     }
 
+    /// Starts `executable`, kills it with SIGKILL as soon as a file exists at `marker` (which the
+    /// child creates where it waits to be killed; checked every 10 ms, for at most `seconds`), and
+    /// returns what it printed.
+    static func run(_ executable: URL, _ arguments: [String], killWhenExists marker: URL, seconds: Int = 120) throws
+        -> Outcome
+    {
+        try run(executable, arguments) { process in
+            for _ in 0..<(seconds * 100) where process.isRunning {
+                if FileManager.default.fileExists(atPath: marker.path) {
+                    kill(process.processIdentifier, SIGKILL)
+                    return
+                }
+                usleep(10_000)
+            }
+        }
+    }
+
     /// Starts `executable`, kills it with SIGKILL after `delay` microseconds (never, when `nil`),
     /// and returns what it printed.
     static func run(_ executable: URL, _ arguments: [String], killAfter delay: UInt32?) throws -> Outcome {
+        try run(executable, arguments) { process in
+            if let delay {
+                usleep(delay)
+                kill(process.processIdentifier, SIGKILL)
+            }
+        }
+    }
+
+    /// Starts `executable`, runs `meanwhile` with it, waits for it to end and returns what it printed.
+    private static func run(_ executable: URL, _ arguments: [String], meanwhile: (Process) -> Void) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -38,10 +65,7 @@ enum ChildProcess {
         let out = PipeReader(output)
         let err = PipeReader(errors)
         try process.run()
-        if let delay {
-            usleep(delay)
-            kill(process.processIdentifier, SIGKILL)
-        }
+        meanwhile(process)
         process.waitUntilExit()
         let text = String(decoding: out.wait(), as: UTF8.self)
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

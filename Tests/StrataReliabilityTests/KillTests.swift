@@ -12,7 +12,7 @@ struct KillTests {
     static let drivers = ["sqlite", "xml", "lmdb"]
 
     static func location(_ driver: String, in directory: TemporaryDirectory, name: String = "killed") -> StoreLocation {
-        let scheme = StoreLocation.Scheme(rawValue: driver) ?? .sqlite
+        let scheme = KnownDriver(rawValue: driver) ?? .sqlite
         return StoreLocation(scheme: scheme, url: directory.file("\(name).\(driver)"))
     }
 
@@ -20,7 +20,7 @@ struct KillTests {
     static func open(_ location: StoreLocation, readOnly: Bool = true) throws -> (
         PersistentStoreCoordinator, ManagedObjectContext, PersistentStore
     ) {
-        KnownDrivers.registerAll()
+        KnownDriver.registerAll()
         let model = try StoreOpener.resolveModel(at: location, modelPath: nil).model
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(
@@ -34,7 +34,7 @@ struct KillTests {
     /// Read as an app restarting would: with a connection that may write, so a transaction the
     /// kill left half-written (a SQLite hot journal) is rolled back first.
     static func isInitialized(_ location: StoreLocation) throws -> Bool {
-        KnownDrivers.registerAll()
+        KnownDriver.registerAll()
         guard let url = location.url else { return false }
         let metadata = try location.storeType().factory.metadata(at: url, options: StoreOptions(createIfMissing: false))
         return metadata?.values[StoreMetadata.modelKey] != nil

@@ -34,9 +34,9 @@ struct MigrationKillTests {
         var random = SeededGenerator(seed: seed)
         let directory = try TemporaryDirectory(prefix: "kill-migration")
         let people = Self.people[driver] ?? 1_000
-        KnownDrivers.registerAll()
+        KnownDriver.registerAll()
         let worker = try FuzzHarness.worker()
-        let type = try #require(StoreType.named(StoreLocation.Scheme(rawValue: driver)?.driverName ?? driver))
+        let type = try #require(StoreType.named(KnownDriver(rawValue: driver)?.driverName ?? driver))
         let pristine = directory.file("pristine.\(driver)")
         let store = directory.file("store.\(driver)")
         let seeded = try ChildProcess.run(
@@ -97,7 +97,7 @@ struct MigrationKillTests {
                 // strata validate too, on every store a killed migration left new and every fifth other.
                 if run.killed || sawNew % 5 == 1 {
                     try KillTests.validate(
-                        StoreLocation(scheme: StoreLocation.Scheme(rawValue: driver) ?? .sqlite, url: store), label)
+                        StoreLocation(scheme: KnownDriver(rawValue: driver) ?? .sqlite, url: store), label)
                 }
             default:
                 problems.append("\(label): \(state == "old" ? "the migration finished but the store is old" : state)")
@@ -174,8 +174,8 @@ struct MigrationKillTests {
 
     /// A store of version 1 with `people` people in a directory of its own, closed.
     static func version1Store(_ driver: String, people: Int) throws -> (TemporaryDirectory, URL, StoreType) {
-        KnownDrivers.registerAll()
-        let type = try #require(StoreType.named(StoreLocation.Scheme(rawValue: driver)?.driverName ?? driver))
+        KnownDriver.registerAll()
+        let type = try #require(StoreType.named(KnownDriver(rawValue: driver)?.driverName ?? driver))
         let directory = try TemporaryDirectory(prefix: "migration-failure")
         let url = directory.file("store.\(driver)")
         let coordinator = PersistentStoreCoordinator(managedObjectModel: MigrationModels.version1)

@@ -82,7 +82,7 @@ struct BenchRunnerTests {
 
     @Test("every file driver is linked and runs every workload with the right answers")
     func everyDriverRuns() throws {
-        #expect(DriverKind.allCases.allSatisfy { $0.storeType != nil })
+        #expect(KnownDriver.allCases.allSatisfy { $0.storeType != nil })
         let report = try StrataBench.run(drivers: [.sqlite, .xml, .lmdb], rows: Self.rows, rounds: 1)
         #expect(report.skipped.isEmpty)
         #expect(report.contenders.map(\.id) == ["strata-sqlite", "strata-xml", "strata-lmdb"])
@@ -93,13 +93,13 @@ struct BenchRunnerTests {
 
     @Test("a driver list with an unknown name is refused with the known names")
     func unknownDriver() throws {
-        guard case .failure(let error) = DriverKind.parseList("sqlite,oracle") else {
+        guard case .failure(let error) = KnownDriver.parseList("sqlite,oracle") else {
             Issue.record("oracle was accepted")
             return
         }
         #expect(error.message.contains("oracle"))
         #expect(error.message.contains("lmdb") && error.message.contains("postgres"))
-        #expect(try DriverKind.parseList("SQLite, memory").get() == [.sqlite, .memory])
+        #expect(try KnownDriver.parseList("SQLite, memory").get() == [.sqlite, .memory])
     }
 
     @Test("strata bench --json prints the report and exits 0; bad --rows is a usage error")

@@ -28,7 +28,7 @@ private func quakes(_ document: JSONValue) -> [String: JSONValue] {
     return result
 }
 
-private let allSchemes: [StoreLocation.Scheme] = [.memory] + KnownDrivers.fileBacked
+private let allSchemes: [KnownDriver] = [.memory] + KnownDriver.fileBacked
 private let allPairs = allSchemes.flatMap { a in allSchemes.map { (a, $0) } }
 
 @Suite("Composite attributes in the tools")
@@ -87,9 +87,9 @@ struct CompositeToolsTests {
     }
 
     @Test("convert A → B → A keeps every composite on every pair of drivers", arguments: allPairs)
-    func convertRoundTrip(_ pair: (StoreLocation.Scheme, StoreLocation.Scheme)) throws {
+    func convertRoundTrip(_ pair: (KnownDriver, KnownDriver)) throws {
         let directory = try TemporaryDirectory()
-        func location(_ scheme: StoreLocation.Scheme, _ name: String) -> StoreLocation {
+        func location(_ scheme: KnownDriver, _ name: String) -> StoreLocation {
             scheme == .memory ? memoryLocation(name) : fileLocation(scheme, name, in: directory)
         }
         let a = try seededCompositeStore(location(pair.0, "a"))

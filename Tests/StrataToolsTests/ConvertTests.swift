@@ -141,8 +141,8 @@ final class ProgressLog: @unchecked Sendable {
 }
 
 /// Pairs of file-backed drivers registered in this build (every ordered pair, same driver included).
-let fileDriverPairs: [(StoreLocation.Scheme, StoreLocation.Scheme)] = KnownDrivers.fileBacked.flatMap { a in
-    KnownDrivers.fileBacked.map { (a, $0) }
+let fileDriverPairs: [(KnownDriver, KnownDriver)] = KnownDriver.fileBacked.flatMap { a in
+    KnownDriver.fileBacked.map { (a, $0) }
 }
 
 @Suite("strata convert (binary)")
@@ -183,7 +183,7 @@ struct ConvertCommandTests {
     }
 
     @Test("A → B → A across processes equals A on every pair of file drivers", arguments: fileDriverPairs)
-    func fileRoundTrip(_ pair: (StoreLocation.Scheme, StoreLocation.Scheme)) throws {
+    func fileRoundTrip(_ pair: (KnownDriver, KnownDriver)) throws {
         let directory = try TemporaryDirectory()
         let a = fileLocation(pair.0, "a", in: directory)
         try seededMemoryStore(a)
@@ -206,8 +206,8 @@ struct ConvertCommandTests {
         #expect(leftovers.isEmpty)
     }
 
-    @Test("a corrupt store file exits 1 naming the file", arguments: KnownDrivers.fileBacked)
-    func corruptStore(_ scheme: StoreLocation.Scheme) throws {
+    @Test("a corrupt store file exits 1 naming the file", arguments: KnownDriver.fileBacked)
+    func corruptStore(_ scheme: KnownDriver) throws {
         let directory = try TemporaryDirectory()
         let location = fileLocation(scheme, "bad", in: directory)
         try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)

@@ -10,9 +10,9 @@ struct DriverBenchTests {
 
     @Test(
         "the driver-level contender runs every workload on every driver with the dataset's answers",
-        arguments: DriverKind.allCases)
-    func everyWorkloadOnEveryDriver(kind: DriverKind) throws {
-        if kind == .postgres { DriverKind.usePostgresServer(try PostgreSQLTestServer.shared().url(schema: "public")) }
+        arguments: KnownDriver.allCases)
+    func everyWorkloadOnEveryDriver(kind: KnownDriver) throws {
+        if kind == .postgres { KnownDriver.usePostgresServer(try PostgreSQLTestServer.shared().url(schema: "public")) }
         let contender = try #require(try DriverBenchContender(kind: kind))
         #expect(contender.id == "driver-\(kind.rawValue)")
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("driver-bench-\(UUID().uuidString)")
@@ -42,7 +42,7 @@ struct DriverBenchTests {
 
     @Test("strata bench runs PostgreSQL on the server it is given, and skips it with the reason without one")
     func postgresBench() throws {
-        DriverKind.usePostgresServer(try PostgreSQLTestServer.shared().url(schema: "public"))
+        KnownDriver.usePostgresServer(try PostgreSQLTestServer.shared().url(schema: "public"))
         let report = try StrataBench.run(drivers: [.postgres], rows: Self.rows, rounds: 1)
         #expect(report.contenders.map(\.id) == ["strata-postgres"])
         #expect(Set(report.contenders.first?.measurements.map(\.workload) ?? []) == Set(BenchWorkload.allCases))

@@ -7,12 +7,12 @@ import Testing
 
 @Suite("Grouped queries on every driver and through strata query")
 struct GroupedQueryTests {
-    static let fileSchemes: [StoreLocation.Scheme] = [.sqlite, .xml, .lmdb]
+    static let fileSchemes: [KnownDriver] = [.sqlite, .xml, .lmdb]
     /// Every driver the tool opens: the file drivers and a PostgreSQL server (the test server).
-    static let toolSchemes: [StoreLocation.Scheme] = fileSchemes + [.postgres]
+    static let toolSchemes: [KnownDriver] = fileSchemes + [.postgres]
 
     /// A coordinator on a seeded store of `scheme`.
-    private func seeded(_ scheme: StoreLocation.Scheme, in directory: TemporaryDirectory) throws -> (
+    private func seeded(_ scheme: KnownDriver, in directory: TemporaryDirectory) throws -> (
         PersistentStoreCoordinator, StoreLocation
     ) {
         let location =
@@ -84,7 +84,7 @@ struct GroupedQueryTests {
                 ])
         ])
         var answers: [[[String: Any]]] = []
-        for scheme in [StoreLocation.Scheme.memory, .sqlite, .lmdb] {
+        for scheme in [KnownDriver.memory, .sqlite, .lmdb] {
             let location = scheme == .memory ? memoryLocation("sums") : fileLocation(scheme, "sums", in: directory)
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
             try coordinator.addPersistentStore(type: try location.storeType(), at: location.url)

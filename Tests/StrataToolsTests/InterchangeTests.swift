@@ -190,8 +190,8 @@ struct InterchangeTests {
         #expect(unknown.stderr.contains("no entity 'Robot'"))
     }
 
-    @Test("export → import → export across processes keeps every object", arguments: KnownDrivers.fileBacked)
-    func fileRoundTrip(_ scheme: StoreLocation.Scheme) throws {
+    @Test("export → import → export across processes keeps every object", arguments: KnownDriver.fileBacked)
+    func fileRoundTrip(_ scheme: KnownDriver) throws {
         let directory = try TemporaryDirectory()
         let a = fileLocation(scheme, "a", in: directory)
         try seededMemoryStore(a)

@@ -94,8 +94,8 @@ struct OutputFileTests {
 
     @Test(
         "convert --overwrite through a symbolic link keeps the link and the destination's mode",
-        arguments: KnownDrivers.fileBacked)
-    func convertKeepsLinkAndMode(_ scheme: StoreLocation.Scheme) throws {
+        arguments: KnownDriver.fileBacked)
+    func convertKeepsLinkAndMode(_ scheme: KnownDriver) throws {
         let directory = try TemporaryDirectory(prefix: "convert-link")
         let source = try seededMemoryStore()
         let real = fileLocation(scheme, "real", in: directory)
@@ -116,8 +116,8 @@ struct OutputFileTests {
 
     @Test(
         "a conversion that fails part way leaves the old destination byte for byte, and no temporary files",
-        arguments: KnownDrivers.fileBacked)
-    func failedConversionKeepsOldDestination(_ scheme: StoreLocation.Scheme) throws {
+        arguments: KnownDriver.fileBacked)
+    func failedConversionKeepsOldDestination(_ scheme: KnownDriver) throws {
         let directory = try TemporaryDirectory(prefix: "convert-fail")
         let source = try Self.damagedLMDBStore(in: directory)
         let destination = fileLocation(scheme, "destination", in: directory)
@@ -138,8 +138,8 @@ struct OutputFileTests {
 
     @Test(
         "a new store follows the process's umask on every file driver (no fixed 0644)",
-        arguments: KnownDrivers.fileBacked)
-    func storesFollowUmask(_ kind: StoreLocation.Scheme) throws {
+        arguments: KnownDriver.fileBacked)
+    func storesFollowUmask(_ kind: KnownDriver) throws {
         let directory = try TemporaryDirectory(prefix: "umask-\(kind.rawValue)")
         let source = fileLocation(.xml, "source", in: directory)
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)

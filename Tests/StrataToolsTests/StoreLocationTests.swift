@@ -22,7 +22,7 @@ struct StoreLocationTests {
     func extensions() throws {
         let directory = try TemporaryDirectory()
         for (name, scheme) in [
-            ("a.sqlite", StoreLocation.Scheme.sqlite), ("a.sqlite3", .sqlite), ("a.db", .sqlite),
+            ("a.sqlite", KnownDriver.sqlite), ("a.sqlite3", .sqlite), ("a.db", .sqlite),
             ("a.storedata", .sqlite),
             ("a.xml", .xml), ("a.lmdb", .lmdb),
         ] {
@@ -67,8 +67,8 @@ struct StoreLocationTests {
 
     @Test("every scheme resolves to its registered driver or says the driver is not in this build")
     func availability() throws {
-        let registered = Set(KnownDrivers.fileBacked)
-        for scheme in StoreLocation.Scheme.allCases {
+        let registered = Set(KnownDriver.fileBacked)
+        for scheme in KnownDriver.allCases {
             let location = StoreLocation(scheme: scheme, url: scheme == .memory ? nil : URL(fileURLWithPath: "/tmp/x"))
             if scheme == .memory || scheme == .postgres || registered.contains(scheme) {
                 #expect(try location.storeType().name == scheme.driverName)

@@ -105,7 +105,7 @@ func writeDemoModel(in directory: TemporaryDirectory) throws -> String {
 }
 
 /// The location of a file store of `scheme` in `directory`.
-func fileLocation(_ scheme: StoreLocation.Scheme, _ name: String, in directory: TemporaryDirectory) -> StoreLocation {
+func fileLocation(_ scheme: KnownDriver, _ name: String, in directory: TemporaryDirectory) -> StoreLocation {
     let ext = scheme == .sqlite ? "sqlite" : scheme.rawValue
     return StoreLocation(scheme: scheme, url: directory.file("\(name).\(ext)"))
 }

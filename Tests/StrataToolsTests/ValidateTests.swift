@@ -75,8 +75,8 @@ struct ValidateTests {
         #expect(missing.stderr.contains("gone.xml"))
     }
 
-    @Test("a store with problems makes validate exit 2 listing each problem", arguments: KnownDrivers.fileBacked)
-    func binaryProblems(_ scheme: StoreLocation.Scheme) throws {
+    @Test("a store with problems makes validate exit 2 listing each problem", arguments: KnownDriver.fileBacked)
+    func binaryProblems(_ scheme: KnownDriver) throws {
         let directory = try TemporaryDirectory()
         let target = fileLocation(scheme, "broken", in: directory)
         if scheme == .xml {

@@ -34,7 +34,7 @@ public enum ContextSection {
     /// cycles run `cycles` times.
     public static func run(rows: Int, rounds: Int, cycles: Int = 100, in directory: URL) throws -> ContextSectionResult
     {
-        guard let sqlite = DriverKind.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
+        guard let sqlite = KnownDriver.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
         let model = try BenchModel.make()
         var result = ContextSectionResult(rows: rows)
         let dataset = BenchDataset(rows: rows, parents: 0)

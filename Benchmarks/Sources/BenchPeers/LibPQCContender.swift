@@ -4,7 +4,7 @@ import StrataTools
 
 /// Raw PostgreSQL through libpq: prepared statements executed one row at a time, one transaction
 /// per save, rows read in binary format and decoded into plain Swift structs (``BenchRow``). The
-/// server is the one the Strata PostgreSQL contenders use (``DriverKind/postgresServer``), with its
+/// server is the one the Strata PostgreSQL contenders use (``KnownDriver/postgresServer``), with its
 /// defaults (`fsync=on`, `synchronous_commit=on`); each store is a schema of its own.
 ///
 /// Thread safety: not `Sendable`; the runner uses it from one thread.
@@ -25,8 +25,8 @@ public final class LibPQCContender: BenchContender {
     static let columns = "id, name, email, age, score, created"
 
     public func open(in directory: URL) throws {
-        guard let server = DriverKind.postgresServer else {
-            throw BenchError("libpq-c: no PostgreSQL server; set \(DriverKind.postgresServerVariable)")
+        guard let server = KnownDriver.postgresServer else {
+            throw BenchError("libpq-c: no PostgreSQL server; set \(KnownDriver.postgresServerVariable)")
         }
         let connection = try RawPQ(url: server)
         let schema = "libpqc_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)

@@ -11,8 +11,22 @@ import StrataTools
 /// work's heap is reused), after `malloc_trim(0)` so freed heap goes back to the system before
 /// each reading. What is left is what the store keeps: rows, values, strings and indexes.
 public enum MemoryAtRest {
-    /// The resident set's high-water mark (`getrusage`'s `ru_maxrss`), in bytes.
+    /// This process's own resident-set high-water mark, in bytes: `VmHWM` of /proc/self/status.
+    ///
+    /// Not `getrusage`'s `ru_maxrss`: on Linux, `execve` folds the high-water mark of the memory
+    /// it replaces into the new program's `ru_maxrss`, and a child started by `posix_spawn` (as
+    /// `Process` starts one) replaces its parent's memory, which it shares until then; fork then
+    /// exec does the same with the parent's copied pages. So a child's `ru_maxrss` is at least the
+    /// parent's resident set when it was started: every child of the benchmarks read about 90 MiB,
+    /// whatever it did. `VmHWM` is the high-water mark of the child's own address space, which
+    /// starts empty at `execve`. Falls back to `ru_maxrss` where /proc is not there.
     public static func peakResidentBytes() -> Int64 {
+        if let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int64(line.split(separator: " ").dropFirst().first ?? "")
+        {
+            return kilobytes * 1024
+        }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return Int64(usage.ru_maxrss) * 1024  // kilobytes on Linux

@@ -24,6 +24,12 @@ public struct MigrationSectionResult: Codable, Sendable {
     /// store files' mapped pages).
     public var copyAnonymousPeakBytes: [Int: Int64] = [:]
     public var copyStrategy = ""
+    /// (c), information: the same copying migration of a SQLite store (forced to copy by an added
+    /// entity that renumbers the others), per store size: time, peak and anonymous peak resident
+    /// bytes. `nil` in results saved before it was measured.
+    public var sqliteCopyMs: [Int: Double]?
+    public var sqliteCopyPeakBytes: [Int: Int64]?
+    public var sqliteCopyAnonymousPeakBytes: [Int: Int64]?
 
     /// The median of `values`.
     public static func median(_ values: [Double]) -> Double {
@@ -72,9 +78,20 @@ public enum MigrationSection {
             })
     }
 
+    /// ``modelRebuilt()`` with an entity `AAAStamp` added: it sorts before the others, so their
+    /// entity numbers change and SQLite cannot migrate in place; it copies, as LMDB does.
+    public static func modelRenumbered() throws -> ManagedObjectModel {
+        let rebuilt = try modelRebuilt()
+        return try ManagedObjectModel(
+            entities: [EntityDescription("AAAStamp", properties: [.attribute("label", .string)])]
+                + rebuilt.entities.map {
+                    EntityDescription($0.name, parent: $0.superentityName, properties: $0.ownProperties)
+                })
+    }
+
     /// Writes a store of `rows` items with the benchmark model through the driver (100,000 per
     /// change set) and closes it; returns its URL.
-    public static func build(_ kind: DriverKind, rows: Int, in directory: URL) throws -> URL {
+    public static func build(_ kind: KnownDriver, rows: Int, in directory: URL) throws -> URL {
         guard let contender = try DriverBenchContender(kind: kind), let name = kind.fileName else {
             throw BenchError("the \(kind.rawValue) driver is not linked")
         }
@@ -109,7 +126,7 @@ public enum MigrationSection {
     public static func addColumn(rows: Int, rounds: Int, in directory: URL, log: (String) -> Void) throws
         -> MigrationSectionResult
     {
-        guard let sqlite = DriverKind.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
+        guard let sqlite = KnownDriver.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
         var result = MigrationSectionResult(rows: rows)
         let built = directory.appendingPathComponent("built")
         try FileManager.default.createDirectory(at: built, withIntermediateDirectories: true)
@@ -179,18 +196,20 @@ public enum MigrationSection {
         return UInt64(status.st_ino)
     }
 
-    /// (b), in the child: migrates the LMDB store at `store` to ``modelRebuilt()`` by copying;
-    /// returns the time (ms) and the strategy.
+    /// (b), in the child: migrates the LMDB store at `store` to ``modelRebuilt()`` by copying, or
+    /// (c) the SQLite store (a `.sqlite` file) to ``modelRenumbered()``; returns the time (ms) and
+    /// the strategy.
     /// `anonymousPeak` is the largest anonymous (heap) part of the resident set seen at a
     /// progress report (each batch), which leaves out the store files' mapped pages.
     public static func copyInChild(store: URL) throws -> (ms: Double, strategy: String, anonymousPeak: Int64) {
-        guard let lmdb = DriverKind.lmdb.storeType else { throw BenchError("the LMDB driver is not linked") }
-        let model = try modelRebuilt()
+        let driver: KnownDriver = store.pathExtension == "sqlite" ? .sqlite : .lmdb
+        guard let type = driver.storeType else { throw BenchError("the \(driver.title) driver is not linked") }
+        let model = try driver == .sqlite ? modelRenumbered() : modelRebuilt()
         var anonymousPeak: Int64 = 0
         let (outcome, ms) = try BenchClock.measure { () throws -> StoreMigration.Outcome in
             guard
                 let migration = try StoreMigration.plan(
-                    storeAt: store, type: lmdb, to: model, options: DriverKind.lmdb.storeOptions)
+                    storeAt: store, type: type, to: model, options: driver.storeOptions)
             else { throw BenchError("the store needs no migration") }
             return try migration.run { _ in anonymousPeak = max(anonymousPeak, residentAnonymousBytes()) }
         }

@@ -46,7 +46,7 @@ public enum ResultsSection {
     /// Times the batch insert and the controller `rounds` times at `rows` objects in stores under
     /// `directory`.
     public static func run(rows: Int, rounds: Int, in directory: URL) throws -> ResultsSectionResult {
-        guard let sqlite = DriverKind.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
+        guard let sqlite = KnownDriver.sqlite.storeType else { throw BenchError("the SQLite driver is not linked") }
         let model = try BenchModel.make()
         var result = ResultsSectionResult(rows: rows)
         let dataset = BenchDataset(rows: rows, parents: 0)

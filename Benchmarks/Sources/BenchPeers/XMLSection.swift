@@ -46,15 +46,15 @@ public enum XMLSection {
         try contender.open(in: directory)
         _ = try contender.insert(dataset.rows[...])
         try contender.close()
-        guard let name = DriverKind.xml.fileName else { throw BenchError("the XML driver has no file name") }
+        guard let name = KnownDriver.xml.fileName else { throw BenchError("the XML driver has no file name") }
         return directory.appendingPathComponent(name)
     }
 
     /// Opens the store at `url` with the XML driver's factory (the open loads every object).
     public static func open(_ url: URL) throws -> any StoreDriver {
-        guard let type = DriverKind.xml.storeType else { throw BenchError("the XML driver is not linked") }
+        guard let type = KnownDriver.xml.storeType else { throw BenchError("the XML driver is not linked") }
         let request = StoreOpenRequest(
-            url: url, model: try BenchModel.make(), configuration: nil, options: DriverKind.xml.storeOptions)
+            url: url, model: try BenchModel.make(), configuration: nil, options: KnownDriver.xml.storeOptions)
         return try type.factory.makeDriver(request)
     }
 

@@ -73,7 +73,7 @@ enum Check {
         ratio(
             "DESIGN", "LMDB: saving 10 changed objects costs O(k): large store < 2x the 1,000-row store",
             "strata-lmdb", "strata-lmdb", .saveFew, .saveFewSmall, limit: 2, strict: true)
-        for kind in DriverKind.allCases {
+        for kind in KnownDriver.allCases {
             let id = "strata-\(kind.rawValue)"
             guard let cold = median(id, .lookupCold), let warm = median(id, .lookupWarm), warm > 0 else {
                 results.append(
@@ -287,6 +287,18 @@ enum Check {
                 .init(
                     source: "issue 19", target: targets[1], status: .notMeasured,
                     figure: "the copying migration did not run"))
+        }
+        if let peaks = m.sqliteCopyPeakBytes, let small = peaks[100_000], let large = peaks[1_000_000], small > 0 {
+            let mib = { (bytes: Int64) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+            let anonymous = m.sqliteCopyAnonymousPeakBytes ?? [:]
+            results.append(
+                .init(
+                    source: "migration (information)",
+                    target: "the same copying migration on SQLite (entity numbers changed, so it copies)",
+                    status: .info,
+                    figure:
+                        "SQLite: peak \(mib(large)) at 1,000,000 rows (\(String(format: "%.0f", m.sqliteCopyMs?[1_000_000] ?? 0)) ms) / \(mib(small)) at 100,000 = \(String(format: "%.2f", Double(large) / Double(small)))x; anonymous part at its largest: \(mib(anonymous[1_000_000] ?? 0)) / \(mib(anonymous[100_000] ?? 0))"
+                ))
         }
         return results
     }

@@ -9,18 +9,18 @@ import StrataTools
 #endif
 
 /// Peak memory is measured per contender by running each in a child process of this executable
-/// (`--child ID`) and reading the child's own `getrusage(RUSAGE_SELF).ru_maxrss` when it is done:
-/// the high-water mark of its resident set, which no other contender's allocations can inflate.
+/// (`--child ID`) and reading the child's own resident-set high-water mark when it is done
+/// (`VmHWM`, ``MemoryAtRest/peakResidentBytes()``), which no other contender's allocations, nor
+/// this parent's, can inflate.
 enum ChildProcess {
     /// The child's resident-set high-water mark, in bytes.
     static func peakResidentBytes() -> Int64 {
-        var usage = rusage()
         #if canImport(Darwin)
+            var usage = rusage()
             getrusage(RUSAGE_SELF, &usage)
             return Int64(usage.ru_maxrss)  // bytes on Darwin
         #else
-            getrusage(RUSAGE_SELF.rawValue, &usage)
-            return Int64(usage.ru_maxrss) * 1024  // kilobytes on Linux
+            return MemoryAtRest.peakResidentBytes()
         #endif
     }
 
@@ -30,7 +30,7 @@ enum ChildProcess {
             guard let store = options.store else { throw BenchError("\(id) needs --store PATH") }
             let run = try MigrationSection.copyInChild(store: store)
             guard run.strategy == "copy" else {
-                throw BenchError("the LMDB migration ran as \(run.strategy), not as a copy")
+                throw BenchError("the migration of \(store.lastPathComponent) ran as \(run.strategy), not as a copy")
             }
             FileHandle.standardOutput.write(
                 try JSONEncoder().encode([run.ms, Double(peakResidentBytes()), Double(run.anonymousPeak)]))
@@ -106,7 +106,7 @@ enum ChildProcess {
     }
 
     /// The children that walk a store with `fetchBatchSize = 500`, by driver.
-    static let walkKinds: [String: DriverKind] = ["walk-sqlite": .sqlite, "walk-lmdb": .lmdb]
+    static let walkKinds: [String: KnownDriver] = ["walk-sqlite": .sqlite, "walk-lmdb": .lmdb]
 
     /// Runs a batched-walk child on `store` and returns rows walked, peak resident growth and seconds.
     static func walk(_ id: String, store: URL, options: Options) throws -> (rows: Int, growth: Int64, seconds: Double) {

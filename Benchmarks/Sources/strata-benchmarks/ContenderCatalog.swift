@@ -2,19 +2,19 @@ import BenchPeers
 import Foundation
 import StrataTools
 
-/// Every contender by identifier. Strata contenders come from ``DriverKind``: a driver that is
+/// Every contender by identifier. Strata contenders come from ``KnownDriver``: a driver that is
 /// not linked into this build is skipped, and the report says so.
 enum ContenderCatalog {
-    static let strata = DriverKind.allCases.map { "strata-\($0.rawValue)" }
+    static let strata = KnownDriver.allCases.map { "strata-\($0.rawValue)" }
     /// Each driver called through the driver protocol directly (``DriverBenchContender``).
-    static let driverLevel = DriverKind.allCases.map { "driver-\($0.rawValue)" }
+    static let driverLevel = KnownDriver.allCases.map { "driver-\($0.rawValue)" }
     static let peers = ["sqlite-c", "lmdb-c", "libpq-c", "grdb"]
     static let all = strata + driverLevel + peers
 
     /// The driver of a `strata-…` or `driver-…` contender.
-    static func kind(_ id: String) -> DriverKind? {
+    static func kind(_ id: String) -> KnownDriver? {
         for prefix in ["strata-", "driver-"] where id.hasPrefix(prefix) {
-            return DriverKind(rawValue: String(id.dropFirst(prefix.count)))
+            return KnownDriver(rawValue: String(id.dropFirst(prefix.count)))
         }
         return nil
     }
@@ -23,7 +23,7 @@ enum ContenderCatalog {
 
     /// Why `id` cannot run in this build, or `nil` when it can.
     static func unavailableReason(_ id: String) -> String? {
-        if id == "libpq-c", DriverKind.postgresServer == nil { return DriverKind.postgres.unavailableReason }
+        if id == "libpq-c", KnownDriver.postgresServer == nil { return KnownDriver.postgres.unavailableReason }
         return kind(id)?.unavailableReason
     }
 

@@ -139,7 +139,7 @@ func runXMLSection() throws -> XMLSectionResult {
 /// The throwaway PostgreSQL server of this run, stopped at exit.
 /// `nonisolated(unsafe)`: written once below, before any thread or exit handler reads it.
 nonisolated(unsafe) var postgresServer: PostgreSQLTestServer?
-if options.contenders.contains(where: ContenderCatalog.needsPostgres), DriverKind.postgresServer == nil {
+if options.contenders.contains(where: ContenderCatalog.needsPostgres), KnownDriver.postgresServer == nil {
     log("starting a throwaway PostgreSQL server (server defaults: fsync=on, synchronous_commit=on; autovacuum off)")
     do {
         // Autovacuum off: its run after a contender's 100,000 inserts would land on whichever
@@ -147,7 +147,7 @@ if options.contenders.contains(where: ContenderCatalog.needsPostgres), DriverKin
         let server = try PostgreSQLTestServer(durable: true, settings: ["autovacuum = off"])
         postgresServer = server
         // Children inherit it through the environment.
-        setenv(DriverKind.postgresServerVariable, server.url(schema: "public").absoluteString, 1)
+        setenv(KnownDriver.postgresServerVariable, server.url(schema: "public").absoluteString, 1)
         atexit { postgresServer?.stop() }
     } catch {
         log("PostgreSQL contenders will be skipped: \(error)")
@@ -177,6 +177,23 @@ func runMigrationSection() throws -> MigrationSectionResult {
             "  copying migration of \(size) rows: \(String(format: "%.0f", run.ms)) ms, peak \(run.peak / 1_048_576) MiB, anonymous peak \(run.anonymousPeak / 1_048_576) MiB"
         )
     }
+    // (c), information: the same on SQLite, which copies when entity numbers change.
+    var sqliteMs: [Int: Double] = [:]
+    var sqlitePeak: [Int: Int64] = [:]
+    var sqliteAnonymous: [Int: Int64] = [:]
+    for size in [100_000, 1_000_000] {
+        let directory = work.appendingPathComponent("copy-sqlite-\(size)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        log("  building a SQLite store of \(size) items")
+        let store = try MigrationSection.build(.sqlite, rows: size, in: directory)
+        let run = try ChildProcess.migrationCopy(store: store, rows: size, options: options)
+        (sqliteMs[size], sqlitePeak[size], sqliteAnonymous[size]) = (run.ms, run.peak, run.anonymousPeak)
+        log(
+            "  copying SQLite migration of \(size) rows: \(String(format: "%.0f", run.ms)) ms, peak \(run.peak / 1_048_576) MiB, anonymous peak \(run.anonymousPeak / 1_048_576) MiB"
+        )
+    }
+    (result.sqliteCopyMs, result.sqliteCopyPeakBytes, result.sqliteCopyAnonymousPeakBytes) =
+        (sqliteMs, sqlitePeak, sqliteAnonymous)
     return result
 }
 
@@ -249,7 +266,8 @@ do {
     // Every runnable contender ran in every pass.
     report.contenders = runnable.map { pooled[$0]! }
     var xml: XMLSectionResult?
-    if options.contenders.contains(where: { $0 == "strata-xml" || $0 == "driver-xml" }), DriverKind.xml.storeType != nil
+    if options.contenders.contains(where: { $0 == "strata-xml" || $0 == "driver-xml" }),
+        KnownDriver.xml.storeType != nil
     {
         xml = try runXMLSection()
     }
@@ -261,7 +279,7 @@ do {
         contexts = try ContextSection.run(rows: options.rows, rounds: options.rounds, in: work)
     }
     var scaling: PostgresScaling.Result?
-    if runnable.contains("strata-postgres"), let server = DriverKind.postgresServer {
+    if runnable.contains("strata-postgres"), let server = KnownDriver.postgresServer {
         log("running the PostgreSQL scaling run (1, 2 and 4 writer processes, \(options.scalingSaves) saves each)")
         scaling = try PostgresScaling.run(server: server, savesPerWriter: options.scalingSaves, log: log)
     }

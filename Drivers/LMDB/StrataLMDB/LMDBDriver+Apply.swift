@@ -31,7 +31,7 @@ extension LMDBDriver {
             var scratch = [UInt8](repeating: 0, count: 256)
             var last:
                 (
-                    entity: Int32, root: Int32, dbi: MDB_dbi, slots: [StoreLayout.Slot], plan: RowCodec.Plan,
+                    entity: Int32, root: Int32, dbi: MDB_dbi, slots: [DatabaseLayout.Slot], plan: RowCodec.Plan,
                     unique: Bool, linked: Bool
                 )?
             var runMax: Int64 = 0
@@ -108,7 +108,7 @@ extension LMDBDriver {
     }
 
     func encode(
-        _ values: [StoreValue], version: RowVersion, id: RowID, _ slots: [StoreLayout.Slot],
+        _ values: [StoreValue], version: RowVersion, id: RowID, _ slots: [DatabaseLayout.Slot],
         into writer: inout ByteWriter
     ) throws {
         do { try RowCodec.encode(version: version, values: values, layout: slots, into: &writer) } catch let error
@@ -119,7 +119,7 @@ extension LMDBDriver {
         }
     }
 
-    func encode(_ row: RowSnapshot, _ slots: [StoreLayout.Slot]) throws -> [UInt8] {
+    func encode(_ row: RowSnapshot, _ slots: [DatabaseLayout.Slot]) throws -> [UInt8] {
         do { return try RowCodec.encode(version: row.version, values: row.values, layout: slots) } catch let error
             as FormatError
         {

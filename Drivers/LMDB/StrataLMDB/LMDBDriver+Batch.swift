@@ -39,7 +39,7 @@ extension LMDBDriver {
                 let pass = BatchPass(driver: self, entity: entity, slots: slots, indexes: indexes, plan: plan, txn: txn)
                 try txn.withCursor(try rowsDatabase(entity)) { cursor in
                     let start = Keys.entityStart(entity)
-                    let prefix = Array(start.prefix(4))
+                    let prefix = Keys.entityPrefix(entity)
                     var entry = try cursor.move(MDB_SET_RANGE, to: start)
                     while let current = entry, current.key.hasPrefix(prefix) {
                         let id = try rowID(current.key)
@@ -85,15 +85,15 @@ private struct Scratch {
 private struct BatchPass {
     let driver: LMDBDriver
     let entity: Int32
-    let slots: [StoreLayout.Slot]
-    let indexes: [StoreLayout.Index]
+    let slots: [DatabaseLayout.Slot]
+    let indexes: [DatabaseLayout.Index]
     let plan: BatchUpdatePlan?
     let txn: LMDBTransaction
     /// Whether the changed slots can be patched in place: fixed-width attributes in no index.
     let patchable: Bool
 
     init(
-        driver: LMDBDriver, entity: Int32, slots: [StoreLayout.Slot], indexes: [StoreLayout.Index],
+        driver: LMDBDriver, entity: Int32, slots: [DatabaseLayout.Slot], indexes: [DatabaseLayout.Index],
         plan: BatchUpdatePlan?, txn: LMDBTransaction
     ) {
         self.driver = driver

@@ -60,7 +60,7 @@ extension LMDBDriver {
             for entity in members {
                 try txn.withCursor(dbi) { cursor in
                     var entry = try cursor.move(MDB_SET_RANGE, to: Keys.entityStart(entity))
-                    let prefix = Array(Keys.entityStart(entity).prefix(4))
+                    let prefix = Keys.entityPrefix(entity)
                     while let current = entry, current.key.hasPrefix(prefix) {
                         total += 1
                         entry = try cursor.move(MDB_NEXT)
@@ -100,7 +100,7 @@ extension LMDBDriver {
                 let slots = layout.slots[entity]!
                 let plan = layout.plans[entity]!
                 let dbi = try rowsDatabase(entity)
-                let prefix = Array(Keys.entityStart(entity).prefix(4))
+                let prefix = Keys.entityPrefix(entity)
                 // A predicate over the row's own attributes is tested on those fields alone; only
                 // matching rows are decoded whole.
                 var fields = RowCodec.Fields(layout: slots, wanted: compiled?.readSlots ?? [])

@@ -27,7 +27,7 @@ import Synchronization
 /// are independent; the remaining state is immutable or atomic.
 public final class LMDBDriver: StoreDriver {
     let environment: LMDBEnvironment
-    let layout: StoreLayout
+    let layout: DatabaseLayout
     let databases: Databases
     /// The store's path, for messages.
     public let storeName: String
@@ -54,7 +54,7 @@ public final class LMDBDriver: StoreDriver {
     let log: StoreLog
 
     init(
-        environment: LMDBEnvironment, layout: StoreLayout, databases: Databases, storeName: String? = nil,
+        environment: LMDBEnvironment, layout: DatabaseLayout, databases: Databases, storeName: String? = nil,
         log: StoreLog = .off
     ) {
         self.log = log

@@ -64,7 +64,7 @@ public struct LMDBDriverFactory: StoreDriverFactory {
     public func open(url: URL, model: ManagedObjectModel, options: StoreOptions) throws -> LMDBDriver {
         let environment = try Self.environment(url: url, options: options)
         do {
-            let layout = StoreLayout(model: model)
+            let layout = DatabaseLayout(model: model)
             let databases = try Self.prepare(environment, layout: layout, readOnly: options.isReadOnly)
             let driver = LMDBDriver(
                 environment: environment, layout: layout, databases: databases, storeName: url.standardizedFileURL.path,
@@ -111,7 +111,7 @@ public struct LMDBDriverFactory: StoreDriverFactory {
 
     /// Opens (creating when writable) every named database and, for a new store, writes the format
     /// version and layout.
-    static func prepare(_ environment: LMDBEnvironment, layout: StoreLayout, readOnly: Bool) throws
+    static func prepare(_ environment: LMDBEnvironment, layout: DatabaseLayout, readOnly: Bool) throws
         -> LMDBDriver.Databases
     {
         let dupFlags = MDB_DUPSORT | MDB_DUPFIXED

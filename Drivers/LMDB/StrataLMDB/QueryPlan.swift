@@ -6,7 +6,7 @@ import Strata
 /// a superset of the answer; the driver then evaluates the whole predicate on each.
 enum QueryPlan {
     case scan
-    case index(StoreLayout.Index, [KeyRange])
+    case index(DatabaseLayout.Index, [KeyRange])
     case referrers(rel: UInt32, target: RowID)
 
     /// Index keys from `start` through `through`; a key that has `through` as a prefix is inside.
@@ -16,7 +16,9 @@ enum QueryPlan {
     }
 
     /// Picks the most selective usable conjunct of `predicate` (equality before ranges).
-    static func make(_ predicate: FetchPredicate?, entity: EntityDescription, entities: Set<Int32>, layout: StoreLayout)
+    static func make(
+        _ predicate: FetchPredicate?, entity: EntityDescription, entities: Set<Int32>, layout: DatabaseLayout
+    )
         -> QueryPlan
     {
         guard let predicate else { return .scan }
@@ -35,7 +37,7 @@ enum QueryPlan {
     }
 
     private static func plan(
-        _ c: ComparisonPredicate, entity: EntityDescription, entities: Set<Int32>, layout: StoreLayout
+        _ c: ComparisonPredicate, entity: EntityDescription, entities: Set<Int32>, layout: DatabaseLayout
     ) -> (plan: QueryPlan, rank: Int)? {
         guard c.modifier == .direct, c.options.isEmpty else { return nil }
         var op = c.op

@@ -70,6 +70,12 @@ extension PostgreSQLDriverFactory {
         }
     }
 
+    /// Drops `url`'s schema and everything in it (Core Data's `destroyPersistentStore`):
+    /// ``removeStore(at:)``.
+    public func destroyStore(at url: URL, options: StoreOptions) throws {
+        try Self.removeStore(at: url)
+    }
+
     /// Drops `url`'s schema and everything in it (a temporary store that is not needed).
     ///
     /// - Throws: ``StoreError`` naming the store.

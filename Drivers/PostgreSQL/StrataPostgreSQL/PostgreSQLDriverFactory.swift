@@ -24,7 +24,8 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
         }
         let location = try PostgreSQLLocation(url: url, options: request.options)
         let store = location.displayName
-        let first = try connect(location, action: "opening the store")
+        let log = request.log
+        let first = try connect(location, action: "opening the store", log: log)
         do {
             let pushesDownStrings = try checkServer(first, store: store)
             let layout = StoreLayout(model: request.model, schema: location.schema, entities: request.entities)
@@ -46,7 +47,7 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
             let pool = ConnectionPool(
                 size: location.poolSize, waitTimeout: max(request.options.timeout, 0.001), storeName: store
             ) {
-                try PGConnection(parameters: parameters)
+                try PGConnection(parameters: parameters, log: log)
             }
             pool.add(first)
             return PostgreSQLDriver(
@@ -66,8 +67,10 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
         }
     }
 
-    private func connect(_ location: PostgreSQLLocation, action: String) throws -> PGConnection {
-        try mapping(location.displayName, action) { try PGConnection(parameters: location.connectionParameters) }
+    private func connect(_ location: PostgreSQLLocation, action: String, log: StoreLog = .off) throws -> PGConnection {
+        try mapping(location.displayName, action) {
+            try PGConnection(parameters: location.connectionParameters, log: log)
+        }
     }
 
     /// Refuses servers older than PostgreSQL 13; says whether strings may be compared in SQL (a
@@ -192,7 +195,8 @@ public struct PostgreSQLDriverFactory: StoreDriverFactory {
 
     public func metadata(at url: URL, options: StoreOptions) throws -> StoreMetadata? {
         let location = try PostgreSQLLocation(url: url, options: options)
-        let connection = try connect(location, action: "reading metadata")
+        let connection = try connect(
+            location, action: "reading metadata", log: options.log ?? .environment(store: location.displayName))
         defer { connection.close() }
         return try mapping(location.displayName, "reading metadata") {
             guard try Self.tables(in: location.schema, on: connection).contains("Z_METADATA") else { return nil }

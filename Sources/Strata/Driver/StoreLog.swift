@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 
-/// Where a store's driver tells what it does to its engine: SQL statements, LMDB write
-/// transactions, XML file writes. It logs through swift-log, so an app's logging backend gets it.
+/// Where a store's driver tells what it does to its engine: SQL statements (SQLite, PostgreSQL),
+/// LMDB write transactions, XML file writes. It logs through swift-log, so an app's logging backend gets it.
 ///
 /// Off unless asked for: set ``StoreOptions/log`` with a `Logger` of your own, or start the process
 /// with `STRATA_SQL_DEBUG` set, as Core Data's `-com.apple.CoreData.SQLDebug` argument:
@@ -11,7 +11,7 @@ import Logging
 /// |---|---|
 /// | unset, `0` | nothing |
 /// | `1` | each statement or transaction, at `debug` |
-/// | `2` | also the bound values (SQLite: the statement with its parameters filled in), at `trace` |
+/// | `2` | also the bound values (SQLite: the statement with its parameters filled in; PostgreSQL: after it, `-- $1 = 42`), at `trace` |
 /// | `3` (or more) | also how long each took, at `trace` |
 ///
 /// A value that is not a number turns logging off. A driver decides what to log when the store

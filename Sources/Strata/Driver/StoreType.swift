@@ -76,11 +76,15 @@ extension StoreDriverFactory {
         try StoreFileOperations.remove(storeFiles(at: url, options: options).map(\.path))
     }
 
-    /// By default the store's files are copied.
+    /// By default the store's files are copied; a store that is not there is `notFound`.
     public func copyStore(from source: URL, to destination: URL, options: StoreOptions) throws {
         guard source.isFileURL, destination.isFileURL else {
             throw StoreError(
                 .unsupported, "this store type does not say how to copy its stores", store: source.absoluteString)
+        }
+        // Companion files may be missing; the store itself may not (a copy of nothing is no backup).
+        guard FileManager.default.fileExists(atPath: source.path) else {
+            throw StoreError(.notFound, "there is no store to copy here; check the path", store: source.path)
         }
         try StoreFileOperations.copy(
             storeFiles(at: source, options: options).map(\.path), from: source.path, to: destination.path)

@@ -55,7 +55,7 @@ extension MigrationError {
         private enum Kind: Hashable, Sendable {
             case inferenceFailed, invalidMapping, unreadableMapping, mappingModelNotFound, sourceModelNotFound
             case olderModel, constraintViolation, validation, valueConversion, policy, insufficientSpace, cancelled
-            case unsupported
+            case unsupported, backupLocationTaken
         }
         private let kind: Kind
         /// A change between the models that inference cannot map; ``MigrationError/changes`` lists them.
@@ -85,6 +85,9 @@ extension MigrationError {
         public static var cancelled: Self { Self(kind: .cancelled) }
         /// A store or driver that cannot be migrated this way.
         public static var unsupported: Self { Self(kind: .unsupported) }
+        /// The backup location holds something that is not a backup of this store, or a backup of
+        /// it that could not be moved aside; nothing was changed.
+        public static var backupLocationTaken: Self { Self(kind: .backupLocationTaken) }
 
         /// Lets `catch MigrationError.Code.inferenceFailed` match.
         public static func ~= (code: Self, error: any Error) -> Bool { (error as? MigrationError)?.code == code }

@@ -18,6 +18,12 @@ public struct MigrationOptions: Sendable, Hashable {
     /// `NSPersistentStoreStagedMigrationManagerOptionKey`).
     public var stagedMigrationManager: StagedMigrationManager?
     /// Where a copy of the store is kept before it is migrated; `nil` for none.
+    ///
+    /// A backup of this store already there (left by a migration that was killed, or by the
+    /// migration to an earlier version) is never overwritten or removed: it is moved aside,
+    /// renamed `NAME.taken-DATE.EXT` beside it, a warning names it on the `strata.migration`
+    /// logger, and ``StoreMigration/Outcome/previousBackupURL`` says where it went. Anything else
+    /// there is refused (``MigrationError/Code/backupLocationTaken``). See docs/migration.md.
     public var backupURL: URL?
 
     /// Creates options.

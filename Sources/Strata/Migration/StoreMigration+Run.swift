@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension StoreMigration {
     /// How a migration ran.
@@ -20,7 +21,13 @@ extension StoreMigration {
         public var rowCounts: [String: Int]
         /// Where the copy of the old store was kept, when one was asked for.
         public var backupURL: URL?
+        /// Where a backup of this store that was already at ``backupURL`` (left by a killed
+        /// migration, or by an earlier one) was moved, or `nil` when there was none.
+        public var previousBackupURL: URL?
     }
+
+    /// Where migrations say what a user should know of, such as a backup moved aside.
+    static let logger = Logger(label: "strata.migration")
 
     /// Runs the migration.
     ///
@@ -35,10 +42,12 @@ extension StoreMigration {
         do {
             removeStaleTemporaries()
             let size = StoreFileOperations.size(of: type.factory.storeFiles(at: url, options: options).map(\.path))
-            if let backupURL { try backUp(to: backupURL, size: size) }
+            let previousBackup = try backupURL.flatMap { try backUp(to: $0, size: size) }
             if let plan, try migrateInPlace(plan, progress: progress) {
                 progress?(MigrationProgress(phase: .finished, completed: 1, total: 1))
-                return Outcome(strategy: .inPlace, rowCounts: destinationCounts(plan), backupURL: backupURL)
+                return Outcome(
+                    strategy: .inPlace, rowCounts: destinationCounts(plan), backupURL: backupURL,
+                    previousBackupURL: previousBackup)
             }
             try checkSpace(for: size, what: "a copy of the store")
             let outcome = try replacingWithCopy(progress: progress) { temporary in
@@ -54,7 +63,8 @@ extension StoreMigration {
                 return (Strategy.objects, manager.destinationCounts)
             }
             progress?(MigrationProgress(phase: .finished, completed: 1, total: 1))
-            return Outcome(strategy: outcome.0, rowCounts: outcome.1, backupURL: backupURL)
+            return Outcome(
+                strategy: outcome.0, rowCounts: outcome.1, backupURL: backupURL, previousBackupURL: previousBackup)
         } catch let error as MigrationError {
             throw error.naming(store: name)
         }
@@ -100,14 +110,85 @@ extension StoreMigration {
         }
     }
 
-    private func backUp(to backup: URL, size: Int64) throws {
+    /// Copies the store to `backup` (the driver's copy is written under a hidden name and renamed
+    /// into place, so a backup there is always whole); returns where a backup of this store that
+    /// was already there went (``setAsidePreviousBackup(at:)``).
+    private func backUp(to backup: URL, size: Int64) throws -> URL? {
+        var previous: URL?
         if backup.isFileURL, FileManager.default.fileExists(atPath: backup.path) {
-            throw StoreError(
-                .invalidRequest, "the backup location \(backup.path) already exists; choose another or remove it",
-                store: displayName)
+            previous = try setAsidePreviousBackup(at: backup)
         }
         try checkSpace(for: size, what: "the backup")
         try type.factory.copyStore(from: url, to: backup, options: options)
+        return previous
+    }
+
+    /// Moves a backup of this store found at `backup` aside, beside it, and returns its new place.
+    ///
+    /// A migration killed after its backup was taken leaves that backup behind, and so does every
+    /// finished migration; with a fixed backup location the next migration meets it. It may be
+    /// the only good copy there is, so it is never overwritten or removed: a store with this
+    /// store's identifier is renamed `NAME.taken-DATE.EXT` (the date its file was last written)
+    /// in one rename by its driver, and a warning says where it went.
+    ///
+    /// - Throws: ``MigrationError`` `backupLocationTaken` when what is there is not a store with
+    ///   this store's identifier (another store, another file, a store that cannot be read), or
+    ///   cannot be moved; nothing is changed then.
+    private func setAsidePreviousBackup(at backup: URL) throws -> URL {
+        var reading = options
+        reading.isReadOnly = true
+        reading.createIfMissing = false
+        reading.shouldMigrateStoreAutomatically = false
+        let found: StoreMetadata?
+        do {
+            found = try type.factory.metadata(at: backup, options: reading)
+        } catch {
+            throw MigrationError(
+                .backupLocationTaken,
+                "the backup location \(backup.path) holds something that is not a readable \(type.name) store (\(error)); move it away or choose another backup location, then migrate again"
+            )
+        }
+        guard let found, found.uuid == sourceMetadata.uuid else {
+            throw MigrationError(
+                .backupLocationTaken,
+                "the backup location \(backup.path) holds \(found == nil ? "something that is not a store" : "another store (identifier \(found?.uuid ?? ""))"), not a backup of this one; move it away or choose another backup location, then migrate again"
+            )
+        }
+        let aside = URL(fileURLWithPath: Self.setAsidePath(for: backup.path))
+        do {
+            try type.factory.replaceStore(at: aside, withStoreFrom: backup, options: options)
+        } catch {
+            throw MigrationError(
+                .backupLocationTaken,
+                "a backup of this store left by an earlier migration is at \(backup.path) and could not be moved aside (\(error)); move it away yourself (it may be the only copy of the store as it was), then migrate again"
+            )
+        }
+        Self.logger.warning(
+            "a backup of this store left by an earlier migration (one that was killed, or one to an earlier version) was at the backup location; it was moved to \(aside.path), and a new backup is taken. Keep it until the migrated store is known to be good, then remove it",
+            metadata: ["store": "\(displayName)", "backup": "\(backup.path)", "previousBackup": "\(aside.path)"])
+        return aside
+    }
+
+    /// `DIR/NAME.taken-DATE.EXT` for `DIR/NAME.EXT` (`-2`, `-3`, … added while that is taken), the
+    /// date being when the file at `path` was last written, in UTC.
+    static func setAsidePath(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        // Only the new name depends on it: a date that cannot be read gives today's.
+        let written = try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let stem = url.deletingPathExtension().lastPathComponent + ".taken-" + formatter.string(from: written ?? Date())
+        let suffix = url.pathExtension.isEmpty ? "" : "." + url.pathExtension
+        let folder = url.deletingLastPathComponent()
+        var candidate = folder.appendingPathComponent(stem + suffix).path
+        var number = 2
+        while FileManager.default.fileExists(atPath: candidate) {
+            candidate = folder.appendingPathComponent("\(stem)-\(number)\(suffix)").path
+            number += 1
+        }
+        return candidate
     }
 
     /// Asks the driver to run the plan in place.

@@ -112,11 +112,11 @@ public enum StrataBench {
     /// Runs the workloads on `drivers` (every linked driver when empty) with `rows` rows.
     ///
     /// Drivers not linked into this build, and PostgreSQL without a server
-    /// (``DriverKind/postgresServerVariable``), are listed in ``BenchReport/skipped``.
+    /// (``KnownDriver/postgresServerVariable``), are listed in ``BenchReport/skipped``.
     public static func run(
-        drivers: [DriverKind], rows: Int, rounds: Int, progress: ((String) -> Void)? = nil
+        drivers: [KnownDriver], rows: Int, rounds: Int, progress: ((String) -> Void)? = nil
     ) throws -> BenchReport {
-        let wanted = drivers.isEmpty ? DriverKind.available : drivers
+        let wanted = drivers.isEmpty ? KnownDriver.available : drivers
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }

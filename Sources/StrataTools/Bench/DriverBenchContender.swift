@@ -29,7 +29,7 @@ import Strata
 /// Thread safety: not `Sendable`; the runner uses it from one thread.
 public final class DriverBenchContender: BenchContender {
     /// The driver measured.
-    public let kind: DriverKind
+    public let kind: KnownDriver
     private let type: StoreType
     private let model: ManagedObjectModel
     private let item: EntityDescription
@@ -53,7 +53,7 @@ public final class DriverBenchContender: BenchContender {
     private var location: URL?
 
     /// Creates the contender, or `nil` when `kind`'s driver is not linked into this build.
-    public init?(kind: DriverKind) throws {
+    public init?(kind: KnownDriver) throws {
         guard let type = kind.storeType, kind.unavailableReason == nil else { return nil }
         self.kind = kind
         self.type = type

@@ -11,7 +11,7 @@ import Strata
 /// Thread safety: not `Sendable`; the runner uses it from one thread.
 public final class StrataBenchContender: BenchContender {
     /// The driver measured.
-    public let kind: DriverKind
+    public let kind: KnownDriver
     private let type: StoreType
     private let model: ManagedObjectModel
     private var coordinator: PersistentStoreCoordinator?
@@ -25,7 +25,7 @@ public final class StrataBenchContender: BenchContender {
     private var location: URL?
 
     /// Creates the contender, or `nil` when `kind`'s driver is not linked into this build.
-    public init?(kind: DriverKind) throws {
+    public init?(kind: KnownDriver) throws {
         guard let type = kind.storeType, kind.unavailableReason == nil else { return nil }
         self.kind = kind
         self.type = type

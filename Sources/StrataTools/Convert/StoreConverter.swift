@@ -248,7 +248,7 @@ public enum StoreConverter {
     }
 
     /// A fresh hidden name beside the destination's file `target`, with the same extension.
-    static func temporaryLocation(beside target: String, scheme: StoreLocation.Scheme) -> StoreLocation {
+    static func temporaryLocation(beside target: String, scheme: KnownDriver) -> StoreLocation {
         StoreLocation(
             scheme: scheme,
             url: URL(

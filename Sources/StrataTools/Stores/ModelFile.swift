@@ -46,7 +46,7 @@ public enum ModelFile {
         let ext = url.pathExtension.lowercased()
         if ["xcdatamodeld", "xcdatamodel", "json", "xcdatamodel.xml"].contains(ext) { return true }
         if url.lastPathComponent == "contents" { return true }
-        if text.contains(":") && StoreLocation.Scheme(rawValue: String(text.prefix { $0 != ":" }).lowercased()) != nil {
+        if text.contains(":") && KnownDriver(rawValue: String(text.prefix { $0 != ":" }).lowercased()) != nil {
             return false
         }
         return ext == "xml" && isXcodeModel(url)

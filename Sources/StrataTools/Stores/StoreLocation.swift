@@ -5,43 +5,20 @@ import Strata
 /// `sqlite:PATH`, `xml:PATH`, `lmdb:PATH`, `memory:` / `memory:NAME`,
 /// `postgres://user@host:port/database?schema=NAME` (or `postgresql://`), or a bare path whose
 /// extension picks the driver (`.sqlite .sqlite3 .db .storedata` → SQLite, `.xml` → XML, a
-/// directory or `.lmdb` → LMDB).
+/// directory or `.lmdb` → LMDB). Schemes, extensions and signatures come from the driver table,
+/// ``KnownDriver/allCases``.
 ///
 /// Bare paths to existing files are also checked by content (SQLite's header, XML's `<`), so a
 /// wrong guess is a clear error instead of a driver's "corrupt file".
 public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
-    /// A location scheme: one per driver.
-    public enum Scheme: String, Sendable, Hashable, CaseIterable {
-        case sqlite, xml, lmdb, memory, postgres
-
-        /// The name of the driver's ``StoreType``.
-        public var driverName: String {
-            switch self {
-            case .sqlite: "SQLite"
-            case .xml: "XML"
-            case .lmdb: "LMDB"
-            case .memory: "InMemory"
-            case .postgres: "PostgreSQL"
-            }
-        }
-
-        /// The scheme whose driver is named `name` (case-insensitive).
-        public init?(driverName name: String) {
-            guard let match = Self.allCases.first(where: { $0.driverName.lowercased() == name.lowercased() }) else {
-                return nil
-            }
-            self = match
-        }
-    }
-
-    /// The driver scheme.
-    public var scheme: Scheme
+    /// The driver that reads the store (its ``KnownDriver/rawValue`` is the location's scheme).
+    public var scheme: KnownDriver
     /// The store's file (or directory) URL; for `memory:NAME`, a `memory:NAME` URL; `nil` for
     /// `memory:`; for a server's store, its `postgres://` URL (credentials included, never printed).
     public var url: URL?
 
     /// Creates a location.
-    public init(scheme: Scheme, url: URL?) {
+    public init(scheme: KnownDriver, url: URL?) {
         self.scheme = scheme
         self.url = url
     }
@@ -56,25 +33,29 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
             return
         }
         let lowered = text.lowercased()
-        if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
-            guard let url = URL(string: text), url.host != nil || url.path.count > 1 || url.query != nil else {
-                throw ToolError.usage(
-                    "'\(URL(string: text)?.storeName ?? "the store URL")' is not a store URL; write postgres://user@host:5432/database?schema=NAME"
-                )
+        for driver in KnownDriver.allCases {
+            guard case .server(let urlSchemes, let example) = driver.storage else { continue }
+            if urlSchemes.contains(where: { lowered.hasPrefix($0 + "://") }) {
+                guard let url = URL(string: text), url.host != nil || url.path.count > 1 || url.query != nil else {
+                    throw ToolError.usage(
+                        "'\(URL(string: text)?.storeName ?? "the store URL")' is not a store URL; write \(example)")
+                }
+                self.init(scheme: driver, url: url)
+                return
             }
-            self.init(scheme: .postgres, url: url)
-            return
         }
         if let colon = text.firstIndex(of: ":") {
             let prefix = String(text[..<colon])
-            if prefix.lowercased() == "postgres" || prefix.lowercased() == "postgresql" {
-                throw ToolError.usage(
-                    "a PostgreSQL store is a URL: write postgres://user@host:5432/database?schema=NAME")
+            for driver in KnownDriver.allCases {
+                if case .server(let urlSchemes, let example) = driver.storage, urlSchemes.contains(prefix.lowercased())
+                {
+                    throw ToolError.usage("a \(driver.title) store is a URL: write \(example)")
+                }
             }
             let rest = String(text[text.index(after: colon)...])
-            if let scheme = Scheme(rawValue: prefix.lowercased()) {
-                if scheme == .memory {
-                    self.init(scheme: .memory, url: URL(string: "memory:\(rest)") ?? URL(string: "memory:store"))
+            if let scheme = KnownDriver(rawValue: prefix) {
+                if scheme.storage == .memory {
+                    self.init(scheme: scheme, url: URL(string: "memory:\(rest)") ?? URL(string: "memory:store"))
                     return
                 }
                 guard !rest.isEmpty else { throw ToolError.usage("'\(text)' names no file; write \(prefix):PATH") }
@@ -83,8 +64,9 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
             }
             let looksLikeScheme = !prefix.isEmpty && prefix.allSatisfy { $0.isLetter || $0.isNumber }
             if looksLikeScheme && !FileManager.default.fileExists(atPath: text) {
+                let examples = KnownDriver.allCases.map(\.locationExample)
                 throw ToolError.usage(
-                    "unknown store type '\(prefix)' in '\(text)'; write sqlite:PATH, xml:PATH, lmdb:PATH, memory: or postgres://…"
+                    "unknown store type '\(prefix)' in '\(text)'; write \(examples.dropLast().joined(separator: ", ")) or \(examples.last ?? "")"
                 )
             }
         }
@@ -93,55 +75,56 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
         self.init(scheme: try Self.guessScheme(for: url, written: text), url: url)
     }
 
-    private static func guessScheme(for url: URL, written text: String) throws -> Scheme {
+    private static func guessScheme(for url: URL, written text: String) throws -> KnownDriver {
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
-        let byExtension: Scheme?
-        switch url.pathExtension.lowercased() {
-        case "sqlite", "sqlite3", "db", "storedata": byExtension = .sqlite
-        case "xml": byExtension = .xml
-        case "lmdb": byExtension = .lmdb
-        default: byExtension = exists && isDirectory.boolValue ? .lmdb : nil
-        }
-        let byContent = exists && !isDirectory.boolValue ? sniff(url) : (exists ? .lmdb : nil)
+        let pathExtension = url.pathExtension.lowercased()
+        let fileDrivers = KnownDriver.fileBacked
+        let byExtension =
+            fileDrivers.first { $0.fileExtensions.contains(pathExtension) }
+            ?? (exists && isDirectory.boolValue ? directoryDriver : nil)
+        let byContent = exists && !isDirectory.boolValue ? sniff(url) : (exists ? directoryDriver : nil)
         switch (byExtension, byContent) {
         case (let guess?, let actual?) where guess != actual:
+            let article = guess.driverName.first.map { "AEIOX".contains($0) } == true ? "an" : "a"
             throw ToolError.usage(
-                "'\(text)' is named like a\(guess == .xml ? "n" : "") \(guess.driverName) store but holds \(actual.driverName) data; write \(actual.rawValue):\(text) if that is what it is"
+                "'\(text)' is named like \(article) \(guess.driverName) store but holds \(actual.driverName) data; write \(actual.rawValue):\(text) if that is what it is"
             )
         case (let guess?, _): return guess
         case (nil, let actual?): return actual
         case (nil, nil):
-            if exists {
-                throw ToolError.usage(
-                    "cannot tell which driver reads '\(text)'; write sqlite:\(text), xml:\(text) or lmdb:\(text)")
-            }
+            let prefixes = fileDrivers.map { "\($0.rawValue):\(text)" }
+            let written = prefixes.dropLast().joined(separator: ", ") + " or " + (prefixes.last ?? "")
+            if exists { throw ToolError.usage("cannot tell which driver reads '\(text)'; write \(written)") }
+            let extensions = fileDrivers.map { "." + ($0.fileExtensions.first ?? $0.rawValue) }.joined(separator: ", ")
             throw ToolError.usage(
-                "cannot tell the store type of '\(text)' from its extension (.sqlite, .xml, .lmdb); write sqlite:\(text), xml:\(text) or lmdb:\(text)"
-            )
+                "cannot tell the store type of '\(text)' from its extension (\(extensions)); write \(written)")
         }
     }
 
-    /// The driver whose format the file's first bytes show, or `nil` when they show none.
-    private static func sniff(_ url: URL) -> Scheme? {
+    /// The file-backed driver whose stores may be directories (LMDB's).
+    private static var directoryDriver: KnownDriver? {
+        KnownDriver.fileBacked.first {
+            if case .file(_, true) = $0.storage { return true }
+            return false
+        }
+    }
+
+    /// The driver whose signature the file's first bytes show, or `nil` when they show none.
+    private static func sniff(_ url: URL) -> KnownDriver? {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: 16), !head.isEmpty else { return nil }
-        if head.starts(with: Array("SQLite format 3".utf8)) { return .sqlite }
-        let trimmed = head.drop {
-            $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF
-        }
-        if trimmed.first == UInt8(ascii: "<") { return .xml }
-        return nil
+        return KnownDriver.fileBacked.first { $0.recognizes(Array(head)) }
     }
 
     /// The store type that opens this location.
     ///
     /// - Throws: ``ToolError`` (usage) when the driver is not part of this build.
     public func storeType() throws -> StoreType {
-        KnownDrivers.registerAll()
+        KnownDriver.registerAll()
         if let type = StoreType.named(scheme.driverName) { return type }
-        let available = KnownDrivers.all.map(\.name).joined(separator: ", ")
+        let available = KnownDriver.allCases.map(\.driverName).joined(separator: ", ")
         throw ToolError.usage(
             "the \(scheme.driverName) driver is not available in this build of strata (needed for '\(self)'); available: \(available)"
         )
@@ -152,7 +135,7 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
     /// schema holds a store, `false` also when the server cannot be reached: opening it says why).
     public var exists: Bool {
         guard let url else { return false }
-        if scheme == .memory || scheme == .postgres {
+        if !scheme.isFileBacked {
             // A server that cannot be reached counts as "nothing there"; opening the store then
             // reports the connection error itself.
             return
@@ -163,27 +146,27 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the store lives in a file or directory (every scheme but `memory:` and server stores).
-    public var isFileBacked: Bool { scheme != .memory && scheme != .postgres }
+    public var isFileBacked: Bool { scheme.isFileBacked }
 
     /// Whether the store lives on a database server (`postgres://`).
-    public var isOnServer: Bool { scheme == .postgres }
+    public var isOnServer: Bool { scheme.isOnServer }
 
     /// A path (or URL, without its password) for messages.
     public var displayName: String {
         guard let url else { return "memory:" }
-        switch scheme {
+        switch scheme.storage {
         case .memory: return url.absoluteString
-        case .postgres: return url.storeName
-        default: return url.path
+        case .server: return url.storeName
+        case .file: return url.path
         }
     }
 
     public var description: String {
         guard let url else { return "memory:" }
-        switch scheme {
+        switch scheme.storage {
         case .memory: return url.absoluteString
-        case .postgres: return url.storeName
-        default: return "\(scheme.rawValue):\(url.path)"
+        case .server: return url.storeName
+        case .file: return "\(scheme.rawValue):\(url.path)"
         }
     }
 }

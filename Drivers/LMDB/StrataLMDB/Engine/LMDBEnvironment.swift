@@ -37,6 +37,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let writer = NSLock()
     private let handles = Locked<[String: MDB_dbi]>([:])
     private let currentMapSize: Atomic<Int>
+    private let currentMapGeneration = Atomic<Int>(0)
     /// Reset read transactions ready to renew (E6). `OpaquePointer`s owned by the environment.
     private let idleReaders = Locked<[UInt]>([])
     private static let maximumIdleReaders = 8
@@ -78,6 +79,11 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// The current map size in bytes.
     var mapSize: Int { currentMapSize.load(ordering: .relaxed) }
 
+    /// How many times the map was set anew (grown or adopted), when LMDB may have moved it. Read
+    /// inside a transaction it cannot change until the transaction ends (E2): buffers read under
+    /// one generation all lie in one map.
+    var mapGeneration: Int { currentMapGeneration.load(ordering: .relaxed) }
+
     // MARK: Transactions
 
     /// Runs `body` in a read-only transaction (an MVCC snapshot of the last commit). With `commit`
@@ -86,7 +92,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         while true {
             let outcome: Result<T, any Error>? = try gate.withShared {
                 if !commit, let txn = renewIdleReader() {
-                    let result = Result { try body(LMDBTransaction(handle: txn, environment: self)) }
+                    let result = Result { try body(LMDBTransaction(handle: txn, environment: self, isReadOnly: true)) }
                     retire(txn)
                     return result
                 }
@@ -100,7 +106,7 @@ final class LMDBEnvironment: @unchecked Sendable {
                 }
                 try check(rc, "starting a read")
                 // mdb_txn_begin succeeded, so txn is set.
-                let result = Result { try body(LMDBTransaction(handle: txn!, environment: self)) }
+                let result = Result { try body(LMDBTransaction(handle: txn!, environment: self, isReadOnly: true)) }
                 if commit, case .success = result {
                     try check(mdb_txn_commit(txn!), "finishing a read")
                 } else if !commit {
@@ -196,6 +202,7 @@ final class LMDBEnvironment: @unchecked Sendable {
                     store: path, underlying: LMDBEngineError(code: MDB_MAP_FULL))
             }
             let next = min(max(current * 2, current + 1 << 20), maximumMapSize)
+            currentMapGeneration.add(1, ordering: .relaxed)
             try check(mdb_env_set_mapsize(handle, next), "growing the map")
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
@@ -206,6 +213,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// Adopts a map size another process set (after `MDB_MAP_RESIZED`).
     private func adoptMapSize() throws {
         try gate.withExclusive {
+            currentMapGeneration.add(1, ordering: .relaxed)
             try check(mdb_env_set_mapsize(handle, 0), "adopting the map size")
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)

@@ -10,6 +10,9 @@ import Strata
 struct LMDBTransaction {
     let handle: OpaquePointer
     let environment: LMDBEnvironment
+    /// Whether this is a read-only transaction (``LMDBEnvironment/read(commit:_:)``): every value
+    /// it returns lies in the memory map.
+    var isReadOnly = false
 
     /// The value stored under `key`, borrowed from the map, or `nil`.
     func get(_ dbi: MDB_dbi, _ key: [UInt8]) throws -> UnsafeRawBufferPointer? {

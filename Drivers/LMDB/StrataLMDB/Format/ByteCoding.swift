@@ -65,7 +65,8 @@ struct ByteReader {
     var isAtEnd: Bool { offset == buffer.count }
 
     @inline(__always)
-    private mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
+    /// The next `count` bytes, borrowed like the buffer.
+    mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
         guard count >= 0, count <= remaining else {
             throw FormatError("needs \(count) bytes at offset \(offset), only \(remaining) left")
         }

@@ -12,8 +12,10 @@ enum Keys {
         return writer.bytes
     }
 
+    /// The size of a row key's entity number (u32 BE); its primary key follows.
+    static let entityNumberSize = 4
     /// The size of an encoded row ID: the entity number (4) and the primary key (8).
-    static let rowIDSize = 12
+    static let rowIDSize = entityNumberSize + 8
 
     /// The primary key as stored: its sign bit flipped, so the unsigned big-endian order of the
     /// bytes is the signed order of the keys.
@@ -26,35 +28,41 @@ enum Keys {
         Int64(bitPattern: ordered ^ (1 << 63))
     }
 
+    /// Appends the encoded row ID (``storeRowID(_:into:at:)``, the one encoder) to `writer`.
     static func appendRowID(_ id: RowID, to writer: inout ByteWriter) {
-        writer.appendBigEndian(UInt32(bitPattern: id.entity))
-        writer.appendBigEndian(orderedKey(id.primaryKey))
+        let start = writer.bytes.count
+        writer.appendZeros(rowIDSize)
+        writer.bytes.withUnsafeMutableBytes { storeRowID(id, into: $0, at: start) }
     }
 
     /// Stores the encoded row ID at `offset` of `bytes`, which has room for ``rowIDSize`` bytes there.
     @inline(__always) static func storeRowID(_ id: RowID, into bytes: UnsafeMutableRawBufferPointer, at offset: Int) {
         bytes.storeBytes(of: UInt32(bitPattern: id.entity).bigEndian, toByteOffset: offset, as: UInt32.self)
-        bytes.storeBytes(of: orderedKey(id.primaryKey).bigEndian, toByteOffset: offset + 4, as: UInt64.self)
+        bytes.storeBytes(
+            of: orderedKey(id.primaryKey).bigEndian, toByteOffset: offset + entityNumberSize, as: UInt64.self)
     }
 
-    /// Reads an encoded row ID.
+    /// Reads an encoded row ID (the buffer decoder below is the one decoder).
     static func rowID(_ reader: inout ByteReader) throws -> RowID {
-        let entity = Int32(bitPattern: try reader.bigEndian(UInt32.self))
-        let key = primaryKey(try reader.bigEndian(UInt64.self))
-        return RowID(entity: entity, primaryKey: key)
+        try rowID(try reader.take(rowIDSize))
     }
 
+    /// Decodes a row ID of exactly ``rowIDSize`` bytes.
     static func rowID(_ buffer: UnsafeRawBufferPointer) throws -> RowID {
         guard buffer.count == rowIDSize else {
             throw FormatError("a row key has \(buffer.count) bytes, not \(rowIDSize)")
         }
         let entity = Int32(bitPattern: UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
-        let key = primaryKey(UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt64.self)))
+        let key = primaryKey(
+            UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: entityNumberSize, as: UInt64.self)))
         return RowID(entity: entity, primaryKey: key)
     }
 
     /// The first key of an entity's rows (primary key Int64.min).
     static func entityStart(_ entity: Int32) -> [UInt8] { row(RowID(entity: entity, primaryKey: .min)) }
+
+    /// The prefix every row key of an entity starts with: its entity number.
+    static func entityPrefix(_ entity: Int32) -> [UInt8] { Array(entityStart(entity).prefix(entityNumberSize)) }
 
     /// A relationship key with a row: `rel` (u32 BE) then the row ID (refs, links and orders keys).
     static func relationship(_ rel: UInt32, _ id: RowID) -> [UInt8] {

@@ -29,7 +29,7 @@ extension RowCodec {
         let lastWanted: Int
 
         /// Prepares a reader of the slots of `layout` that decodes `wanted`.
-        init(layout: [StoreLayout.Slot], wanted: [Int]) {
+        init(layout: [DatabaseLayout.Slot], wanted: [Int]) {
             let slotCount = layout.count
             values = Array(repeating: .unfetched, count: slotCount)
             offsets = Array(repeating: -1, count: slotCount)
@@ -47,7 +47,7 @@ extension RowCodec {
     }
 
     /// The width of a fixed-width field, or `nil` for length-prefixed and unstored slots.
-    static func fixedWidth(_ slot: StoreLayout.Slot) -> Int? {
+    static func fixedWidth(_ slot: DatabaseLayout.Slot) -> Int? {
         switch slot {
         case .toOne: return Keys.rowIDSize
         case .attribute(let type):
@@ -70,7 +70,8 @@ extension RowCodec {
     ///   fields (a row that is then used whole is decoded, and checked, by ``decode(_:id:layout:)``).
     /// - Throws: ``FormatError`` for malformed bytes in the part walked, as ``decode(_:id:layout:)`` does.
     static func read(
-        _ buffer: UnsafeRawBufferPointer, layout: [StoreLayout.Slot], into fields: inout Fields, complete: Bool = true
+        _ buffer: UnsafeRawBufferPointer, layout: [DatabaseLayout.Slot], into fields: inout Fields,
+        complete: Bool = true
     ) throws {
         var reader = ByteReader(buffer)
         let format = try reader.byte()
@@ -118,7 +119,7 @@ extension RowCodec {
     /// - Returns: `false` when the value's case does not fit the slot's fixed-width form (the
     ///   caller then re-encodes the whole row).
     static func patch(
-        _ bytes: UnsafeMutableRawBufferPointer, slot kind: StoreLayout.Slot, at offset: Int, with value: StoreValue
+        _ bytes: UnsafeMutableRawBufferPointer, slot kind: DatabaseLayout.Slot, at offset: Int, with value: StoreValue
     ) -> Bool {
         guard case .attribute(let type) = kind, let width = fixedWidth(kind), offset >= 0, offset + width <= bytes.count
         else {

@@ -37,10 +37,10 @@ extension RowCodec {
         }
 
         /// The slots, as the reference decoder takes them.
-        let layout: [StoreLayout.Slot]
+        let layout: [DatabaseLayout.Slot]
         let kinds: [Kind]
 
-        init(_ layout: [StoreLayout.Slot]) {
+        init(_ layout: [DatabaseLayout.Slot]) {
             self.layout = layout
             kinds = layout.map { slot in
                 switch slot {

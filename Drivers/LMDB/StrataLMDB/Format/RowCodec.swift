@@ -41,7 +41,7 @@ enum RowCodec {
     /// Encodes `values` of a row of an entity whose slots are `layout`.
     ///
     /// - Throws: ``FormatError`` when a value's case does not fit its attribute type.
-    static func encode(version: RowVersion, values: [StoreValue], layout: [StoreLayout.Slot]) throws -> [UInt8] {
+    static func encode(version: RowVersion, values: [StoreValue], layout: [DatabaseLayout.Slot]) throws -> [UInt8] {
         var writer = ByteWriter(capacity: 16 + values.count * 9)
         try encode(version: version, values: values, layout: layout, into: &writer)
         return writer.bytes
@@ -49,7 +49,7 @@ enum RowCodec {
 
     /// Encodes a row into `writer`, replacing what it held (reuse one writer across rows).
     static func encode(
-        version: RowVersion, values: [StoreValue], layout: [StoreLayout.Slot], into writer: inout ByteWriter
+        version: RowVersion, values: [StoreValue], layout: [DatabaseLayout.Slot], into writer: inout ByteWriter
     ) throws {
         guard values.count == layout.count else {
             throw FormatError("the row has \(values.count) values; its entity has \(layout.count) properties")
@@ -123,7 +123,8 @@ enum RowCodec {
     /// - Throws: ``FormatError`` for any malformed byte: a wrong version, a slot count that does
     ///   not fit the entity, a set bit on a slot that cannot hold a value, a truncated field,
     ///   invalid UTF-8, an invalid decimal or URI, or trailing bytes.
-    static func decode(_ buffer: UnsafeRawBufferPointer, id: RowID, layout: [StoreLayout.Slot]) throws -> RowSnapshot {
+    static func decode(_ buffer: UnsafeRawBufferPointer, id: RowID, layout: [DatabaseLayout.Slot]) throws -> RowSnapshot
+    {
         var reader = ByteReader(buffer)
         let format = try reader.byte()
         guard format == encodingVersion else { throw FormatError("unknown row encoding version \(format)") }

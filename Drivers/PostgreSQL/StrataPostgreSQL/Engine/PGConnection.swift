@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Strata
 
 /// One libpq connection, with the statements it has prepared.
 ///
@@ -13,13 +14,18 @@ final class PGConnection: @unchecked Sendable {
     /// ``PreparedSQL`` number → name of the statement prepared for it on this connection.
     private var preparedByNumber: [Int: String] = [:]
     private var isClosed = false
+    /// Where the statements this connection runs are logged (``StoreLog``): each statement at
+    /// level 1, with its bound values at 2, with how long it ran at 3. Off: nothing is logged and
+    /// nothing is done for it.
+    let log: StoreLog
 
     /// Connects with libpq keyword/value parameters (`host`, `port`, `dbname`, `user`, …). A
     /// password not given here comes from `PGPASSWORD` or the password file, as libpq does.
     ///
     /// - Throws: ``PostgreSQLError`` with `connectionLost` when the server cannot be reached or
     ///   refuses the login.
-    init(parameters: [(String, String)]) throws {
+    init(parameters: [(String, String)], log: StoreLog = .off) throws {
+        self.log = log
         let keywords = parameters.map { strdup($0.0) } + [nil]
         let values = parameters.map { strdup($0.1) } + [nil]
         defer {
@@ -76,8 +82,10 @@ final class PGConnection: @unchecked Sendable {
     /// Runs one statement (not prepared) with `parameters`; rows come in binary format.
     @discardableResult
     func execute(_ sql: String, _ parameters: PGParameters = PGParameters()) throws -> PGResult {
-        let result = parameters.withPointers { count, types, values, lengths, formats in
-            PQexecParams(handle, sql, count, types, values, lengths, formats, 1)
+        let result = logged(sql, parameters) {
+            parameters.withPointers { count, types, values, lengths, formats in
+                PQexecParams(handle, sql, count, types, values, lengths, formats, 1)
+            }
         }
         return try checked(result)
     }
@@ -95,8 +103,10 @@ final class PGConnection: @unchecked Sendable {
             _ = try checked(result)
             prepared[sql] = name
         }
-        let result = parameters.withPointers { count, _, values, lengths, formats in
-            PQexecPrepared(handle, name, count, values, lengths, formats, 1)
+        let result = logged(sql, parameters) {
+            parameters.withPointers { count, _, values, lengths, formats in
+                PQexecPrepared(handle, name, count, values, lengths, formats, 1)
+            }
         }
         return try checked(result)
     }
@@ -116,8 +126,10 @@ final class PGConnection: @unchecked Sendable {
             _ = try checked(result)
             preparedByNumber[statement.id] = name
         }
-        let result = parameters.withPointers { count, _, values, lengths, formats in
-            PQexecPrepared(handle, name, count, values, lengths, formats, 1)
+        let result = logged(statement.sql, parameters) {
+            parameters.withPointers { count, _, values, lengths, formats in
+                PQexecPrepared(handle, name, count, values, lengths, formats, 1)
+            }
         }
         return try checked(result)
     }
@@ -125,7 +137,17 @@ final class PGConnection: @unchecked Sendable {
     /// Runs statements without parameters, several separated by `;` allowed (the driver's own
     /// schema text only; never text holding a value).
     func executeScript(_ sql: String) throws {
-        _ = try checked(PQexec(handle, sql))
+        _ = try checked(logged(sql, nil) { PQexec(handle, sql) })
+    }
+
+    /// Runs `body`, which sends `sql` with `parameters`, logging it as ``log`` asks: the statement
+    /// (with its parameters from level 2) before it runs, its duration from level 3.
+    @inline(__always)
+    private func logged(_ sql: String, _ parameters: PGParameters?, _ body: () -> OpaquePointer?) -> OpaquePointer? {
+        guard log.isOn else { return body() }
+        return log.logged(
+            log.detail >= .values && (parameters?.count ?? 0) > 0 ? "\(sql) -- \(parameters?.loggedValues ?? "")" : sql,
+            body)
     }
 
     private func checked(_ result: OpaquePointer?) throws -> PGResult {

@@ -1,49 +1,13 @@
 import Foundation
 import Strata
-import StrataInMemory
-import StrataLMDB
-import StrataPostgreSQL
-import StrataSQLite
-import StrataXML
 
-/// The Strata drivers the benchmarks know, by the name `strata bench --drivers` takes.
-///
-/// A driver is used when its store type is registered (``StoreType/named(_:)``); drivers not
-/// linked into this build are skipped and reported as such. Adding a driver to the benchmarks:
-/// link its product into `StrataTools` (Package.swift) and add one line to ``registerLinkedDrivers()``.
-public enum DriverKind: String, CaseIterable, Sendable, Codable {
-    /// The in-memory reference driver (`StoreType.inMemory`).
-    case memory
-    /// The SQLite driver (`StoreType.sqlite`, product StrataSQLite).
-    case sqlite
-    /// The XML driver (`StoreType.xml`, product StrataXML).
-    case xml
-    /// The LMDB driver (`StoreType.lmdb`, product StrataLMDB).
-    case lmdb
-    /// The PostgreSQL driver (`StoreType.postgreSQL`, product StrataPostgreSQL), on the server
-    /// named by the environment variable `STRATA_BENCH_POSTGRES` (``postgresServerVariable``).
-    case postgres
-
-    /// The name the driver registers its store type under.
-    public var storeTypeName: String {
-        switch self {
-        case .memory: "InMemory"
-        case .sqlite: "SQLite"
-        case .xml: "XML"
-        case .lmdb: "LMDB"
-        case .postgres: "PostgreSQL"
-        }
-    }
-
-    /// The file the store is created as inside a round's directory (`nil`: no file).
-    public var fileName: String? {
-        switch self {
-        case .memory, .postgres: nil
-        case .sqlite: "bench.sqlite"
-        case .xml: "bench.xml"
-        case .lmdb: "bench.lmdb"
-        }
-    }
+/// What the benchmarks need of each known driver: where a round's store goes, whether the
+/// driver can run now, and the options it runs with. The drivers themselves, and the names
+/// `strata bench --drivers` takes, are the table ``KnownDriver/allCases``.
+extension KnownDriver {
+    /// The file the store is created as inside a round's directory (`bench.` and the driver's
+    /// first extension), `nil` for drivers whose stores are not files.
+    public var fileName: String? { fileExtensions.first.map { "bench." + $0 } }
 
     /// The environment variable naming the PostgreSQL server the benchmarks use: a store URL
     /// without a schema (`postgres://user@127.0.0.1:5432/postgres`). `scripts/bench.sh` starts a
@@ -65,7 +29,7 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
     /// The store's location for a round whose directory is `directory`: the file inside it, a
     /// schema named after it on the benchmark server, or `nil` (in memory).
     public func location(in directory: URL) -> URL? {
-        if self == .postgres {
+        if isOnServer {
             guard let base = Self.postgresServer,
                 var components = URLComponents(url: base, resolvingAgainstBaseURL: false)
             else {
@@ -89,19 +53,19 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
 
     /// Removes what a round left on a server (the round's schema); files go with their directory.
     public func removeStore(at url: URL?) throws {
-        guard self == .postgres, let url else { return }
-        try PostgreSQLDriverFactory.removeStore(at: url)
+        guard isOnServer, let url else { return }
+        try type.factory.destroyStore(at: url, options: storeOptions)
     }
 
     /// Why this driver cannot be benchmarked now, or `nil`: not linked into this build, or (for
     /// PostgreSQL) no server named.
     public var unavailableReason: String? {
-        Self.registerLinkedDrivers()
-        if StoreType.named(storeTypeName) == nil {
+        Self.registerAll()
+        if StoreType.named(driverName) == nil {
             return
-                "the \(storeTypeName) driver is not linked into this build (store type '\(storeTypeName)' is not registered)"
+                "the \(driverName) driver is not linked into this build (store type '\(driverName)' is not registered)"
         }
-        if self == .postgres, Self.postgresServer == nil {
+        if isOnServer, Self.postgresServer == nil {
             return
                 "no PostgreSQL server: set \(Self.postgresServerVariable) to a server's URL (scripts/bench.sh starts one)"
         }
@@ -116,43 +80,21 @@ public enum DriverKind: String, CaseIterable, Sendable, Codable {
     /// `synchronous=NORMAL`; LMDB: sync on commit; XML: temporary file, fsync, rename).
     public var storeOptions: StoreOptions { StoreOptions() }
 
-    /// The durability settings in words, for reports.
-    public var settings: String {
-        switch self {
-        case .memory: "in memory: nothing is written"
-        case .sqlite: "driver defaults: WAL journal, synchronous=NORMAL"
-        case .xml: "driver defaults: whole file written to a temporary file, fsync, rename"
-        case .lmdb: "driver defaults: LMDB sync on commit"
-        case .postgres:
-            "PostgreSQL on loopback: fsync=on, synchronous_commit=on (the run's server also has autovacuum off); array statements, one transaction per save"
-        }
-    }
-
     /// The registered store type, or `nil` when the driver is not linked into this build.
     public var storeType: StoreType? {
-        Self.registerLinkedDrivers()
-        return StoreType.named(storeTypeName)
-    }
-
-    /// Registers the store types of the drivers linked into StrataTools. Store types register
-    /// themselves when their constant is first used; one line per linked driver.
-    public static func registerLinkedDrivers() {
-        _ = StoreType.inMemory
-        _ = StoreType.sqlite
-        _ = StoreType.xml
-        _ = StoreType.lmdb
-        _ = StoreType.postgreSQL
+        Self.registerAll()
+        return StoreType.named(driverName)
     }
 
     /// The drivers that can be benchmarked now (``unavailableReason`` is `nil`).
-    public static var available: [DriverKind] { allCases.filter { $0.unavailableReason == nil } }
+    public static var available: [KnownDriver] { allCases.filter { $0.unavailableReason == nil } }
 
     /// Parses a comma-separated list (`sqlite,lmdb`); `nil` for an unknown name, with the name.
-    public static func parseList(_ text: String) -> Result<[DriverKind], BenchError> {
-        var kinds: [DriverKind] = []
-        for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
-            let name = part == "inmemory" || part == "in-memory" ? "memory" : part
-            guard let kind = DriverKind(rawValue: name) else {
+    /// Drivers may be named by their store type's name or title too (`InMemory`, `in-memory`).
+    public static func parseList(_ text: String) -> Result<[KnownDriver], BenchError> {
+        var kinds: [KnownDriver] = []
+        for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard let kind = KnownDriver(anyName: part) else {
                 return .failure(
                     BenchError(
                         "unknown driver '\(part)'; known drivers: \(allCases.map(\.rawValue).joined(separator: ", "))"))

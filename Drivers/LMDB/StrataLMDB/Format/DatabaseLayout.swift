@@ -6,7 +6,7 @@ import Strata
 /// secondary indexes. Derived from the model alone, so every process computes the same layout.
 ///
 /// Thread safety: immutable; `Sendable`.
-struct StoreLayout: Sendable {
+struct DatabaseLayout: Sendable {
     /// How one slot of a row is stored.
     enum Slot: Sendable, Equatable {
         /// Never stored (transient properties).
