@@ -17,6 +17,31 @@ struct ContextTests {
         #expect(context.registeredObject(for: first.objectID) === first)
     }
 
+    @Test("delete rules run again for an object deleted a second time after a rollback, and once per deletion")
+    func deleteRulesPerDeletion() throws {
+        let stack = try TestStack(seeded: true)
+        let context = stack.newContext()
+        let research = try stack.fetch("Department", "name == 'Research'", in: context)[0]
+        let staff = research.objects(forKey: "employees")
+        #expect(!staff.isEmpty)
+        context.delete(research)
+        context.processPendingChanges()
+        #expect(staff.allSatisfy { $0.isDeleted }, "the cascade deleted the employees")
+        context.rollback()
+        #expect(!research.isDeleted && staff.allSatisfy { !$0.isDeleted }, "rolled back")
+        context.delete(research)
+        context.processPendingChanges()
+        #expect(staff.allSatisfy { $0.isDeleted }, "the cascade ran again for the second deletion")
+        // Processing again applies nothing twice: the deleted set stays as it is.
+        let deleted = context.deletedObjects
+        context.processPendingChanges()
+        #expect(context.deletedObjects == deleted)
+        try context.save()
+        let check = stack.newContext()
+        #expect(try stack.fetch("Department", "name == 'Research'", in: check).isEmpty)
+        #expect(try stack.fetch("Employee", "department.name == 'Research'", in: check).isEmpty)
+    }
+
     @Test("inserted objects have temporary IDs until save, then permanent ones with store URIs")
     func temporaryIDs() throws {
         let stack = try TestStack()

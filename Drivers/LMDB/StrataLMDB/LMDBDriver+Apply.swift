@@ -16,7 +16,6 @@ extension LMDBDriver {
     private func commit(_ batch: ChangeBatch) throws -> CommitResult {
         try environment.write { txn in
             try checkVersions(batch, txn)
-            var versions: [RowID: RowVersion] = [:]
             var touched: [RowSnapshot] = []
             var maxKeys: [Int32: Int64] = [:]
             for delete in batch.deletes {
@@ -97,13 +96,13 @@ extension LMDBDriver {
                 new.version = try nextVersion(old.version, of: old.id)
                 try txn.put(try rowsDatabase(update.id.entity), Keys.row(new.id), try encode(new, slots))
                 try link(new, slots: update.changedSlots, old: old, txn)
-                versions[new.id] = new.version
+                // The new version is the expected one plus one (checkVersions): the result leaves it out.
                 touched.append(new)
             }
             for (root, key) in maxKeys where key > (try maximumKey(root, txn)) { try setMaximumKey(root, key, txn) }
             try checkUniqueness(touched, txn)
             if let metadata = batch.metadata { try Self.writeMetadata(metadata, txn, databases.meta) }
-            return CommitResult(versions: versions)
+            return CommitResult(versions: [:])
         }
     }
 

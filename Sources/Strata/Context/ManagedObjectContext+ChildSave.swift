@@ -51,7 +51,6 @@ extension ManagedObjectContext {
         insertedList.removeAll()
         updatedList.removeAll()
         deletedList.removeAll()
-        deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
         if registered.hasSubclassObjects { for object in [inserts, changed].joined() { object.didSave() } }

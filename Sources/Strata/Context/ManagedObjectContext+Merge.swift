@@ -251,7 +251,6 @@ extension ManagedObjectContext {
     func dropDeleted(_ object: ManagedObject) {
         updatedList.remove(object)
         deletedList.remove(object)
-        deleteRulesApplied.remove(ObjectIdentifier(object))
         faultBatches[ObjectIdentifier(object)] = nil
         if let key = object.pinnedKey { coordinator.rowCache.unpin([key]) }
         object.pinnedKey = nil

@@ -27,7 +27,6 @@ extension ManagedObjectContext {
         insertedList.removeAll()
         updatedList.removeAll()
         deletedList.removeAll()
-        deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
         accessFailures = nil
@@ -50,7 +49,6 @@ extension ManagedObjectContext {
         insertedList.removeAll()
         updatedList.removeAll()
         deletedList.removeAll()
-        deleteRulesApplied = []
         assignedStores = [:]
         crossStoreLinks = []
         faultBatches = [:]

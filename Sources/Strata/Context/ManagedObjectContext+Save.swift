@@ -192,17 +192,18 @@ extension ManagedObjectContext {
     /// and the object stays unprocessed (rules already run for it are idempotent: a cascaded
     /// object is deleted once, a nullified inverse removed once).
     func applyDeleteRules() throws {
-        var queue = deletedList.values.filter { !deleteRulesApplied.contains(ObjectIdentifier($0)) }
+        var queue = deletedList.values.filter { !$0.deleteRulesApplied }
         while let object = queue.popLast() {
-            guard !deleteRulesApplied.contains(ObjectIdentifier(object)) else { continue }
+            guard !object.deleteRulesApplied else { continue }
             // A deleted object whose row is gone elsewhere has nothing left to relate.
             try fulfillFaultThrowing(object)
             if !object.isAccessible {
-                deleteRulesApplied.insert(ObjectIdentifier(object))
+                object.deleteRulesApplied = true
                 continue
             }
-            for (slot, property) in object.entity.properties.enumerated() {
-                guard let relationship = property.relationship else { continue }
+            for slot in object.entity.relationshipSlots {
+                // Relationship slots have relationship descriptions.
+                let relationship = object.entity.properties[slot].relationship!
                 try loadToMany(object, slot: slot)
                 let targets = relatedObjects(object, slot)
                 switch relationship.deleteRule {
@@ -222,7 +223,7 @@ extension ManagedObjectContext {
                     continue
                 }
             }
-            deleteRulesApplied.insert(ObjectIdentifier(object))
+            object.deleteRulesApplied = true
         }
     }
 
@@ -430,11 +431,20 @@ extension ManagedObjectContext {
                 $0.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: storedValues(object)))
             }
         }
+        // Updates usually change the same slots of one entity: such runs share one slot list.
+        var shared: (entity: ObjectIdentifier, changed: SlotSet, slots: [Int])?
         for object in updates {
-            let transient = object.entity.transientSlots
-            let slots =
-                transient.isEmpty
-                ? object.changedSlots.ascending : object.changedSlots.ascending.filter { !transient.contains($0) }
+            let slots: [Int]
+            if let known = shared, known.entity == ObjectIdentifier(object.entity), known.changed == object.changedSlots
+            {
+                slots = known.slots
+            } else {
+                let transient = object.entity.transientSlots
+                slots =
+                    transient.isEmpty
+                    ? object.changedSlots.ascending : object.changedSlots.ascending.filter { !transient.contains($0) }
+                shared = (ObjectIdentifier(object.entity), object.changedSlots, slots)
+            }
             guard !slots.isEmpty else { continue }
             guard let snapshot = object.snapshot else {
                 // Setters refuse objects without a saved row (a fault that did not load, a row
@@ -515,15 +525,17 @@ extension ManagedObjectContext {
         }
         let (inserts, updates, deletes) =
             whole ? (inserts, updates, deletes) : (inserts.filter(done), updates.filter(done), deletes.filter(done))
+        // Drivers leave out versions that are the expected one plus one (CommitResult): then no
+        // object looks its version up.
+        let reported = results.values.contains { !$0.versions.isEmpty }
         for object in [inserts, updates].joined() {
             guard let store = object.objectID.persistentStore else { continue }
             let version: RowVersion
             if object.inserted {
                 version = 1
             } else {
-                version =
-                    results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] ?? (object.snapshot?.version ?? 0)
-                    + 1
+                let stored = reported ? results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] : nil
+                version = stored ?? (object.snapshot?.version ?? 0) + 1
             }
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: version, values: storedValues(object))
             object.changedSlots.removeAll()
@@ -560,7 +572,6 @@ extension ManagedObjectContext {
             insertedList.removeAll()
             updatedList.removeAll()
             deletedList.removeAll()
-            deleteRulesApplied = []
             assignedStores = [:]
             crossStoreLinks = []
         } else {
@@ -568,7 +579,6 @@ extension ManagedObjectContext {
             for object in updates { updatedList.remove(object) }
             for object in deletes {
                 deletedList.remove(object)
-                deleteRulesApplied.remove(ObjectIdentifier(object))
             }
         }
         if registered.hasSubclassObjects { for object in [inserts, updates].joined() { object.didSave() } }

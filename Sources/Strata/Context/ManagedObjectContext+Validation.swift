@@ -64,8 +64,10 @@ extension ManagedObjectContext {
 
     private func denyFailures(_ object: ManagedObject) -> [ObjectValidationError.Failure] {
         var failures: [ObjectValidationError.Failure] = []
-        for (slot, property) in object.entity.properties.enumerated() {
-            guard let relationship = property.relationship, relationship.deleteRule == .deny else { continue }
+        for slot in object.entity.relationshipSlots {
+            // Relationship slots have relationship descriptions.
+            guard let relationship = object.entity.properties[slot].relationship, relationship.deleteRule == .deny
+            else { continue }
             let remaining = relatedObjects(object, slot).filter { !$0.deleted }
             if !remaining.isEmpty {
                 failures.append(

@@ -59,7 +59,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var insertedList = ObjectList(.inserted)
     @exclusivity(unchecked) var updatedList = ObjectList(.updated)
     @exclusivity(unchecked) var deletedList = ObjectList(.deleted)
-    var deleteRulesApplied: Set<ObjectIdentifier> = []
     var assignedStores: [ObjectIdentifier: PersistentStore] = [:]
     /// The store each entity's inserts go to, worked out once per save.
     @exclusivity(unchecked) var defaultStores: [Int32: PersistentStore] = [:]

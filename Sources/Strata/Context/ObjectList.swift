@@ -11,6 +11,11 @@ struct ObjectList {
         static let deleted = Kind(bit: 4)
     }
 
+    /// A bit of ``ManagedObject/listMembership`` the deleted list keeps beside its own: the
+    /// context applied the object's delete rules for this deletion. Cleared whenever the object
+    /// enters or leaves the deleted list, so it never outlives the deletion it belongs to.
+    static let deleteRulesAppliedBit: UInt8 = 8
+
     private let kind: Kind
     private var members: [ManagedObject] = []
     private(set) var count = 0
@@ -31,6 +36,7 @@ struct ObjectList {
         // Drop removed members first, so a re-added object is listed once.
         if members.count != count { members = members.filter { contains($0) } }
         object.listMembership |= kind.bit
+        if kind.bit == Kind.deleted.bit { object.listMembership &= ~Self.deleteRulesAppliedBit }
         members.append(object)
         count += 1
     }
@@ -43,12 +49,14 @@ struct ObjectList {
     mutating func remove(_ object: ManagedObject) {
         guard contains(object) else { return }
         object.listMembership &= ~kind.bit
+        if kind.bit == Kind.deleted.bit { object.listMembership &= ~Self.deleteRulesAppliedBit }
         count -= 1
         if count == 0 { members.removeAll() }
     }
 
     mutating func removeAll() {
-        for object in members { object.listMembership &= ~kind.bit }
+        let bits = kind.bit == Kind.deleted.bit ? kind.bit | Self.deleteRulesAppliedBit : kind.bit
+        for object in members { object.listMembership &= ~bits }
         members.removeAll()
         count = 0
     }

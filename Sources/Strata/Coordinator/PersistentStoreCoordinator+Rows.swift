@@ -284,8 +284,9 @@ extension PersistentStoreCoordinator {
         }
         var fresh: [RowSnapshot] = []
         fresh.reserveCapacity(batch.updates.count)
+        let reported = !result.versions.isEmpty
         for update in batch.updates {
-            let version = result.versions[update.id] ?? update.expectedVersion + 1
+            let version = (reported ? result.versions[update.id] : nil) ?? update.expectedVersion + 1
             fresh.append(RowSnapshot(id: update.id, version: version, values: update.values))
         }
         rowCache.remove(batch.deletes.map { RowCache.Key(store: key, row: $0.id) })

@@ -62,6 +62,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var inaccessible: Bool = false
     /// Which of its context's change lists hold the object (``ObjectList`` bits).
     @exclusivity(unchecked) var listMembership: UInt8 = 0
+
+    /// Whether its context applied the object's delete rules for its current deletion (kept in
+    /// ``listMembership``; see ``ObjectList/deleteRulesAppliedBit``).
+    var deleteRulesApplied: Bool {
+        get { listMembership & ObjectList.deleteRulesAppliedBit != 0 }
+        set {
+            if newValue {
+                listMembership |= ObjectList.deleteRulesAppliedBit
+            } else {
+                listMembership &= ~ObjectList.deleteRulesAppliedBit
+            }
+        }
+    }
     /// Whether the object holds a pin on its row in the row cache (owned by its context).
     @exclusivity(unchecked) private var isPinned: Bool = false
 

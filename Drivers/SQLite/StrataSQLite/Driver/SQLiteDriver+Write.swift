@@ -53,8 +53,6 @@ extension SQLiteDriver {
         if batch.isEmpty { return CommitResult(versions: [:]) }
         return try write("saving") { connection in
             var stale: [RowID] = []
-            var versions: [RowID: RowVersion] = [:]
-            versions.reserveCapacity(batch.updates.count)  // inserts are left out: they have version 1
             for delete in batch.deletes {
                 let plan = try entityPlan(delete.id)
                 let statement = try connection.cached(plan.delete.sql, slot: plan.delete.slot)
@@ -98,11 +96,9 @@ extension SQLiteDriver {
                 let plan = try entityPlan(update.id)
                 // The version the row was read at comes from the file: `Z_OPT + 1` must stay an Int64.
                 guard update.expectedVersion < Int64.max else { throw versionAtMaximum(update.id) }
-                if try updateRow(update, plan, connection) {
-                    versions[update.id] = update.expectedVersion + 1
-                } else {
-                    stale.append(update.id)
-                }
+                // An applied update's row has its expected version plus one, which the result
+                // leaves out (CommitResult).
+                if try !updateRow(update, plan, connection) { stale.append(update.id) }
             }
             if !stale.isEmpty { throw conflict(stale) }
             var pending = PendingToManyWrites()
@@ -139,7 +135,7 @@ extension SQLiteDriver {
             if let metadata = batch.metadata {
                 try MetadataCoding.write(metadata, naming: layout.naming, to: connection)
             }
-            return CommitResult(versions: versions)
+            return CommitResult(versions: [:])
         }
     }
 
