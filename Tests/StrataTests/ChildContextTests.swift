@@ -55,6 +55,42 @@ struct ChildContextTests {
         #expect(try stack.fetch("Track", "title == 'Track 1'", in: check).isEmpty)
     }
 
+    @Test("a child's large saves reach its parent whole, twice over, and the child keeps using its objects")
+    func largeChildSaves() throws {
+        let stack = try TestStack()
+        let parent = stack.newContext()
+        let child = ManagedObjectContext(parent: parent)
+        var mine: [ManagedObject] = []
+        for round in 0..<2 {
+            // A first save lends every unsaved object of the child at once; the second lends
+            // beside objects lent before, and one of its objects is deleted before the save and
+            // never leaves the child.
+            var batch: [ManagedObject] = []
+            for index in 0..<300 {
+                let tag = try child.insertNewObject(forEntityName: "Tag")
+                tag["name"] = "tag \(round)-\(index)"
+                batch.append(tag)
+            }
+            if round == 1 { child.delete(batch.removeLast()) }
+            try child.save()
+            mine += batch
+            #expect(!child.hasChanges)
+            #expect(try parent.count(for: FetchRequest(entityName: "Tag")) == mine.count)
+            for tag in mine {
+                #expect(child.object(with: tag.objectID) === tag, "the child's object answers for its ID")
+                #expect(
+                    parent.object(with: tag.objectID).value(forKey: "name") as? String == tag.value(forKey: "name")
+                        as? String)
+            }
+        }
+        mine[0]["name"] = "changed in the child"
+        try child.save()
+        try parent.save()
+        #expect(mine.allSatisfy { !$0.objectID.isTemporaryID }, "permanent IDs reached the child")
+        let names = try stack.fetch("Tag", in: stack.newContext()).compactMap { $0.value(forKey: "name") as? String }
+        #expect(names.count == 599 && names.contains("changed in the child") && !names.contains("tag 1-299"))
+    }
+
     @Test("temporary IDs become permanent in every level when the root saves")
     func permanentIDsEverywhere() throws {
         let stack = try TestStack(seeded: false)

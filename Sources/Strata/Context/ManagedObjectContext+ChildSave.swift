@@ -14,6 +14,7 @@ extension ManagedObjectContext {
         let parent = parent!
         try resolveParentConflicts(updates.filter { $0.isUpdated })
         var save = ChildSave()
+        save.inserts.reserveCapacity(inserts.count)
         for object in inserts { save.inserts.append(.init(id: object.objectID, values: object.values)) }
         let changed = updates.filter { $0.isUpdated && !$0.deleted }
         for object in changed {
@@ -24,8 +25,8 @@ extension ManagedObjectContext {
         let childSave = save
         try parent.performAndWait { try parent.accept(childSave, from: self) }
         // The parent holds them now: this context's objects match their parent's again.
+        registered.lend(all: inserts)
         for object in inserts {
-            registered.lend(object)
             object.inserted = false
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: 0, values: object.values)
             object.changedSlots.removeAll()
@@ -139,6 +140,7 @@ extension ManagedObjectContext {
             }
         }
         insertedList.reserve(save.inserts.count)
+        registered.reserveTemporary(for: save.inserts.lazy.map(\.id))
         for insert in save.inserts {
             if !orphans.isEmpty, let orphan = orphans.removeValue(forKey: insert.id) { detach(orphan) }
             let entity = insert.id.entity

@@ -92,6 +92,48 @@ struct RegistrationTable {
         borrowed.updateValue(object, forKey: key)
     }
 
+    /// Lends every object of `objects` (``lend(_:)``), making room in the borrowed table at once
+    /// and, when they are all the unsaved objects there are (a child's whole save), emptying the
+    /// unretained table in one step instead of key by key.
+    mutating func lend(all objects: [ManagedObject]) {
+        guard objects.count > 64, objects.count == temporary.count, borrowed.isEmpty else {
+            for object in objects { lend(object) }
+            return
+        }
+        var low = Int64.max
+        var high = Int64.min
+        for object in objects {
+            let key = Self.temporaryKey(object.objectID.primaryKey).row.primaryKey
+            low = min(low, key)
+            high = max(high, key)
+        }
+        guard low <= high else { return }
+        borrowed.reserve(store: Self.noStore, entity: 0, keys: low...high, count: objects.count)
+        // Every object listed is in the unretained table (objects.count == temporary.count, and
+        // each is looked up): then the whole table moves.
+        guard objects.allSatisfy({ temporary[Self.temporaryKey($0.objectID.primaryKey)]?.object === $0 }) else {
+            for object in objects { lend(object) }
+            return
+        }
+        for object in objects { borrowed.updateValue(object, forKey: Self.temporaryKey(object.objectID.primaryKey)) }
+        temporary.removeAll()
+    }
+
+    /// Makes room at once in the unretained table for objects about to be registered under the
+    /// temporary IDs `ids` (a child's inserts arriving in its parent).
+    mutating func reserveTemporary<IDs: Collection<ManagedObjectID>>(for ids: IDs) {
+        guard ids.count > 64 else { return }
+        var low = Int64.max
+        var high = Int64.min
+        for id in ids where id.isTemporaryID {
+            let key = Self.temporaryKey(id.primaryKey).row.primaryKey
+            low = min(low, key)
+            high = max(high, key)
+        }
+        guard low <= high else { return }
+        temporary.reserve(store: Self.noStore, entity: 0, keys: low...high, count: ids.count)
+    }
+
     /// Registers `object` under the saved object ID `id` and returns the object registered under
     /// it before, if any (the caller detaches it).
     mutating func replace(_ id: ManagedObjectID, with object: ManagedObject) -> ManagedObject? {
