@@ -8,7 +8,7 @@ public enum BenchWorkload: String, CaseIterable, Codable, Sendable, Comparable {
     /// W2: fetch all N rows with every attribute.
     case fetchAll = "W2"
     /// W2 read the `Any?` way, `item["age"] as? Int`: for Strata only, to show what the runtime's
-    /// casts add to the typed reads W2 uses. Not a target of any issue.
+    /// casts add to the typed reads W2 uses. No target applies to it.
     case fetchAllAny = "W2-any"
     /// W3 cold: 10,000 random lookups by ID through the driver (Strata: row cache emptied first).
     case lookupCold = "W3-cold"
