@@ -46,7 +46,7 @@ struct Options {
           --contenders …   any of \(ContenderCatalog.all.joined(separator: ", ")) (default: all)
           --out DIR        where results.md, results.json, chart.svg go (default Benchmarks/results)
           --check          after running, judge the targets on ratios of minimums; exit 1 if one is not met
-          --check-file F   only judge the targets on an earlier results.json
+          --check-file F   only judge the targets on an earlier results.json (or scaling.json)
           --in-process     run every contender in this process (no peak-memory or memory figures)
           --contexts       also run the contexts section (child saves, merges, DataAccess, a view
                            context's memory over 100 fetch-and-drop cycles), on SQLite

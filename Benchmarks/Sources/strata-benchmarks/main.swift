@@ -110,9 +110,12 @@ func finish(_ checks: [CheckResult]) -> Never {
 if let file = options.checkFile {
     do {
         let data = try Data(contentsOf: file)
+        if let scaling = try? JSONDecoder().decode(RowScalingResult.self, from: data) {
+            finish(RowScaling.targets(scaling))  // a scaling.json
+        }
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let full = object["full"]
         else {
-            fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
+            fail("\(file.path) is neither a results.json nor a scaling.json written by strata-benchmarks", status: 1)
         }
         let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
         finish(
