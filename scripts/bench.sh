@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs Strata's cross-driver benchmarks (Benchmarks/, a package of its own) in release mode.
-# Arguments go to strata-benchmarks: --rows N, --rounds R, --contenders a,b, --out DIR, --check.
-# Results: Benchmarks/results/{results.md,results.json,chart.svg,chart.png}. See docs/benchmarks.md.
+# Arguments go to strata-benchmarks: --rows N, --rounds R, --passes P, --contenders a,b, --out DIR,
+# --check, --scaling [--scaling-rows a,b,…] (--help lists them all).
+# Results: Benchmarks/results/{results.md,results.json,chart.svg,chart.png}, with --scaling
+# {scaling.md,scaling.json,scaling.svg,scaling.png}. See docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

@@ -60,14 +60,14 @@ public struct KnownDriver: Sendable, Hashable, CaseIterable, RawRepresentable, C
         KnownDriver(
             "sqlite", .sqlite, title: "SQLite",
             storage: .file(extensions: ["sqlite", "sqlite3", "db", "storedata"], directories: false),
-            signature: ("SQLite format 3", []), settings: "driver defaults: WAL journal, synchronous=NORMAL"),
+            signature: ("SQLite format 3", []), settings: "journal_mode=WAL, synchronous=NORMAL (WAL synced at checkpoints, not at each commit)"),
         KnownDriver(
             "xml", .xml, title: "XML", storage: .file(extensions: ["xml"], directories: false),
             signature: ("<", [0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF]),
-            settings: "driver defaults: whole file written to a temporary file, fsync, rename"),
+            settings: "whole file written to a temporary file, fsync, rename (the driver's only mode)"),
         KnownDriver(
             "lmdb", .lmdb, title: "LMDB", storage: .file(extensions: ["lmdb"], directories: true),
-            settings: "driver defaults: LMDB sync on commit"),
+            settings: "sync=full (LMDB's default: data and meta page synced at every commit)"),
         KnownDriver(
             "postgres", .postgreSQL, title: "PostgreSQL",
             storage: .server(

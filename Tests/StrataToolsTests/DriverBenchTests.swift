@@ -70,4 +70,47 @@ struct DriverBenchTests {
         #expect(after.checksum == expected)
         try contender.close()
     }
+
+    @Test("a contender made with a durability opens its store with those options and is named after them")
+    func durabilityReachesTheDriver() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("driver-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let bad = BenchDurability(name: "sometimes", values: ["sync": "sometimes"], settings: "not a mode")
+        let good = BenchDurability(name: "nometasync", values: ["sync": "meta"], settings: "no meta-page sync")
+        let contenders: [(any BenchContender, any BenchContender, String)] = [
+            (
+                try #require(try StrataBenchContender(kind: .lmdb, durability: bad)),
+                try #require(try StrataBenchContender(kind: .lmdb, durability: good)), "strata-lmdb"
+            ),
+            (
+                try #require(try DriverBenchContender(kind: .lmdb, durability: bad)),
+                try #require(try DriverBenchContender(kind: .lmdb, durability: good)), "driver-lmdb"
+            ),
+        ]
+        let dataset = BenchDataset(rows: Self.rows)
+        for (index, (refused, opened, base)) in contenders.enumerated() {
+            #expect(refused.id == "\(base)-sometimes")
+            #expect(opened.id == "\(base)-nometasync")
+            #expect(opened.settings.hasPrefix("no meta-page sync"))
+            // The LMDB driver refuses a sync mode it does not know: the values reached it.
+            let refusedDirectory = work.appendingPathComponent("refused-\(index)")
+            try FileManager.default.createDirectory(at: refusedDirectory, withIntermediateDirectories: true)
+            #expect(throws: StoreError.self) { try refused.open(in: refusedDirectory) }
+            let openedDirectory = work.appendingPathComponent("opened-\(index)")
+            try FileManager.default.createDirectory(at: openedDirectory, withIntermediateDirectories: true)
+            try opened.open(in: openedDirectory)
+            #expect(try opened.insert(dataset.rows[...]).rows == Self.rows)
+            #expect(try opened.fetchAll() == dataset.expectedFetchAll)
+            try opened.close()
+        }
+    }
+
+    @Test("a durability's values are set over the driver kind's benchmark options")
+    func durabilityOptions() {
+        let full = BenchDurability(name: "syncfull", values: ["synchronous": "FULL"], settings: "")
+        #expect(KnownDriver.sqlite.storeOptions(nil).values == ["journal_mode": "WAL", "synchronous": "NORMAL"])
+        #expect(KnownDriver.sqlite.storeOptions(full).values == ["journal_mode": "WAL", "synchronous": "FULL"])
+        #expect(KnownDriver.lmdb.storeOptions(nil).values == ["sync": "full"])
+    }
 }

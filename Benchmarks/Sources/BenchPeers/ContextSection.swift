@@ -2,7 +2,7 @@ import Foundation
 import Strata
 import StrataTools
 
-/// Issue 18's figures, on the SQLite driver (Strata against Strata: no peer has contexts):
+/// The contexts figures, on the SQLite driver (Strata against Strata: no peer has contexts):
 /// a child saving N inserts into its parent against inserting them in the parent directly;
 /// merging 10% of N changed objects into a view context holding N against refetching them;
 /// `DataAccess.writeSync` of 1,000 objects against the same work through a context by hand; and

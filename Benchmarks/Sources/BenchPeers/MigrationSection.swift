@@ -3,7 +3,7 @@ import Foundation
 import Strata
 import StrataTools
 
-/// Issue 19's figures: (a) a lightweight migration adding an optional attribute to `Item` in a
+/// The migration figures: (a) a lightweight migration adding an optional attribute to `Item` in a
 /// SQLite store of N rows, against the same change by hand through the sqlite3 C API
 /// (`ALTER TABLE ADD COLUMN` and the new metadata in one transaction), each on a fresh copy of
 /// the store; and (b) the peak resident set of a copying migration (LMDB, rows copied into a new

@@ -3,7 +3,7 @@ import Foundation
 import Strata
 import StrataTools
 
-/// Issue 20's figures: a batch insert of N rows on SQLite against raw sqlite3 C inserts of the
+/// The results figures: a batch insert of N rows on SQLite against raw sqlite3 C inserts of the
 /// same rows (one transaction, one prepared statement); a fetched results controller updating
 /// after 100 changes against a result of N objects, against a full refetch; and the peak resident
 /// growth of walking a large result fetched with `fetchBatchSize = 500` (measured by the caller in

@@ -7,7 +7,7 @@ import StrataTools
     import Glibc
 #endif
 
-/// What the XML section measured (issue 5): opening and saving a store of N `Item` objects with
+/// What the XML section measured: opening and saving a store of N `Item` objects with
 /// the XML driver, against libxml2's own streaming reader over the same file and a plain write of
 /// the same bytes with fsync; and memory per object at rest.
 public struct XMLSectionResult: Codable, Sendable {
@@ -25,10 +25,9 @@ public struct XMLSectionResult: Codable, Sendable {
     public var writeMs: [Double]
     /// Nodes the raw reader visited (a sanity figure).
     public var readerNodes: Int
-    /// Resident bytes per object held by an opened XML store (see docs/benchmarks.md for the method).
+    /// Resident bytes per row held by the XML driver alone after opening the store (see
+    /// docs/benchmarks.md for the method; objects at rest are the memory section's).
     public var xmlBytesPerObject: Double?
-    /// Resident bytes per object held by an in-memory store of the same rows.
-    public var memoryBytesPerObject: Double?
 
     /// The median of `samples`.
     public static func median(_ samples: [Double]) -> Double {

@@ -9,7 +9,12 @@ enum Chart {
         "driver-memory": "#aec7e8", "driver-sqlite": "#98df8a", "driver-xml": "#c5b0d5", "driver-lmdb": "#9edae5",
         "sqlite-c": "#ff7f0e", "lmdb-c": "#d62728", "grdb": "#8c564b",
         "strata-postgres": "#3a7d44", "driver-postgres": "#9cc5a1", "libpq-c": "#e377c2",
+        "strata-sqlite-syncfull": "#6b8e23", "driver-sqlite-syncfull": "#c7e9a0",
+        "strata-lmdb-nometasync": "#0e6f7a", "driver-lmdb-nometasync": "#c6eef2",
     ]
+
+    /// The colour of `id`'s bars and lines.
+    static func colour(_ id: String) -> String { palette[id] ?? "#777" }
 
     static func svg(_ report: BenchReport, machine: Machine) -> String {
         let contenders = report.contenders
@@ -48,7 +53,7 @@ enum Chart {
         for (i, c) in contenders.enumerated() {
             let lx = left + Double(i % 4) * 200
             let ly = 66 + Double(i / 4) * 20
-            s.append("<rect x=\"\(lx)\" y=\"\(ly)\" width=\"14\" height=\"12\" fill=\"\(palette[c.id] ?? "#777")\"/>")
+            s.append("<rect x=\"\(lx)\" y=\"\(ly)\" width=\"14\" height=\"12\" fill=\"\(colour(c.id))\"/>")
             s.append(text(lx + 20, ly + 10.5, c.id, size: 12))
         }
         // Decade grid lines, labelled above and below the plot.
@@ -84,7 +89,7 @@ enum Chart {
                 let by = gy + Double(i) * (barHeight + barGap)
                 let end = x(m.medianMs)
                 s.append(
-                    "<rect x=\"\(left)\" y=\"\(by)\" width=\"\(max(end - left, 1))\" height=\"\(barHeight)\" fill=\"\(palette[c.id] ?? "#777")\"><title>\(c.id) \(w.rawValue): \(BenchReport.milliseconds(m.medianMs)) ms</title></rect>"
+                    "<rect x=\"\(left)\" y=\"\(by)\" width=\"\(max(end - left, 1))\" height=\"\(barHeight)\" fill=\"\(colour(c.id))\"><title>\(c.id) \(w.rawValue): \(BenchReport.milliseconds(m.medianMs)) ms</title></rect>"
                 )
                 s.append(text(end + 4, by + 10, "\(BenchReport.milliseconds(m.medianMs)) ms", size: 10, fill: "#222"))
             }
@@ -97,7 +102,7 @@ enum Chart {
         return s.joined(separator: "\n") + "\n"
     }
 
-    private static func short(_ w: BenchWorkload) -> String {
+    static func short(_ w: BenchWorkload) -> String {
         switch w {
         case .insert: "insert + save"
         case .fetchAll: "fetch all"

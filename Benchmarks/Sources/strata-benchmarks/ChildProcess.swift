@@ -26,6 +26,11 @@ enum ChildProcess {
 
     /// Runs in the child: one contender (or the baseline), result as JSON on stdout.
     static func runChild(_ id: String, options: Options) throws {
+        if try MemorySection.runChild(id, options: options) || ParallelSection.runChild(id, options: options)
+            || RowScaling.runChild(id, options: options)
+        {
+            return
+        }
         if id == migrationCopy {
             guard let store = options.store else { throw BenchError("\(id) needs --store PATH") }
             let run = try MigrationSection.copyInChild(store: store)
@@ -45,16 +50,9 @@ enum ChildProcess {
                 try JSONEncoder().encode([Double(walk.rows), Double(walk.growth), walk.seconds]))
             return
         }
-        if id == xmlAtRest || id == memoryAtRest {
-            let perObject: Double
-            if id == xmlAtRest {
-                guard let store = options.store else { throw BenchError("\(id) needs --store PATH") }
-                perObject = try MemoryAtRest.xml(store: store, rows: options.rows)
-            } else {
-                let work = try workDirectory()
-                defer { try? FileManager.default.removeItem(at: work) }
-                perObject = try MemoryAtRest.inMemory(rows: options.rows, in: work)
-            }
+        if id == xmlAtRest {
+            guard let store = options.store else { throw BenchError("\(id) needs --store PATH") }
+            let perObject = try MemoryAtRest.xml(store: store, rows: options.rows)
             FileHandle.standardOutput.write(try JSONEncoder().encode([perObject]))
             return
         }
@@ -83,10 +81,9 @@ enum ChildProcess {
         try JSONDecoder().decode(ContenderResult.self, from: output(id, options: options))
     }
 
-    /// The child that opens the XML store at `--store` and reports resident bytes per object.
+    /// The child that opens the XML store at `--store` with the XML driver alone and reports
+    /// resident bytes per row.
     static let xmlAtRest = "xml-at-rest"
-    /// The child that fills an in-memory store and reports resident bytes per object.
-    static let memoryAtRest = "memory-at-rest"
 
     /// The child that migrates the LMDB store at `--store` by copying and reports its time and peak
     /// resident bytes.
@@ -115,7 +112,7 @@ enum ChildProcess {
         return (Int(values[0]), Int64(values[1]), values[2])
     }
 
-    /// Runs a memory-at-rest child (`xmlAtRest` with the store's path, or `memoryAtRest`).
+    /// Runs the `xmlAtRest` child on the store at `store`.
     static func bytesPerObject(_ id: String, store: URL?, options: Options) throws -> Double {
         let values = try JSONDecoder().decode([Double].self, from: output(id, options: options, store: store))
         guard let value = values.first else { throw BenchError("\(id) reported nothing") }
@@ -123,7 +120,7 @@ enum ChildProcess {
     }
 
     /// Runs `id` in a child process and returns what it printed on stdout.
-    private static func output(_ id: String, options: Options, store: URL? = nil) throws -> Data {
+    static func output(_ id: String, options: Options, store: URL? = nil) throws -> Data {
         let process = Process()
         #if os(Linux)
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe")

@@ -16,22 +16,27 @@ struct Options {
     var inProcess = false
     /// The XML store a memory-at-rest child opens.
     var store: URL?
-    /// Run the contexts section (issue 18) too.
+    /// Run the contexts section too.
     var contexts = false
     /// A PostgreSQL writer child's store and saves (the scaling run).
     var writerURL: URL?
     var writerSaves = 0
-    /// Saves per writer process in the PostgreSQL scaling run.
+    /// Saves per writer process in the PostgreSQL writer-processes run.
     var scalingSaves = 200
-    /// Run the migration section (issue 19) too.
+    /// Run the migration section too.
     var migration = false
-    /// Run the results section (issue 20) too.
+    /// Run the results section too.
     var results = false
     /// Rows of the results section's batched walk.
     var walkRows = 1_000_000
+    /// Run the scaling run (W1, W2, W3, W8 at ``scalingRows``) instead of the workloads.
+    var scaling = false
+    /// Store sizes of the scaling run.
+    var scalingRows = RowScaling.defaultSizes
 
     static let usage = """
         usage: strata-benchmarks [--rows N] [--rounds R] [--passes P] [--contenders a,b,…] [--out DIR] [--check]
+               strata-benchmarks --scaling [--scaling-rows a,b,…] [--rounds R] [--contenders a,b,…] [--check]
                strata-benchmarks --check-file results.json
 
           --rows N         rows of W1–W6 and W8, 1000…1000000 (default 100000)
@@ -40,30 +45,35 @@ struct Options {
                            (P × R samples per workload; default 1); steadier ratios on a busy machine
           --contenders …   any of \(ContenderCatalog.all.joined(separator: ", ")) (default: all)
           --out DIR        where results.md, results.json, chart.svg go (default Benchmarks/results)
-          --check          after running, compare ratios with the targets; exit 1 if one is not met
-          --check-file F   only compare the ratios of an earlier results.json with the targets
-          --in-process     run every contender in this process (no peak-memory or memory-at-rest figures)
-          --contexts       also run the contexts section (issue 18: child saves, merges, DataAccess,
-                           a view context's memory over 100 fetch-and-drop cycles), on SQLite
-          --migration      also run the migration section (issue 19: adding an optional attribute to
-                           a SQLite store of 1,000,000 rows against ALTER TABLE by hand; a copying
-                           LMDB migration's peak memory at 100,000 and 1,000,000 rows); with
+          --check          after running, judge the targets on ratios of minimums; exit 1 if one is not met
+          --check-file F   only judge the targets on an earlier results.json (or scaling.json)
+          --in-process     run every contender in this process (no peak-memory or memory figures)
+          --contexts       also run the contexts section (child saves, merges, DataAccess, a view
+                           context's memory over 100 fetch-and-drop cycles), on SQLite
+          --migration      also run the migration section (adding an optional attribute to a SQLite
+                           store of 1,000,000 rows against ALTER TABLE by hand; a copying LMDB
+                           migration's peak memory at 100,000 and 1,000,000 rows); with
                            --contenders none, only the sections run
-
-          --scaling-saves N saves per writer process in the PostgreSQL scaling run (default 200)
-
-          --results        also run the results section (issue 20: batch insert against raw C
-                           inserts, a fetched results controller against a refetch, on SQLite; peak
-                           memory of walking --walk-rows rows with fetchBatchSize 500, on SQLite
-                           and LMDB, each in a child process)
+          --scaling-saves N saves per writer process in the PostgreSQL writer run (default 200)
+          --results        also run the results section (batch insert against raw C inserts, a
+                           fetched results controller against a refetch, on SQLite; peak memory of
+                           walking --walk-rows rows with fetchBatchSize 500, on SQLite and LMDB)
           --walk-rows N    rows of the batched walk, 1000…10000000 (default 1000000)
+          --scaling        instead of the workloads: W1, W2, W3 and W8 at each size of
+                           --scaling-rows for every contender, charted as time per object against
+                           rows (scaling.md, scaling.json, scaling.svg)
+          --scaling-rows … store sizes of --scaling, each 1000…10000000 (default 10000,100000,1000000);
+                           above 1000000 only the SQLite and LMDB contenders run, when the disk and
+                           memory allow
 
-        The XML section (issue 5: open and save against libxml2's reader and write + fsync, memory
-        per object at rest) runs when strata-xml or driver-xml is among the contenders.
-        PostgreSQL contenders (strata-postgres, driver-postgres, libpq-c) run on a throwaway server
-        the run starts (initdb and pg_ctl, durable defaults, a free loopback port), or on the server
-        STRATA_BENCH_POSTGRES names; with strata-postgres, the scaling run (1, 2 and 4 writer
-        processes) follows.
+        The memory section (objects at rest per driver, each contender's peak over W1–W2) and the
+        parallel readers (two contexts on two threads against one) run with every run not
+        --in-process, on the drivers whose strata- contender is among the contenders. The XML
+        section (open and save against libxml2's reader and write + fsync) runs when strata-xml or
+        driver-xml is among the contenders. PostgreSQL contenders (strata-postgres, driver-postgres,
+        libpq-c) run on a throwaway server the run starts (initdb and pg_ctl, durable defaults, a
+        free loopback port), or on the server STRATA_BENCH_POSTGRES names; with strata-postgres, the
+        writer-processes run (1, 2 and 4 writer processes) follows.
         """
 
     static func parse(_ arguments: [String]) throws -> Options {
@@ -119,6 +129,16 @@ struct Options {
                     (1_000...10_000_000).contains(n)
                 else { throw BenchError("--walk-rows must be a number from 1000 to 10000000") }
                 options.walkRows = n
+            case "--scaling": options.scaling = true
+            case "--scaling-rows":
+                let sizes = try value(arg).split(separator: ",").map {
+                    Int($0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: ""))
+                }
+                guard !sizes.isEmpty, sizes.allSatisfy({ $0.map { (1_000...10_000_000).contains($0) } ?? false })
+                else {
+                    throw BenchError("--scaling-rows must be a comma-separated list of numbers from 1000 to 10000000")
+                }
+                options.scalingRows = Array(Set(sizes.compactMap { $0 })).sorted()
             case "--store": options.store = URL(fileURLWithPath: try value(arg))
             case "--writer-url": options.writerURL = URL(string: try value(arg))
             case "--writer-saves":

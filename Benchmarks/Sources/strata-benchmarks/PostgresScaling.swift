@@ -3,7 +3,7 @@ import Strata
 import StrataPostgreSQL
 import StrataTools
 
-/// The PostgreSQL scaling run (issue 21): 1, 2 and 4 writer processes saving through Strata into
+/// The PostgreSQL writer-processes run: 1, 2 and 4 writer processes saving through Strata into
 /// one store on the server at once; throughput in saves (and rows) per second, charted.
 ///
 /// Each writer is a child process of this executable (`--child postgres-writer`): its own
@@ -138,7 +138,7 @@ enum PostgresScaling {
 
     static func markdown(_ result: Result) -> String {
         var lines = [
-            "### PostgreSQL: writer processes sharing one store (issue 21)\n",
+            "### PostgreSQL: writer processes sharing one store\n",
             "\(result.savesPerWriter) saves per writer; \(result.settings).\n",
             "| writers | saves | seconds | saves/s | rows/s | vs 1 writer |", "|---:|---:|---:|---:|---:|---:|",
         ]

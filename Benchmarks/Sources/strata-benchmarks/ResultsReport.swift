@@ -15,17 +15,19 @@ enum ResultsReport {
     }
 
     /// Ratio columns: (title, numerator, denominator). Above 1 means the numerator is slower.
+    /// Contenders at another durability appear only in the matched-durability columns.
     static func ratioColumns(_ report: BenchReport) -> [(String, String, String)] {
         var columns: [(String, String, String)] = []
         let present = Set(report.contenders.map(\.id))
-        for c in report.contenders where c.id.hasPrefix("strata-") {
+        let defaults = report.contenders.filter { !ContenderCatalog.isDurabilityVariant($0.id) }
+        for c in defaults where c.id.hasPrefix("strata-") {
             if let raw = rawEngine(for: c.engine), present.contains(raw) {
                 columns.append(("\(c.id) ÷ \(raw)", c.id, raw))
             }
             if present.contains("grdb") { columns.append(("\(c.id) ÷ grdb", c.id, "grdb")) }
         }
         // The driver level: each driver against its raw engine, and what the object layer adds on top of it.
-        for c in report.contenders where c.id.hasPrefix("driver-") {
+        for c in defaults where c.id.hasPrefix("driver-") {
             if let raw = rawEngine(for: c.engine), present.contains(raw) {
                 columns.append(("\(c.id) ÷ \(raw)", c.id, raw))
             }
@@ -35,10 +37,16 @@ enum ResultsReport {
         if present.contains("grdb"), present.contains("sqlite-c") {
             columns.append(("grdb ÷ sqlite-c", "grdb", "sqlite-c"))
         }
+        for level in ["strata-", "driver-"] {
+            for (lmdb, sqlite, _) in Check.matchedDurability
+            where present.contains(level + lmdb) && present.contains(level + sqlite) {
+                columns.append(("\(level + lmdb) ÷ \(level + sqlite)", level + lmdb, level + sqlite))
+            }
+        }
         return columns
     }
 
-    /// Issue 5's figures: XML driver open and save against libxml2's reader and write + fsync.
+    /// The XML figures: XML driver open and save against libxml2's reader and write + fsync.
     static func xmlSection(_ xml: XMLSectionResult) -> String {
         func ms(_ samples: [Double]) -> (String, String) {
             (BenchReport.milliseconds(XMLSectionResult.median(samples)), BenchReport.milliseconds(samples.min() ?? 0))
@@ -50,7 +58,7 @@ enum ResultsReport {
             ("(d) write the same bytes, fsync, rename, fsync the directory", xml.writeMs, ""),
         ]
         var lines = [
-            "### XML store (issue 5): \(xml.rows) objects, \(BenchReport.bytes(xml.fileBytes)) file\n",
+            "### XML store: \(xml.rows) objects, \(BenchReport.bytes(xml.fileBytes)) file\n",
             "| step | median ms | min ms | ratio |", "|---|---:|---:|---:|",
         ]
         let medians = rows.map { XMLSectionResult.median($0.1) }
@@ -63,27 +71,30 @@ enum ResultsReport {
         }
         func perObject(_ bytes: Double?) -> String { bytes.map { String(format: "%.0f B", $0) } ?? "not measured" }
         lines.append(
-            "\nMemory per object at rest (resident set after − before, ÷ \(xml.rows)): XML store \(perObject(xml.xmlBytesPerObject)), "
-                + "in-memory store \(perObject(xml.memoryBytesPerObject)). The reader visited \(xml.readerNodes) nodes."
+            "\nThe XML driver's memory per row at rest (resident set after opening − before, ÷ \(xml.rows)): "
+                + "\(perObject(xml.xmlBytesPerObject)). The reader visited \(xml.readerNodes) nodes."
         )
         return lines.joined(separator: "\n")
     }
 
-    static func ratio(_ report: BenchReport, _ workload: BenchWorkload, _ a: String, _ b: String) -> Double? {
-        guard let x = report.contender(a)?.measurement(workload)?.medianMs,
-            let y = report.contender(b)?.measurement(workload)?.medianMs, y > 0
+    /// `a` ÷ `b` on `workload`, of the minimums or of the medians.
+    static func ratio(_ report: BenchReport, _ workload: BenchWorkload, _ a: String, _ b: String, minimums: Bool)
+        -> Double?
+    {
+        guard let x = report.contender(a)?.measurement(workload), let y = report.contender(b)?.measurement(workload)
         else { return nil }
-        return x / y
+        let (top, bottom) = minimums ? (x.minMs, y.minMs) : (x.medianMs, y.medianMs)
+        return bottom > 0 ? top / bottom : nil
     }
 
     static func markdown(
         _ report: BenchReport, machine: Machine, baseline: ContenderResult?, xml: XMLSectionResult?,
-        checks: [CheckResult]
+        sections: [String] = [], checks: [CheckResult]
     ) -> String {
         var out: [String] = []
         out.append("## Results: \(report.rows) rows, \(report.rounds) rounds\n")
         out.append("Machine: \(machine.summary).\n")
-        out.append("### Median time and rows per second (min in the JSON)\n")
+        out.append("### Median time and rows per second\n")
         out.append(report.markdownTable())
         out.append("\n### Minimum time (ms)\n")
         var minTable = ["| workload | " + report.contenders.map(\.id).joined(separator: " | ") + " |"]
@@ -95,14 +106,18 @@ enum ResultsReport {
         }
         out.append(minTable.joined(separator: "\n"))
         let columns = ratioColumns(report)
-        if !columns.isEmpty {
-            out.append("\n### Ratios of medians (above 1: the first is slower)\n")
+        for minimums in [true, false] where !columns.isEmpty {
+            out.append(
+                minimums
+                    ? "\n### Ratios of minimums (the targets' figure; above 1: the first is slower)\n"
+                    : "\n### Ratios of medians (above 1: the first is slower)\n")
             var lines = ["| workload | " + columns.map(\.0).joined(separator: " | ") + " |"]
             lines.append("|---|" + columns.map { _ in "---:|" }.joined())
             for w in BenchWorkload.allCases {
                 let cells = columns.map { col in
-                    ratio(report, w, col.1, col.2).map { String(format: "%.2f", $0) } ?? "–"
+                    ratio(report, w, col.1, col.2, minimums: minimums).map { String(format: "%.2f", $0) } ?? "–"
                 }
+                if cells.allSatisfy({ $0 == "–" }) { continue }
                 lines.append("| \(w.rawValue) | " + cells.joined(separator: " | ") + " |")
             }
             out.append(lines.joined(separator: "\n"))
@@ -121,6 +136,7 @@ enum ResultsReport {
             out.append("\nSkipped: " + report.skipped.map { "\($0.id) (\($0.reason))" }.joined(separator: "; ") + ".")
         }
         if let xml { out.append("\n" + xmlSection(xml)) }
+        for section in sections { out.append("\n" + section) }
         if !checks.isEmpty {
             out.append("\n### Targets\n")
             out.append(Check.markdown(checks))

@@ -40,16 +40,20 @@ struct SavedResults: Codable {
     var machine: Machine
     var report: BenchReport
     var baseline: ContenderResult?
-    /// The XML section (issue 5), when it ran.
+    /// The XML section, when it ran.
     var xml: XMLSectionResult?
-    /// The contexts section (issue 18), when it ran.
+    /// The contexts section, when it ran.
     var contexts: ContextSectionResult?
-    /// The PostgreSQL scaling run (issue 21), when it ran.
+    /// The PostgreSQL writer-processes run, when it ran.
     var scaling: PostgresScaling.Result?
-    /// The migration section (issue 19), when it ran.
+    /// The migration section, when it ran.
     var migration: MigrationSectionResult?
-    /// The results section (issue 20), when it ran.
+    /// The results section, when it ran.
     var results: ResultsSectionResult?
+    /// The memory section, when it ran.
+    var memory: MemorySectionResult?
+    /// The parallel readers, when they ran.
+    var parallel: ParallelSectionResult?
 }
 
 func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
@@ -60,8 +64,10 @@ func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
     let checksObject = try JSONSerialization.jsonObject(with: encoder.encode(checks))
     let json = try saved.report.flatJSON(extra: ["full": savedObject, "checks": checksObject])
     try json.write(to: options.output.appendingPathComponent("results.json"), atomically: true, encoding: .utf8)
+    let sections = [saved.memory.map(MemorySection.markdown), saved.parallel.map(ParallelSection.markdown)]
     var markdown = ResultsReport.markdown(
-        saved.report, machine: saved.machine, baseline: saved.baseline, xml: saved.xml, checks: checks)
+        saved.report, machine: saved.machine, baseline: saved.baseline, xml: saved.xml,
+        sections: sections.compactMap { $0 }, checks: checks)
     if let scaling = saved.scaling {
         markdown += "\n" + PostgresScaling.markdown(scaling) + "\n"
         try PostgresScaling.svg(scaling, machine: saved.machine).write(
@@ -104,23 +110,26 @@ func finish(_ checks: [CheckResult]) -> Never {
 if let file = options.checkFile {
     do {
         let data = try Data(contentsOf: file)
+        if let scaling = try? JSONDecoder().decode(RowScalingResult.self, from: data) {
+            finish(RowScaling.targets(scaling))  // a scaling.json
+        }
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let full = object["full"]
         else {
-            fail("\(file.path) is not a results.json written by strata-benchmarks", status: 1)
+            fail("\(file.path) is neither a results.json nor a scaling.json written by strata-benchmarks", status: 1)
         }
         let saved = try JSONDecoder().decode(SavedResults.self, from: JSONSerialization.data(withJSONObject: full))
         finish(
             Check.evaluate(
                 saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling,
-                migration: saved.migration, results: saved.results))
+                migration: saved.migration, results: saved.results, memory: saved.memory, parallel: saved.parallel))
     } catch {
         fail("cannot read \(file.path): \(error)", status: 1)
     }
 }
 
-/// Issue 5's XML figures: a store of N objects built with the XML driver (untimed); its open and
-/// save timed against libxml2's streaming reader and a write of the same bytes with fsync; memory
-/// per object at rest measured in child processes of their own (none with --in-process).
+/// The XML figures: a store of N objects built with the XML driver (untimed); its open and save
+/// timed against libxml2's streaming reader and a write of the same bytes with fsync; the XML
+/// driver's memory per row at rest measured in a child process of its own (not with --in-process).
 func runXMLSection() throws -> XMLSectionResult {
     log("running the XML section (\(options.rows) objects)")
     let work = try ChildProcess.workDirectory()
@@ -130,8 +139,6 @@ func runXMLSection() throws -> XMLSectionResult {
     if !options.inProcess {
         result.xmlBytesPerObject = try ChildProcess.bytesPerObject(
             ChildProcess.xmlAtRest, store: store, options: options)
-        result.memoryBytesPerObject = try ChildProcess.bytesPerObject(
-            ChildProcess.memoryAtRest, store: nil, options: options)
     }
     return result
 }
@@ -154,7 +161,7 @@ if options.contenders.contains(where: ContenderCatalog.needsPostgres), KnownDriv
     }
 }
 
-/// Issue 19's figures (the issue fixes the sizes; --rows does not change them): (a) on a SQLite
+/// The migration figures (the targets fix the sizes; --rows does not change them): (a) on a SQLite
 /// store of 1,000,000 rows, (b) a copying LMDB migration at 100,000 and 1,000,000 rows, each in a
 /// child process of its own.
 func runMigrationSection() throws -> MigrationSectionResult {
@@ -197,7 +204,7 @@ func runMigrationSection() throws -> MigrationSectionResult {
     return result
 }
 
-/// Issue 20's figures: batch insert and the fetched results controller timed in this process; the
+/// The results figures: batch insert and the fetched results controller timed in this process; the
 /// batched walk of --walk-rows rows on SQLite and LMDB, each store built here (untimed) and walked
 /// in a child process of its own so its peak resident set is the walk's alone.
 func runResultsSection() throws -> ResultsSectionResult {
@@ -222,6 +229,31 @@ func runResultsSection() throws -> ResultsSectionResult {
         result.walkSeconds[kind.rawValue] = walk.seconds
     }
     return result
+}
+
+if options.scaling {
+    do {
+        let machine = Machine.current()
+        log("strata-benchmarks --scaling: \(options.scalingRows) rows, \(options.rounds) rounds on \(machine.summary)")
+        let result = try RowScaling.run(
+            contenders: options.contenders, sizes: options.scalingRows, options: options, log: log)
+        let checks = RowScaling.targets(result)
+        try FileManager.default.createDirectory(at: options.output, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(result).write(to: options.output.appendingPathComponent("scaling.json"))
+        let markdown = RowScaling.markdown(result, machine: machine, checks: checks)
+        try markdown.write(to: options.output.appendingPathComponent("scaling.md"), atomically: true, encoding: .utf8)
+        let svg = options.output.appendingPathComponent("scaling.svg")
+        try RowScalingChart.svg(result, machine: machine).write(to: svg, atomically: true, encoding: .utf8)
+        print(markdown)
+        log(
+            "wrote \(options.output.path)/scaling.md, scaling.json, scaling.svg\(renderPNG(svg) ? " and scaling.png" : "")"
+        )
+        finish(checks)
+    } catch {
+        fail("\(error)", status: 1)
+    }
 }
 
 var report = BenchReport(rows: options.rows, rounds: options.rounds * options.passes)
@@ -278,9 +310,11 @@ do {
         defer { try? FileManager.default.removeItem(at: work) }
         contexts = try ContextSection.run(rows: options.rows, rounds: options.rounds, in: work)
     }
+    let memory = options.inProcess ? nil : try MemorySection.run(contenders: runnable, options: options, log: log)
+    let parallel = try ParallelSection.run(contenders: runnable, options: options, log: log)
     var scaling: PostgresScaling.Result?
     if runnable.contains("strata-postgres"), let server = KnownDriver.postgresServer {
-        log("running the PostgreSQL scaling run (1, 2 and 4 writer processes, \(options.scalingSaves) saves each)")
+        log("running the PostgreSQL writer processes (1, 2 and 4, \(options.scalingSaves) saves each)")
         scaling = try PostgresScaling.run(server: server, savesPerWriter: options.scalingSaves, log: log)
     }
     var migration: MigrationSectionResult?
@@ -288,11 +322,12 @@ do {
     var results: ResultsSectionResult?
     if options.results { results = try runResultsSection() }
     let checks = Check.evaluate(
-        report, xml: xml, contexts: contexts, scaling: scaling, migration: migration, results: results)
+        report, xml: xml, contexts: contexts, scaling: scaling, migration: migration, results: results,
+        memory: memory, parallel: parallel)
     try writeOutputs(
         SavedResults(
             machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts, scaling: scaling,
-            migration: migration, results: results),
+            migration: migration, results: results, memory: memory, parallel: parallel),
         checks: checks)
     finish(checks)
 } catch {

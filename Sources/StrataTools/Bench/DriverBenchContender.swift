@@ -52,11 +52,18 @@ public final class DriverBenchContender: BenchContender {
     /// The open store's location (a server's store is removed when it closes).
     private var location: URL?
 
+    /// The durability the store is opened with, when not the driver kind's (``KnownDriver/storeOptions``).
+    public let durability: BenchDurability?
+
     /// Creates the contender, or `nil` when `kind`'s driver is not linked into this build.
-    public init?(kind: KnownDriver) throws {
+    ///
+    /// - Parameter durability: store options over ``KnownDriver/storeOptions``; the contender is
+    ///   then named `driver-<driver>-<name>` and reports the durability's settings.
+    public init?(kind: KnownDriver, durability: BenchDurability? = nil) throws {
         guard let type = kind.storeType, kind.unavailableReason == nil else { return nil }
         self.kind = kind
         self.type = type
+        self.durability = durability
         let model = try BenchModel.make()
         self.model = model
         func entity(_ name: String) throws -> EntityDescription {
@@ -86,16 +93,18 @@ public final class DriverBenchContender: BenchContender {
         raiseScore = try FetchExpression(format: "score + 1")
     }
 
-    public var id: String { "driver-\(kind.rawValue)" }
+    public var id: String { "driver-\(kind.rawValue)" + (durability.map { "-\($0.name)" } ?? "") }
     public var engine: String { kind.engine }
     public var settings: String {
-        kind.settings + "; the driver protocol called directly (no coordinator, contexts or row cache)"
+        (durability?.settings ?? kind.settings)
+            + "; the driver protocol called directly (no coordinator, contexts or row cache)"
     }
 
     public func open(in directory: URL) throws {
         let url = kind.location(in: directory)
         location = url
-        let request = StoreOpenRequest(url: url, model: model, configuration: nil, options: kind.storeOptions)
+        let request = StoreOpenRequest(
+            url: url, model: model, configuration: nil, options: kind.storeOptions(durability))
         let driver = try type.factory.makeDriver(request)
         // What the coordinator writes when it attaches a new store.
         var metadata = try driver.loadMetadata()

@@ -24,23 +24,30 @@ public final class StrataBenchContender: BenchContender {
     /// The open store's location (a server's store is removed when it closes).
     private var location: URL?
 
+    /// The durability the store is opened with, when not the driver kind's (``KnownDriver/storeOptions``).
+    public let durability: BenchDurability?
+
     /// Creates the contender, or `nil` when `kind`'s driver is not linked into this build.
-    public init?(kind: KnownDriver) throws {
+    ///
+    /// - Parameter durability: store options over ``KnownDriver/storeOptions``; the contender is
+    ///   then named `strata-<driver>-<name>` and reports the durability's settings.
+    public init?(kind: KnownDriver, durability: BenchDurability? = nil) throws {
         guard let type = kind.storeType, kind.unavailableReason == nil else { return nil }
         self.kind = kind
         self.type = type
+        self.durability = durability
         self.model = try BenchModel.make()
     }
 
-    public var id: String { "strata-\(kind.rawValue)" }
+    public var id: String { "strata-\(kind.rawValue)" + (durability.map { "-\($0.name)" } ?? "") }
     public var engine: String { kind.engine }
-    public var settings: String { kind.settings }
+    public var settings: String { durability?.settings ?? kind.settings }
 
     public func open(in directory: URL) throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let url = kind.location(in: directory)
         location = url
-        store = try coordinator.addPersistentStore(type: type, at: url, options: kind.storeOptions)
+        store = try coordinator.addPersistentStore(type: type, at: url, options: kind.storeOptions(durability))
         self.coordinator = coordinator
         objectIDs = []
     }
