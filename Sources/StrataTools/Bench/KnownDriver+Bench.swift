@@ -84,7 +84,7 @@ extension KnownDriver {
         switch self {
         case .sqlite: StoreOptions(values: ["journal_mode": "WAL", "synchronous": "NORMAL"])
         case .lmdb: StoreOptions(values: ["sync": "full"])
-        case .memory, .xml, .postgres: StoreOptions()
+        default: StoreOptions()  // no durability options: the driver's only mode (settings says which)
         }
     }
 
