@@ -60,7 +60,8 @@ public struct KnownDriver: Sendable, Hashable, CaseIterable, RawRepresentable, C
         KnownDriver(
             "sqlite", .sqlite, title: "SQLite",
             storage: .file(extensions: ["sqlite", "sqlite3", "db", "storedata"], directories: false),
-            signature: ("SQLite format 3", []), settings: "journal_mode=WAL, synchronous=NORMAL (WAL synced at checkpoints, not at each commit)"),
+            signature: ("SQLite format 3", []),
+            settings: "journal_mode=WAL, synchronous=NORMAL (WAL synced at checkpoints, not at each commit)"),
         KnownDriver(
             "xml", .xml, title: "XML", storage: .file(extensions: ["xml"], directories: false),
             signature: ("<", [0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF]),
