@@ -103,10 +103,31 @@ private func resultText(_ context: OpaquePointer?, _ string: String) {
 private let compareStrings:
     @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32 = {
         _, lengthA, a, lengthB, b in
-        let x = String(decoding: UnsafeRawBufferPointer(start: a, count: Int(lengthA)), as: UTF8.self)
-        let y = String(decoding: UnsafeRawBufferPointer(start: b, count: Int(lengthB)), as: UTF8.self)
+        let first = UnsafeRawBufferPointer(start: a, count: Int(lengthA))
+        let second = UnsafeRawBufferPointer(start: b, count: Int(lengthB))
+        if let order = asciiOrder(first, second) { return order }
+        let x = String(decoding: first, as: UTF8.self)
+        let y = String(decoding: second, as: UTF8.self)
         return x < y ? -1 : (x == y ? 0 : 1)
     }
+
+/// The order of two strings that are both ASCII, byte by byte (shorter first on a common prefix),
+/// which is Swift's `String` order for them: ASCII is its own canonical form, and `String`
+/// compares scalars. `nil` when either has a byte above 0x7F: a combining mark after any byte can
+/// reorder such strings (`"e\u{301}"` is `"é"`, which sorts after `"f"`), so they take the
+/// `String` comparison.
+func asciiOrder(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Int32? {
+    var ascii: UInt8 = 0
+    for byte in first { ascii |= byte }
+    for byte in second { ascii |= byte }
+    guard ascii < 0x80 else { return nil }
+    let common = min(first.count, second.count)
+    if common > 0, let x = first.baseAddress, let y = second.baseAddress {
+        let order = memcmp(x, y, common)
+        if order != 0 { return order < 0 ? -1 : 1 }
+    }
+    return first.count == second.count ? 0 : (first.count < second.count ? -1 : 1)
+}
 
 private let fold: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
     context, count, arguments in
