@@ -27,7 +27,7 @@ public struct SectionStore: Sendable {
     /// coordinator with the store's rows removed from the row cache.
     public static func build(_ kind: KnownDriver, rows: Int, in directory: URL) throws -> SectionStore {
         guard let type = kind.storeType, kind.unavailableReason == nil else {
-            throw BenchError("the \(kind.storeTypeName) driver is not available: \(kind.unavailableReason ?? "")")
+            throw BenchError("the \(kind.driverName) driver is not available: \(kind.unavailableReason ?? "")")
         }
         let model = try BenchModel.make()
         let location = kind.location(in: directory)
