@@ -70,14 +70,20 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
             if let writer { try configure(writer, options: options, new: false) }
             layout = try existingLayout(on: inspector, request: request)
         }
-        let reader = try SQLiteConnection(path: path, mode: .readOnly)
-        reader.trace(to: request.log)
-        reader.setBusyTimeout(options.timeout)
-        try SQLiteFunctions.register(on: reader)
+        let log = request.log
+        let timeout = options.timeout
+        let openReader: @Sendable () throws -> SQLiteConnection = {
+            let reader = try SQLiteConnection(path: path, mode: .readOnly)
+            reader.trace(to: log)
+            reader.setBusyTimeout(timeout)
+            try SQLiteFunctions.register(on: reader)
+            return reader
+        }
+        let reader = try openReader()
         if writer == nil { inspector.close() }
         return SQLiteDriver(
             path: path, layout: layout, readOnly: options.isReadOnly, timeout: options.timeout, writer: writer,
-            reader: reader)
+            reader: reader, openReader: openReader)
     }
 
     /// Applies the journal, synchronous and other pragmas to the write connection.

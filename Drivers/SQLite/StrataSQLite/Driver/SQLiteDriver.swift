@@ -5,7 +5,8 @@ import Synchronization
 
 // SQLITE DRIVER INVARIANTS
 // S1. Each connection is used by one thread at a time: the writer only inside `writer.withLock`,
-//     the reader only inside `reader.withLock`. Statements never leave the lock that made them.
+//     a reader only inside `readers.withConnection`, which hands it to one read at a time.
+//     Statements never leave the read or write that made them.
 // S2. Every change set runs in one `BEGIN IMMEDIATE … COMMIT` transaction on the writer; any
 //     failure rolls it back before the error leaves `apply`, so the file holds what it held before.
 // S3. `Z_OPT` only grows: inserts store 1, updates add 1 under `WHERE Z_PK = ? AND Z_OPT = ?`.
@@ -13,7 +14,7 @@ import Synchronization
 //     allocation advances it in its own committed statement, so keys are never reused.
 // S5. The layout is immutable once the driver exists; rows of `Z_ENT` values the model does not
 //     know are skipped, never guessed.
-// States: open (writer + reader, or reader only when read-only) -> closed [close()]; closed is final.
+// States: open (writer + readers, or readers only when read-only) -> closed [close()]; closed is final.
 
 /// The SQLite store: Core Data's own file layout over the system libsqlite3.
 ///
@@ -27,8 +28,9 @@ import Synchronization
 /// as the SQLite pragma of that name on the write connection; ``StoreOptions/timeout`` is the busy
 /// timeout.
 ///
-/// Thread safety: `Sendable`. Writes go through one write connection under a lock; fetches use a
-/// separate read connection under its own lock, so they never wait on a writer in WAL mode.
+/// Thread safety: `Sendable`. Writes go through one write connection under a lock; fetches use
+/// read connections of their own (``ReaderPool``, up to ``readerLimit`` at once), so they never
+/// wait on a writer in WAL mode, nor on each other.
 public final class SQLiteDriver: StoreDriver {
     /// The store file's path.
     public let path: String
@@ -38,7 +40,7 @@ public final class SQLiteDriver: StoreDriver {
     let model: ManagedObjectModel
     let timeout: Double
     let writer: GuardedConnection
-    let reader: GuardedConnection
+    let readers: ReaderPool
     /// The statements run for every row, built once (``SQLiteStatementPlans``).
     let plans: SQLiteStatementPlans
     /// The most values a translated predicate may bind (the engine's parameter limit).
@@ -50,9 +52,12 @@ public final class SQLiteDriver: StoreDriver {
         "max_page_count": nil, "temp_store": nil, "locking_mode": nil,
     ]
 
+    /// Read connections open at most at once: reads beyond it wait for one to finish.
+    static let readerLimit = 4
+
     init(
         path: String, layout: StoreLayout, readOnly: Bool, timeout: Double, writer: SQLiteConnection?,
-        reader: SQLiteConnection
+        reader: SQLiteConnection, openReader: @escaping @Sendable () throws -> SQLiteConnection
     ) {
         self.path = path
         self.layout = layout
@@ -60,7 +65,7 @@ public final class SQLiteDriver: StoreDriver {
         self.isReadOnly = readOnly
         self.timeout = timeout
         self.writer = GuardedConnection(writer)
-        self.reader = GuardedConnection(reader)
+        self.readers = ReaderPool(first: reader, limit: Self.readerLimit, open: openReader)
         self.plans = SQLiteStatementPlans(layout: layout)
         self.parameterLimit = reader.parameterLimit
     }
@@ -69,11 +74,13 @@ public final class SQLiteDriver: StoreDriver {
         [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads]
     }
 
-    /// Runs `body` with the read connection.
+    /// Runs `body` with a read connection of its own.
     func read<T: Sendable>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        try reader.withLock { connection in
-            guard let connection else { throw closedError() }
-            return try mappingErrors(store: path, action: action, timeout: timeout) { try body(connection) }
+        try mappingErrors(store: path, action: action, timeout: timeout) {
+            try readers.withConnection { connection in
+                guard let connection else { throw closedError() }
+                return try body(connection)
+            }
         }
     }
 
@@ -115,9 +122,9 @@ public final class SQLiteDriver: StoreDriver {
     }
 
     public func close() throws {
-        // The reader first: the last connection to close checkpoints the WAL into the file and
+        // The readers first: the last connection to close checkpoints the WAL into the file and
         // removes it, which only the writer can do.
-        reader.close()
+        readers.close()
         writer.close()
     }
 }

@@ -1,0 +1,109 @@
+import Dispatch
+import Foundation
+import Strata
+import StrataTesting
+import Testing
+
+@testable import StrataSQLite
+
+/// Reads of one SQLite store from several threads use connections of their own (ReaderPool).
+@Suite("SQLite read connections")
+struct SQLiteReaderPoolTests {
+    static func driver(in directory: TemporaryDirectory) throws -> (PersistentStoreCoordinator, SQLiteDriver) {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: directory.file("pool.sqlite"))
+        try ConformanceModel.seed(ManagedObjectContext(coordinator: coordinator))
+        return (coordinator, try #require(store.driver as? SQLiteDriver))
+    }
+
+    @Test("two reads on two threads run at once, each on a connection of its own")
+    func readsRunTogether() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-pool")
+        let (coordinator, driver) = try Self.driver(in: directory)
+        defer { withExtendedLifetime(coordinator) {} }
+        let firstInside = DispatchSemaphore(value: 0)
+        let secondDone = DispatchSemaphore(value: 0)
+        let seen = Locked<(first: ObjectIdentifier?, second: ObjectIdentifier?, waited: Bool)>((nil, nil, false))
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            _ = try? driver.read("first") { connection in
+                seen.withLock { $0.first = ObjectIdentifier(connection) }
+                firstInside.signal()
+                // Held until the second read finished: with one shared connection it never could.
+                let finished = secondDone.wait(timeout: .now() + 20) == .success
+                seen.withLock { $0.waited = finished }
+            }
+        }
+        #expect(firstInside.wait(timeout: .now() + 20) == .success)
+        DispatchQueue.global().async(group: group) {
+            _ = try? driver.read("second") { connection in seen.withLock { $0.second = ObjectIdentifier(connection) } }
+            secondDone.signal()
+        }
+        #expect(group.wait(timeout: .now() + 40) == .success)
+        let result = seen.withLock { $0 }
+        #expect(result.waited, "the second read finished while the first still held its connection")
+        #expect(result.first != nil && result.second != nil && result.first != result.second)
+    }
+
+    @Test("at most readerLimit reads run at once; the next waits for one of them")
+    func limitIsKept() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-pool")
+        let (coordinator, driver) = try Self.driver(in: directory)
+        defer { withExtendedLifetime(coordinator) {} }
+        let limit = SQLiteDriver.readerLimit
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let group = DispatchGroup()
+        for _ in 0..<limit {
+            DispatchQueue.global().async(group: group) {
+                _ = try? driver.read("holding") { _ in
+                    inside.signal()
+                    _ = release.wait(timeout: .now() + 30)
+                }
+            }
+        }
+        for _ in 0..<limit { #expect(inside.wait(timeout: .now() + 20) == .success) }
+        let extraDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async(group: group) {
+            _ = try? driver.read("one more") { _ in }
+            extraDone.signal()
+        }
+        #expect(extraDone.wait(timeout: .now() + 0.5) == .timedOut, "a read beyond the limit waits")
+        release.signal()
+        #expect(extraDone.wait(timeout: .now() + 20) == .success, "and runs once one read is done")
+        for _ in 1..<limit { release.signal() }
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        // Every read got the rows: the pool's connections all read the store.
+        let tags = try driver.fetch(StoreFetch(entity: try #require(ConformanceModel.model.entity(named: "Tag"))))
+        #expect(!tags.rows.isEmpty)
+    }
+
+    @Test("closing waits for reads in flight, and later reads are refused as closed")
+    func closeWaitsAndRefuses() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-pool")
+        let (coordinator, driver) = try Self.driver(in: directory)
+        defer { withExtendedLifetime(coordinator) {} }
+        let inside = DispatchSemaphore(value: 0)
+        let order = Locked<[String]>([])
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            _ = try? driver.read("slow") { _ in
+                inside.signal()
+                Thread.sleep(forTimeInterval: 0.3)
+                order.withLock { $0.append("read ended") }
+            }
+        }
+        #expect(inside.wait(timeout: .now() + 20) == .success)
+        try driver.close()
+        order.withLock { $0.append("closed") }
+        #expect(group.wait(timeout: .now() + 20) == .success)
+        #expect(order.withLock { $0 } == ["read ended", "closed"])
+        #expect(throws: StoreError.self) { _ = try driver.read("after close") { _ in 1 } }
+        do {
+            _ = try driver.read("after close") { _ in 1 }
+        } catch let error as StoreError {
+            #expect(error.code == .closed)
+        }
+        try driver.close()  // idempotent
+    }
+}
