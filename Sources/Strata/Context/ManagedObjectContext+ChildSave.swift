@@ -24,19 +24,24 @@ extension ManagedObjectContext {
         for object in deletes { save.deletes.append(object.objectID) }
         let childSave = save
         try parent.performAndWait { try parent.accept(childSave, from: self) }
-        // The parent holds them now: this context's objects match their parent's again.
-        registered.lend(all: inserts)
-        for object in inserts {
+        // The parent holds them now: this context's objects match their parent's again. One pass
+        // over them: lent to the borrowed table, saved, off the inserted list.
+        let insertedBits = ObjectList.Kind.inserted.bit
+        let clearsList = inserts.count == insertedList.count
+        registered.lend(all: inserts) { object in
             object.inserted = false
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: 0, values: object.values)
             object.changedSlots.removeAll()
+            if clearsList { object.listMembership &= ~insertedBits }
         }
         for object in changed {
             object.snapshot = RowSnapshot(
                 id: object.objectID.rowID, version: object.snapshot?.version ?? 0, values: object.values)
             object.changedSlots.removeAll()
         }
-        let dropped = insertedList.values.filter { $0.deleted }
+        // Inserted objects deleted before the save never reach the parent; every deleted object is
+        // on the deleted list, and these are the ones still marked inserted.
+        let dropped = deletedList.values.filter { $0.inserted }
         for object in deletes + dropped {
             unregister(object)
             object.deleted = false
@@ -49,7 +54,7 @@ extension ManagedObjectContext {
                 insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: changed.map(\.objectID),
                 deletedObjectIDs: deletes.map(\.objectID))
             : nil
-        insertedList.removeAll()
+        insertedList.removeAll(bitsCleared: clearsList)
         updatedList.removeAll()
         deletedList.removeAll()
         assignedStores = [:]
@@ -141,6 +146,8 @@ extension ManagedObjectContext {
         }
         insertedList.reserve(save.inserts.count)
         registered.reserveTemporary(for: save.inserts.lazy.map(\.id))
+        var arriving: [ManagedObject] = []
+        arriving.reserveCapacity(save.inserts.count)
         for insert in save.inserts {
             if !orphans.isEmpty, let orphan = orphans.removeValue(forKey: insert.id) { detach(orphan) }
             let entity = insert.id.entity
@@ -156,10 +163,12 @@ extension ManagedObjectContext {
                 default: object.changedSlots.insert(slot)
                 }
             }
-            if insert.id.isTemporaryID { registered[insert.id] = object } else { register(object, as: insert.id) }
             insertedList.insert(object)
+            if insert.id.isTemporaryID { arriving.append(object) } else { register(object, as: insert.id) }
             if tracksObjectChanges { noteInserted(object) }
         }
+        // In the inserted list already, so registering them without retaining them keeps R1.
+        registered.registerNew(arriving)
         for (update, object) in zip(save.updates, targets) {
             for slot in update.changedSlots where slot < object.values.count {
                 object.values[slot] = update.values[slot]

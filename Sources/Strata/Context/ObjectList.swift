@@ -54,6 +54,14 @@ struct ObjectList {
         if count == 0 { members.removeAll() }
     }
 
+    /// Forgets every member whose membership bit the caller already cleared (it visited each
+    /// member anyway); members whose bit is still set have it cleared here.
+    mutating func removeAll(bitsCleared: Bool) {
+        guard bitsCleared else { return removeAll() }
+        members.removeAll()
+        count = 0
+    }
+
     mutating func removeAll() {
         let bits = kind.bit == Kind.deleted.bit ? kind.bit | Self.deleteRulesAppliedBit : kind.bit
         for object in members { object.listMembership &= ~bits }
