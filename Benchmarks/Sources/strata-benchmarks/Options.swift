@@ -29,6 +29,8 @@ struct Options {
     var results = false
     /// Rows of the results section's batched walk.
     var walkRows = 1_000_000
+    /// The tool section's sizes (`--tool`, `--tool-rows`), or `nil` when it does not run.
+    var toolSizes: [Int]?
 
     static let usage = """
         usage: strata-benchmarks [--rows N] [--rounds R] [--passes P] [--contenders a,b,…] [--out DIR] [--check]
@@ -57,6 +59,11 @@ struct Options {
                            memory of walking --walk-rows rows with fetchBatchSize 500, on SQLite
                            and LMDB, each in a child process)
           --walk-rows N    rows of the batched walk, 1000…10000000 (default 1000000)
+
+          --tool           also run the tool section (strata convert, export, import and validate at
+                           10,000 and 100,000 rows on every driver, each in a child process, against
+                           the driver's W1 and the read-back of the copy)
+          --tool-rows A,B  the tool section's sizes, each 1000…1000000 (implies --tool)
 
         The XML section (issue 5: open and save against libxml2's reader and write + fsync, memory
         per object at rest) runs when strata-xml or driver-xml is among the contenders.
@@ -119,6 +126,15 @@ struct Options {
                     (1_000...10_000_000).contains(n)
                 else { throw BenchError("--walk-rows must be a number from 1000 to 10000000") }
                 options.walkRows = n
+            case "--tool": options.toolSizes = options.toolSizes ?? ToolSectionRun.defaultSizes
+            case "--tool-rows":
+                let sizes = try value(arg).split(separator: ",").map {
+                    Int($0.replacingOccurrences(of: "_", with: "").trimmingCharacters(in: .whitespaces))
+                }
+                guard !sizes.isEmpty, sizes.allSatisfy({ $0.map { (1_000...1_000_000).contains($0) } ?? false }) else {
+                    throw BenchError("--tool-rows takes sizes from 1000 to 1000000, separated by commas")
+                }
+                options.toolSizes = sizes.compactMap { $0 }.sorted()
             case "--store": options.store = URL(fileURLWithPath: try value(arg))
             case "--writer-url": options.writerURL = URL(string: try value(arg))
             case "--writer-saves":

@@ -1,0 +1,271 @@
+import BenchPeers
+import Foundation
+import StrataTesting
+import StrataTools
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The tool section (`--tool`): runs ``ToolSection``'s workloads at each size, each in a child
+/// process of its own, and turns them into a table and targets. Children are named
+/// `tool-OPERATION:DRIVER` and get the size's source store with `--store` and N with `--rows`.
+enum ToolSectionRun {
+    /// The prefix of the section's child names.
+    static let childPrefix = "tool-"
+
+    /// The sizes run by default.
+    static let defaultSizes = [10_000, 100_000]
+
+    // MARK: - Parent
+
+    /// Runs the section at `sizes` (N items each); the PostgreSQL server is started when none is
+    /// named and the driver is linked.
+    static func run(sizes: [Int], options: Options, log: (String) -> Void) throws -> ToolSectionResult {
+        var result = ToolSectionResult(sizes: sizes)
+        var server: PostgreSQLTestServer?
+        if DriverKind.postgres.storeType != nil, DriverKind.postgresServer == nil {
+            do {
+                let started = try PostgreSQLTestServer(durable: true, settings: ["autovacuum = off"])
+                server = started
+                setenv(DriverKind.postgresServerVariable, started.url(schema: "public").absoluteString, 1)
+            } catch {
+                result.skipped.append("postgres: no server (\(error))")
+            }
+        }
+        defer {
+            if let server {
+                server.stop()
+                unsetenv(DriverKind.postgresServerVariable)
+            }
+        }
+        var drivers: [DriverKind] = []
+        for kind in ToolSection.drivers {
+            if let reason = kind.unavailableReason {
+                if !result.skipped.contains(where: { $0.hasPrefix("\(kind.rawValue):") }) {
+                    result.skipped.append("\(kind.rawValue): \(reason)")
+                }
+            } else {
+                drivers.append(kind)
+            }
+        }
+        let work = try ChildProcess.workDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }  // benchmark files only
+        for n in sizes {
+            let directory = work.appendingPathComponent("size-\(n)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            log(
+                "  tool section: building a SQLite store of \(n) items and \(ToolSection.dataset(n).parents * 11) graph rows"
+            )
+            let source = try ToolSection.buildSource(rows: n, in: directory)
+            _ = try ToolSection.modelFile(in: directory)
+            for kind in drivers {
+                let operations: [String] =
+                    kind == .memory
+                    ? ["W1", "convert", "import"] : ["W1", "convert", "read", "export", "validate", "import"]
+                for operation in operations {
+                    // The source is a SQLite file.
+                    let figures = try child("\(childPrefix)\(operation):\(kind.rawValue)", rows: n, store: source.url!)
+                    let ms = figures[0]
+                    if kind == .memory, operation == "convert" {
+                        result.runs.append(
+                            .init(
+                                operation: "read", driver: kind.rawValue, rows: n, ms: figures[1],
+                                peakBytes: Int64(figures[2])))
+                        result.runs.append(
+                            .init(
+                                operation: operation, driver: kind.rawValue, rows: n, ms: ms,
+                                peakBytes: Int64(figures[2])))
+                        log("    convert → memory \(n): \(format(ms)), read back \(format(figures[1]))")
+                        continue
+                    }
+                    result.runs.append(
+                        .init(
+                            operation: operation, driver: kind.rawValue, rows: n, ms: ms, peakBytes: Int64(figures[1])))
+                    log(
+                        "    \(operation) \(kind.rawValue) \(n): \(format(ms)), peak \(Int64(figures[1]) / 1_048_576) MiB"
+                    )
+                }
+                if kind == .postgres {
+                    for location in [
+                        ToolSection.copy(kind, rows: n, in: directory),
+                        ToolSection.imported(kind, rows: n, in: directory),
+                    ] {
+                        try? kind.removeStore(at: location?.url)  // best effort: a throwaway benchmark schema
+                    }
+                }
+            }
+            try? FileManager.default.removeItem(at: directory)  // benchmark files only
+        }
+        return result
+    }
+
+    private static func format(_ ms: Double) -> String { String(format: "%.0f ms", ms) }
+
+    /// Runs one child and returns the figures it printed.
+    private static func child(_ id: String, rows: Int, store: URL) throws -> [Double] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        process.arguments = ["--child", id, "--rows", String(rows), "--store", store.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.standardError
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchError(
+                "\(id) at \(rows) rows failed in its child process (exit status \(process.terminationStatus))")
+        }
+        return try JSONDecoder().decode([Double].self, from: data)
+    }
+
+    // MARK: - Child
+
+    /// Runs the child `id` (`tool-OPERATION:DRIVER`) and prints its figures as a JSON array: ms
+    /// and peak resident bytes (memory's convert: convert ms, read-back ms, peak).
+    static func runChild(_ id: String, options: Options) throws {
+        let parts = id.dropFirst(childPrefix.count).split(separator: ":").map(String.init)
+        guard parts.count == 2, let kind = DriverKind(rawValue: parts[1]), let source = options.store else {
+            throw BenchError("\(id): expected tool-OPERATION:DRIVER with --store SOURCE")
+        }
+        let n = options.rows
+        let directory = source.deletingLastPathComponent()
+        let sourceLocation = StoreLocation(scheme: .sqlite, url: source)
+        guard let copy = ToolSection.copy(kind, rows: n, in: directory),
+            let imported = ToolSection.imported(kind, rows: n, in: directory)
+        else { throw BenchError("\(id): no location for \(kind.rawValue)") }
+        var figures: [Double]
+        switch parts[0] {
+        case "W1": figures = [try ToolSection.w1(kind, rows: n, in: directory)]
+        case "convert":
+            figures = [try ToolSection.convert(sourceLocation, to: copy)]
+            // An in-memory copy lives in this process only: read it back here.
+            if kind == .memory { figures.append(try ToolSection.readBack(copy, rows: n)) }
+        case "read": figures = [try ToolSection.readBack(copy, rows: n)]
+        case "export":
+            figures = [
+                try ToolSection.export(
+                    copy, to: directory.appendingPathComponent("export-\(kind.rawValue).json"), rows: n)
+            ]
+        case "validate": figures = [try ToolSection.validate(copy)]
+        case "import":
+            figures = [
+                try ToolSection.importFile(
+                    directory.appendingPathComponent("export-sqlite.json"), into: imported,
+                    model: directory.appendingPathComponent("Bench.json"), rows: n)
+            ]
+        default: throw BenchError("\(id): unknown operation '\(parts[0])'")
+        }
+        figures.append(Double(ChildProcess.peakResidentBytes()))
+        FileHandle.standardOutput.write(try JSONEncoder().encode(figures))
+    }
+
+    // MARK: - Targets and report
+
+    /// The section's targets: per driver, converting ≤ 2x W1 + the read-back at every size;
+    /// per operation and driver, time per row at the largest size ≤ 2x at the smallest (O(n));
+    /// peak memory per driver and size for information.
+    static func checks(_ tool: ToolSectionResult?) -> [CheckResult] {
+        let convertTarget =
+            "tool: converting a store to each driver ≤ 2x that driver's W1 at the same size + reading the copy back"
+        let linearTarget =
+            "tool: convert, export, import and validate are O(n) (time per row at the largest size ≤ 2x at the smallest)"
+        guard let tool, let smallest = tool.sizes.first, let largest = tool.sizes.last else {
+            return [
+                .init(source: "tool", target: convertTarget, status: .notMeasured, figure: "run with --tool"),
+                .init(source: "tool", target: linearTarget, status: .notMeasured, figure: "run with --tool"),
+            ]
+        }
+        var results: [CheckResult] = []
+        let drivers = ToolSection.drivers.map(\.rawValue).filter { driver in tool.runs.contains { $0.driver == driver }
+        }
+        for driver in drivers {
+            var figures: [String] = []
+            var met = true
+            for n in tool.sizes {
+                guard let convert = tool.run("convert", driver, n), let w1 = tool.run("W1", driver, n),
+                    let read = tool.run("read", driver, n)
+                else {
+                    figures.append("\(n): not measured")
+                    met = false
+                    continue
+                }
+                let limit = 2 * w1.ms + read.ms
+                met = met && convert.ms <= limit
+                figures.append(
+                    String(
+                        format: "%d rows: %.0f ms vs 2 × %.0f + %.0f = %.0f ms (%.2fx of W1)", n, convert.ms, w1.ms,
+                        read.ms, limit, convert.ms / max(w1.ms, 0.001)))
+            }
+            results.append(
+                .init(
+                    source: "tool", target: "\(convertTarget): \(driver)", status: met ? .met : .notMet,
+                    figure: figures.joined(separator: "; ")))
+        }
+        if smallest < largest {
+            var slow: [String] = []
+            var figures: [String] = []
+            for driver in drivers {
+                for operation in ["convert", "export", "import", "validate"] {
+                    guard let a = tool.run(operation, driver, smallest), let b = tool.run(operation, driver, largest)
+                    else { continue }
+                    let ratio = (b.ms / Double(largest)) / max(a.ms / Double(smallest), 1e-9)
+                    figures.append(String(format: "\(operation) \(driver) %.2fx", ratio))
+                    if ratio > 2 { slow.append(operation + " " + driver) }
+                }
+            }
+            results.append(
+                .init(
+                    source: "tool", target: linearTarget, status: slow.isEmpty ? .met : .notMet,
+                    figure: "per-row time at \(largest) ÷ at \(smallest): " + figures.joined(separator: ", ")
+                        + (slow.isEmpty ? "" : "; above 2x: " + slow.joined(separator: ", "))))
+        } else {
+            results.append(
+                .init(
+                    source: "tool", target: linearTarget, status: .notMeasured,
+                    figure: "one size run; give --tool-rows two or more"))
+        }
+        let peaks = drivers.map { driver in
+            driver + ": "
+                + ["convert", "export", "import", "validate"].compactMap { operation in
+                    let sizes = tool.sizes.compactMap { n in
+                        tool.run(operation, driver, n).map { "\($0.peakBytes / 1_048_576)" }
+                    }
+                    return sizes.isEmpty ? nil : "\(operation) \(sizes.joined(separator: "/")) MiB"
+                }.joined(separator: ", ")
+        }
+        results.append(
+            .init(
+                source: "tool",
+                target:
+                    "tool: peak resident memory per operation at \(tool.sizes.map(String.init).joined(separator: "/")) rows",
+                status: .info, figure: peaks.joined(separator: "; ")))
+        return results
+    }
+
+    /// The section's table, for results.md.
+    static func markdown(_ tool: ToolSectionResult) -> String {
+        var lines = [
+            "### The tool at scale (strata convert, export, import, validate)\n",
+            "A SQLite store of N items plus N/100 parents with 10 children each (1.11 N rows) converted to each driver; "
+                + "the copy read back (the verification's read), exported, validated; the SQLite copy's export imported "
+                + "into a new store of each driver; W1 is the driver-level insert of the N items. Each in a child process.\n",
+            "| operation | driver | " + tool.sizes.map { "\($0) rows" }.joined(separator: " | ") + " |",
+            "|---|---|" + tool.sizes.map { _ in "---:|" }.joined(),
+        ]
+        for driver in ToolSection.drivers.map(\.rawValue) {
+            for operation in ["W1", "convert", "read", "export", "import", "validate"] {
+                let cells = tool.sizes.map { n in
+                    tool.run(operation, driver, n).map {
+                        String(format: "%.0f ms, %d MiB", $0.ms, $0.peakBytes / 1_048_576)
+                    } ?? "–"
+                }
+                guard cells.contains(where: { $0 != "–" }) else { continue }
+                lines.append("| \(operation) | \(driver) | " + cells.joined(separator: " | ") + " |")
+            }
+        }
+        if !tool.skipped.isEmpty { lines.append("\nSkipped: " + tool.skipped.joined(separator: "; ") + ".") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
