@@ -162,6 +162,147 @@ struct ToolScaleTests {
     }
 }
 
+@Suite("Content digests")
+struct ContentDigestTests {
+    @Test("MurmurHash3 x64-128 with seed 0 gives the reference implementation's hashes")
+    func murmurVectors() {
+        func hex(_ text: [UInt8]) -> String {
+            let (h1, h2) = text.withUnsafeBytes { Murmur3.hash($0, seed: (0, 0)) }
+            // The reference writes h1 then h2, each little-endian.
+            return
+                (withUnsafeBytes(of: h1.littleEndian) { Array($0) } + withUnsafeBytes(of: h2.littleEndian) { Array($0) })
+                .map { String(format: "%02x", $0) }.joined()
+        }
+        #expect(hex([]) == "00000000000000000000000000000000")
+        #expect(hex(Array("hello".utf8)) == "029bbd41b3a7d8cb191dae486a901e5b")
+        #expect(hex(Array("The quick brown fox jumps over the lazy dog".utf8)) == "6c1b07bc7bbc4be347939ac4a93c437a")
+        #expect(hex((0..<40).map { UInt8($0) }) == "64808c41d854a0c3ad124c9730ca01a0")
+    }
+
+    @Test("a digest changes with any value, key, target or order, and not with how rows are batched")
+    func sensitivity() throws {
+        let model = try BenchModel.make()
+        let parent = model.entity(named: "Parent")!  // in the model
+        let child = model.entity(named: "Child")!  // in the model
+        func row(_ key: Int64, _ name: String, _ children: [Int64]) -> RowSnapshot {
+            RowSnapshot(
+                id: RowID(entity: parent.entityNumber, primaryKey: key), version: 1,
+                values: [
+                    .integer(key), .string(name),
+                    .references(children.map { RowID(entity: child.entityNumber, primaryKey: $0) }),
+                ])
+        }
+        func digest(_ batches: [[RowSnapshot]]) -> String {
+            var digest = ContentDigest(entity: parent, model: model)
+            for batch in batches { digest.add(batch) }
+            return digest.hexString
+        }
+        let rows = [row(1, "a", [1, 2]), row(2, "b", []), row(3, "c", [3])]
+        let reference = digest([rows])
+        #expect(reference.count == 32)
+        #expect(digest([[rows[0]], [rows[1], rows[2]]]) == reference)
+        #expect(digest([[row(1, "a", [2, 1]), rows[1], rows[2]]]) == reference, "an unordered to-many is sorted")
+        for changed in [
+            [row(1, "a", [1, 2]), row(2, "B", []), rows[2]], [row(1, "a", [1, 2]), row(4, "b", []), rows[2]],
+            [row(1, "a", [1, 3]), rows[1], rows[2]], [rows[1], rows[0], rows[2]], [rows[0], rows[1]],
+        ] {
+            #expect(digest([changed]) != reference)
+        }
+    }
+}
+
+@Suite("strata convert when the source fails")
+struct ConvertSourceFailureTests {
+    @Test("a source with pages that do not read fails with an error naming the source, and leaves no copy")
+    func damagedSource() throws {
+        let directory = try TemporaryDirectory(prefix: "convert-damaged-source")
+        let source = try benchStore(sqlite(directory, "source.sqlite"), items: 6_000, parents: 10)
+        let path = source.url!.path
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        // Four pages in the middle of the Item table's data, overwritten with bytes no page holds.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: UInt64(size / 2 / 4_096 * 4_096))
+        try handle.write(contentsOf: Data(repeating: 0xFF, count: 4 * 4_096))
+        try handle.close()
+        let destination = StoreLocation(scheme: .xml, url: directory.file("copy.xml"))
+        #expect {
+            try StoreConverter.convert(from: source, to: destination, options: ConversionOptions(batchSize: 500))
+        } throws: { error in
+            (error as? ToolError).map { "\($0)".contains("source.sqlite") } ?? false
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter {
+            $0.contains("copy")
+        }
+        #expect(left.isEmpty, "\(left)")
+    }
+}
+
+@Suite("The conversion's source reader thread")
+struct ConversionSourceReaderTests {
+    private struct Injected: Error, CustomStringConvertible {
+        var description: String { "injected read failure" }
+    }
+
+    /// An in-memory store of `items` items behind a recording driver.
+    private func source(items: Int) throws -> (RecordingDriver, ManagedObjectModel) {
+        let model = try BenchModel.make()
+        let driver = try InMemoryDriverFactory().makeDriver(
+            StoreOpenRequest(url: nil, model: model, configuration: nil, options: StoreOptions()))
+        let item = model.entity(named: "Item")!  // in the model
+        var batch = ChangeBatch()
+        batch.inserts = (1...Int64(items)).map {
+            RowSnapshot(
+                id: RowID(entity: item.entityNumber, primaryKey: $0), version: 1,
+                values: [.integer($0), .string("n\($0)"), .string("e"), .integer(20), .double(1), .date(Date())])
+        }
+        _ = try driver.apply(batch)
+        return (RecordingDriver(wrapping: driver), model)
+    }
+
+    @Test("a read that fails on the third batch hands over two batches, then the error naming the source")
+    func failureHandedOver() throws {
+        let (driver, model) = try source(items: 1_000)
+        // After the second batch's read, the third one fails.
+        driver.afterNext(.rows) { driver.afterNext(.rows) { driver.failNext(.rows, with: Injected()) } }
+        let reader = ConversionSourceReader(
+            driver: driver, entities: [model.entity(named: "Item")!], model: model, batchSize: 100,
+            source: memoryLocation("failing"))
+        reader.start()
+        var rows = 0
+        var failure: (any Error)?
+        reading: while true {
+            switch reader.next() {
+            case .rows(_, let batch): rows += batch.count
+            case .entityDone, .finished: break reading
+            case .failed(let error):
+                failure = error
+                break reading
+            }
+        }
+        reader.wait()
+        #expect(rows == 200)
+        let error = try #require(failure as? ToolError)
+        #expect("\(error)".contains("injected read failure") && "\(error)".contains("memory:failing"), "\(error)")
+    }
+
+    @Test("stopping the reader after one batch ends its thread having read at most four")
+    func stopEarly() throws {
+        let (driver, model) = try source(items: 5_000)
+        let reader = ConversionSourceReader(
+            driver: driver, entities: [model.entity(named: "Item")!], model: model, batchSize: 100,
+            source: memoryLocation("stopped"))
+        reader.start()
+        guard case .rows(_, let first) = reader.next() else {
+            Issue.record("the first item is not a batch")
+            return
+        }
+        #expect(first.count == 100)
+        reader.stop()
+        let read = driver.calls(.rows).count
+        #expect(read >= 1 && read <= 4, "\(read) batches read")
+    }
+}
+
 /// Every top-level member of `document` with the `objects` array rebuilt from the reader's events,
 /// or the syntax error's text: what ``JSONParser/parse(_:)`` gives for the same bytes.
 private func streamed(_ bytes: [UInt8], chunk: Int) -> String {

@@ -35,9 +35,11 @@ public struct ConversionOptions {
 /// (``StoreDriver/scanRows(_:_:)``) and written as ``ChangeBatch`` inserts with their own IDs and
 /// ``ChangeBatch/Durability/deferred`` durability, then made durable by one empty immediate change
 /// set at the end, so an atomic destination (XML) writes its file once instead of once per batch.
-/// Memory: one batch of rows, plus what the drivers hold themselves (an XML or in-memory store
-/// holds its whole graph; the writer is released before the copy is verified). The copy is
-/// verified by reading it back in batches and comparing per-entity digests (``ContentDigest``).
+/// The source is read and digested on a thread of its own, up to two batches ahead of the writer
+/// (``ConversionSourceReader``), so reading overlaps with writing. Memory: four batches of rows at
+/// most, plus what the drivers hold themselves (an XML or in-memory store holds its whole graph;
+/// the writer is released before the copy is verified). The copy is verified by reading it back
+/// in batches and comparing per-entity digests (``ContentDigest``).
 ///
 /// A file-backed destination is never removed or truncated first: the copy is written under a
 /// temporary name beside the destination's file (symbolic links followed), closed and verified,
@@ -142,33 +144,44 @@ public enum StoreConverter {
             working, model: model, configuration: options.configuration, readOnly: false, create: true)
         do {
             try writeMetadata(from: reader, to: writer, model: model, entities: entities, store: working)
-            var copied = 0
-            for entity in entities {
-                var digest = ContentDigest(entity: entity, model: model)
+            // The source is read and digested on a thread of its own, a batch or two ahead.
+            let sourceReader = ConversionSourceReader(
+                driver: reader, entities: entities, model: model, batchSize: sourceStream.batchSize, source: source)
+            sourceReader.start()
+            do {
+                var copied = 0
                 var entityCopied = 0
-                let entityTotal = totals[entity.name] ?? 0
-                try read(source) {
-                    try sourceStream.forEachBatch(of: entity) { rows in
+                reading: while true {
+                    switch sourceReader.next() {
+                    case .rows(let index, let rows):
                         var batch = ChangeBatch()
                         batch.inserts = rows
                         batch.durability = .deferred
                         _ = try write(destination) { try writer.apply(batch) }
-                        digest.add(rows)
                         copied += rows.count
                         entityCopied += rows.count
                         options.progress?(
                             ConversionProgress(
-                                entity: entity.name, entityCopied: entityCopied, entityTotal: entityTotal,
-                                copied: copied, total: total))
+                                entity: entities[index].name, entityCopied: entityCopied,
+                                entityTotal: totals[entities[index].name] ?? 0, copied: copied, total: total))
+                    case .entityDone(let index, let digest):
+                        if entityCopied == 0 {
+                            options.progress?(
+                                ConversionProgress(
+                                    entity: entities[index].name, entityCopied: 0, entityTotal: 0, copied: copied,
+                                    total: total))
+                        }
+                        sourceDigests[entities[index].name] = digest
+                        entityCopied = 0
+                    case .finished: break reading
+                    case .failed(let error): throw error
                     }
                 }
-                if entityCopied == 0 {
-                    options.progress?(
-                        ConversionProgress(
-                            entity: entity.name, entityCopied: 0, entityTotal: 0, copied: copied, total: total))
-                }
-                sourceDigests[entity.name] = digest
+            } catch {
+                sourceReader.stop()
+                throw error
             }
+            sourceReader.wait()
             try restateMemberOrders(entities, model: model, from: source, sourceStream, to: destination, writer)
             // Every deferred batch reaches the disk here, in one write for an atomic store.
             _ = try write(destination) { try writer.apply(ChangeBatch()) }

@@ -105,14 +105,20 @@ public enum InterchangeImporter {
         let context = ManagedObjectContext(coordinator: coordinator)
         var created: [ManagedObject] = []
         created.reserveCapacity(document.objects.count)
-        for object in document.objects {
+        // Each object's values and members are dropped from the document once its managed
+        // object holds them, so the two copies do not both stay until the save.
+        for index in document.objects.indices {
+            let object = document.objects[index]
             let inserted = try context.insertNewObject(forEntityName: object.entity.name)
             for (slot, value) in object.attributes {
                 try inserted.setStoreValue(value, forKey: object.entity.properties[slot].name)
             }
             created.append(inserted)
+            document.objects[index].attributes = [:]
         }
-        for (index, object) in document.objects.enumerated() {
+        for index in document.objects.indices {
+            let object = document.objects[index]
+            document.objects[index].relationships = [:]
             for (slot, members) in object.relationships {
                 // relationships holds relationship slots
                 let relationship = object.entity.properties[slot].relationship!
