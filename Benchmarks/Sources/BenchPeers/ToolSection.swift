@@ -13,15 +13,21 @@ import StrataTools
 public struct ToolSectionResult: Codable, Sendable {
     /// One timed run.
     public struct Run: Codable, Sendable {
-        /// `convert`, `read` (the copy read back and digested), `export`, `import`, `validate`, `W1`.
+        /// `convert`, `read` (the copy read back and digested), `export`, `import`, `validate`, `W1`
+        /// (the driver protocol), `W1-objects` (through a context, the `strata-X` contender's W1).
         public var operation: String
         /// The driver of the destination (convert, read, import, W1) or of the store read.
         public var driver: String
         /// N: `Item` rows (the store holds 1.11 N rows).
         public var rows: Int
-        /// Wall-clock time of the call, in the child.
+        /// Wall-clock time of the call in its child, the median of the rounds.
         public var ms: Double
-        /// The child's peak resident set.
+        /// Every round's wall-clock time.
+        public var samples: [Double] = []
+        /// Processor time (user + system, every thread) of the child, the median of the rounds;
+        /// it includes the process's start and the store's opening.
+        public var cpuMs: Double = 0
+        /// The child's peak resident set, the largest of the rounds.
         public var peakBytes: Int64
 
         /// Creates a run.
@@ -146,8 +152,16 @@ public enum ToolSection {
         return ms
     }
 
-    /// `strata import FILE --to STORE --model MODEL` into a new store.
+    /// `strata import FILE --to STORE --model MODEL` into a new store (an earlier round's removed
+    /// first, untimed).
     public static func importFile(_ file: URL, into location: StoreLocation, model: URL, rows: Int) throws -> Double {
+        if location.scheme == .postgres {
+            try DriverKind.postgres.removeStore(at: location.url)
+        } else if let url = location.url, location.isFileBacked {
+            for suffix in ["", "-wal", "-shm", "-journal", ".lock", "-lock"] {
+                try? FileManager.default.removeItem(atPath: url.path + suffix)  // benchmark files only
+            }
+        }
         let (summary, ms) = try BenchClock.measure {
             try InterchangeImporter.importFile(atPath: file.path, into: location, modelPath: model.path)
         }
@@ -169,6 +183,24 @@ public enum ToolSection {
             throw BenchError("driver-\(kind.rawValue) cannot run: \(kind.unavailableReason ?? "unavailable")")
         }
         let round = directory.appendingPathComponent("w1-\(kind.rawValue)-\(rows)")
+        try? FileManager.default.removeItem(at: round)  // an earlier round's store, if any
+        try FileManager.default.createDirectory(at: round, withIntermediateDirectories: true)
+        try contender.open(in: round)
+        defer { try? contender.close() }  // a benchmark store, removed after
+        let data = dataset(rows)
+        let (outcome, ms) = try BenchClock.measure { try contender.insert(data.rows[...]) }
+        guard outcome.rows == rows else { throw BenchError("W1 inserted \(outcome.rows) rows, not \(rows)") }
+        return ms
+    }
+
+    /// W1 through the whole stack on `kind` at `rows`: one ``StrataBenchContender`` insert of the N
+    /// items (objects made in a context and saved), the `strata-X` W1 of the main table.
+    public static func w1Objects(_ kind: DriverKind, rows: Int, in directory: URL) throws -> Double {
+        guard let contender = try StrataBenchContender(kind: kind) else {
+            throw BenchError("strata-\(kind.rawValue) cannot run: \(kind.unavailableReason ?? "unavailable")")
+        }
+        let round = directory.appendingPathComponent("w1-objects-\(kind.rawValue)-\(rows)")
+        try? FileManager.default.removeItem(at: round)  // an earlier round's store, if any
         try FileManager.default.createDirectory(at: round, withIntermediateDirectories: true)
         try contender.open(in: round)
         defer { try? contender.close() }  // a benchmark store, removed after
