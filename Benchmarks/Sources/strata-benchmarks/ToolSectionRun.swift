@@ -280,16 +280,18 @@ enum ToolSectionRun {
 
     /// The section's table, for results.md.
     static func markdown(_ tool: ToolSectionResult) -> String {
-        var lines = [
-            "### The tool at scale (strata convert, export, import, validate)\n",
-            "A SQLite store of N items plus N/100 parents with 10 children each (1.11 N rows) converted to each driver; "
-                + "the copy read back (the verification's read), exported, validated; the SQLite copy's export imported "
-                + "into a new store of each driver; W1-objects is the strata-X W1 (N objects saved through a context), W1 "
-                + "the driver-X one (one apply of N rows). Each in a child process; wall-clock medians of the rounds, the "
-                + "child's processor time (all threads, with its start) and its peak resident set.\n",
-            "| operation | driver | " + tool.sizes.map { "\($0) rows" }.joined(separator: " | ") + " |",
-            "|---|---|" + tool.sizes.map { _ in "---:|" }.joined(),
-        ]
+        let method: String = """
+            A SQLite store of N items plus N/100 parents with 10 children each (1.11 N rows) converted to each \
+            driver; the copy read back (the verification's read), exported, validated; the SQLite copy's export \
+            imported into a new store of each driver; W1-objects is the strata-X W1 (N objects saved through a \
+            context), W1 the driver-X one (one apply of N rows). Each in a child process; wall-clock medians of the \
+            rounds, the child's processor time (all threads, with its start) and its peak resident set.
+
+            """
+        let sizes: [String] = tool.sizes.map { "\($0) rows" }
+        var lines: [String] = ["### The tool at scale (strata convert, export, import, validate)\n", method]
+        lines.append("| operation | driver | " + sizes.joined(separator: " | ") + " |")
+        lines.append("|---|---|" + String(repeating: "---:|", count: sizes.count))
         for driver in ToolSection.drivers.map(\.rawValue) {
             for operation in ["W1-objects", "W1", "convert", "read", "export", "import", "validate"] {
                 let cells = tool.sizes.map { n in
