@@ -66,6 +66,9 @@ public enum ToolSection {
         BenchDataset(rows: n, parents: max(1, n / 100), childrenPerParent: 10)
     }
 
+    /// The rows a store of size `n` holds (items, parents and children), without making the data.
+    public static func storeRows(_ n: Int) -> Int { n + max(1, n / 100) * 11 }
+
     /// Builds the SQLite source store of size `n` in `directory` (through the driver, untimed)
     /// and returns its location.
     public static func buildSource(rows n: Int, in directory: URL) throws -> StoreLocation {
@@ -139,7 +142,7 @@ public enum ToolSection {
             }
             return count
         }
-        let expected = rows + dataset(rows).parents * 11
+        let expected = storeRows(rows)
         guard count == expected else { throw BenchError("read \(count) rows of \(location), not \(expected)") }
         return ms
     }
@@ -147,7 +150,7 @@ public enum ToolSection {
     /// `strata export STORE --output FILE`.
     public static func export(_ location: StoreLocation, to file: URL, rows: Int) throws -> Double {
         let (summary, ms) = try BenchClock.measure { try InterchangeExporter.export(from: location, toFile: file.path) }
-        let expected = rows + dataset(rows).parents * 11
+        let expected = storeRows(rows)
         guard summary.total == expected else { throw BenchError("exported \(summary.total) objects, not \(expected)") }
         return ms
     }
@@ -165,7 +168,7 @@ public enum ToolSection {
         let (summary, ms) = try BenchClock.measure {
             try InterchangeImporter.importFile(atPath: file.path, into: location, modelPath: model.path)
         }
-        let expected = rows + dataset(rows).parents * 11
+        let expected = storeRows(rows)
         guard summary.total == expected else { throw BenchError("imported \(summary.total) objects, not \(expected)") }
         return ms
     }

@@ -55,7 +55,7 @@ enum ToolSectionRun {
             let directory = work.appendingPathComponent("size-\(n)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             log(
-                "  tool section: building a SQLite store of \(n) items and \(ToolSection.dataset(n).parents * 11) graph rows"
+                "  tool section: building a SQLite store of \(n) items and \(ToolSection.storeRows(n) - n) graph rows"
             )
             let source = try ToolSection.buildSource(rows: n, in: directory)
             _ = try ToolSection.modelFile(in: directory)
