@@ -30,6 +30,7 @@ public enum ConformanceSuite {
         crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases
             + batchInsertCases + saveCases
             + raceCases + shapeCases + compositeCases + fetchOptionCases + groupedCases + derivationCases
+            + durabilityCases
     }
 
     /// A seeded store in a fresh directory, and a fresh context on it.

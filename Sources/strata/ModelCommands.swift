@@ -51,11 +51,7 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         try runTool("import") {
             let location = try StoreLocation(parsing: to)
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw ToolError.usage("file '\(file)' does not exist or cannot be read")
-            }
-            let summary = try InterchangeImporter.importData(
-                data, fileName: file, into: location, modelPath: model.model)
+            let summary = try InterchangeImporter.importFile(atPath: file, into: location, modelPath: model.model)
             print(
                 "Imported \(summary.total) objects into \(location) ("
                     + summary.counts.map { "\($0.entity) \($0.count)" }.joined(separator: ", ") + ").")

@@ -33,6 +33,8 @@ struct Options {
     var scaling = false
     /// Store sizes of the scaling run.
     var scalingRows = RowScaling.defaultSizes
+    /// The tool section's sizes (`--tool`, `--tool-rows`), or `nil` when it does not run.
+    var toolSizes: [Int]?
 
     static let usage = """
         usage: strata-benchmarks [--rows N] [--rounds R] [--passes P] [--contenders a,b,…] [--out DIR] [--check]
@@ -65,6 +67,11 @@ struct Options {
           --scaling-rows … store sizes of --scaling, each 1000…10000000 (default 10000,100000,1000000);
                            above 1000000 only the SQLite and LMDB contenders run, when the disk and
                            memory allow
+
+          --tool           also run the tool section (strata convert, export, import and validate at
+                           10,000 and 100,000 rows on every driver, each in a child process, against
+                           the driver's W1 and the read-back of the copy)
+          --tool-rows A,B  the tool section's sizes, each 1000…1000000 (implies --tool)
 
         The memory section (objects at rest per driver, each contender's peak over W1–W2) and the
         parallel readers (two contexts on two threads against one) run with every run not
@@ -139,6 +146,15 @@ struct Options {
                     throw BenchError("--scaling-rows must be a comma-separated list of numbers from 1000 to 10000000")
                 }
                 options.scalingRows = Array(Set(sizes.compactMap { $0 })).sorted()
+            case "--tool": options.toolSizes = options.toolSizes ?? ToolSectionRun.defaultSizes
+            case "--tool-rows":
+                let sizes = try value(arg).split(separator: ",").map {
+                    Int($0.replacingOccurrences(of: "_", with: "").trimmingCharacters(in: .whitespaces))
+                }
+                guard !sizes.isEmpty, sizes.allSatisfy({ $0.map { (1_000...1_000_000).contains($0) } ?? false }) else {
+                    throw BenchError("--tool-rows takes sizes from 1000 to 1000000, separated by commas")
+                }
+                options.toolSizes = sizes.compactMap { $0 }.sorted()
             case "--store": options.store = URL(fileURLWithPath: try value(arg))
             case "--writer-url": options.writerURL = URL(string: try value(arg))
             case "--writer-saves":

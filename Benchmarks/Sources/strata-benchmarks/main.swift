@@ -23,6 +23,10 @@ do {
 
 if let child = options.child {
     do {
+        if child.hasPrefix(ToolSectionRun.childPrefix) {
+            try ToolSectionRun.runChild(child, options: options)
+            exit(0)
+        }
         if child == PostgresScaling.child {
             guard let url = options.writerURL else { fail("\(child) needs --writer-url", status: 64) }
             try PostgresScaling.runWriter(url: url, saves: options.writerSaves)
@@ -54,6 +58,8 @@ struct SavedResults: Codable {
     var memory: MemorySectionResult?
     /// The parallel readers, when they ran.
     var parallel: ParallelSectionResult?
+    /// The tool section, when it ran.
+    var tool: ToolSectionResult?
 }
 
 func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
@@ -68,6 +74,7 @@ func writeOutputs(_ saved: SavedResults, checks: [CheckResult]) throws {
     var markdown = ResultsReport.markdown(
         saved.report, machine: saved.machine, baseline: saved.baseline, xml: saved.xml,
         sections: sections.compactMap { $0 }, checks: checks)
+    if let tool = saved.tool { markdown += "\n" + ToolSectionRun.markdown(tool) }
     if let scaling = saved.scaling {
         markdown += "\n" + PostgresScaling.markdown(scaling) + "\n"
         try PostgresScaling.svg(scaling, machine: saved.machine).write(
@@ -121,7 +128,8 @@ if let file = options.checkFile {
         finish(
             Check.evaluate(
                 saved.report, xml: saved.xml, contexts: saved.contexts, scaling: saved.scaling,
-                migration: saved.migration, results: saved.results, memory: saved.memory, parallel: saved.parallel))
+                migration: saved.migration, results: saved.results, memory: saved.memory, parallel: saved.parallel)
+                + ToolSectionRun.checks(saved.tool))
     } catch {
         fail("cannot read \(file.path): \(error)", status: 1)
     }
@@ -321,13 +329,19 @@ do {
     if options.migration { migration = try runMigrationSection() }
     var results: ResultsSectionResult?
     if options.results { results = try runResultsSection() }
+    var tool: ToolSectionResult?
+    if let sizes = options.toolSizes {
+        log("running the tool section (\(sizes.map(String.init).joined(separator: ", ")) rows)")
+        tool = try ToolSectionRun.run(sizes: sizes, options: options, log: log)
+    }
     let checks = Check.evaluate(
         report, xml: xml, contexts: contexts, scaling: scaling, migration: migration, results: results,
         memory: memory, parallel: parallel)
+        + ToolSectionRun.checks(tool)
     try writeOutputs(
         SavedResults(
             machine: machine, report: report, baseline: baseline, xml: xml, contexts: contexts, scaling: scaling,
-            migration: migration, results: results, memory: memory, parallel: parallel),
+            migration: migration, results: results, memory: memory, parallel: parallel, tool: tool),
         checks: checks)
     finish(checks)
 } catch {

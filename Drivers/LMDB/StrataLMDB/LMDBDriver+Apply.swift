@@ -14,7 +14,8 @@ extension LMDBDriver {
     }
 
     private func commit(_ batch: ChangeBatch) throws -> CommitResult {
-        try environment.write { txn in
+        // A deferred change set is committed without its meta page's sync (E7 in LMDBEnvironment).
+        try environment.write(durable: batch.durability == .immediate) { txn in
             try checkVersions(batch, txn)
             var touched: [RowSnapshot] = []
             var maxKeys: [Int32: Int64] = [:]

@@ -3,10 +3,13 @@ import Strata
 import Synchronization
 
 // XML DRIVER INVARIANTS
-// X1. The engine holds exactly the graph of the file: the file is rewritten whole, through
-//     XMLStoreFile.replace, inside the engine's persist hook. A save that fails before the rename
-//     changes neither the file nor the engine; one whose rename happened but whose directory fsync
-//     failed (XMLStoreFile F5) leaves both holding the new graph and then throws.
+// X1. The engine holds exactly the graph of the file, plus the change sets applied with deferred
+//     durability since the file was last written (`Reuse.unwritten`): the file is rewritten
+//     whole, through XMLStoreFile.replace, inside the engine's persist hook, by every immediate
+//     save (an empty one only when something is unwritten), key reservation and metadata save. A
+//     save that fails before the rename changes neither the file nor the engine; one whose rename
+//     happened but whose directory fsync failed (XMLStoreFile F5) leaves both holding the new
+//     graph and then throws. A deferred save changes the engine only.
 // X2. Primary key N is object id "zN". Keys this driver hands out come from one counter for the
 //     whole file (`KeyCounter.next`), so ids stay unique across entities; the counter only grows.
 //     Rows inserted with keys from elsewhere (a conversion keeps another driver's per-hierarchy
@@ -48,6 +51,8 @@ public final class XMLDriver: StoreDriver {
         var dirty: Set<Int64> = []
         /// Bytes the last save copied from the file it replaced.
         var copied = 0
+        /// Whether the engine holds deferred change sets the file does not (X1).
+        var unwritten = false
     }
 
     /// Bytes the last save copied from the file it replaced instead of encoding them.
@@ -130,8 +135,15 @@ public final class XMLDriver: StoreDriver {
         }
     }
 
+    /// Applies a change set to the engine and, unless it is deferred, writes the whole file (X1).
+    /// A deferred change set is kept in memory until the next immediate one, key reservation or
+    /// metadata save writes the file; an empty immediate one writes only when deferred changes
+    /// are pending, so a bulk load writes the file once.
     public func apply(_ batch: ChangeBatch) throws -> CommitResult {
         try ensureWritable()
+        if batch.isEmpty, batch.durability == .immediate, !reuse.withLock({ $0.unwritten }) {
+            return CommitResult(versions: [:])
+        }
         // Marked before the engine applies the batch (R3); a failed save leaves them marked,
         // which only costs encoding them again.
         reuse.withLock { reuse in
@@ -140,13 +152,24 @@ public final class XMLDriver: StoreDriver {
             for row in batch.updates { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
             for row in batch.deletes { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
         }
+        if batch.durability == .deferred {
+            let result = try log.logged(
+                "keeping in memory for \(file.url.path) (deferred): \(batch.inserts.count) inserts, \(batch.updates.count) updates, \(batch.deletes.count) deletes"
+            ) { try engine.apply(batch) }
+            reuse.withLock { $0.unwritten = true }
+            // Keys inserted here are never handed out later (rule 10), written or not.
+            let largest = engine.snapshot.maxKeys.values.max() ?? 0
+            keys.withLock { $0.next = max($0.next, largest == .max ? .max : largest + 1) }
+            return result
+        }
         return try log.logged(
             "writing \(file.url.path): \(batch.inserts.count) inserts, \(batch.updates.count) updates, \(batch.deletes.count) deletes"
         ) { try persisting { hook in try engine.apply(batch, persist: { try hook($0, nil) }) } }
     }
 
     /// Releases the lock. Every key handed out is already below the file's `<nextObjectID>` (X3),
-    /// so nothing is written. Idempotent.
+    /// so nothing is written; deferred change sets not yet written are dropped (``StoreDriver``
+    /// rule 9). Idempotent.
     public func close() throws {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         file.unlock()
@@ -204,6 +227,7 @@ public final class XMLDriver: StoreDriver {
         }
         reuse.withLock { reuse in
             reuse.dirty = []
+            reuse.unwritten = false
             reuse.copied = copied
             if let identity, let ranges {
                 reuse.layout = XMLChunkLayout(file: identity, positions: .bytes(ranges))

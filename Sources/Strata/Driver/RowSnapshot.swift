@@ -29,6 +29,22 @@ public struct ChangeBatch: Sendable {
     public var deletes: [RowDelete] = []
     /// New metadata to store with the change set, if any.
     public var metadata: StoreMetadata? = nil
+    /// How soon the change set must be on disk (``StoreDriver`` rule 9). Saves through a context
+    /// are always ``Durability/immediate``; bulk loading (`strata convert`) sends its batches
+    /// ``Durability/deferred`` and then one empty immediate batch.
+    public var durability: Durability = .immediate
+
+    /// How soon an applied change set must be on disk.
+    public enum Durability: Sendable, Hashable {
+        /// Durable when ``StoreDriver/apply(_:)`` returns, as far as the store's options make any
+        /// commit durable.
+        case immediate
+        /// Checked, applied all-or-nothing and visible to every later call like any other change
+        /// set, but it may reach the disk only with the next immediate one. An atomic store keeps
+        /// it in memory (so a run of them costs one file write instead of one each); an engine may
+        /// commit it without waiting for the disk, or treat it as immediate.
+        case deferred
+    }
 
     /// Creates an empty batch.
     public init() {}

@@ -31,6 +31,15 @@ import Foundation
 /// 7. `close` is idempotent; the store reopens with every committed change.
 /// 8. ``execute(_:)`` gives the answers, versions and atomicity of the same change made through
 ///    `fetch` and `apply`.
+/// 9. A change set applied with ``ChangeBatch/Durability/deferred`` durability follows rules 1–3
+///    and is seen by every later call at once, but may reach the disk only with the next
+///    ``ChangeBatch/Durability/immediate`` `apply`, which makes it durable together with every
+///    earlier deferred one; an empty immediate change set does just that (and changes nothing
+///    when nothing is pending). Until then a crash or a ``close()`` may lose deferred change sets,
+///    a whole one or several, never part of one: the store then holds what it held after an
+///    earlier change set. Any driver may treat deferred as immediate.
+/// 10. A row inserted with a primary key the driver did not hand out (a copy keeps its keys)
+///    raises the hierarchy's counter: keys handed out later are larger, also after a reopen.
 public protocol StoreDriver: AnyObject, Sendable {
     /// What the driver pushes down and allows; the core fills the gaps.
     var capabilities: DriverCapabilities { get }

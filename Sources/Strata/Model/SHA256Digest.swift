@@ -24,33 +24,59 @@ public struct SHA256Digest: Sendable {
     public init() { buffer.reserveCapacity(64) }
 
     /// Adds bytes.
+    ///
+    /// - Complexity: O(n); contiguous collections are read in whole 64-byte blocks.
     public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
+        if done != nil { return }
         for byte in bytes {
             buffer.append(byte)
             length &+= 1
-            if buffer.count == 64 {
-                compress(buffer)
-                buffer.removeAll(keepingCapacity: true)
-            }
+            if buffer.count == 64 { flushBuffer() }
         }
+    }
+
+    /// Adds the bytes of `raw`.
+    public mutating func update(_ raw: UnsafeRawBufferPointer) {
+        var rest = raw[...]
+        length &+= UInt64(raw.count)
+        if !buffer.isEmpty {
+            let take = min(64 - buffer.count, rest.count)
+            buffer.append(contentsOf: rest.prefix(take))
+            rest = rest.dropFirst(take)
+            if buffer.count == 64 { flushBuffer() }
+        }
+        while rest.count >= 64, let base = raw.baseAddress {
+            compress(base + rest.startIndex)
+            rest = rest.dropFirst(64)
+        }
+        if !rest.isEmpty { buffer.append(contentsOf: rest) }
     }
 
     /// Adds a string's UTF-8 bytes followed by a zero byte, so that concatenations stay unambiguous.
     public mutating func update(field: String) {
-        update(field.utf8)
-        update(CollectionOfOne(0))
+        var field = field
+        field.withUTF8 { update(UnsafeRawBufferPointer($0)) }
+        update(byte: 0)
+    }
+
+    /// Adds one byte.
+    public mutating func update(byte: UInt8) {
+        buffer.append(byte)
+        length &+= 1
+        if buffer.count == 64 { flushBuffer() }
     }
 
     /// Finishes and returns the 32-byte digest.
     public func finalize() -> Data {
         var copy = self
         let bitLength = length &* 8
-        copy.update(CollectionOfOne(0x80))
-        while copy.buffer.count != 56 { copy.update(CollectionOfOne(0)) }
+        copy.update(byte: 0x80)
+        while copy.buffer.count != 56 { copy.update(byte: 0) }
         for shift in stride(from: 56, through: 0, by: -8) {
             copy.buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
         }
-        copy.compress(copy.buffer)
+        copy.flushBuffer()
         var out = Data(capacity: 32)
         for word in copy.state {
             for shift in [24, 16, 8, 0] { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
@@ -65,36 +91,48 @@ public struct SHA256Digest: Sendable {
         return digest.finalize()
     }
 
-    private mutating func compress(_ block: [UInt8]) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            w[i] =
-                UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16 | UInt32(block[i * 4 + 2]) << 8
-                | UInt32(block[i * 4 + 3])
+    /// Compresses the full 64-byte buffer and empties it.
+    private mutating func flushBuffer() {
+        let block = buffer
+        block.withUnsafeBytes { compress($0.baseAddress!) }  // 64 bytes, so a base address
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Compresses the 64 bytes at `block` into the state.
+    private mutating func compress(_ block: UnsafeRawPointer) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            for i in 0..<16 {
+                w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
+            }
+            for i in 16..<64 {
+                let s0 = w[i - 15].rotatedRight(7) ^ w[i - 15].rotatedRight(18) ^ (w[i - 15] >> 3)
+                let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)
+                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+            }
+            Self.k.withUnsafeBufferPointer { k in
+                state.withUnsafeMutableBufferPointer { state in
+                    var (a, b, c, d) = (state[0], state[1], state[2], state[3])
+                    var (e, f, g, h) = (state[4], state[5], state[6], state[7])
+                    for i in 0..<64 {
+                        let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
+                        let ch = (e & f) ^ (~e & g)
+                        let t1 = h &+ s1 &+ ch &+ k[i] &+ w[i]
+                        let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
+                        let maj = (a & b) ^ (a & c) ^ (b & c)
+                        let t2 = s0 &+ maj
+                        (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                    }
+                    state[0] &+= a
+                    state[1] &+= b
+                    state[2] &+= c
+                    state[3] &+= d
+                    state[4] &+= e
+                    state[5] &+= f
+                    state[6] &+= g
+                    state[7] &+= h
+                }
+            }
         }
-        for i in 16..<64 {
-            let s0 = w[i - 15].rotatedRight(7) ^ w[i - 15].rotatedRight(18) ^ (w[i - 15] >> 3)
-            let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-        for i in 0..<64 {
-            let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ ch &+ Self.k[i] &+ w[i]
-            let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        state[0] &+= a
-        state[1] &+= b
-        state[2] &+= c
-        state[3] &+= d
-        state[4] &+= e
-        state[5] &+= f
-        state[6] &+= g
-        state[7] &+= h
     }
 }
 

@@ -32,8 +32,14 @@ public struct ConversionOptions {
 /// meaningful), then verifies the copy entity by entity.
 ///
 /// The copy goes straight through the driver protocol: rows are read in batches
-/// (``RowStream``) and written as ``ChangeBatch`` inserts with their own IDs, so memory stays
-/// bounded by one entity's IDs and one batch of rows.
+/// (``StoreDriver/scanRows(_:_:)``) and written as ``ChangeBatch`` inserts with their own IDs and
+/// ``ChangeBatch/Durability/deferred`` durability, then made durable by one empty immediate change
+/// set at the end, so an atomic destination (XML) writes its file once instead of once per batch.
+/// The source is read and digested on a thread of its own, up to two batches ahead of the writer
+/// (``ConversionSourceReader``), so reading overlaps with writing. Memory: four batches of rows at
+/// most, plus what the drivers hold themselves (an XML or in-memory store holds its whole graph;
+/// the writer is released before the copy is verified). The copy is verified by reading it back
+/// in batches and comparing per-entity digests (``ContentDigest``).
 ///
 /// A file-backed destination is never removed or truncated first: the copy is written under a
 /// temporary name beside the destination's file (symbolic links followed), closed and verified,
@@ -88,17 +94,11 @@ public enum StoreConverter {
         defer { try? reader.close() }
         let sourceStream = RowStream(driver: reader, batchSize: options.batchSize)
 
-        // Pass 1: counts and the largest key of each inheritance hierarchy.
+        // Pass 1: counts, for the progress total (count push-down where the driver has it).
         var totals: [String: Int] = [:]
-        var maxKeys: [String: Int64] = [:]
         for entity in entities {
-            let ids = try read(source) { try sourceStream.ids(of: entity) }
-            totals[entity.name] = ids.count
-            if let last = ids.last {
-                maxKeys[entity.rootEntityName] = max(maxKeys[entity.rootEntityName] ?? 0, last.primaryKey)
-            }
+            totals[entity.name] = try read(source) { try sourceStream.count(of: entity) }
         }
-        let total = totals.values.reduce(0, +)
 
         var working = target.map { temporaryLocation(beside: $0, scheme: destination.scheme) } ?? destination
         if destination.isOnServer, let url = destination.url {
@@ -106,53 +106,12 @@ public enum StoreConverter {
                 scheme: .postgres,
                 url: try write(destination) { try PostgreSQLDriverFactory.temporaryLocation(beside: url) })
         }
-        var sourceDigests: [String: ContentDigest] = [:]
         do {
-            let writer = try StoreOpener.openDriver(
-                working, model: model, configuration: options.configuration, readOnly: false, create: true)
-            do {
-                try writeMetadata(from: reader, to: writer, model: model, entities: entities, store: working)
-                for (root, maxKey) in maxKeys where maxKey > 0 {
-                    // Reserve the copied keys so the destination never hands them out again.
-                    if let entity = model.entity(named: root) {
-                        _ = try write(destination) {
-                            try writer.allocatePrimaryKeys(forEntity: entity.entityNumber, count: Int(maxKey))
-                        }
-                    }
-                }
-                var copied = 0
-                for entity in entities {
-                    var digest = ContentDigest(entity: entity, model: model)
-                    var entityCopied = 0
-                    let entityTotal = totals[entity.name] ?? 0
-                    try read(source) {
-                        try sourceStream.forEachBatch(of: entity) { rows in
-                            var batch = ChangeBatch()
-                            batch.inserts = rows
-                            _ = try write(destination) { try writer.apply(batch) }
-                            digest.add(rows)
-                            copied += rows.count
-                            entityCopied += rows.count
-                            options.progress?(
-                                ConversionProgress(
-                                    entity: entity.name, entityCopied: entityCopied, entityTotal: entityTotal,
-                                    copied: copied,
-                                    total: total))
-                        }
-                    }
-                    if entityTotal == 0 {
-                        options.progress?(
-                            ConversionProgress(
-                                entity: entity.name, entityCopied: 0, entityTotal: 0, copied: copied, total: total))
-                    }
-                    sourceDigests[entity.name] = digest
-                }
-                try restateMemberOrders(entities, model: model, from: source, sourceStream, to: destination, writer)
-                try writer.close()
-            } catch {
-                try? writer.close()
-                throw error
-            }
+            // The writer lives only inside copy(): an atomic destination's graph is freed before
+            // the verification reads the copy back.
+            let sourceDigests = try copy(
+                entities, model: model, from: source, reader, sourceStream, to: destination, working: working,
+                totals: totals, options: options)
             // Verify the working copy before it takes the destination's name: a copy that does not
             // even open is removed, never left in place.
             let report = try verify(
@@ -168,6 +127,70 @@ public enum StoreConverter {
             if working != destination { removeStoreFiles(working) }
             throw ToolError.wrapping(error, store: destination.displayName)
         }
+    }
+
+    /// Copies every row of `entities` into a new store at `working` and returns the source's
+    /// digests. Batches are deferred (``ChangeBatch/Durability/deferred``) and made durable by one
+    /// empty immediate change set before the store is closed. Primary keys need no reservation:
+    /// every driver raises its key counter past the keys inserted (``StoreDriver`` rule 10).
+    private static func copy(
+        _ entities: [EntityDescription], model: ManagedObjectModel, from source: StoreLocation,
+        _ reader: any StoreDriver, _ sourceStream: RowStream, to destination: StoreLocation, working: StoreLocation,
+        totals: [String: Int], options: ConversionOptions
+    ) throws -> [String: ContentDigest] {
+        let total = totals.values.reduce(0, +)
+        var sourceDigests: [String: ContentDigest] = [:]
+        let writer = try StoreOpener.openDriver(
+            working, model: model, configuration: options.configuration, readOnly: false, create: true)
+        do {
+            try writeMetadata(from: reader, to: writer, model: model, entities: entities, store: working)
+            // The source is read and digested on a thread of its own, a batch or two ahead.
+            let sourceReader = ConversionSourceReader(
+                driver: reader, entities: entities, model: model, batchSize: sourceStream.batchSize, source: source)
+            sourceReader.start()
+            do {
+                var copied = 0
+                var entityCopied = 0
+                reading: while true {
+                    switch sourceReader.next() {
+                    case .rows(let index, let rows):
+                        var batch = ChangeBatch()
+                        batch.inserts = rows
+                        batch.durability = .deferred
+                        _ = try write(destination) { try writer.apply(batch) }
+                        copied += rows.count
+                        entityCopied += rows.count
+                        options.progress?(
+                            ConversionProgress(
+                                entity: entities[index].name, entityCopied: entityCopied,
+                                entityTotal: totals[entities[index].name] ?? 0, copied: copied, total: total))
+                    case .entityDone(let index, let digest):
+                        if entityCopied == 0 {
+                            options.progress?(
+                                ConversionProgress(
+                                    entity: entities[index].name, entityCopied: 0, entityTotal: 0, copied: copied,
+                                    total: total))
+                        }
+                        sourceDigests[entities[index].name] = digest
+                        entityCopied = 0
+                    case .finished: break reading
+                    case .failed(let error): throw error
+                    }
+                }
+            } catch {
+                sourceReader.stop()
+                throw error
+            }
+            sourceReader.wait()
+            try restateMemberOrders(entities, model: model, from: source, sourceStream, to: destination, writer)
+            // Every deferred batch reaches the disk here, in one write for an atomic store.
+            _ = try write(destination) { try writer.apply(ChangeBatch()) }
+            try writer.close()
+        } catch {
+            try? writer.close()
+            throw error
+        }
+        return sourceDigests
     }
 
     /// Writes the order of every ordered one-to-many relationship (and ordered to-many without
@@ -196,6 +219,7 @@ public enum StoreConverter {
                     batch.updates = rows.map {
                         RowUpdate(id: $0.id, expectedVersion: 1, values: $0.values, changedSlots: slots)
                     }
+                    batch.durability = .deferred
                     _ = try write(destination) { try writer.apply(batch) }
                 }
             }

@@ -37,37 +37,80 @@ struct InterchangeDocument {
     var problems: [InterchangeProblem] = []
     let model: ManagedObjectModel
 
-    /// Parses and checks a document.
+    /// Object index by id, for the objects read so far.
+    private var indexByID: [String: Int] = [:]
+    /// Whether the document's `objects` array was seen.
+    private var sawObjects = false
+
+    /// Parses and checks a document held whole.
     init(_ root: JSONValue, model: ManagedObjectModel) {
-        self.model = model
-        guard case .object = root else {
+        self.init(model: model)
+        guard let members = root.objectValue else {
             problems.append(
                 .init("$", "expected an object with \"format\", \"version\" and \"objects\", found \(root.kindName)"))
             return
         }
-        if root["format"]?.stringValue != "strata-json" {
-            problems.append(.init("$.format", "expected \"strata-json\""))
+        for (key, value) in members where key != "objects" { header(key, value) }
+        if let items = root["objects"] {
+            guard let array = items.arrayValue else {
+                objectsAreNotAnArray(items)
+                finish()
+                return
+            }
+            startObjects()
+            for (index, item) in array.enumerated() { add(item, index: index) }
         }
-        switch root["version"] {
-        case .number("1"): break
-        case .number(let n): problems.append(.init("$.version", "version \(n) is not one this build reads (1)"))
-        default: problems.append(.init("$.version", "expected the number 1"))
-        }
-        guard let items = root["objects"]?.arrayValue else {
-            problems.append(.init("$.objects", "expected an array of objects"))
+        finish()
+    }
+
+    /// Starts an empty document, to be fed with ``header(_:_:)``, ``startObjects()``,
+    /// ``add(_:index:)`` and finished with ``finish()`` (a file read as it streams by).
+    init(model: ManagedObjectModel) { self.model = model }
+
+    /// A member of the document other than `objects` (only `format` and `version` matter; the
+    /// first of a repeated name counts, as for ``JSONValue``'s subscript).
+    mutating func header(_ key: String, _ value: JSONValue) {
+        guard key == "format" || key == "version", headerValues[key] == nil else { return }
+        headerValues[key] = value
+    }
+
+    private var headerValues: [String: JSONValue] = [:]
+
+    /// The `objects` member is there and is an array.
+    mutating func startObjects() { sawObjects = true }
+
+    /// The `objects` member is there and is not an array (a repeated `objects` member is ignored).
+    mutating func objectsAreNotAnArray(_ value: JSONValue) {
+        guard !sawObjects else { return }
+        sawObjects = true
+        problems.append(.init("$.objects", "expected an array of objects"))
+    }
+
+    /// Reads and checks the object at `index` of the `objects` array.
+    mutating func add(_ item: JSONValue, index: Int) {
+        guard let object = readObject(item, index: index) else { return }
+        if let previous = indexByID[object.id] {
+            problems.append(.init("\(object.path).id", "id '\(object.id)' is already used by $.objects[\(previous)]"))
             return
         }
-        var indexByID: [String: Int] = [:]
-        for (index, item) in items.enumerated() {
-            guard let object = readObject(item, index: index) else { continue }
-            if let previous = indexByID[object.id] {
-                problems.append(
-                    .init("\(object.path).id", "id '\(object.id)' is already used by $.objects[\(previous)]"))
-                continue
-            }
-            indexByID[object.id] = objects.count
-            objects.append(object)
+        indexByID[object.id] = objects.count
+        objects.append(object)
+    }
+
+    /// Checks the header, then resolves references, merges inverses and checks the model's rules.
+    mutating func finish() {
+        var headerProblems: [InterchangeProblem] = []
+        if headerValues["format"]?.stringValue != "strata-json" {
+            headerProblems.append(.init("$.format", "expected \"strata-json\""))
         }
+        switch headerValues["version"] {
+        case .number("1"): break
+        case .number(let n): headerProblems.append(.init("$.version", "version \(n) is not one this build reads (1)"))
+        default: headerProblems.append(.init("$.version", "expected the number 1"))
+        }
+        if !sawObjects { headerProblems.append(.init("$.objects", "expected an array of objects")) }
+        problems.insert(contentsOf: headerProblems, at: 0)
+        guard sawObjects else { return }
         resolveReferences(indexByID)
         mergeInverses()
         checkRules()

@@ -4,6 +4,11 @@ import Strata
 /// Reads the JSON interchange format into a store: checks the whole file first (syntax, entities,
 /// attributes, values, ids, references, inverse agreement, model rules) and writes nothing unless
 /// every object is good, then inserts everything in one save.
+///
+/// The file is read as it streams by (``InterchangeStreamReader``): one object's JSON at a time,
+/// each checked and kept in its compact form (its values and the indices of its relationship
+/// targets) until the save. Memory: those objects, one id string each, and the objects of the
+/// save; never the file or its JSON tree.
 public enum InterchangeImporter {
     /// What was imported.
     public struct Summary: Sendable {
@@ -31,6 +36,32 @@ public enum InterchangeImporter {
     public static func importData(
         _ data: Data, fileName: String, into location: StoreLocation, modelPath: String? = nil
     ) throws -> Summary {
+        var reader = InterchangeStreamReader(data: data)
+        return try importDocument(&reader, fileName: fileName, into: location, modelPath: modelPath)
+    }
+
+    /// Imports the file at `path` into the store at `location`, reading it as it streams by.
+    ///
+    /// - Throws: What ``importData(_:fileName:into:modelPath:)`` throws; ``ToolError`` (usage)
+    ///   when the file does not exist or is a directory, (failure) when reading it fails.
+    @discardableResult
+    public static func importFile(
+        atPath path: String, into location: StoreLocation, modelPath: String? = nil
+    ) throws -> Summary {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            let handle = FileHandle(forReadingAtPath: path)
+        else {
+            throw ToolError.usage("file '\(path)' does not exist or cannot be read")
+        }
+        defer { try? handle.close() }  // read-only: closing changes nothing
+        var reader = InterchangeStreamReader(handle: handle)
+        return try importDocument(&reader, fileName: path, into: location, modelPath: modelPath)
+    }
+
+    private static func importDocument(
+        _ reader: inout InterchangeStreamReader, fileName: String, into location: StoreLocation, modelPath: String?
+    ) throws -> Summary {
         let model: ManagedObjectModel
         if location.exists {
             model = try StoreOpener.resolveModel(at: location, modelPath: modelPath).model
@@ -40,27 +71,54 @@ public enum InterchangeImporter {
         } else {
             throw ToolError.usage("'\(location.displayName)' does not exist yet; pass --model PATH to create it")
         }
-        let root: JSONValue
-        switch parse(data) {
-        case .failure(let problem): throw ToolError.failure("\(fileName) is not valid JSON: \(problem.message)")
-        case .success(let value): root = value
+        var document = InterchangeDocument(model: model)
+        var whole: JSONValue?
+        do {
+            try reader.read { event in
+                switch event {
+                case .member("objects", let value): document.objectsAreNotAnArray(value)
+                case .member(let key, let value): document.header(key, value)
+                case .objectsStart: document.startObjects()
+                case .object(let index, let value): document.add(value, index: index)
+                case .document(let value): whole = value
+                }
+            }
+        } catch let error as JSONSyntaxError {
+            throw ToolError.failure("\(fileName) is not valid JSON: \(error)")
+        } catch let error as ToolError {
+            throw error
+        } catch {
+            throw ToolError.failure("cannot read \(fileName): \(error)")
         }
-        let document = InterchangeDocument(root, model: model)
+        if let whole {
+            document = InterchangeDocument(whole, model: model)
+        } else {
+            document.finish()
+        }
         if !document.problems.isEmpty {
             throw refusal(fileName, document.problems)
         }
-        let (coordinator, _) = try StoreOpener.attach(location, model: model, readOnly: false)
+        let (coordinator, store) = try StoreOpener.attach(location, model: model, readOnly: false)
+        // Closed when done, so a SQLite store is left checkpointed (no -wal beside it). Best effort:
+        // by then the save has committed or rolled back, and closing changes neither.
+        defer { try? coordinator.remove(store) }
         let context = ManagedObjectContext(coordinator: coordinator)
         var created: [ManagedObject] = []
         created.reserveCapacity(document.objects.count)
-        for object in document.objects {
+        // Each object's values and members are dropped from the document once its managed
+        // object holds them, so the two copies do not both stay until the save.
+        for index in document.objects.indices {
+            let object = document.objects[index]
             let inserted = try context.insertNewObject(forEntityName: object.entity.name)
             for (slot, value) in object.attributes {
                 try inserted.setStoreValue(value, forKey: object.entity.properties[slot].name)
             }
             created.append(inserted)
+            document.objects[index].attributes = [:]
         }
-        for (index, object) in document.objects.enumerated() {
+        for index in document.objects.indices {
+            let object = document.objects[index]
+            document.objects[index].relationships = [:]
             for (slot, members) in object.relationships {
                 // relationships holds relationship slots
                 let relationship = object.entity.properties[slot].relationship!

@@ -31,6 +31,17 @@ public struct JSONParser {
         return value
     }
 
+    /// Parses the bytes of one whole value (no byte-order mark), as ``InterchangeStreamReader``
+    /// hands them over; the error's line and column count from the first byte.
+    static func parseValue(_ bytes: [UInt8]) throws -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipSpace()
+        let value = try parser.value()
+        parser.skipSpace()
+        if parser.index < parser.bytes.count { throw parser.error("unexpected text after the value") }
+        return value
+    }
+
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private func error(_ message: String) -> JSONSyntaxError {
@@ -48,7 +59,12 @@ public struct JSONParser {
     }
 
     private mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
     }
 
     private mutating func value() throws -> JSONValue {
@@ -174,44 +190,48 @@ public struct JSONParser {
         return String(decoding: bytes[start..<index], as: UTF8.self)
     }
 
+    /// A string: runs without escapes are decoded in one piece (invalid UTF-8 repaired with
+    /// U+FFFD), escapes appended as the UTF-8 of their scalars.
     private mutating func string() throws -> String {
         index += 1
-        var scalars = String.UnicodeScalarView()
-        var run: [UInt8] = []
-        func flush() {
-            if !run.isEmpty {
-                scalars.append(contentsOf: String(decoding: run, as: UTF8.self).unicodeScalars)
-                run.removeAll(keepingCapacity: true)
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return String(decoding: bytes[start..<index - 1], as: UTF8.self)
             }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
         }
+        var utf8 = Array(bytes[start..<index])
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
-                flush()
-                return String(scalars)
+                return String(decoding: utf8, as: UTF8.self)
             }
             if byte < 0x20 { throw error("a control character must be escaped in a string") }
             if byte != UInt8(ascii: "\\") {
-                run.append(byte)
+                utf8.append(byte)
                 index += 1
                 continue
             }
-            flush()
             index += 1
             guard index < bytes.count else { throw error("unterminated escape") }
             let escape = bytes[index]
             index += 1
+            let scalar: Unicode.Scalar
             switch escape {
-            case UInt8(ascii: "\""): scalars.append("\"")
-            case UInt8(ascii: "\\"): scalars.append("\\")
-            case UInt8(ascii: "/"): scalars.append("/")
-            case UInt8(ascii: "b"): scalars.append("\u{08}")
-            case UInt8(ascii: "f"): scalars.append("\u{0C}")
-            case UInt8(ascii: "n"): scalars.append("\n")
-            case UInt8(ascii: "r"): scalars.append("\r")
-            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "\""): scalar = "\""
+            case UInt8(ascii: "\\"): scalar = "\\"
+            case UInt8(ascii: "/"): scalar = "/"
+            case UInt8(ascii: "b"): scalar = "\u{08}"
+            case UInt8(ascii: "f"): scalar = "\u{0C}"
+            case UInt8(ascii: "n"): scalar = "\n"
+            case UInt8(ascii: "r"): scalar = "\r"
+            case UInt8(ascii: "t"): scalar = "\t"
             case UInt8(ascii: "u"):
                 var code = try hex4()
                 if (0xD800...0xDBFF).contains(code) {
@@ -223,10 +243,11 @@ public struct JSONParser {
                     guard (0xDC00...0xDFFF).contains(low) else { throw error("invalid low surrogate") }
                     code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                 }
-                guard let scalar = Unicode.Scalar(code) else { throw error("invalid unicode escape") }
-                scalars.append(scalar)
+                guard let decoded = Unicode.Scalar(code) else { throw error("invalid unicode escape") }
+                scalar = decoded
             default: throw error("invalid escape '\\\(Character(Unicode.Scalar(escape)))'")
             }
+            utf8.append(contentsOf: UTF8.encode(scalar)!)  // every scalar has a UTF-8 form
         }
     }
 

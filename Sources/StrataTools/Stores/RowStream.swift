@@ -4,7 +4,9 @@ import Strata
 /// Reads the rows of one entity straight from a driver, in batches, with every to-many slot
 /// filled (``StoreDriver/relatedRows(_:)`` for slots the driver left ``StoreValue/unfetched``).
 ///
-/// Memory: the IDs of one entity (16 bytes a row) plus one batch of rows.
+/// Memory: one batch of rows for ``forEachBatch(of:_:)`` on drivers that walk their keys
+/// (SQLite, LMDB); drivers using the default ``StoreDriver/scanRows(_:_:)`` hold the
+/// IDs of one entity (16 bytes a row) too. ``ids(of:)`` returns every ID of an entity.
 public struct RowStream {
     /// The driver read.
     public let driver: any StoreDriver
@@ -53,14 +55,9 @@ public struct RowStream {
         return rows
     }
 
-    /// Calls `body` with each batch of rows of exactly `entity`, in primary-key order.
+    /// Calls `body` with each batch of rows of exactly `entity`, in primary-key order, to-many
+    /// slots filled (the driver's ``StoreDriver/scanRows(_:_:)``).
     public func forEachBatch(of entity: EntityDescription, _ body: ([RowSnapshot]) throws -> Void) throws {
-        let all = try ids(of: entity)
-        var start = 0
-        while start < all.count {
-            let end = min(start + batchSize, all.count)
-            try body(try rows(Array(all[start..<end]), of: entity))
-            start = end
-        }
+        try driver.scanRows(RowScan(entity: entity, batchSize: batchSize), body)
     }
 }

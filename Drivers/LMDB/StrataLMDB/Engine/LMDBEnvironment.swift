@@ -20,6 +20,11 @@ import Synchronization
 //     MDB_NOTLS ties to the transaction, not the thread); a read renews one instead of beginning
 //     a new one, and resets it back afterwards. At most `maximumIdleReaders` are kept; all are
 //     aborted before the environment closes.
+// E7. A write committed with `durable: false` on an environment that syncs fully is committed
+//     with MDB_NOMETASYNC set for that commit only (its data pages are synced, its meta page is
+//     not: a system crash may undo it, never damage the file), and `metaSyncPending` records it;
+//     the next durable write forces mdb_env_sync before returning. Flags change only under
+//     `writer`.
 
 /// A shared LMDB environment (one file) with its named databases, map growth and error mapping.
 ///
@@ -35,6 +40,10 @@ final class LMDBEnvironment: @unchecked Sendable {
     let isReadOnly: Bool
     private let gate = ReadWriteLock()
     private let writer = NSLock()
+    /// Whether the environment syncs every commit fully (the store option `sync=full`).
+    private let syncsFully: Bool
+    /// A commit whose meta page is not synced yet (E7); read and written only under `writer`.
+    private var metaSyncPending = false
     private let handles = Locked<[String: MDB_dbi]>([:])
     private let currentMapSize: Atomic<Int>
     private let currentMapGeneration = Atomic<Int>(0)
@@ -46,6 +55,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         self.path = path
         self.maximumMapSize = options.maximumMapSize
         self.isReadOnly = readOnly
+        self.syncsFully = options.sync == .full
         var env: OpaquePointer?
         try Self.check(mdb_env_create(&env), path: path, "creating the environment")
         // mdb_env_create succeeded, so env is set.
@@ -146,37 +156,63 @@ final class LMDBEnvironment: @unchecked Sendable {
 
     /// Runs `body` in a write transaction and commits it; on `MDB_MAP_FULL` grows the map and runs
     /// `body` again (E4). When `body` throws, the transaction is aborted and nothing changes.
-    func write<T>(_ body: (LMDBTransaction) throws -> T) throws -> T {
+    ///
+    /// - Parameter durable: `false` commits without syncing the meta page (E7), for deferred
+    ///   change sets; a durable write syncs what earlier ones left unsynced.
+    func write<T>(durable: Bool = true, _ body: (LMDBTransaction) throws -> T) throws -> T {
         if isReadOnly { throw StoreError(.readOnly, "the store was opened read-only", store: path) }
         return try writer.withLock {
-            while true {
-                let outcome: Result<T, any Error>? = try gate.withShared {
-                    var txn: OpaquePointer?
-                    let rc = mdb_txn_begin(handle, nil, 0, &txn)
-                    if rc == MDB_MAP_RESIZED { return nil }
-                    try check(rc, "starting a write")
-                    // mdb_txn_begin succeeded.
-                    let transaction = LMDBTransaction(handle: txn!, environment: self)
-                    do {
-                        let value = try body(transaction)
-                        let commit = mdb_txn_commit(txn!)
-                        if commit == MDB_MAP_FULL { return .failure(MapFull()) }
-                        try check(commit, "committing")
-                        return .success(value)
-                    } catch {
-                        mdb_txn_abort(txn!)
-                        if isMapFull(error) { return .failure(MapFull()) }
-                        return .failure(error)
+            let value = try writeOnce(durable: durable, body)
+            if durable, metaSyncPending {
+                try check(mdb_env_sync(handle, 1), "syncing deferred commits")
+                metaSyncPending = false
+            }
+            return value
+        }
+    }
+
+    /// One write transaction, retried on a map resize or a full map; the caller holds `writer`.
+    private func writeOnce<T>(durable: Bool, _ body: (LMDBTransaction) throws -> T) throws -> T {
+        while true {
+            let outcome: Result<T, any Error>? = try gate.withShared {
+                var txn: OpaquePointer?
+                let rc = mdb_txn_begin(handle, nil, 0, &txn)
+                if rc == MDB_MAP_RESIZED { return nil }
+                try check(rc, "starting a write")
+                // mdb_txn_begin succeeded.
+                let transaction = LMDBTransaction(handle: txn!, environment: self)
+                do {
+                    let value = try body(transaction)
+                    let deferMeta = !durable && syncsFully
+                    if deferMeta {
+                        // Only this commit skips the meta page's sync (E7); the flag is back
+                        // before `writer` is released, and readers never look at it.
+                        try check(mdb_env_set_flags(handle, UInt32(MDB_NOMETASYNC), 1), "deferring a sync")
                     }
+                    let commit = mdb_txn_commit(txn!)
+                    if deferMeta {
+                        let restored = mdb_env_set_flags(handle, UInt32(MDB_NOMETASYNC), 0)
+                        // It fails only for a flag it cannot change, and it changed this one
+                        // just above; nothing may throw here: the transaction is gone.
+                        precondition(restored == MDB_SUCCESS, "mdb_env_set_flags refused MDB_NOMETASYNC")
+                        if commit == MDB_SUCCESS { metaSyncPending = true }
+                    }
+                    if commit == MDB_MAP_FULL { return .failure(MapFull()) }
+                    try check(commit, "committing")
+                    return .success(value)
+                } catch {
+                    mdb_txn_abort(txn!)
+                    if isMapFull(error) { return .failure(MapFull()) }
+                    return .failure(error)
                 }
-                switch outcome {
-                case nil:
-                    try adoptMapSize()
-                case .failure(let error) where error is MapFull:
-                    try grow()
-                case .some(let result):
-                    return try result.get()
-                }
+            }
+            switch outcome {
+            case nil:
+                try adoptMapSize()
+            case .failure(let error) where error is MapFull:
+                try grow()
+            case .some(let result):
+                return try result.get()
             }
         }
     }
