@@ -86,6 +86,69 @@ extension ConformanceSuite {
                     "new tracks after an empty insert")
             },
             ConformanceCase(
+                "a batch insert from a managed object handler stores what it sets over the defaults, and checks it"
+            ) { harness in
+                let fixture = try Fixture(harness)
+                let context = fixture.context()
+                let counter = Counter()
+                let leftovers = Counter()
+                var request = BatchInsertRequest(entityName: "Car") { (object: ManagedObject) -> Bool in
+                    let index = counter.next()
+                    guard index < 300 else { return true }
+                    if object["name"] as String? != nil || object["seats"] as Int? != nil { _ = leftovers.next() }
+                    object["name"] = "handled \(index)"
+                    if index % 2 == 0 { object["seats"] = index % 9 }
+                    if index == 7 { object.setValue(StoreValue.integer(3), forKey: "wheels") }
+                    return false
+                }
+                request.resultType = .objectIDs
+                let result = try context.execute(request)
+                try requireEqual(counter.value, 301, "handler calls")
+                try requireEqual(leftovers.value, 0, "calls whose object held values of an earlier call")
+                let ids = try unwrap(result.objectIDs, "object IDs of the result")
+                try requireEqual(ids.count, 300, "objects stored")
+                let car = entity("Car")
+                let slot = { (name: String) in car.index(ofProperty: name)! }  // in the model
+                let rows = try fixture.store.driver.rows(for: ids.map(\.rowID))
+                let byName = Dictionary(uniqueKeysWithValues: rows.map { ($0.values[slot("name")], $0) })
+                try requireEqual(byName.count, 300, "distinct names stored")
+                try requireEqual(byName[.string("handled 4")]?.values[slot("seats")], .integer(4), "a set value")
+                try requireEqual(byName[.string("handled 5")]?.values[slot("seats")], .null, "an unset value")
+                try requireEqual(byName[.string("handled 5")]?.values[slot("wheels")], .integer(4), "a default")
+                try requireEqual(byName[.string("handled 7")]?.values[slot("wheels")], .integer(3), "a store value set")
+                try requireEqual(
+                    try context.count(
+                        for: FetchRequest(
+                            entityName: "Car", predicate: try FetchPredicate(format: "name BEGINSWITH 'handled '"))),
+                    300, "cars fetched")
+
+                let before = try storeRows(fixture)
+                let missing = Counter()
+                let unnamed = BatchInsertRequest(entityName: "Tag") { (object: ManagedObject) -> Bool in
+                    let index = missing.next()
+                    guard index < 3 else { return true }
+                    if index != 1 { object["name"] = "tag \(index)" }
+                    return false
+                }
+                try requireThrows(
+                    "a handler leaving a non-optional attribute nil",
+                    matches: { error in
+                        guard let error = error as? StoreError else { return false }
+                        return error.code == .invalidRequest && error.message.contains("object 1")
+                            && error.message.contains("Tag.name")
+                    }
+                ) { try context.execute(unnamed) }
+                let transient = BatchInsertRequest(entityName: "Item") { (object: ManagedObject) -> Bool in
+                    object["scratch"] = "x"
+                    return false
+                }
+                try requireThrows(
+                    "a handler setting a transient attribute",
+                    matches: { ($0 as? StoreError)?.message.contains("Item.scratch") ?? false }
+                ) { try context.execute(transient) }
+                try require(try storeRows(fixture) == before, "the store is unchanged after the refused handlers")
+            },
+            ConformanceCase(
                 "a batch insert keeps unique constraints by the merge policy: error, object-trump upsert, store-trump skip"
             ) { harness in
                 let fixture = try Fixture(harness)

@@ -66,6 +66,40 @@ public enum MemoryAtRest {
         guard write(fd, "5", 1) == 1 else { throw BenchError("the kernel refused to reset the peak resident set") }
     }
 
+    /// A `kB` field of /proc/self/status (`VmHWM`, `RssAnon`, …) in kilobytes, or `nil` when
+    /// unreadable.
+    public static func statusKilobytes(_ field: String) -> Int64? {
+        statusFields()[field.hasSuffix(":") ? String(field.dropLast()) : field].map { $0 / 1024 }
+    }
+
+    /// The resident bytes of the memory maps of the file at `path` (`Rss` of its mappings in
+    /// /proc/self/smaps): for LMDB, the pages of the store file its memory map made resident.
+    public static func mappedResidentBytes(of path: String) -> Int64 {
+        // Read to the end in a loop: /proc files report no size, and a one-shot read of a large
+        // smaps stops short.
+        guard let data = FileHandle(forReadingAtPath: "/proc/self/smaps")?.readDataToEndOfFile() else { return 0 }
+        let text = String(decoding: data, as: UTF8.self)
+        var total: Int64 = 0
+        var inFile = false
+        for line in text.split(separator: "\n") {
+            if let first = line.first, first.isHexDigit, line.contains("-") {
+                // A mapping's header: address range, permissions, offset, device, inode, path.
+                inFile = line.hasSuffix(" " + path) || line.hasSuffix("\t" + path)
+            } else if inFile, line.hasPrefix("Rss:") {
+                total += (Int64(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+            }
+        }
+        return total
+    }
+
+    /// The resident set now, in bytes (`/proc/self/statm`), without trimming the heap first.
+    public static func residentBytesUntrimmed() -> Int64 {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int64(fields[1]) else { return 0 }
+        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     /// The resident set's high-water mark since the last ``resetPeak()`` (`VmHWM`), in bytes.
     public static func peakBytes() -> Int64 { statusFields()["VmHWM"] ?? 0 }
 

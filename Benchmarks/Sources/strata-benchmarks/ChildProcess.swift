@@ -14,6 +14,10 @@ import StrataTools
 /// this parent's, can inflate.
 enum ChildProcess {
     /// The child's resident-set high-water mark, in bytes.
+    ///
+    /// On Linux, `VmHWM` of /proc/self/status (``MemoryAtRest/peakResidentBytes()``): `ru_maxrss`
+    /// survives `execve`, so it would start at the parent's high-water mark when the child was
+    /// spawned, and every child spawned after the parent grew reported the parent's peak.
     static func peakResidentBytes() -> Int64 {
         #if canImport(Darwin)
             var usage = rusage()
@@ -47,7 +51,10 @@ enum ChildProcess {
             }
             let walk = try ResultsSection.walkBatched(store: store, type: type)
             FileHandle.standardOutput.write(
-                try JSONEncoder().encode([Double(walk.rows), Double(walk.growth), walk.seconds]))
+                try JSONEncoder().encode([
+                    Double(walk.rows), Double(walk.growth), walk.seconds, Double(walk.anonymousGrowth),
+                    Double(walk.afterFetch), Double(walk.mappedStore),
+                ]))
             return
         }
         if id == xmlAtRest {
@@ -105,11 +112,13 @@ enum ChildProcess {
     /// The children that walk a store with `fetchBatchSize = 500`, by driver.
     static let walkKinds: [String: KnownDriver] = ["walk-sqlite": .sqlite, "walk-lmdb": .lmdb]
 
-    /// Runs a batched-walk child on `store` and returns rows walked, peak resident growth and seconds.
-    static func walk(_ id: String, store: URL, options: Options) throws -> (rows: Int, growth: Int64, seconds: Double) {
+    /// Runs a batched-walk child on `store` and returns what it measured.
+    static func walk(_ id: String, store: URL, options: Options) throws -> ResultsSection.Walk {
         let values = try JSONDecoder().decode([Double].self, from: output(id, options: options, store: store))
-        guard values.count == 3 else { throw BenchError("\(id) reported \(values.count) figures, not 3") }
-        return (Int(values[0]), Int64(values[1]), values[2])
+        guard values.count == 6 else { throw BenchError("\(id) reported \(values.count) figures, not 6") }
+        return ResultsSection.Walk(
+            rows: Int(values[0]), growth: Int64(values[1]), anonymousGrowth: Int64(values[3]),
+            afterFetch: Int64(values[4]), mappedStore: Int64(values[5]), seconds: values[2])
     }
 
     /// Runs the `xmlAtRest` child on the store at `store`.

@@ -235,6 +235,9 @@ func runResultsSection() throws -> ResultsSectionResult {
         }
         result.walkGrowthBytes[kind.rawValue] = walk.growth
         result.walkSeconds[kind.rawValue] = walk.seconds
+        result.walkAnonymousGrowthBytes?[kind.rawValue] = walk.anonymousGrowth
+        result.walkAfterFetchBytes?[kind.rawValue] = walk.afterFetch
+        result.walkMappedStoreBytes?[kind.rawValue] = walk.mappedStore
     }
     return result
 }

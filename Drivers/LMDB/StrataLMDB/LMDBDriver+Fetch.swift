@@ -17,13 +17,20 @@ extension LMDBDriver {
                     count: try countRows(entities, txn), appliedPredicate: true, appliedSort: true, appliedPage: true)
             }
             let plan = QueryPlan.make(request.predicate, entity: request.entity, entities: entities, layout: layout)
+            // IDs in row-ID order: read from the keys alone when every row is wanted; otherwise
+            // matching rows keep no values (a large result of IDs holds no rows).
+            let idsOnly = request.resultKind == .ids && request.sort.isEmpty
+            if idsOnly, request.predicate == nil, case .scan = plan {
+                let ids = try scanIDs(entities, reader.txn, offset: request.offset, limit: request.limit)
+                return StoreFetchResult(ids: ids, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            }
             var rows: [RowSnapshot]
             if case .scan = plan, let streamed = try streamSorted(request, entities: entities, reader: reader) {
                 rows = streamed
             } else {
                 rows = try candidates(
                     plan, entities: entities, reader: reader, predicate: request.predicate, entity: request.entity,
-                    cached: request.cachedRows)
+                    cached: request.cachedRows, idsOnly: idsOnly)
                 if !request.sort.isEmpty {
                     rows = try RowSorter.sort(rows, by: request.sort, model: model, lookup: reader.lookup)
                 }
@@ -71,14 +78,43 @@ extension LMDBDriver {
         return total
     }
 
+    /// The IDs of every row of `entities`, in row-ID order, paged, read from the keys alone.
+    private func scanIDs(_ entities: Set<Int32>, _ txn: LMDBTransaction, offset: Int, limit: Int?) throws
+        -> [RowID]
+    {
+        var ids: [RowID] = []
+        var skip = offset
+        let wanted = limit ?? Int.max
+        for entity in entities.sorted() where ids.count < wanted {
+            let dbi = try rowsDatabase(entity)
+            if layout.roots[entity] != nil, entities.count == 1, limit == nil {
+                ids.reserveCapacity(max(try txn.count(dbi) - offset, 0))
+            }
+            let prefix = Array(Keys.entityStart(entity).prefix(4))
+            try txn.withCursor(dbi) { cursor in
+                var entry = try cursor.move(MDB_SET_RANGE, to: Keys.entityStart(entity))
+                while let current = entry, current.key.hasPrefix(prefix), ids.count < wanted {
+                    if skip > 0 {
+                        skip -= 1
+                    } else {
+                        ids.append(try rowID(current.key))
+                    }
+                    entry = try cursor.move(MDB_NEXT)
+                }
+            }
+        }
+        return ids
+    }
+
     /// The rows the plan names that satisfy `predicate`, in row-ID order.
     ///
     /// A scan takes a row's values from `cached` when the row cache holds that row at its stored
-    /// version (read from the row's header, before any field), as the SQLite driver does.
+    /// version (read from the row's header, before any field), as the SQLite driver does. With
+    /// `idsOnly`, the rows kept have no values (their IDs are all the caller wants).
     private func candidates(
         _ plan: QueryPlan, entities: Set<Int32>, reader: RowReader, predicate: FetchPredicate?,
         entity: EntityDescription,
-        cached: CachedRows?
+        cached: CachedRows?, idsOnly: Bool = false
     ) throws -> [RowSnapshot] {
         var rows: [RowSnapshot] = []
         // Predicates over the row's own attributes read value slots directly (same answers).
@@ -91,7 +127,10 @@ extension LMDBDriver {
             } else if let predicate, !(try predicate.evaluate(with: reader.view(row))) {
                 return
             }
-            rows.append(row)
+            keep(row, into: &rows)
+        }
+        func keep(_ row: RowSnapshot, into rows: inout [RowSnapshot]) {
+            rows.append(idsOnly ? RowSnapshot(id: row.id, version: row.version, values: []) : row)
         }
         switch plan {
         case .scan:
@@ -115,8 +154,9 @@ extension LMDBDriver {
                         if let integerTest, let value = plan.integer(at: integerTest.slot, in: current.value) {
                             // One integer comparison: answered from the stored bytes.
                             if integerTest.matches(value) {
-                                rows.append(
-                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached))
+                                keep(
+                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached),
+                                    into: &rows)
                             }
                         } else if let compiled {
                             if !plan.probe(
@@ -133,8 +173,9 @@ extension LMDBDriver {
                                 }
                             }
                             if try compiled.matches(fields.values) {
-                                rows.append(
-                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached))
+                                keep(
+                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached),
+                                    into: &rows)
                             }
                         } else {
                             try consider(

@@ -108,12 +108,14 @@ extension ManagedObjectContext {
     /// The objects a request matches, in batches of ``FetchRequest/fetchBatchSize`` (one batch
     /// when it is 0), each loaded when the sequence reaches it.
     ///
-    /// Each batch is fetched inside ``performAndWait(_:)``, so the sequence may be walked from any
-    /// task; use the objects on the context's executor (inside `perform`/`performAndWait`, or
-    /// anywhere for a context confined to the walking thread or a main-queue context on the main
-    /// actor). Stopping the walk (or cancelling its task) stops the fetch before the next batch.
-    /// Batches already walked stay registered in the context; a long walk can let them go with
-    /// ``refresh(_:mergeChanges:)`` or ``reset()``.
+    /// The first step reads the matching IDs (as ``fetchBatchFaulting(_:)`` does); each batch's
+    /// objects are made and loaded inside ``performAndWait(_:)`` when the walk reaches it, so the
+    /// sequence may be walked from any task; use the objects on the context's executor (inside
+    /// `perform`/`performAndWait`, or anywhere for a context confined to the walking thread or a
+    /// main-queue context on the main actor). Stopping the walk (or cancelling its task) stops the
+    /// fetch before the next batch. The sequence keeps no batch it handed out: objects of walked
+    /// batches that nothing else holds and that have no changes leave the context at its next
+    /// sweep (unless ``retainsRegisteredObjects`` is set).
     ///
     /// - Returns: A sequence that throws the store's error (or a predicate's) where it happens.
     public func fetchBatches(_ request: FetchRequest) -> AsyncThrowingStream<[ManagedObject], any Error> {
@@ -123,32 +125,33 @@ extension ManagedObjectContext {
 
     /// Fetches `request` and hands its objects to `body` a batch at a time, counting them in
     /// `progress` and stopping with `CancellationError` when it is cancelled.
+    ///
+    /// The fetch reads the matching IDs (as ``fetchBatchFaulting(_:)`` does) and makes each
+    /// batch's objects only when it is reached, so no batch exists before its turn.
     func forEachBatch(of request: FetchRequest, progress: Progress, _ body: ([ManagedObject]) throws -> Void) throws {
         if progress.isCancelled { throw CancellationError() }
-        let objects = try fetch(request)
-        progress.totalUnitCount = Int64(objects.count)
-        let size = request.fetchBatchSize > 0 ? request.fetchBatchSize : max(objects.count, 1)
-        var start = 0
-        while start < objects.count {
+        let storage = try batchFaultingStorage(request, keeping: nil)
+        progress.totalUnitCount = Int64(storage.ids.count)
+        var done = 0
+        for batch in 0..<storage.batchCount {
             if progress.isCancelled { throw CancellationError() }
-            let batch = Array(objects[start..<min(start + size, objects.count)])
-            // The first fault of a batch loads the whole batch (the fetch made them one fault batch).
-            for object in batch where object.faulted { try object.fireFaultThrowing() }
-            try body(batch)
-            start += batch.count
-            progress.completedUnitCount = Int64(start)
+            let objects = try storage.loadedBatch(batch)
+            try body(objects)
+            done += objects.count
+            progress.completedUnitCount = Int64(done)
         }
     }
 }
 
-/// The state of a ``ManagedObjectContext/fetchBatches(_:)`` walk: the faults of the fetch and
-/// how far the walk got.
+/// The state of a ``ManagedObjectContext/fetchBatches(_:)`` walk: the IDs of the fetch and how
+/// far the walk got.
 private final class BatchCursor: @unchecked Sendable {
-    // @unchecked Sendable: `state` is used only under `lock`, inside the context's performAndWait; the objects it holds never leave except as the batch handed to the walker,
-    // whom the documentation of fetchBatches confines to the context's executor.
+    // @unchecked Sendable: `state` is used only under `lock`, inside the context's performAndWait;
+    // the objects it makes never leave except as the batch handed to the walker, whom the
+    // documentation of fetchBatches confines to the context's executor.
     private struct State {
-        var objects: [ManagedObject]?
-        var start = 0
+        var storage: BatchFaultingStorage?
+        var next = 0
         var done = false
     }
 
@@ -169,21 +172,19 @@ private final class BatchCursor: @unchecked Sendable {
             try lock.withLock { () throws -> [ManagedObject]? in
                 if state.done { return nil }
                 do {
-                    let objects = try state.objects ?? context.fetch(request)
-                    state.objects = objects
-                    let size = request.fetchBatchSize > 0 ? request.fetchBatchSize : max(objects.count, 1)
-                    guard state.start < objects.count else {
+                    let storage = try state.storage ?? context.batchFaultingStorage(request, keeping: nil)
+                    state.storage = storage
+                    guard state.next < storage.batchCount else {
                         state.done = true
-                        state.objects = nil
+                        state.storage = nil
                         return nil
                     }
-                    let batch = Array(objects[state.start..<min(state.start + size, objects.count)])
-                    for object in batch where object.faulted { try object.fireFaultThrowing() }
-                    state.start += batch.count
+                    let batch = try storage.loadedBatch(state.next)
+                    state.next += 1
                     return batch
                 } catch {
                     state.done = true
-                    state.objects = nil
+                    state.storage = nil
                     throw error
                 }
             }

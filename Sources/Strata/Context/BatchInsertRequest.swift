@@ -68,6 +68,15 @@ public struct BatchInsertRequest: Sendable {
     /// Fills one object per call and returns `true` when there are no more (that call's object is
     /// not inserted); used when ``objects`` is `nil`.
     public var dictionaryHandler: (@Sendable (inout Object) -> Bool)?
+    /// Sets the attributes of one object per call and returns `true` when there are no more
+    /// (that call's object is not inserted); used when ``objects`` and ``dictionaryHandler`` are
+    /// `nil` (Core Data's `managedObjectHandler`).
+    ///
+    /// The object is of the entity's class, in no context, with the entity's default values at
+    /// each call. Set attributes as on any object (typed properties, the subscript,
+    /// `setValue(_:forKey:)`), which convert and check each value as it is set; relationships
+    /// cannot be set. The same object is passed to every call: keep nothing of it between calls.
+    public var managedObjectHandler: (@Sendable (ManagedObject) -> Bool)?
     /// What the result carries; ``ResultType/statusOnly`` by default.
     public var resultType: ResultType = .statusOnly
     /// The store to insert into: the first writable one holding the entity when `nil`.
@@ -83,6 +92,29 @@ public struct BatchInsertRequest: Sendable {
     public init(entityName: String, dictionaryHandler: @escaping @Sendable (inout Object) -> Bool) {
         self.entityName = entityName
         self.dictionaryHandler = dictionaryHandler
+    }
+
+    /// Creates a request whose handler sets the attributes of one object per call and returns
+    /// `true` when done (Core Data's `init(entityName:managedObjectHandler:)`); see
+    /// ``managedObjectHandler``.
+    ///
+    /// ```swift
+    /// var next = 0
+    /// let request = BatchInsertRequest(entityName: "Item", managedObjectHandler: { object in
+    ///     guard next < rows.count else { return true }
+    ///     object["name"] = rows[next].name
+    ///     object["price"] = rows[next].price
+    ///     next += 1
+    ///     return false
+    /// })
+    /// ```
+    ///
+    /// Name the handler's label (or the closure's parameter type): a trailing closure whose
+    /// parameter type is left to inference also fits ``init(entityName:dictionaryHandler:)``,
+    /// since a dictionary has a subscript too, and Swift picks that one.
+    public init(entityName: String, managedObjectHandler: @escaping @Sendable (ManagedObject) -> Bool) {
+        self.entityName = entityName
+        self.managedObjectHandler = managedObjectHandler
     }
 }
 
@@ -137,6 +169,25 @@ extension ManagedObjectContext {
             )
         }
         var builder = try BatchInsertRows(entity: entity)
+        let uniqueness = constraints(of: entity).map { (constraintOwner(entity, $0), $0) }
+        if let objects = request.objects, uniqueness.isEmpty {
+            // Nothing to check across rows: each row goes to the store as it is made, so the
+            // batch holds one row at a time (no handler runs while the store is being written).
+            var next = 0
+            let keys = try coordinator.insert(of: entity, in: store) { values in
+                guard next < objects.count else { return false }
+                try builder.fill(&values, with: objects[next])
+                next += 1
+                return true
+            }
+            switch request.resultType {
+            case .statusOnly: return BatchInsertResult(resultType: .statusOnly)
+            case .count: return BatchInsertResult(resultType: .count, count: keys?.count ?? 0)
+            case .objectIDs:
+                let rows = keys.map { $0.map { RowID(entity: entity.entityNumber, primaryKey: $0) } } ?? []
+                return Self.result(.objectIDs, rows: rows, updated: [], entity: entity, store: store)
+            }
+        }
         if let objects = request.objects {
             builder.reserve(objects.count)
             for object in objects { try builder.append(object) }
@@ -146,101 +197,41 @@ extension ManagedObjectContext {
                 if handler(&object) { break }
                 try builder.append(object)
             }
+        } else if let handler = request.managedObjectHandler {
+            let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+            object.values = entity.defaultValues
+            while true {
+                object.changedSlots.removeAll()
+                if handler(object) { break }
+                let values = object.values
+                object.values = entity.defaultValues  // the row keeps its values alone
+                try builder.append(values: values, changed: object.changedSlots)
+            }
         }
         let outcome = try coordinator.insert(
-            builder.rows, of: entity, constraints: constraints(of: entity).map { (constraintOwner(entity, $0), $0) },
-            policy: mergePolicy, in: store)
-        switch request.resultType {
+            builder.take(), of: entity, constraints: uniqueness, policy: mergePolicy, in: store)
+        return Self.result(
+            request.resultType, rows: outcome.rows, updated: outcome.updated, entity: entity, store: store)
+    }
+
+    /// The result of a batch insert that stored `rows` (inserted, or upserted when in `updated`).
+    private static func result(
+        _ type: BatchInsertRequest.ResultType, rows: [RowID], updated: [RowID], entity: EntityDescription,
+        store: PersistentStore
+    ) -> BatchInsertResult {
+        switch type {
         case .statusOnly:
             return BatchInsertResult(resultType: .statusOnly)
         case .count:
-            return BatchInsertResult(resultType: .count, count: outcome.rows.count)
+            return BatchInsertResult(resultType: .count, count: rows.count)
         case .objectIDs:
-            let ids = outcome.rows.map { ManagedObjectID(entity: entity, rowID: $0, store: store) }
-            let updated = Set(outcome.updated)
+            let ids = rows.map { ManagedObjectID(entity: entity, rowID: $0, store: store) }
+            let updated = Set(updated)
             return BatchInsertResult(
                 resultType: .objectIDs, objectIDs: ids,
                 changes: ContextDidSave(
                     insertedObjectIDs: ids.filter { !updated.contains($0.rowID) },
                     updatedObjectIDs: ids.filter { updated.contains($0.rowID) }))
         }
-    }
-}
-
-/// The rows of a batch insert, checked against the entity as they are added.
-struct BatchInsertRows {
-    let entity: EntityDescription
-    private(set) var rows: [[StoreValue]] = []
-    /// Non-optional attributes, checked on every row.
-    private let required: [(slot: Int, name: String)]
-    /// Each slot's attribute type when it is a stored attribute a batch insert may set, else `nil`:
-    /// looked up once, so the common value (already of the attribute's Swift type) is stored
-    /// without copying the attribute's description.
-    private let settableTypes: [AttributeType?]
-
-    init(entity: EntityDescription) throws {
-        if entity.isAbstract {
-            throw StoreError(
-                .invalidRequest,
-                "a batch insert cannot insert objects of '\(entity.name)', which is abstract; insert one of its subentities"
-            )
-        }
-        self.entity = entity
-        var required: [(Int, String)] = []
-        for (slot, property) in entity.properties.enumerated() where !property.isTransient {
-            switch property {
-            case .attribute(let attribute) where !attribute.isOptional: required.append((slot, attribute.name))
-            case .relationship(let relationship) where !relationship.isOptional && !relationship.isToMany:
-                throw StoreError(
-                    .invalidRequest,
-                    "a batch insert cannot set relationships, and '\(entity.name).\(relationship.name)' is required; insert these objects through a context"
-                )
-            default: break
-            }
-        }
-        self.required = required
-        settableTypes = entity.properties.map { property in
-            property.attribute.flatMap { $0.isTransient ? nil : $0.type }
-        }
-    }
-
-    mutating func reserve(_ count: Int) { rows.reserveCapacity(count) }
-
-    /// Adds one object's row: defaults, then the object's values converted to their attributes.
-    mutating func append(_ object: BatchInsertRequest.Object) throws {
-        var values = entity.defaultValues
-        for (key, value) in object {
-            guard let slot = entity.index(ofProperty: key) else {
-                throw StoreError(
-                    .invalidRequest,
-                    "object \(rows.count) of the batch insert names '\(key)', which '\(entity.name)' does not have; use the model's attribute names"
-                )
-            }
-            guard let type = settableTypes[slot] else {
-                throw StoreError(
-                    .invalidRequest,
-                    "object \(rows.count) of the batch insert sets '\(entity.name).\(key)'; a batch insert sets stored attributes only"
-                )
-            }
-            if let exact = StoreValueCoercion.exactMatch(value, type) {
-                values[slot] = exact
-                continue
-            }
-            // A stored attribute: settableTypes has a type for it.
-            let attribute = entity.properties[slot].attribute!
-            do {
-                values[slot] = try StoreValueCoercion.coerce(any: value, to: attribute, entity: entity.name)
-            } catch let error as StoreError {
-                throw StoreError(error.code, "object \(rows.count) of the batch insert: \(error.message)")
-            }
-        }
-        for (slot, name) in required where values[slot].isNull {
-            throw StoreError(
-                .invalidRequest,
-                "object \(rows.count) of the batch insert leaves the non-optional attribute '\(entity.name).\(name)' nil and it has no default; give it a value"
-            )
-        }
-        for slot in entity.transientSlots { values[slot] = .null }
-        rows.append(values)
     }
 }

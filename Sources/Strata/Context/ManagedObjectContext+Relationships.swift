@@ -76,11 +76,13 @@ extension ManagedObjectContext {
         }
         var batch = [object.objectID]
         var prefetching: [String] = []
+        var caching = true
         if let faults = faultBatches[ObjectIdentifier(object)], let position = faults.index[object.objectID] {
             let size = faults.size
             let start = (position / size) * size
             batch = Array(faults.ids[start..<min(start + size, faults.ids.count)])
             prefetching = faults.prefetching
+            caching = faults.cachesRows
         }
         let wanted = batch.filter { id in
             id.persistentStore === store && (registered[id]?.faulted ?? false)
@@ -100,7 +102,8 @@ extension ManagedObjectContext {
             }
             return
         }
-        let rows = try coordinator.rows(for: wanted.map(\.rowID), in: store, maxAge: stalenessInterval)
+        let rows = try coordinator.rows(
+            for: wanted.map(\.rowID), in: store, maxAge: stalenessInterval, caching: caching)
         var loaded: [ManagedObject] = []
         for id in wanted {
             guard let target = registered[id] else { continue }

@@ -547,10 +547,14 @@ final class FaultBatch {
     /// Relationship key paths loaded for each chunk when it is fulfilled
     /// (``FetchRequest/relationshipKeyPathsForPrefetching``).
     let prefetching: [String]
-    init(ids: [ManagedObjectID], size: Int, prefetching: [String] = []) {
+    /// Whether rows read from the store for these faults go into the row cache (a batch-faulting
+    /// walk's do not: see ``BatchFaultingArray``).
+    let cachesRows: Bool
+    init(ids: [ManagedObjectID], size: Int, prefetching: [String] = [], cachesRows: Bool = true) {
         self.ids = ids
         self.size = max(size, 1)
         self.prefetching = prefetching
+        self.cachesRows = cachesRows
         for (i, id) in ids.enumerated() { index[id] = i }
     }
 }

@@ -9,6 +9,20 @@ struct BatchInsertOutcome {
 }
 
 extension PersistentStoreCoordinator {
+    /// Stores the rows `fill` produces, one at a time, as new rows of `entity` in `store`, in one
+    /// transaction (``StoreDriver/insertRows(of:_:)``): a batch insert whose entity has no
+    /// uniqueness constraints, so no row needs another to be checked. Inserted rows are not cached.
+    ///
+    /// - Returns: The keys of the rows, in order; `nil` for none.
+    func insert(
+        of entity: EntityDescription, in store: PersistentStore, _ fill: (inout [StoreValue]) throws -> Bool
+    ) throws -> ClosedRange<Int64>? {
+        if store.isReadOnly {
+            throw StoreError(.readOnly, "cannot insert into a store opened read-only", store: store.displayName)
+        }
+        return try store.write { try store.driver.insertRows(of: entity.entityNumber, fill) }
+    }
+
     /// Stores the rows of a batch insert in `store` in one change set, keeping uniqueness
     /// constraints by `policy` (see ``BatchInsertRequest``). Inserted rows are not cached (no
     /// context holds them); upserted rows leave the row cache.
@@ -16,7 +30,7 @@ extension PersistentStoreCoordinator {
     /// Complexity: O(n) for n rows, plus one read of the stored rows of each constraint's
     /// hierarchy when the entity has constraints.
     func insert(
-        _ rows: [[StoreValue]], of entity: EntityDescription, constraints: [(owner: String, names: [String])],
+        _ rows: consuming [RowSnapshot], of entity: EntityDescription, constraints: [(owner: String, names: [String])],
         policy: MergePolicy, in store: PersistentStore
     ) throws -> BatchInsertOutcome {
         if store.isReadOnly {
@@ -27,45 +41,63 @@ extension PersistentStoreCoordinator {
         guard let root = model.entity(number: entity.rootEntityNumber) else {
             throw StoreError(.invalidRequest, "the model has no root entity for '\(entity.name)'")
         }
+        var rows = rows
         return try store.write {
             // Reading the stored rows and writing under one lock: no other save of this
             // coordinator can slip a clashing row in between.
-            var plan = BatchInsertResolution(entity: entity, rows: rows, policy: policy)
+            var plan = BatchInsertResolution(entity: entity, count: rows.count, policy: policy)
             for (owner, names) in constraints {
-                try plan.resolve(names, owner: model.entity(named: owner) ?? entity, store: store, model: model)
+                try plan.resolve(
+                    names, of: rows, owner: model.entity(named: owner) ?? entity, store: store, model: model)
             }
             var batch = ChangeBatch()
-            let inserted = plan.kept.filter { plan.upserts[$0] == nil }
-            if !inserted.isEmpty {
-                let keys = try allocatePrimaryKeysHoldingWriteLock(for: root, count: inserted.count, in: store)
-                batch.inserts.reserveCapacity(inserted.count)
+            var outcome = BatchInsertOutcome()
+            if plan.keepsEverything {
+                // The common case: every row is new. The rows take their keys in place and go
+                // to the driver as they are.
+                let keys = try allocatePrimaryKeysHoldingWriteLock(for: root, count: rows.count, in: store)
                 var key = keys.lowerBound
-                for index in inserted {
-                    batch.inserts.append(
-                        RowSnapshot(
-                            id: RowID(entity: entity.entityNumber, primaryKey: key), version: 1, values: rows[index]))
+                outcome.rows.reserveCapacity(rows.count)
+                for index in rows.indices {
+                    let id = RowID(entity: entity.entityNumber, primaryKey: key)
+                    rows[index].id = id
+                    outcome.rows.append(id)
                     key += 1
                 }
-            }
-            let attributeSlots = entity.properties.indices.filter {
-                entity.properties[$0].attribute.map { !$0.isTransient } ?? false
-            }
-            var outcome = BatchInsertOutcome()
-            outcome.rows.reserveCapacity(plan.kept.count)
-            var next = 0
-            for index in plan.kept {
-                if let stored = plan.upserts[index] {
-                    var values = stored.values
-                    for slot in attributeSlots { values[slot] = rows[index][slot] }
-                    batch.updates.append(
-                        RowUpdate(
-                            id: stored.id, expectedVersion: stored.version, values: values, changedSlots: attributeSlots
-                        ))
-                    outcome.rows.append(stored.id)
-                    outcome.updated.append(stored.id)
-                } else {
-                    outcome.rows.append(batch.inserts[next].id)
-                    next += 1
+                batch.inserts = rows
+                rows = []
+            } else {
+                let inserted = plan.kept.filter { plan.upserts[$0] == nil }
+                if !inserted.isEmpty {
+                    let keys = try allocatePrimaryKeysHoldingWriteLock(for: root, count: inserted.count, in: store)
+                    batch.inserts.reserveCapacity(inserted.count)
+                    var key = keys.lowerBound
+                    for index in inserted {
+                        var row = rows[index]
+                        row.id = RowID(entity: entity.entityNumber, primaryKey: key)
+                        batch.inserts.append(row)
+                        key += 1
+                    }
+                }
+                let attributeSlots = entity.properties.indices.filter {
+                    entity.properties[$0].attribute.map { !$0.isTransient } ?? false
+                }
+                outcome.rows.reserveCapacity(plan.kept.count)
+                var next = 0
+                for index in plan.kept {
+                    if let stored = plan.upserts[index] {
+                        var values = stored.values
+                        for slot in attributeSlots { values[slot] = rows[index].values[slot] }
+                        batch.updates.append(
+                            RowUpdate(
+                                id: stored.id, expectedVersion: stored.version, values: values,
+                                changedSlots: attributeSlots))
+                        outcome.rows.append(stored.id)
+                        outcome.updated.append(stored.id)
+                    } else {
+                        outcome.rows.append(batch.inserts[next].id)
+                        next += 1
+                    }
                 }
             }
             do {
@@ -75,7 +107,9 @@ extension PersistentStoreCoordinator {
                 rowCache.remove(outcome.updated.map { RowCache.Key(store: ObjectIdentifier(store), row: $0) })
                 throw error
             }
-            rowCache.remove(outcome.updated.map { RowCache.Key(store: ObjectIdentifier(store), row: $0) })
+            if !outcome.updated.isEmpty {
+                rowCache.remove(outcome.updated.map { RowCache.Key(store: ObjectIdentifier(store), row: $0) })
+            }
             return outcome
         }
     }
@@ -85,25 +119,27 @@ extension PersistentStoreCoordinator {
 /// uniqueness constraints are applied by the merge policy.
 private struct BatchInsertResolution {
     let entity: EntityDescription
-    let rows: [[StoreValue]]
     let policy: MergePolicy
     /// Indexes of the objects stored, ascending.
     private(set) var kept: [Int]
     /// Object index to the stored row it updates.
     private(set) var upserts: [Int: RowSnapshot] = [:]
+    /// Whether every object is still kept and none updates a stored row.
+    private(set) var keepsEverything = true
 
-    init(entity: EntityDescription, rows: [[StoreValue]], policy: MergePolicy) {
+    init(entity: EntityDescription, count: Int, policy: MergePolicy) {
         self.entity = entity
-        self.rows = rows
         self.policy = policy
-        kept = Array(rows.indices)
+        kept = Array(0..<count)
     }
 
     private var objectWins: Bool { policy.kind == .mergeByPropertyObjectTrump || policy.kind == .overwrite }
 
     mutating func resolve(
-        _ names: [String], owner: EntityDescription, store: PersistentStore, model: ManagedObjectModel
+        _ names: [String], of rows: [RowSnapshot], owner: EntityDescription, store: PersistentStore,
+        model: ManagedObjectModel
     ) throws {
+        defer { keepsEverything = upserts.isEmpty && kept.count == rows.count }
         let slots = names.compactMap { entity.index(ofProperty: $0) }
         guard slots.count == names.count else { return }
         let described = "(\(names.joined(separator: ", "))) of '\(owner.name)'"
@@ -111,7 +147,7 @@ private struct BatchInsertResolution {
         var seen: [[StoreValue]: Int] = [:]
         var dropped = Set<Int>()
         for index in kept {
-            let key = slots.map { rows[index][$0] }
+            let key = slots.map { rows[index].values[$0] }
             if key.contains(where: \.isNull) { continue }
             if let earlier = seen[key] {
                 guard policy.kind != .error else {
@@ -144,7 +180,7 @@ private struct BatchInsertResolution {
         guard !stored.isEmpty else { return }
         dropped = []
         for index in kept {
-            let key = slots.map { rows[index][$0] }
+            let key = slots.map { rows[index].values[$0] }
             guard let row = stored[key] else { continue }
             let objectID = model.entity(number: row.id.entity).map {
                 ManagedObjectID(entity: $0, rowID: row.id, store: store)

@@ -36,9 +36,13 @@ extension PersistentStoreCoordinator {
     /// The rows of `ids` in `store`: from the row cache where resident, the rest from the driver
     /// in one call.
     ///
-    /// - Parameter maxAge: When not negative, cached rows stored longer ago than this many seconds
-    ///   are read again from the driver (a context's `stalenessInterval`).
-    func rows(for ids: [RowID], in store: PersistentStore, maxAge: TimeInterval = -1) throws -> [RowID: RowSnapshot] {
+    /// - Parameters:
+    ///   - maxAge: When not negative, cached rows stored longer ago than this many seconds are read
+    ///     again from the driver (a context's `stalenessInterval`).
+    ///   - caching: Whether rows read from the driver go into the row cache.
+    func rows(
+        for ids: [RowID], in store: PersistentStore, maxAge: TimeInterval = -1, caching: Bool = true
+    ) throws -> [RowID: RowSnapshot] {
         var found: [RowID: RowSnapshot] = [:]
         var missing: [RowID] = []
         let storeKey = ObjectIdentifier(store)
@@ -54,7 +58,7 @@ extension PersistentStoreCoordinator {
             defer { rowCache.endRead(read) }
             let loaded = try store.read { try store.driver.rows(for: missing) }
             try checkRows(loaded[...], from: store)
-            rowCache.store(loaded, in: storeKey, since: read)
+            if caching { rowCache.store(loaded, in: storeKey, since: read) }
             for row in loaded { found[row.id] = row }
         }
         return found

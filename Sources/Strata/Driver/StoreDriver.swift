@@ -9,8 +9,8 @@ import Foundation
 /// apply (``StoreFetchResult``), keeps the row cache, tracks objects and enforces the model.
 ///
 /// ## Calling contract
-/// - The coordinator serializes ``apply(_:)`` and ``allocatePrimaryKeys(forEntity:count:)`` per
-///   store: at most one of them runs at a time.
+/// - The coordinator serializes ``apply(_:)``, ``insertRows(of:_:)`` and
+///   ``allocatePrimaryKeys(forEntity:count:)`` per store: at most one of them runs at a time.
 /// - ``fetch(_:)``, ``rows(for:)`` and ``relatedRows(_:)`` run concurrently with each other and
 ///   with `apply` only when ``capabilities`` contains ``DriverCapabilities/concurrentReads``;
 ///   otherwise the coordinator serializes every call.
@@ -82,6 +82,20 @@ public protocol StoreDriver: AnyObject, Sendable {
 
     /// Applies one change set all-or-nothing and returns the new row versions.
     func apply(_ batch: ChangeBatch) throws -> CommitResult
+
+    /// Inserts new rows of `entity`, which `fill` produces one at a time, in one transaction: each
+    /// row takes the next primary key of the entity's hierarchy and version 1; when `fill` or the
+    /// store throws, no row is stored (batch inserts without uniqueness constraints).
+    ///
+    /// `fill` sets `values` to the next row's values (one per property, in slot order, no
+    /// relationship set) and returns `true`, or returns `false` when there are no more rows; the
+    /// buffer it is given may hold the previous row's values. A driver that writes each row as it
+    /// comes holds one row at a time; the default collects them, reserves their keys
+    /// (``allocatePrimaryKeys(forEntity:count:)``) and applies them as one change set (``apply(_:)``).
+    /// The coordinator serializes it like `apply`.
+    ///
+    /// - Returns: The keys given, in the order of the rows; `nil` when `fill` produced none.
+    func insertRows(of entity: Int32, _ fill: (inout [StoreValue]) throws -> Bool) throws -> ClosedRange<Int64>?
 
     /// Updates or deletes every matching row in one transaction, without objects (batch updates
     /// and deletes). The default runs through ``fetch(_:)`` and ``apply(_:)``; drivers that can

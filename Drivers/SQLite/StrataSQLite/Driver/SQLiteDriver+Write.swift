@@ -81,12 +81,12 @@ extension SQLiteDriver {
             }
             for insert in batch.inserts {
                 if let current = run, current.entity == insert.id.entity {
-                    try insertRow(insert, current.plan, connection)
+                    try insertRow(insert, current.plan, connection, bindingConstants: false)
                     run = (current.plan, current.entity, max(current.max, insert.id.primaryKey))
                 } else {
                     endRun()
                     let plan = try entityPlan(insert.id)
-                    try insertRow(insert, plan, connection)
+                    try insertRow(insert, plan, connection, bindingConstants: true)
                     run = (plan, insert.id.entity, insert.id.primaryKey)
                     if !plan.toManySlots.isEmpty { insertsToMany = true }
                 }
@@ -174,16 +174,60 @@ extension SQLiteDriver {
             store: path, objectIDs: ids)
     }
 
-    private func insertRow(_ row: RowSnapshot, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection)
-        throws
-    {
+    /// Inserts one row with the entity's prepared `INSERT`.
+    ///
+    /// - Parameter bindingConstants: Whether to bind `Z_ENT` and `Z_OPT` (the entity's number and
+    ///   version 1, the same for every insert of the entity): for the first row of a run of one
+    ///   entity; later rows of the run leave them bound (the statement's slot keeps its bindings
+    ///   and only this function runs it).
+    private func insertRow(
+        _ row: RowSnapshot, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection,
+        bindingConstants: Bool
+    ) throws {
+        try insertRow(key: row.id.primaryKey, row.values, plan, connection, bindingConstants: bindingConstants)
+    }
+
+    /// Inserts the row of key `key` with `values` (``insertRow(_:_:_:bindingConstants:)``).
+    func insertRow(
+        key: Int64, _ values: [StoreValue], _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection,
+        bindingConstants: Bool
+    ) throws {
         let statement = try connection.cached(plan.insert.sql, slot: plan.insert.slot)
-        try statement.bindDirect(row.id.primaryKey, at: 1)
-        try statement.bindDirect(Int64(plan.storeNumber), at: 2)
-        try statement.bindDirect(Int64(1), at: 3)
-        var index: Int32 = 4
-        for slot in plan.bind.indices {
-            try bindColumns(of: row.values[slot], plan.bind[slot], to: statement, at: &index)
+        try statement.bindDirect(key, at: 1)
+        if bindingConstants {
+            try statement.bindDirect(Int64(plan.storeNumber), at: 2)
+            try statement.bindDirect(Int64(1), at: 3)
+        }
+        try bindAndStep(values, plan, from: 0, at: 4, statement)
+    }
+
+    /// Binds `values` of the slots from `slot` on to the parameters from `index` on, then runs the
+    /// statement once.
+    ///
+    /// Text is bound without SQLite copying it (a copy per string per row was a tenth of a
+    /// batch insert's work): each string is bound inside the scope of its UTF-8 storage
+    /// (`withUTF8`), the statement runs inside every such scope (this function recurses into
+    /// it), and each text parameter is bound to NULL again before its scope ends, so the statement
+    /// never holds a pointer past the string's life.
+    private func bindAndStep(
+        _ values: [StoreValue], _ plan: SQLiteStatementPlans.Entity, from slot: Int, at index: Int32,
+        _ statement: SQLiteStatement
+    ) throws {
+        var slot = slot
+        var index = index
+        while slot < plan.bind.count {
+            if case .value = plan.bind[slot], case .string(var text) = values[slot] {
+                let textIndex = index
+                let next = slot + 1
+                try text.withUTF8 { bytes in
+                    try statement.bindDirectStatic(bytes, at: textIndex)
+                    defer { statement.unbind(at: textIndex) }
+                    try bindAndStep(values, plan, from: next, at: textIndex + 1, statement)
+                }
+                return
+            }
+            try bindColumns(of: values[slot], plan.bind[slot], to: statement, at: &index)
+            slot += 1
         }
         try statement.step()
     }

@@ -98,6 +98,29 @@ public final class SQLiteStatement {
         try check(status, index)
     }
 
+    /// Binds text without SQLite copying it (`SQLITE_STATIC`, a null destructor).
+    ///
+    /// SQLite keeps the pointer until the parameter is bound again, so `bytes` must outlive every
+    /// use of the statement until then: bind inside the scope of the string's storage, run the
+    /// statement there, and ``unbind(at:)`` before the scope ends.
+    func bindDirectStatic(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) throws {
+        let status = bytes.withMemoryRebound(to: CChar.self) { chars in
+            sqlite3_bind_text64(
+                handle, index, chars.baseAddress ?? Self.emptyText, sqlite3_uint64(chars.count), nil,
+                UInt8(SQLITE_UTF8))
+        }
+        try check(status, index)
+    }
+
+    /// Binds NULL to a parameter bound just before (after ``bindDirectStatic(_:at:)``), so the
+    /// statement holds no pointer to text that is about to go away.
+    func unbind(at index: Int32) {
+        // The status is not checked: binding NULL fails only for a parameter index out of range
+        // or a statement that is running, and this index was bound a moment ago on a statement
+        // that has finished its step.
+        _ = sqlite3_bind_null(handle, index)
+    }
+
     @inline(__always)
     private func check(_ status: Int32, _ index: Int32) throws {
         guard status == SQLITE_OK else {
