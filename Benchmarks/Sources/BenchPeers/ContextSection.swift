@@ -12,6 +12,8 @@ public struct ContextSectionResult: Codable, Sendable {
     public var rows: Int
     /// Child insert + save into the parent, and the same inserts in the parent directly (ms per round).
     public var childSaveMs: [Double] = [], parentInsertMs: [Double] = []
+    /// The child's `save()` alone, of the same rounds (ms per round); older results lack it.
+    public var childSaveStepMs: [Double]? = []
     /// Merging the changed objects, and fetching them into a new context (ms per round).
     public var mergeMs: [Double] = [], refetchMs: [Double] = []
     /// The number of changed objects merged.
@@ -64,11 +66,13 @@ public enum ContextSection {
             result.parentInsertMs.append(try BenchClock.measure { try insert(dataset.rows[...], into: parent) }.1)
             parent.rollback()
             let child = ManagedObjectContext(parent: parent)
+            var saveStep = 0.0
             result.childSaveMs.append(
                 try BenchClock.measure { () throws -> Void in
                     try insert(dataset.rows[...], into: child)
-                    try child.save()
+                    saveStep = try BenchClock.measure { try child.save() }.1
                 }.1)
+            result.childSaveStepMs?.append(saveStep)
         }
         // Merging changed objects into a view context that holds every object.
         let coordinator = try freshCoordinator()

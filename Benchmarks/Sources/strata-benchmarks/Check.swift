@@ -231,6 +231,16 @@ enum Check {
             line(targets[1], "merge \(c.merged)", c.mergeMs, "refetch \(c.merged)", c.refetchMs, 2),
             line(targets[2], "writeSync", c.writeSyncMs, "by hand", c.byHandMs, 1.2),
         ]
+        if let step = c.childSaveStepMs, !step.isEmpty {
+            // The route above includes making the objects in the child, which costs what the
+            // parent's own inserts cost; the save step is what moving them into the parent adds.
+            var saveStep = line(
+                "contexts (information): the child's save() alone against inserting in the parent directly",
+                "child save() step", step, "parent insert", c.parentInsertMs, 1.5)
+            saveStep.source = "contexts (information)"
+            saveStep.status = .info
+            results.append(saveStep)
+        }
         let cycles = c.residentByCycle.keys.sorted()
         if let first = cycles.first(where: { $0 >= 10 }) ?? cycles.first, let last = cycles.last,
             let early = c.residentByCycle[first], let late = c.residentByCycle[last]
