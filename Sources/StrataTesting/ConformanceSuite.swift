@@ -29,7 +29,8 @@ public enum ConformanceSuite {
     public static var cases: [ConformanceCase] {
         crudCases + valueCases + relationshipCases + queryCases + integrityCases + predicateCases + batchCases
             + batchInsertCases + saveCases
-            + raceCases + shapeCases + compositeCases + fetchOptionCases + batchFaultingCases + groupedCases + derivationCases
+            + raceCases + shapeCases + compositeCases + fetchOptionCases + batchFaultingCases + groupedCases
+            + derivationCases
             + durabilityCases
     }
 
