@@ -106,6 +106,45 @@ struct RowTableTests {
         #expect(table[key(0, 1, 30_000)] == nil && table.count == 29_999)
     }
 
+    @Test("updateValues of runs, outliers, repeats and keys at the ends of Int64 agrees with updateValue one by one")
+    func bulkAgreesWithSingleUpdates() {
+        let seed: UInt64 = 0xB01C
+        var rng = SeededGenerator(seed: seed)
+        var table = RowTable<Int>()
+        var model: [RowCache.Key: Int] = [:]
+        var next = 0
+        for batch in 0..<400 {
+            let store = Int.random(in: 0...1, using: &rng)
+            let entity = Int32.random(in: 0...2, using: &rng)
+            let start = Int64.random(in: -2_000...50_000, using: &rng)
+            var keys: [Int64] = []
+            for position in 0..<Int.random(in: 0...300, using: &rng) {
+                switch Int.random(in: 0..<40, using: &rng) {
+                case 0: keys.append(Int64.random(in: 1_000_000...9_000_000_000, using: &rng))
+                case 1:
+                    keys.append(
+                        [Int64.max, Int64.min, Int64.max - 1, Int64.min / 2][Int.random(in: 0...3, using: &rng)])
+                case 2: keys.append(keys.randomElement(using: &rng) ?? start)
+                default: keys.append(start + Int64(position))
+                }
+            }
+            let values = keys.map { _ in
+                next += 1
+                return next
+            }
+            var replaced: [Int] = []
+            table.updateValues(store: stores[store], entity: entity, keys: keys, values: values) { replaced.append($0) }
+            var expected: [Int] = []
+            for (pk, value) in zip(keys, values) {
+                if let old = model.updateValue(value, forKey: key(store, entity, pk)) { expected.append(old) }
+            }
+            #expect(replaced.sorted() == expected.sorted(), "seed \(seed), batch \(batch): replaced values")
+            #expect(table.count == model.count, "seed \(seed), batch \(batch): count")
+        }
+        #expect(contents(table) == model, "seed \(seed): contents after 400 batches")
+        for (k, value) in model { #expect(table[k] == value) }
+    }
+
     @Test("a key no lane can hold, stored before its entity has a lane, is still found after one is made")
     func overflowBeforeLane() {
         var table = RowTable<Int>()

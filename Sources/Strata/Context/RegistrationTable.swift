@@ -92,38 +92,29 @@ struct RegistrationTable {
         borrowed.updateValue(object, forKey: key)
     }
 
-    /// Lends every object of `objects` (``lend(_:)``), calling `body` with each as it goes (one
-    /// pass over objects that are many and out of the processor's caches), making room in the
-    /// borrowed table at once and, when they are all the unsaved objects there are (a child's
-    /// whole save), emptying the unretained table in one step instead of key by key.
+    /// Lends every object of `objects` (``lend(_:)``), then calls `body` with each; when they are
+    /// all the unsaved objects there are (a child's whole save), the borrowed table takes them in
+    /// one pass (``RowTable/updateValues(store:entity:keys:values:replaced:)``) and the unretained
+    /// table is emptied in one step instead of key by key.
     mutating func lend(all objects: [ManagedObject], _ body: (ManagedObject) -> Void) {
-        guard objects.count > 64, objects.count == temporary.count, borrowed.isEmpty,
-            let first = objects.first, let last = objects.last
-        else {
+        guard objects.count > 64, objects.count == temporary.count, borrowed.isEmpty else {
             for object in objects {
                 lend(object)
                 body(object)
             }
             return
         }
-        // Temporary keys count up, so a list in insertion order spans its first and last keys;
-        // the reservation is only room made ahead, and keys outside it are added as usual.
-        let ends = (
-            Self.temporaryKey(first.objectID.primaryKey).row.primaryKey,
-            Self.temporaryKey(last.objectID.primaryKey).row.primaryKey
-        )
-        let (low, high) = (min(ends.0, ends.1), max(ends.0, ends.1))
         // The objects are the unretained table's: the callers pass a context's inserted objects,
         // each listed once and each in the table (R1 and insert(_:) put them in both), and there
         // are as many as the table holds. Then the whole table moves.
         assert(
             objects.allSatisfy { temporary[Self.temporaryKey($0.objectID.primaryKey)]?.object === $0 },
             "lend(all:) of objects that are not the unsaved ones")
-        borrowed.reserve(store: Self.noStore, entity: 0, keys: low...high, count: objects.count)
-        for object in objects {
-            borrowed.updateValue(object, forKey: Self.temporaryKey(object.objectID.primaryKey))
-            body(object)
-        }
+        borrowed.updateValues(
+            store: Self.noStore, entity: 0,
+            keys: objects.map { Self.temporaryKey($0.objectID.primaryKey).row.primaryKey },
+            values: objects, replaced: { _ in })
+        for object in objects { body(object) }
         temporary.removeAll()
     }
 
@@ -149,12 +140,12 @@ struct RegistrationTable {
         var linked = 0
         for object in objects {
             if !hasSubclassObjects, type(of: object) != ManagedObject.self { hasSubclassObjects = true }
-            let key = Self.temporaryKey(object.objectID.primaryKey)
-            if let old = temporary.updateValue(Unretained(object: object), forKey: key)?.object {
-                linked -= Self.linked(old)
-            }
             linked += Self.linked(object)
         }
+        temporary.updateValues(
+            store: Self.noStore, entity: 0,
+            keys: objects.map { Self.temporaryKey($0.objectID.primaryKey).row.primaryKey },
+            values: objects.map { Unretained(object: $0) }, replaced: { old in linked -= Self.linked(old.object) })
         temporaryLinked += linked
     }
 

@@ -83,6 +83,57 @@ struct RowTable<Value> {
         }
     }
 
+    /// Sets the values of many keys of one store and entity, as ``updateValue(_:forKey:)`` would
+    /// one by one, calling `replaced` with each value a key held before: the lane is found and
+    /// grown once for the span of `keys`, and its slots are written in one pass. Keys the lane
+    /// cannot cover (T3) go through ``updateValue(_:forKey:)``.
+    ///
+    /// - Parameters:
+    ///   - keys: The keys' primary keys, as many as `values` hold, in the same order.
+    mutating func updateValues(
+        store: ObjectIdentifier, entity: Int32, keys: [Int64], values: [Value], replaced: (Value) -> Void
+    ) {
+        // callers pass parallel arrays
+        precondition(keys.count == values.count, "updateValues(store:entity:keys:values:) of unequal lengths")
+        guard let first = keys.first else { return }
+        var low = first
+        var high = first
+        for key in keys {
+            low = min(low, key)
+            high = max(high, key)
+        }
+        reserve(store: store, entity: entity, keys: low...high, count: keys.count)
+        let probe = Key(store: store, row: RowID(entity: entity, primaryKey: first))
+        var leftover: [Int] = []
+        if let lane = laneIndex(probe) {
+            let row = Int(entity)
+            // Out of the table while it is written, so the writes need no uniqueness checks.
+            var slots = lanes[row][lane].slots
+            lanes[row][lane].slots = []
+            let base = lanes[row][lane].base
+            var added = 0
+            for position in keys.indices {
+                let offset = keys[position] &- base
+                // As Lane.index(of:) decides.
+                guard offset >= 0, offset < Int64(slots.count), keys[position] > Int64.min / 2 else {
+                    leftover.append(position)
+                    continue
+                }
+                if let old = slots[Int(offset)] { replaced(old) } else { added += 1 }
+                slots[Int(offset)] = values[position]
+            }
+            lanes[row][lane].slots = slots
+            lanes[row][lane].live += added
+            count += added
+        } else {
+            leftover = Array(keys.indices)
+        }
+        for position in leftover {
+            let key = Key(store: store, row: RowID(entity: entity, primaryKey: keys[position]))
+            if let old = updateValue(values[position], forKey: key) { replaced(old) }
+        }
+    }
+
     /// Calls `body` with the value of `key` in place, adding `make()` first when the key is
     /// absent (`isNew` tells which). One lookup for both.
     @inline(__always)
