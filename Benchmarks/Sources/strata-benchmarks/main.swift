@@ -334,9 +334,10 @@ do {
         log("running the tool section (\(sizes.map(String.init).joined(separator: ", ")) rows)")
         tool = try ToolSectionRun.run(sizes: sizes, options: options, log: log)
     }
-    let checks = Check.evaluate(
-        report, xml: xml, contexts: contexts, scaling: scaling, migration: migration, results: results,
-        memory: memory, parallel: parallel)
+    let checks =
+        Check.evaluate(
+            report, xml: xml, contexts: contexts, scaling: scaling, migration: migration, results: results,
+            memory: memory, parallel: parallel)
         + ToolSectionRun.checks(tool)
     try writeOutputs(
         SavedResults(
