@@ -67,7 +67,7 @@ struct ModelResolutionTests {
                 "attribute string", "toMany", "attribute double", "attribute double", "attribute string",
                 "attribute string", "attribute string", "toOne",
             ])
-        #expect(dog.relationshipSlots == [1, 7])
+        #expect(dog.relationshipSlots == [1, 7] && dog.hasRelationships)
         #expect(dog.transientSlots == [6])
         #expect(dog.validatedSlots.map(\.slot) == [0])
         #expect(dog.compositeAttributes.map(\.name) == ["location"])
@@ -133,5 +133,6 @@ struct ModelResolutionTests {
         #expect(thing.index(ofPropertyIgnoringCase: "NAME") == 0)
         #expect(thing.index(ofPropertyIgnoringCase: "nAmE") == 0)
         #expect(thing.index(ofPropertyIgnoringCase: "names") == nil)
+        #expect(!thing.hasRelationships && thing.relationshipSlots.isEmpty && thing.defaultValuesAreNull)
     }
 }

@@ -27,6 +27,9 @@ extension EntityDescription {
         let validatedSlots: [ValidatedSlot]
         /// The slots of stored to-many relationships and to-ones (for reference rewriting).
         let relationshipSlots: [Int]
+        /// Whether the entity has relationships (``relationshipSlots`` is not empty): a flag, so
+        /// registering an object reads one byte, not an array kept alive around the call.
+        let hasRelationships: Bool
         /// The slots of transient properties (never stored).
         let transientSlots: [Int]
         /// See ``EntityDescription/compositeAttributes``.
@@ -125,6 +128,7 @@ extension EntityDescription.Resolved {
         }
         self.defaultValuesAreNull = defaultValues.allSatisfy { if case .null = $0 { true } else { false } }
         self.relationshipSlots = properties.indices.filter { properties[$0].relationship != nil }
+        self.hasRelationships = !relationshipSlots.isEmpty
         self.transientSlots = properties.indices.filter { properties[$0].isTransient }
         self.slotKinds = properties.map { property in
             switch property {

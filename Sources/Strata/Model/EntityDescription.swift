@@ -42,6 +42,9 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// without exclusivity checks.
     @usableFromInline let resolved: Resolved
 
+    // The fields below read `resolved` in place. Those that are not plain numbers use a read
+    // accessor, which lends the field as reading a stored property does (a getter returns a copy).
+
     /// The entity's number in its model: roots alphabetically, each followed by its descendants
     /// breadth-first (Core Data's `Z_ENT` numbering), starting at 1. Zero before resolution.
     @inlinable public var entityNumber: Int32 { resolved.entityNumber }
@@ -50,36 +53,38 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// A composite attribute takes no slot of its own: each of its leaf elements takes one, as an
     /// attribute named by its key path (`location.latitude`, `place.address.city`) that carries the
     /// element's type, optionality, default and rules. ``compositeAttributes`` lists the composites.
-    @inlinable public var properties: [PropertyDescription] { resolved.properties }
+    @inlinable public var properties: [PropertyDescription] { _read { yield resolved.properties } }
     /// Composite attributes as declared (with their elements), inherited ones first. Their
     /// elements' values live in the slots of ``properties`` named by key path.
-    @inlinable public var compositeAttributes: [AttributeDescription] { resolved.compositeAttributes }
+    @inlinable public var compositeAttributes: [AttributeDescription] { _read { yield resolved.compositeAttributes } }
     /// Direct subentity names, sorted.
-    @inlinable public var subentityNames: [String] { resolved.subentityNames }
+    @inlinable public var subentityNames: [String] { _read { yield resolved.subentityNames } }
     /// The root of the inheritance hierarchy (the entity itself for roots).
-    @inlinable public var rootEntityName: String { resolved.rootEntityName }
+    @inlinable public var rootEntityName: String { _read { yield resolved.rootEntityName } }
     /// The number of the root of the inheritance hierarchy (primary keys are unique per root).
     @inlinable public var rootEntityNumber: Int32 { resolved.rootEntityNumber }
     /// The entity numbers of this entity and all its descendants.
-    @inlinable public var hierarchyNumbers: Set<Int32> { resolved.hierarchyNumbers }
+    @inlinable public var hierarchyNumbers: Set<Int32> { _read { yield resolved.hierarchyNumbers } }
     /// The entity's version hash (see ``ManagedObjectModel/versionHash``).
-    @inlinable public var versionHash: Data { resolved.versionHash }
+    @inlinable public var versionHash: Data { _read { yield resolved.versionHash } }
     /// The values a new object starts with (defaults; empty to-many relationships), one per slot.
-    @inlinable public var defaultValues: [StoreValue] { resolved.defaultValues }
+    @inlinable public var defaultValues: [StoreValue] { _read { yield resolved.defaultValues } }
     /// Every composite by key path: declared ones (`location`) and nested ones (`location.address`).
-    var compositesByKeyPath: [String: CompositeSlots] { resolved.compositesByKeyPath }
+    var compositesByKeyPath: [String: CompositeSlots] { _read { yield resolved.compositesByKeyPath } }
     /// The presence rules of required composites (see ``CompositeRequirement``).
-    var compositeRequirements: [CompositeRequirement] { resolved.compositeRequirements }
+    var compositeRequirements: [CompositeRequirement] { _read { yield resolved.compositeRequirements } }
     /// Whether every default value is `.null` (no attribute defaults, no to-many relationships).
     var defaultValuesAreNull: Bool { resolved.defaultValuesAreNull }
     /// The slots a save must validate (stored properties with a rule, required ones, integer widths).
-    var validatedSlots: [ValidatedSlot] { resolved.validatedSlots }
+    var validatedSlots: [ValidatedSlot] { _read { yield resolved.validatedSlots } }
     /// What each slot holds, without the full description (hot paths switch on it).
-    var slotKinds: [SlotKind] { resolved.slotKinds }
+    var slotKinds: [SlotKind] { _read { yield resolved.slotKinds } }
     /// The slots of stored to-many relationships and to-ones (for reference rewriting).
-    var relationshipSlots: [Int] { resolved.relationshipSlots }
+    var relationshipSlots: [Int] { _read { yield resolved.relationshipSlots } }
+    /// Whether the entity has relationships (``relationshipSlots`` is not empty).
+    var hasRelationships: Bool { resolved.hasRelationships }
     /// The slots of transient properties (never stored).
-    var transientSlots: [Int] { resolved.transientSlots }
+    var transientSlots: [Int] { _read { yield resolved.transientSlots } }
 
     /// Creates an entity for a model under construction.
     ///
