@@ -3,7 +3,8 @@ import Strata
 import Testing
 
 /// `EntityDescription.index(ofProperty:)` finds a slot by comparing a name's two words first, then
-/// a length-and-first-byte hint, then the names: every way of spelling a key must find its slot.
+/// a length-and-first-byte hint, then the names (entities of up to 12 properties), or by a table
+/// (larger ones): every way of spelling a key must find its slot either way.
 @Suite("Property lookup by name")
 struct PropertyLookupTests {
     static let names = [
@@ -11,9 +12,11 @@ struct PropertyLookupTests {
         "créé", "score",
     ]
 
-    static func entity() throws -> EntityDescription {
+    /// An entity of ``names`` followed by `padding` more properties (past 12 in all, lookups hash).
+    static func entity(padding: Int) throws -> EntityDescription {
+        let padded = names + (0..<padding).map { "pad\($0)" }
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("Thing", properties: names.map { .attribute($0, .string) })
+            EntityDescription("Thing", properties: padded.map { .attribute($0, .string) })
         ])
         return try #require(model.entity(named: "Thing"))
     }
@@ -23,9 +26,12 @@ struct PropertyLookupTests {
         #expect(MemoryLayout<String>.size == 16)
     }
 
-    @Test("literal, built, copied and bridged spellings of every name find its slot; others find none")
-    func everySpelling() throws {
-        let entity = try Self.entity()
+    @Test(
+        "literal, built, copied and bridged spellings of every name find its slot; others find none",
+        arguments: [0, 8])
+    func everySpelling(padding: Int) throws {
+        let entity = try Self.entity(padding: padding)
+        #expect(entity.properties.count == Self.names.count + padding)
         for (slot, name) in Self.names.enumerated() {
             let built = String(name.prefix(1)) + String(name.dropFirst())
             let decoded = String(decoding: Array(name.utf8), as: UTF8.self)

@@ -175,7 +175,7 @@ struct RegistrationTable {
     }
 
     private static func linked(_ object: ManagedObject?) -> Int {
-        object.map { $0.entity.relationshipSlots.isEmpty ? 0 : 1 } ?? 0
+        object.map { $0.entity.hasRelationships ? 1 : 0 } ?? 0
     }
 
     /// Makes room at once for `count` saved objects of `entity` in `store` with keys in `keys`.

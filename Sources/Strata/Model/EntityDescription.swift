@@ -7,10 +7,9 @@ import Foundation
 /// and pass it to ``ManagedObjectModel``; the model makes its own resolved copy, in which
 /// ``properties`` includes inherited ones and ``entityNumber`` is set.
 ///
-/// Thread safety: immutable once the model that owns it is created; safe to share.
-public final class EntityDescription: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked Sendable: the resolved fields below are written only by ManagedObjectModel.init,
-    // before the entity is published to any other code, and never afterwards.
+/// Thread safety: immutable (every field is a `let`; the model creates its copy with its resolved
+/// state complete); `Sendable`.
+public final class EntityDescription: Sendable, CustomStringConvertible {
 
     /// The entity's name, unique in its model.
     public let name: String
@@ -37,57 +36,55 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// Fetched properties: named, query-backed, unidirectional properties (never stored).
     public let fetchedProperties: [FetchedPropertyDescription]
 
+    /// The entity's state within its model (numbers, properties, lookup tables, version hash),
+    /// built complete by ``ModelResolver`` before the entity exists; ``Resolved/unresolved`` for
+    /// an entity built by a caller. A `let`: no access can overlap a write, so hot paths read it
+    /// without exclusivity checks.
+    @usableFromInline let resolved: Resolved
+
+    // The fields below read `resolved` in place. Those that are not plain numbers use a read
+    // accessor, which lends the field as reading a stored property does (a getter returns a copy).
+
     /// The entity's number in its model: roots alphabetically, each followed by its descendants
     /// breadth-first (Core Data's `Z_ENT` numbering), starting at 1. Zero before resolution.
-    //
-    // `@exclusivity(unchecked)` on the fields hot paths read for every object (number,
-    // properties, defaults, slot kinds, names): the model sets them while it resolves, before any
-    // context or store can see the entity, and never again, so no access can overlap a write.
-    @exclusivity(unchecked) public internal(set) var entityNumber: Int32 = 0
+    @inlinable public var entityNumber: Int32 { resolved.entityNumber }
     /// Every property, inherited ones first; a property's position is its slot in rows and objects.
     ///
     /// A composite attribute takes no slot of its own: each of its leaf elements takes one, as an
     /// attribute named by its key path (`location.latitude`, `place.address.city`) that carries the
     /// element's type, optionality, default and rules. ``compositeAttributes`` lists the composites.
-    @exclusivity(unchecked) public internal(set) var properties: [PropertyDescription] = []
+    @inlinable public var properties: [PropertyDescription] { _read { yield resolved.properties } }
     /// Composite attributes as declared (with their elements), inherited ones first. Their
     /// elements' values live in the slots of ``properties`` named by key path.
-    public internal(set) var compositeAttributes: [AttributeDescription] = []
-    /// Every composite by key path: declared ones (`location`) and nested ones (`location.address`).
-    var compositesByKeyPath: [String: CompositeSlots] = [:]
-    /// The presence rules of required composites (see ``CompositeRequirement``).
-    var compositeRequirements: [CompositeRequirement] = []
+    @inlinable public var compositeAttributes: [AttributeDescription] { _read { yield resolved.compositeAttributes } }
     /// Direct subentity names, sorted.
-    public internal(set) var subentityNames: [String] = []
+    @inlinable public var subentityNames: [String] { _read { yield resolved.subentityNames } }
     /// The root of the inheritance hierarchy (the entity itself for roots).
-    public internal(set) var rootEntityName: String = ""
+    @inlinable public var rootEntityName: String { _read { yield resolved.rootEntityName } }
     /// The number of the root of the inheritance hierarchy (primary keys are unique per root).
-    public internal(set) var rootEntityNumber: Int32 = 0
+    @inlinable public var rootEntityNumber: Int32 { resolved.rootEntityNumber }
     /// The entity numbers of this entity and all its descendants.
-    public internal(set) var hierarchyNumbers: Set<Int32> = []
+    @inlinable public var hierarchyNumbers: Set<Int32> { _read { yield resolved.hierarchyNumbers } }
     /// The entity's version hash (see ``ManagedObjectModel/versionHash``).
-    public internal(set) var versionHash: Data = Data()
+    @inlinable public var versionHash: Data { _read { yield resolved.versionHash } }
     /// The values a new object starts with (defaults; empty to-many relationships), one per slot.
-    @exclusivity(unchecked) public internal(set) var defaultValues: [StoreValue] = []
+    @inlinable public var defaultValues: [StoreValue] { _read { yield resolved.defaultValues } }
+    /// Every composite by key path: declared ones (`location`) and nested ones (`location.address`).
+    var compositesByKeyPath: [String: CompositeSlots] { _read { yield resolved.compositesByKeyPath } }
+    /// The presence rules of required composites (see ``CompositeRequirement``).
+    var compositeRequirements: [CompositeRequirement] { _read { yield resolved.compositeRequirements } }
     /// Whether every default value is `.null` (no attribute defaults, no to-many relationships).
-    @exclusivity(unchecked) var defaultValuesAreNull = true
+    var defaultValuesAreNull: Bool { resolved.defaultValuesAreNull }
     /// The slots a save must validate (stored properties with a rule, required ones, integer widths).
-    @exclusivity(unchecked) var validatedSlots: [ValidatedSlot] = []
+    var validatedSlots: [ValidatedSlot] { _read { yield resolved.validatedSlots } }
     /// What each slot holds, without the full description (hot paths switch on it).
-    @exclusivity(unchecked) var slotKinds: [SlotKind] = []
+    var slotKinds: [SlotKind] { _read { yield resolved.slotKinds } }
     /// The slots of stored to-many relationships and to-ones (for reference rewriting).
-    @exclusivity(unchecked) var relationshipSlots: [Int] = []
+    var relationshipSlots: [Int] { _read { yield resolved.relationshipSlots } }
+    /// Whether the entity has relationships (``relationshipSlots`` is not empty).
+    var hasRelationships: Bool { resolved.hasRelationships }
     /// The slots of transient properties (never stored).
-    var transientSlots: [Int] = []
-    @exclusivity(unchecked) var propertyIndex: [String: Int] = [:]
-    /// Property names in slot order (for entities few enough to search by comparing names).
-    @exclusivity(unchecked) var propertyNames: [String] = []
-    /// ``nameHint(_:)`` of each property name, in slot order: most names differ in it, so a
-    /// lookup compares strings only for the slot whose hint matches.
-    @exclusivity(unchecked) var propertyNameHints: [UInt64] = []
-    /// ``nameBits(_:)`` of each property name, in slot order.
-    @exclusivity(unchecked) var propertyNameBits: [NameBits] = []
-    var lowercasedIndex: [String: Int] = [:]
+    var transientSlots: [Int] { _read { yield resolved.transientSlots } }
 
     /// Creates an entity for a model under construction.
     ///
@@ -119,6 +116,25 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
         self.versionHashModifier = versionHashModifier
         self.userInfo = userInfo
         self.fetchedProperties = fetchedProperties
+        self.resolved = .unresolved
+    }
+
+    /// The entity `source` declares, with the object class `managedObjectClass` and the state
+    /// `resolved` its model computed for it.
+    init(_ source: EntityDescription, managedObjectClass: ManagedObject.Type, resolved: Resolved) {
+        self.name = source.name
+        self.superentityName = source.superentityName
+        self.isAbstract = source.isAbstract
+        self.ownProperties = source.ownProperties
+        self.uniquenessConstraints = source.uniquenessConstraints
+        self.indexes = source.indexes
+        self.representedClassName = source.representedClassName
+        self.managedObjectClass = managedObjectClass
+        self.renamingIdentifier = source.renamingIdentifier
+        self.versionHashModifier = source.versionHashModifier
+        self.userInfo = source.userInfo
+        self.fetchedProperties = source.fetchedProperties
+        self.resolved = resolved
     }
 
     /// A copy with a different object class (used by ``ManagedObjectModel/registering(_:)``).
@@ -136,47 +152,11 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
     /// - Complexity: O(1) on average.
     @inlinable public func index(ofProperty name: String) -> Int? { _propertyIndex(name) }
 
-    @usableFromInline func _propertyIndex(_ name: String) -> Int? {
-        // A few names are found faster by comparing them than by hashing the key.
-        if !propertyNames.isEmpty, propertyNames.count <= 12 {
-            let bits = Self.nameBits(name)
-            for slot in propertyNameBits.indices where propertyNameBits[slot] == bits { return slot }
-            let hint = Self.nameHint(name)
-            for slot in propertyNameHints.indices where propertyNameHints[slot] == hint && propertyNames[slot] == name {
-                return slot
-            }
-            // Swift strings that are equal may differ in bytes (a name spelled in another Unicode
-            // normalization), and then in their hint: the table, which hashes canonically, decides.
-        }
-        return propertyIndex[name]
-    }
+    @usableFromInline func _propertyIndex(_ name: String) -> Int? { resolved.names.slot(of: name) }
 
-    /// A cheap summary of a name: its UTF-8 length and first byte (equal bytes have equal hints;
-    /// a short string's length and bytes are read without touching memory elsewhere).
-    @inlinable static func nameHint(_ name: String) -> UInt64 {
-        let utf8 = name.utf8
-        return UInt64(utf8.count) << 8 | UInt64(utf8.first ?? 0)
-    }
-
-    /// The two words a `String` is made of. Equal words are the same string: the same storage,
-    /// or the same short string held in the words themselves (15 UTF-8 bytes or fewer, which
-    /// property names written in a program almost always are, and whose form is canonical). So a
-    /// match needs no string comparison and reads no memory; a mismatch proves nothing and the
-    /// lookup goes on comparing names.
-    struct NameBits: Equatable {
-        var low: UInt64
-        var high: UInt64
-    }
-
-    static func nameBits(_ name: String) -> NameBits {
-        // A String is two words on every platform Strata builds for (checked by the size test in
-        // EntityDescription's tests); the words are only compared, never turned back into a string.
-        let words = unsafeBitCast(name, to: (UInt64, UInt64).self)
-        return NameBits(low: words.0, high: words.1)
-    }
-
-    /// The slot of the property whose name matches `name` ignoring case (XML stores lower-case names).
-    public func index(ofPropertyIgnoringCase name: String) -> Int? { lowercasedIndex[name.lowercased()] }
+    /// The slot of the property whose name matches `name` ignoring case (XML stores lower-case
+    /// names): the property of exactly that name if there is one, else the first in slot order.
+    public func index(ofPropertyIgnoringCase name: String) -> Int? { resolved.names.slot(ignoringCase: name) }
 
     /// The composite attribute at `keyPath`: a declared one (`location`) or a nested element that
     /// is itself a composite (`location.address`); `nil` for anything else.
@@ -210,7 +190,7 @@ public final class EntityDescription: @unchecked Sendable, CustomStringConvertib
 
     /// The property named `name` (own or inherited), or `nil`.
     public func property(named name: String) -> PropertyDescription? {
-        propertyIndex[name].map { properties[$0] }
+        _propertyIndex(name).map { properties[$0] }
     }
 
     /// Attributes, inherited ones first, one per slot: a composite appears as its leaf elements,
@@ -259,52 +239,4 @@ public struct FetchIndexDescription: Sendable, Hashable {
         self.name = name
         self.elements = elements
     }
-}
-
-/// A composite of an entity, resolved: its description and the slots of its leaf elements.
-struct CompositeSlots: Sendable {
-    /// The composite's description (a declared attribute or a nested element).
-    let attribute: AttributeDescription
-    /// Its key path (`location`, `location.address`).
-    let keyPath: String
-    /// The slots of every leaf element below it, in declaration order.
-    let leafSlots: [Int]
-}
-
-/// A required composite (declared or nested) whose value must be present at save: at least one of
-/// `slots` non-nil whenever one of `contextSlots` (the enclosing composite's leaves) is; a declared
-/// composite has no context and is always checked.
-struct CompositeRequirement: Sendable {
-    let name: String
-    let slots: [Int]
-    let contextSlots: [Int]
-}
-
-/// What one property slot holds, compactly (hot paths read it instead of copying descriptions).
-enum SlotKind: Sendable {
-    /// A stored or transient attribute of the type, without a value transformer.
-    case attribute(AttributeType)
-    /// A transformable attribute with a named transformer.
-    case transformed
-    /// A to-one relationship.
-    case toOne
-    /// A to-many relationship.
-    case toMany
-}
-
-/// The save-time checks of one slot, precomputed from its description.
-struct ValidatedSlot: Sendable {
-    let slot: Int
-    let name: String
-    let isOptional: Bool
-    let isRelationship: Bool
-    let isToMany: Bool
-    let minCount: Int
-    let maxCount: Int
-    let type: AttributeType
-    /// Whether the attribute has declarative rules beyond optionality and integer width.
-    let hasRules: Bool
-    /// For an element of an optional composite: the leaf slots of the composite that holds it.
-    /// The element is required only when one of them holds a value (the composite is present).
-    var presence: [Int] = []
 }

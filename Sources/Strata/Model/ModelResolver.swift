@@ -1,10 +1,16 @@
 import Foundation
 
 /// Checks a set of entity descriptions and produces resolved copies: numbered, with inherited
-/// properties, subentities and version hashes filled in.
+/// properties, subentities and version hashes filled in (``EntityDescription/Resolved``).
 struct ModelResolver {
     let entities: [EntityDescription]
 
+    /// The model's entities: fresh objects, ordered by number, each created with its resolved
+    /// state complete (``EntityDescription/Resolved``), then checked together.
+    ///
+    /// The caller's entities are only read. Every resolved value is computed before the entity
+    /// that holds it is created, so no entity is ever seen half-resolved, and a throw leaves
+    /// nothing behind.
     func resolve() throws -> [EntityDescription] {
         var byName: [String: EntityDescription] = [:]
         for entity in entities {
@@ -14,8 +20,7 @@ struct ModelResolver {
                 throw ModelError(
                     .duplicateName, "two entities are named '\(entity.name)'", element: "entity \(entity.name)")
             }
-            // The model owns fresh copies, so resolving never mutates the caller's objects.
-            byName[entity.name] = entity.copy(managedObjectClass: entity.managedObjectClass)
+            byName[entity.name] = entity
         }
         var children: [String: [String]] = [:]
         for entity in byName.values {
@@ -28,6 +33,7 @@ struct ModelResolver {
             children[parent, default: []].append(entity.name)
         }
         for entity in byName.values { try checkNoCycle(entity, byName) }
+        for (parent, names) in children { children[parent] = names.sorted(by: Self.precedes) }
 
         // Core Data's numbering: roots alphabetically, each followed by its descendants breadth-first.
         var ordered: [EntityDescription] = []
@@ -37,98 +43,43 @@ struct ModelResolver {
             while !queue.isEmpty {
                 let name = queue.removeFirst()
                 ordered.append(byName[name]!)  // names in the queue come from byName
-                queue.append(contentsOf: (children[name] ?? []).sorted(by: Self.precedes))
+                queue.append(contentsOf: children[name] ?? [])
             }
         }
-        for (offset, entity) in ordered.enumerated() {
-            entity.entityNumber = Int32(offset + 1)
-            entity.subentityNames = (children[entity.name] ?? []).sorted(by: Self.precedes)
+        var numbers: [String: Int32] = [:]
+        for (offset, entity) in ordered.enumerated() { numbers[entity.name] = Int32(offset + 1) }
+        var hierarchies: [String: Set<Int32>] = [:]
+        for entity in ordered.reversed() {
+            var hierarchy: Set<Int32> = [numbers[entity.name]!]  // every ordered entity is numbered
+            // Children are numbered after their parent, so this reversed walk has already visited them.
+            for child in children[entity.name] ?? [] { hierarchy.formUnion(hierarchies[child]!) }
+            hierarchies[entity.name] = hierarchy
         }
+
+        var resolved: [EntityDescription] = []
+        var hashes: [String: Data] = [:]
         for entity in ordered {
             let chain = ancestry(entity, byName)
-            entity.rootEntityName = chain.first!.name  // ancestry always contains the entity itself
-            entity.rootEntityNumber = chain.first!.entityNumber
-            var properties: [PropertyDescription] = []
-            var index: [String: Int] = [:]
-            var composites = CompositeExpansion()
-            for level in chain {
-                for property in level.ownProperties {
-                    guard !property.name.isEmpty else {
-                        throw ModelError(.malformed, "entity '\(level.name)' has a property with an empty name")
-                    }
-                    if index[property.name] != nil || composites.byKeyPath[property.name] != nil {
-                        throw ModelError(
-                            .duplicateName,
-                            "entity '\(entity.name)' has two properties named '\(property.name)' (one may be inherited)",
-                            element: "entity \(entity.name)")
-                    }
-                    if case .attribute(let attribute) = property, attribute.isComposite {
-                        composites.expand(attribute, into: &properties, index: &index)
-                        continue
-                    }
-                    index[property.name] = properties.count
-                    properties.append(property)
-                }
-            }
-            entity.compositeAttributes = composites.declared
-            entity.compositesByKeyPath = composites.byKeyPath
-            entity.compositeRequirements = composites.requirements
-            entity.properties = properties
-            entity.propertyIndex = index
-            entity.propertyNames = properties.map(\.name)
-            entity.propertyNameHints = properties.map { EntityDescription.nameHint($0.name) }
-            entity.propertyNameBits = properties.map { EntityDescription.nameBits($0.name) }
-            entity.defaultValues = properties.map { property in
-                switch property {
-                case .attribute(let a): a.defaultValue
-                case .relationship(let r): r.isToMany ? .references([]) : .null
-                }
-            }
-            entity.defaultValuesAreNull = entity.defaultValues.allSatisfy { if case .null = $0 { true } else { false } }
-            entity.relationshipSlots = properties.indices.filter { properties[$0].relationship != nil }
-            entity.transientSlots = properties.indices.filter { properties[$0].isTransient }
-            entity.slotKinds = properties.map { property in
-                switch property {
-                case .attribute(let a):
-                    a.type == .transformable && a.valueTransformerName != nil ? .transformed : .attribute(a.type)
-                case .relationship(let r): r.isToMany ? .toMany : .toOne
-                }
-            }
-            entity.validatedSlots = properties.indices.compactMap { slot -> ValidatedSlot? in
-                switch properties[slot] {
-                case .attribute(let a):
-                    guard !a.isTransient,
-                        !a.isOptional || !a.validation.isEmpty || a.type == .integer16 || a.type == .integer32
-                    else { return nil }
-                    var rule = ValidatedSlot(
-                        slot: slot, name: a.name, isOptional: a.isOptional, isRelationship: false, isToMany: false,
-                        minCount: 0, maxCount: 0, type: a.type, hasRules: !a.validation.isEmpty)
-                    rule.presence = composites.presence[slot] ?? []
-                    return rule
-                case .relationship(let r):
-                    guard !r.isTransient, !r.isOptional || r.minCount > 0 || (r.isToMany && r.maxCount > 0) else {
-                        return nil
-                    }
-                    return ValidatedSlot(
-                        slot: slot, name: r.name, isOptional: r.isOptional, isRelationship: true, isToMany: r.isToMany,
-                        minCount: r.minCount, maxCount: r.maxCount, type: .undefined, hasRules: false)
-                }
-            }
-            entity.lowercasedIndex = Dictionary(index.map { ($0.key.lowercased(), $0.value) }) { a, _ in a }
+            let root = chain.first!  // ancestry always contains the entity itself
+            let place = EntityDescription.Place(
+                entityNumber: numbers[entity.name]!, subentityNames: children[entity.name] ?? [],
+                rootEntityName: root.name, rootEntityNumber: numbers[root.name]!)  // every ordered entity is numbered
+            // `ordered` lists parents before children, so a parent's hash is ready when a child needs it.
+            let hash = VersionHasher.hash(of: entity, parentHash: entity.superentityName.flatMap { hashes[$0] })
+            hashes[entity.name] = hash
+            let state = EntityDescription.Resolved(
+                place: place, hierarchyNumbers: hierarchies[entity.name]!, versionHash: hash,
+                slots: try EntityDescription.Slots(chain: chain))
+            resolved.append(EntityDescription(entity, managedObjectClass: entity.managedObjectClass, resolved: state))
         }
-        for entity in ordered.reversed() {
-            var numbers: Set<Int32> = [entity.entityNumber]
-            for child in entity.subentityNames { numbers.formUnion(byName[child]!.hierarchyNumbers) }  // resolved above
-            entity.hierarchyNumbers = numbers
-        }
-        for entity in ordered {
-            try checkRelationships(entity, byName)
+        let resolvedByName = Dictionary(uniqueKeysWithValues: resolved.map { ($0.name, $0) })
+        for entity in resolved {
+            try checkRelationships(entity, resolvedByName)
             try checkAttributes(entity)
             try checkConstraints(entity)
-            try checkFetchedProperties(entity, byName)
+            try checkFetchedProperties(entity, resolvedByName)
         }
-        VersionHasher.assignHashes(ordered, byName)
-        return ordered
+        return resolved
     }
 
     /// Checks the names of an entity and of the properties it declares (``ManagedObjectModel/isValidName(_:)``).

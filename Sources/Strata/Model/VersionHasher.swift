@@ -14,22 +14,20 @@ import Foundation
 /// storage and are left out, so the hash changes exactly when what a store holds changes.
 /// The model's hash is SHA-256 over `strata.model.v1` and each entity's name and hash, by name.
 enum VersionHasher {
-    static func assignHashes(_ ordered: [EntityDescription], _ byName: [String: EntityDescription]) {
-        // `ordered` lists parents before children, so a parent's hash is ready when a child needs it.
-        for entity in ordered {
-            var digest = SHA256Digest()
-            digest.update(field: "strata.entity.v1")
-            digest.update(field: entity.name)
-            digest.update(field: entity.superentityName.flatMap { byName[$0]?.versionHash.hexString } ?? "")
-            digest.update(field: entity.versionHashModifier ?? "")
-            for constraint in entity.uniquenessConstraints.map({ $0.sorted().joined(separator: ",") }).sorted() {
-                digest.update(field: "u|" + constraint)
-            }
-            for line in entity.ownProperties.filter({ !$0.isTransient }).sorted(by: { $0.name < $1.name }).map(line) {
-                digest.update(field: line)
-            }
-            entity.versionHash = digest.finalize()
+    /// The hash of `entity`, whose parent (if any) hashes to `parentHash`.
+    static func hash(of entity: EntityDescription, parentHash: Data?) -> Data {
+        var digest = SHA256Digest()
+        digest.update(field: "strata.entity.v1")
+        digest.update(field: entity.name)
+        digest.update(field: parentHash?.hexString ?? "")
+        digest.update(field: entity.versionHashModifier ?? "")
+        for constraint in entity.uniquenessConstraints.map({ $0.sorted().joined(separator: ",") }).sorted() {
+            digest.update(field: "u|" + constraint)
         }
+        for line in entity.ownProperties.filter({ !$0.isTransient }).sorted(by: { $0.name < $1.name }).map(line) {
+            digest.update(field: line)
+        }
+        return digest.finalize()
     }
 
     static func modelHash(_ entities: [EntityDescription]) -> Data {
