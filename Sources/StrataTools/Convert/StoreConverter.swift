@@ -187,7 +187,9 @@ public enum StoreConverter {
             _ = try write(destination) { try writer.apply(ChangeBatch()) }
             try writer.close()
         } catch {
-            try? writer.close()
+            // The copy already failed and its working files are removed by the caller; the error
+            // thrown is the one to report, and a close that fails too changes nothing kept.
+            try? writer.close()  // see above: the working copy is discarded
             throw error
         }
         return sourceDigests

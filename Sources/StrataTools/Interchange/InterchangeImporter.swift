@@ -101,7 +101,7 @@ public enum InterchangeImporter {
         let (coordinator, store) = try StoreOpener.attach(location, model: model, readOnly: false)
         // Closed when done, so a SQLite store is left checkpointed (no -wal beside it). Best effort:
         // by then the save has committed or rolled back, and closing changes neither.
-        defer { try? coordinator.remove(store) }
+        defer { try? coordinator.remove(store) }  // the save committed or rolled back already
         let context = ManagedObjectContext(coordinator: coordinator)
         var created: [ManagedObject] = []
         created.reserveCapacity(document.objects.count)

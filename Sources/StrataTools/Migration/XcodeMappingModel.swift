@@ -134,7 +134,7 @@ public enum XcodeMappingModel {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         let store = try coordinator.addPersistentStore(type: type, at: url, options: options)
         // A read-only store on a private copy: closing it can change nothing that was read.
-        defer { try? coordinator.remove(store) }
+        defer { try? coordinator.remove(store) }  // read-only: closing changes nothing
         let context = ManagedObjectContext(coordinator: coordinator)
         var rows: [EntityMappingRow] = []
         for object in try context.fetch(FetchRequest(entityName: mappingEntity.name)) {
