@@ -89,16 +89,7 @@ public struct SectionStore: Sendable {
         return items
     }
 
-    /// The checksum of one `Item`'s six attributes, read with the typed subscript.
-    public static func checksum(_ item: ManagedObject) -> Int64 {
-        let id: Int64? = item["id"]
-        let name: String? = item["name"]
-        let email: String? = item["email"]
-        let age: Int32? = item["age"]
-        let score: Double? = item["score"]
-        let created: Date? = item["created"]
-        return BenchChecksum.row(
-            id: id ?? 0, nameBytes: name?.utf8.count ?? 0, emailBytes: email?.utf8.count ?? 0, age: Int64(age ?? 0),
-            score: score ?? 0, created: created?.timeIntervalSinceReferenceDate ?? 0)
-    }
+    /// The checksum of one `Item`'s six attributes, read with the typed subscript (as the
+    /// `strata-X` contenders read them).
+    public static func checksum(_ item: ManagedObject) -> Int64 { StrataBenchContender.checksum(item) }
 }

@@ -180,15 +180,8 @@ public enum ToolSection {
         guard let contender = try DriverBenchContender(kind: kind) else {
             throw BenchError("driver-\(kind.rawValue) cannot run: \(kind.unavailableReason ?? "unavailable")")
         }
-        let round = directory.appendingPathComponent("w1-\(kind.rawValue)-\(rows)")
-        try? FileManager.default.removeItem(at: round)  // an earlier round's store, if any
-        try FileManager.default.createDirectory(at: round, withIntermediateDirectories: true)
-        try contender.open(in: round)
-        defer { try? contender.close() }  // a benchmark store, removed after
-        let data = dataset(rows)
-        let (outcome, ms) = try BenchClock.measure { try contender.insert(data.rows[...]) }
-        guard outcome.rows == rows else { throw BenchError("W1 inserted \(outcome.rows) rows, not \(rows)") }
-        return ms
+        return try insertRound(
+            contender, rows: rows, in: directory.appendingPathComponent("w1-\(kind.rawValue)-\(rows)"))
     }
 
     /// W1 through the whole stack on `kind` at `rows`: one ``StrataBenchContender`` insert of the N
@@ -197,7 +190,12 @@ public enum ToolSection {
         guard let contender = try StrataBenchContender(kind: kind) else {
             throw BenchError("strata-\(kind.rawValue) cannot run: \(kind.unavailableReason ?? "unavailable")")
         }
-        let round = directory.appendingPathComponent("w1-objects-\(kind.rawValue)-\(rows)")
+        return try insertRound(
+            contender, rows: rows, in: directory.appendingPathComponent("w1-objects-\(kind.rawValue)-\(rows)"))
+    }
+
+    /// Times `contender` inserting the N items of the data of size `rows` into a new store in `round`.
+    private static func insertRound(_ contender: any BenchContender, rows: Int, in round: URL) throws -> Double {
         try? FileManager.default.removeItem(at: round)  // an earlier round's store, if any
         try FileManager.default.createDirectory(at: round, withIntermediateDirectories: true)
         try contender.open(in: round)

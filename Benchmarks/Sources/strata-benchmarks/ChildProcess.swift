@@ -130,13 +130,22 @@ enum ChildProcess {
 
     /// Runs `id` in a child process and returns what it printed on stdout.
     static func output(_ id: String, options: Options, store: URL? = nil) throws -> Data {
+        try output(id, rows: options.rows, rounds: options.rounds, store: store)
+    }
+
+    /// Runs `id` in a child process with `--rows rows` (and `--rounds`, `--store` when given) and
+    /// returns what it printed on stdout.
+    ///
+    /// - Throws: ``BenchError`` naming the child when it exits with a failure.
+    static func output(_ id: String, rows: Int, rounds: Int? = nil, store: URL? = nil) throws -> Data {
         let process = Process()
         #if os(Linux)
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
         #else
             process.executableURL = Bundle.main.executableURL
         #endif
-        var arguments = ["--child", id, "--rows", String(options.rows), "--rounds", String(options.rounds)]
+        var arguments = ["--child", id, "--rows", String(rows)]
+        if let rounds { arguments += ["--rounds", String(rounds)] }
         if let store { arguments += ["--store", store.path] }
         process.arguments = arguments
         let out = Pipe()
@@ -147,7 +156,8 @@ enum ChildProcess {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw BenchError(
-                "\(id) failed in its child process (exit status \(process.terminationStatus)); see the messages above")
+                "\(id) at \(rows) rows failed in its child process (exit status \(process.terminationStatus)); see the messages above"
+            )
         }
         return data
     }

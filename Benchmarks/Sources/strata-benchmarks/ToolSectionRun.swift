@@ -113,20 +113,7 @@ enum ToolSectionRun {
 
     /// Runs one child and returns the figures it printed.
     private static func child(_ id: String, rows: Int, store: URL) throws -> [String: Double] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        process.arguments = ["--child", id, "--rows", String(rows), "--store", store.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.standardError
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchError(
-                "\(id) at \(rows) rows failed in its child process (exit status \(process.terminationStatus))")
-        }
-        return try JSONDecoder().decode([String: Double].self, from: data)
+        try JSONDecoder().decode([String: Double].self, from: ChildProcess.output(id, rows: rows, store: store))
     }
 
     // MARK: - Child

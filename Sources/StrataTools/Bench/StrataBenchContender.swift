@@ -93,7 +93,7 @@ public final class StrataBenchContender: BenchContender {
     /// Reads every attribute with the typed subscript (`let id: Int64? = item["id"]`), as W1
     /// writes them and as the accessors `strata generate` writes read them. The `Any?` spelling,
     /// `item["id"] as? Int`, costs a runtime cast per value (docs/benchmarks.md measures both).
-    private static func checksum(_ item: ManagedObject) -> Int64 {
+    public static func checksum(_ item: ManagedObject) -> Int64 {
         let id: Int64? = item["id"]
         let name: String? = item["name"]
         let email: String? = item["email"]
