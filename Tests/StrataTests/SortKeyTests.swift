@@ -82,6 +82,19 @@ struct SortKeyTests {
         #expect(predicateErrorCode { _ = try SortKey("nosuch").value(of: people.ada) } == .unknownKeyPath)
     }
 
+    @Test("a one-key path reads the key directly: to-one gives the destination, to-many and unknown keys throw")
+    func oneKeyPaths() throws {
+        let people = PeopleFixture()
+        #expect(try SortKey("department").value(of: people.ada) == people.engineering.selfValue)
+        #expect(try SortKey("department").value(of: people.edsger) == .null)
+        #expect(try SortKey("age").value(of: people.alan) == .integer(41))
+        #expect(predicateErrorCode { _ = try SortKey("friends").value(of: people.ada) } == .typeMismatch)
+        #expect(predicateErrorCode { _ = try SortKey("nosuch").value(of: people.ada) } == .unknownKeyPath)
+        // Sorting by a to-one relationship orders by the destination's identity, nil first.
+        let sorted = try SortKey.sort([people.alan, people.edsger, people.ada], by: [SortKey("department")])
+        #expect(sorted.first?.id.primaryKey == 4)
+    }
+
     @Test(
         "value comparison fast path",
         arguments: [

@@ -214,23 +214,34 @@ extension ManagedObjectContext {
             || updatedList.values.contains { $0.isUpdated && matches($0) }
     }
 
+    /// Sorts `objects` by `keys`, equal ones by row ID. Each key is read once per object before
+    /// sorting (reading a key path costs far more than comparing two values, and a sort compares
+    /// each object about log n times).
+    ///
+    /// - Complexity: O(n × keys) reads, then O(n log n) comparisons of values.
     private func sortObjects(_ objects: [ManagedObject], by keys: [SortKey]) throws -> [ManagedObject] {
+        let width = keys.count
+        var values: [StoreValue] = []
+        values.reserveCapacity(objects.count * width)
+        for object in objects {
+            for key in keys { values.append(try key.value(of: object)) }
+        }
         var failure: (any Error)?
-        let sorted = objects.sorted { a, b in
+        let order = objects.indices.sorted { a, b in
             if failure != nil { return false }
             do {
-                switch try SortKey.compare(a, b, by: keys) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: return a.objectID.rowID < b.objectID.rowID
+                for (position, key) in keys.enumerated() {
+                    let result = try key.compareValues(values[a * width + position], values[b * width + position])
+                    if result != .orderedSame { return result == .orderedAscending }
                 }
             } catch {
                 failure = error
                 return false
             }
+            return objects[a].objectID.rowID < objects[b].objectID.rowID
         }
         if let failure { throw failure }
-        return sorted
+        return order.map { objects[$0] }
     }
 
     func rowLookup(_ store: PersistentStore) -> (RowID) throws -> RowSnapshot? {

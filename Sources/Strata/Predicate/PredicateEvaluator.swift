@@ -194,6 +194,9 @@ struct PredicateEvaluator {
 
     /// Reads a dotted key path, KVC style: through objects, and through collections member by member.
     func read(_ path: String, from start: EvaluatedValue) throws -> EvaluatedValue {
+        // Most key paths are one key: read it without splitting (the split allocated an array
+        // and a string per read, most of an in-memory sort's time).
+        guard path.isEmpty || path.utf8.contains(UInt8(ascii: ".")) else { return try read(key: path, from: start) }
         var current = start
         for key in path.split(separator: ".") { current = try read(key: String(key), from: current) }
         return current

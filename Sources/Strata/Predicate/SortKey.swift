@@ -27,6 +27,9 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
     public var comparison: SortComparison
     /// The key path parsed once; `nil` when it is malformed (reported by ``compare(_:_:by:)``).
     private let expression: FetchExpression?
+    /// The key when the key path is one key (`"name"`): read straight from the object, without an
+    /// evaluator (sorting reads a key of every object).
+    private let singleKey: String?
 
     /// Creates a sort key.
     public init(_ keyPath: String, ascending: Bool = true, comparison: SortComparison = .default) {
@@ -34,7 +37,13 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
         self.ascending = ascending
         self.comparison = comparison
         // Safe: a malformed key path is kept as nil and reported by compare(_:_:by:) and fetch validation.
-        self.expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)
+        let expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)
+        self.expression = expression
+        if case .keyPath(let key) = expression, !key.isEmpty, !key.utf8.contains(UInt8(ascii: ".")) {
+            singleKey = key
+        } else {
+            singleKey = nil
+        }
     }
 
     /// The same key in the opposite direction.
@@ -53,6 +62,14 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``FetchPredicateError`` when the key path is malformed, unknown, or reads a collection.
     public func value(of object: any PredicateEvaluable) throws -> StoreValue {
+        if let singleKey {
+            switch try object.keyValue(forKey: singleKey) {
+            case .value(.references): break  // a to-many relationship: explained below
+            case .value(let value): return value
+            case .object(let destination): return destination.selfValue
+            case .objects, .values: break  // collections: explained below
+            }
+        }
         guard let expression else {
             _ = try KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)
             throw FetchPredicateError(.invalidArgument, "'\(keyPath)' is not a key path")
