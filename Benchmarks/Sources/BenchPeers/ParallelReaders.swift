@@ -92,10 +92,10 @@ public enum ParallelReaders {
             let thread = Thread {
                 ready.signal()
                 go.wait()
-                let cpuStart = threadCPUMs()
+                let cpuStart = BenchClock.threadCPUMs()
                 var failure: (any Error)?
                 do { try body(index) } catch { failure = error }
-                let cpu = threadCPUMs() - cpuStart
+                let cpu = BenchClock.threadCPUMs() - cpuStart
                 let end = clock.now
                 outcome.withLock { state in
                     state.end = max(state.end ?? end, end)
@@ -115,13 +115,6 @@ public enum ParallelReaders {
         if let error { throw error }
         let elapsed = start.duration(to: end ?? start)
         return (Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15, cpuMs)
-    }
-
-    /// The calling thread's CPU time, in milliseconds.
-    static func threadCPUMs() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) * 1_000 + Double(time.tv_nsec) / 1e6
     }
 }
 
