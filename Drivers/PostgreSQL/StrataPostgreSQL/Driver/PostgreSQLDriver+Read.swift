@@ -10,8 +10,14 @@ extension PostgreSQLDriver {
         var answer: StoreFetchResult?
         var rows: [RowSnapshot] = []
         try fetch(request, partSize: .max) { part in
-            rows += part.rows
-            part.rows = []
+            // Moved, not copied, when it is the only part (retaining every row's values twice
+            // was a tenth of fetching every row).
+            if rows.isEmpty {
+                swap(&rows, &part.rows)
+            } else {
+                rows += part.rows
+                part.rows = []
+            }
             answer = part
         }
         // `fetch(_:partSize:_:)` hands over at least one part.

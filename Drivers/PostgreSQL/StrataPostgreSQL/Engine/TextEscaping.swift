@@ -48,7 +48,10 @@ enum TextEscaping {
     /// The string whose stored form is the UTF-8 `bytes`. A U+0001 not followed by U+0001 or U+0002
     /// (text another program wrote) is kept as it is.
     static func decode(_ bytes: UnsafeRawBufferPointer) -> String {
-        guard bytes.contains(escape) else { return String(decoding: bytes, as: UTF8.self) }
+        // memchr looks for the escape many bytes at a time; a plain scan read every string byte by byte.
+        guard let start = bytes.baseAddress, memchr(start, Int32(escape), bytes.count) != nil else {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var decoded: [UInt8] = []
         decoded.reserveCapacity(bytes.count)
         var index = 0
