@@ -32,26 +32,32 @@ extension SQLiteDriver {
             let start = counter.int64(at: 0)
             try counter.reset()
             var key = start
-            var values: [StoreValue] = []
-            while try fill(&values) {
-                guard key < Int64.max - 1 else {
-                    throw StoreError(
-                        .invalidRequest,
-                        "entity '\(root.name)' has used every primary key up to \(key); no more rows can be inserted",
-                        store: path)
-                }
-                for slot in plan.toManySlots {
-                    // Batch inserts set no relationships: a to-many slot is empty.
-                    if case .references(let members) = values[slot], !members.isEmpty {
+            var inserter = RunInserter(driver: self, plan: plan, connection: connection)
+            while try inserter.fillNext(
+                key: key + 1,
+                { values in
+                    guard try fill(&values) else { return false }
+                    guard key < Int64.max - 1 else {
                         throw StoreError(
                             .invalidRequest,
-                            "a row inserted with insertRows(of:_:) sets the relationship '\(description.properties[slot].name)'; insert it with apply(_:)",
+                            "entity '\(root.name)' has used every primary key up to \(key); no more rows can be inserted",
                             store: path)
                     }
-                }
+                    for slot in plan.toManySlots {
+                        // Batch inserts set no relationships: a to-many slot is empty.
+                        if case .references(let members) = values[slot], !members.isEmpty {
+                            throw StoreError(
+                                .invalidRequest,
+                                "a row inserted with insertRows(of:_:) sets the relationship '\(description.properties[slot].name)'; insert it with apply(_:)",
+                                store: path)
+                        }
+                    }
+                    return true
+                })
+            {
                 key += 1
-                try insertRow(key: key, values, plan, connection, bindingConstants: key == start + 1)
             }
+            try inserter.finish()
             guard key > start else { return nil }
             let update = try connection.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?")
             try update.bind([.integer(key), .integer(Int64(rootNumber))])

@@ -72,26 +72,27 @@ extension SQLiteDriver {
             var maxKeys: [String: Int64] = [:]
             // Inserts come in runs of one entity: the run's plan is found once, and its largest
             // key noted when the run ends.
-            var run: (plan: SQLiteStatementPlans.Entity, entity: Int32, max: Int64)?
+            var run: (inserter: RunInserter, entity: Int32, max: Int64)?
             var insertsToMany = false
-            func endRun() {
-                guard let current = run else { return }
-                let table = current.plan.layout.table
+            func endRun() throws {
+                guard var current = run else { return }
+                try current.inserter.finish()
+                let table = current.inserter.plan.layout.table
                 maxKeys[table] = max(maxKeys[table] ?? 0, current.max)
+                run = nil
             }
             for insert in batch.inserts {
-                if let current = run, current.entity == insert.id.entity {
-                    try insertRow(insert, current.plan, connection, bindingConstants: false)
-                    run = (current.plan, current.entity, max(current.max, insert.id.primaryKey))
-                } else {
-                    endRun()
+                if run?.entity != insert.id.entity {
+                    try endRun()
                     let plan = try entityPlan(insert.id)
-                    try insertRow(insert, plan, connection, bindingConstants: true)
-                    run = (plan, insert.id.entity, insert.id.primaryKey)
+                    run = (RunInserter(driver: self, plan: plan, connection: connection), insert.id.entity, 0)
                     if !plan.toManySlots.isEmpty { insertsToMany = true }
                 }
+                // Set just above when missing.
+                try run!.inserter.add(key: insert.id.primaryKey, values: insert.values)
+                run!.max = max(run!.max, insert.id.primaryKey)
             }
-            endRun()
+            try endRun()
             for update in batch.updates {
                 let plan = try entityPlan(update.id)
                 // The version the row was read at comes from the file: `Z_OPT + 1` must stay an Int64.
@@ -174,20 +175,14 @@ extension SQLiteDriver {
             store: path, objectIDs: ids)
     }
 
-    /// Inserts one row with the entity's prepared `INSERT`.
+    /// Inserts the row of key `key` with `values` with the entity's prepared one-row `INSERT`
+    /// (runs of rows go through ``RunInserter``, which calls this for rows that do not fill a
+    /// statement of several).
     ///
     /// - Parameter bindingConstants: Whether to bind `Z_ENT` and `Z_OPT` (the entity's number and
     ///   version 1, the same for every insert of the entity): for the first row of a run of one
     ///   entity; later rows of the run leave them bound (the statement's slot keeps its bindings
     ///   and only this function runs it).
-    private func insertRow(
-        _ row: RowSnapshot, _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection,
-        bindingConstants: Bool
-    ) throws {
-        try insertRow(key: row.id.primaryKey, row.values, plan, connection, bindingConstants: bindingConstants)
-    }
-
-    /// Inserts the row of key `key` with `values` (``insertRow(_:_:_:bindingConstants:)``).
     func insertRow(
         key: Int64, _ values: [StoreValue], _ plan: SQLiteStatementPlans.Entity, _ connection: SQLiteConnection,
         bindingConstants: Bool
@@ -198,38 +193,9 @@ extension SQLiteDriver {
             try statement.bindDirect(Int64(plan.storeNumber), at: 2)
             try statement.bindDirect(Int64(1), at: 3)
         }
-        try bindAndStep(values, plan, from: 0, at: 4, statement)
-    }
-
-    /// Binds `values` of the slots from `slot` on to the parameters from `index` on, then runs the
-    /// statement once.
-    ///
-    /// Text is bound without SQLite copying it (a copy per string per row was a tenth of a
-    /// batch insert's work): each string is bound inside the scope of its UTF-8 storage
-    /// (`withUTF8`), the statement runs inside every such scope (this function recurses into
-    /// it), and each text parameter is bound to NULL again before its scope ends, so the statement
-    /// never holds a pointer past the string's life.
-    private func bindAndStep(
-        _ values: [StoreValue], _ plan: SQLiteStatementPlans.Entity, from slot: Int, at index: Int32,
-        _ statement: SQLiteStatement
-    ) throws {
-        var slot = slot
-        var index = index
-        while slot < plan.bind.count {
-            if case .value = plan.bind[slot], case .string(var text) = values[slot] {
-                let textIndex = index
-                let next = slot + 1
-                try text.withUTF8 { bytes in
-                    try statement.bindDirectStatic(bytes, at: textIndex)
-                    defer { statement.unbind(at: textIndex) }
-                    try bindAndStep(values, plan, from: next, at: textIndex + 1, statement)
-                }
-                return
-            }
-            try bindColumns(of: values[slot], plan.bind[slot], to: statement, at: &index)
-            slot += 1
+        try withUnsafePointer(to: values) { row in
+            try bindRowsAndStep(UnsafeBufferPointer(start: row, count: 1), row: 0, slot: 0, at: 4, plan, statement)
         }
-        try statement.step()
     }
 
     /// Writes the changed columns and bumps `Z_OPT`; `false` when the stored version differs.
@@ -249,7 +215,7 @@ extension SQLiteDriver {
     }
 
     /// Binds the columns a slot is stored in (none for to-many slots), from `index` on.
-    private func bindColumns(
+    func bindColumns(
         of value: StoreValue, _ slot: SQLiteStatementPlans.Bind, to statement: SQLiteStatement, at index: inout Int32
     ) throws {
         switch slot {

@@ -16,6 +16,13 @@ final class SQLiteStatementPlans: Sendable {
         let lookup: (sql: String, slot: Int)
         /// `INSERT INTO …` of ``EntityLayout/insertSQL``.
         let insert: (sql: String, slot: Int)
+        /// The same inserting ``insertManyRows`` rows in one statement (``EntityLayout/insertSQL(rows:)``),
+        /// when more than one fits; `nil` otherwise.
+        let insertMany: (sql: String, slot: Int)?
+        /// Rows of ``insertMany``.
+        let insertManyRows: Int
+        /// Parameters per row of the insert statements: `Z_PK`, `Z_ENT`, `Z_OPT` and the columns.
+        let insertWidth: Int32
         /// `DELETE FROM <table> WHERE Z_PK = ? AND Z_OPT = ?`.
         let delete: (sql: String, slot: Int)
         /// The slots of to-many relationships.
@@ -31,12 +38,15 @@ final class SQLiteStatementPlans: Sendable {
         let toMany: [ToMany?]
 
         init(
-            layout: EntityLayout, lookup: (String, Int), insert: (String, Int), delete: (String, Int),
-            toMany: [ToMany?]
+            layout: EntityLayout, lookup: (String, Int), insert: (String, Int), insertMany: (String, Int)?,
+            insertManyRows: Int, delete: (String, Int), toMany: [ToMany?]
         ) {
             self.layout = layout
             self.lookup = lookup
             self.insert = insert
+            self.insertMany = insertMany
+            self.insertManyRows = insertMany == nil ? 1 : insertManyRows
+            insertWidth = Int32(layout.insertColumns.count)
             self.delete = delete
             self.toMany = toMany
             toManySlots = layout.slots.indices.filter { layout.slots[$0].isToMany }
@@ -58,6 +68,19 @@ final class SQLiteStatementPlans: Sendable {
             }
             storeNumber = layout.storeNumber
         }
+    }
+
+    /// Rows one insert statement holds for `layout`: up to 32 (a statement per row costs SQLite
+    /// more than binding and storing the row), within 999 parameters (the smallest limit a SQLite
+    /// build may have), and at most 64 text values per statement, each of which is bound inside
+    /// its own scope (``SQLiteDriver/bindRowsAndStep(_:row:slot:at:_:_:)`` nests one per value).
+    static func insertManyRows(_ layout: EntityLayout) -> Int {
+        let width = layout.insertColumns.count
+        let texts = layout.slots.filter { slot in
+            if case .attribute(_, _, .string) = slot { return true }
+            return false
+        }.count
+        return max(1, min(32, 999 / width, 64 / max(texts, 1)))
     }
 
     /// How one to-many relationship's members are read (``SQLiteDriver/relatedRows(_:)`` and
@@ -163,6 +186,9 @@ final class SQLiteStatementPlans: Sendable {
                 layout: entity,
                 lookup: slot("SELECT \(table.selectList("t0")) FROM \(table.name.sqlName) t0 WHERE t0.Z_PK = ?"),
                 insert: slot(entity.insert),
+                insertMany: Self.insertManyRows(entity) > 1
+                    ? slot(entity.insertSQL(rows: Self.insertManyRows(entity))) : nil,
+                insertManyRows: Self.insertManyRows(entity),
                 delete: slot("DELETE FROM \(entity.table.sqlName) WHERE Z_PK = ? AND Z_OPT = ?"),
                 toMany: entity.slots.map { ToMany($0, tables: layout.tables, statementSlot: slot) })
         }

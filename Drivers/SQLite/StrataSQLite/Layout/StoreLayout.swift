@@ -217,7 +217,18 @@ struct EntityLayout: Sendable {
 
     /// `INSERT INTO <table> (Z_PK, Z_ENT, Z_OPT, <stored columns>) VALUES (?, …)`, in slot order
     /// (a to-one's entity column right after its key column).
-    var insertSQL: String {
+    var insertSQL: String { insertSQL(rows: 1) }
+
+    /// ``insertSQL`` inserting `rows` rows at once: `VALUES (?, …), (?, …), …`.
+    func insertSQL(rows: Int) -> String {
+        let columns = insertColumns
+        let placeholders = "(" + String(repeating: "?, ", count: columns.count - 1) + "?)"
+        return
+            "INSERT INTO \(table.sqlName) (\(columns.map(\.sqlName).joined(separator: ", "))) VALUES \(Array(repeating: placeholders, count: rows).joined(separator: ", "))"
+    }
+
+    /// The columns ``insertSQL`` sets: one parameter each per row.
+    var insertColumns: [String] {
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
         for slot in slots {
             switch slot {
@@ -228,8 +239,6 @@ struct EntityLayout: Sendable {
             default: continue
             }
         }
-        let placeholders = String(repeating: "?, ", count: columns.count - 1) + "?"
-        return
-            "INSERT INTO \(table.sqlName) (\(columns.map(\.sqlName).joined(separator: ", "))) VALUES (\(placeholders))"
+        return columns
     }
 }
