@@ -125,8 +125,14 @@ public final class PersistentStoreCoordinator: Sendable {
             metadata: metadata, entityNumbers: Set(entities.map(\.entityNumber)))
         stores.withLock { $0.append(store) }
         do {
-            try driver.observeRemoteChanges { [weak self, weak store] changes in
-                guard let self, let store else { return }
+            // The store is found again by identity rather than held weakly: a weak reference gives
+            // the store a side table, and every retain and release of it (one for each object ID
+            // made or dropped) then takes the runtime's slow path. A removed store's driver is
+            // closed and calls the handler no more, so the identity cannot name a later store.
+            let identity = ObjectIdentifier(store)
+            try driver.observeRemoteChanges { [weak self] changes in
+                guard let self, let store = self.stores.withLock({ $0.first { ObjectIdentifier($0) == identity } })
+                else { return }
                 self.deliverRemoteChanges(changes, in: store)
             }
         } catch {
