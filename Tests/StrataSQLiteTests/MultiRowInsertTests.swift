@@ -20,7 +20,8 @@ struct MultiRowInsertTests {
         }
     }
 
-    static func reopen(_ url: URL) throws -> ManagedObjectContext {
+    /// A context on the SQLite store at `url` (created when missing) with the conformance model.
+    static func openStore(_ url: URL) throws -> ManagedObjectContext {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try coordinator.addPersistentStore(type: .sqlite, at: url)
         return ManagedObjectContext(coordinator: coordinator)
@@ -32,9 +33,7 @@ struct MultiRowInsertTests {
     func saveRuns(count: Int) throws {
         let directory = try TemporaryDirectory(prefix: "multi-row")
         let url = directory.file("store.sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        try coordinator.addPersistentStore(type: .sqlite, at: url)
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = try Self.openStore(url)
         let departments = try (0..<3).map { index in
             let department = try context.insertNewObject(forEntityName: "Department")
             department["name"] = "d\(index)"
@@ -52,7 +51,7 @@ struct MultiRowInsertTests {
         }
         try context.save()
 
-        let reader = try Self.reopen(url)
+        let reader = try Self.openStore(url)
         let stored = try reader.fetch(FetchRequest(entityName: "Employee"))
         #expect(stored.count == count)
         // Names are unique when every value arrived; a repeated one (values in the wrong row) keeps
@@ -79,9 +78,7 @@ struct MultiRowInsertTests {
     func sharedTableRuns() throws {
         let directory = try TemporaryDirectory(prefix: "multi-row")
         let url = directory.file("store.sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        try coordinator.addPersistentStore(type: .sqlite, at: url)
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = try Self.openStore(url)
         // 40 cars, 3 trucks, 35 sports cars, 40 more cars: runs longer and shorter than a statement.
         let plan: [(String, Int)] = [("Car", 40), ("Truck", 3), ("SportsCar", 35), ("Car", 40)]
         var made = 0
@@ -93,7 +90,7 @@ struct MultiRowInsertTests {
             }
         }
         try context.save()
-        let reader = try Self.reopen(url)
+        let reader = try Self.openStore(url)
         var request = FetchRequest(entityName: "Vehicle")
         request.includesSubentities = true
         let vehicles = try reader.fetch(request)
@@ -109,9 +106,7 @@ struct MultiRowInsertTests {
     func batchInsert() throws {
         let directory = try TemporaryDirectory(prefix: "multi-row")
         let url = directory.file("store.sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        try coordinator.addPersistentStore(type: .sqlite, at: url)
-        let context = ManagedObjectContext(coordinator: coordinator)
+        let context = try Self.openStore(url)
         let objects: [BatchInsertRequest.Object] = (0..<75).map { index in
             var object: BatchInsertRequest.Object = [
                 "int64": Int64(index), "string": Self.name(index), "double": Double(index) / 4,
@@ -123,7 +118,7 @@ struct MultiRowInsertTests {
         }
         let result = try context.execute(BatchInsertRequest(entityName: "Item", objects: objects))
         #expect(result.status)
-        let reader = try Self.reopen(url)
+        let reader = try Self.openStore(url)
         let items = try reader.fetch(FetchRequest(entityName: "Item", sortKeys: [SortKey("int64")]))
         #expect(items.count == 75)
         for (index, item) in items.enumerated() {
@@ -149,7 +144,7 @@ struct MultiRowInsertTests {
             "UPDATE Z_PRIMARYKEY SET Z_MAX = 10 WHERE Z_NAME = 'Item'")
         connection.close()
 
-        let context = try Self.reopen(url)
+        let context = try Self.openStore(url)
         for index in 0..<60 {
             let item = try context.insertNewObject(forEntityName: "Item")
             item["int64"] = 1_000 + index
@@ -157,7 +152,7 @@ struct MultiRowInsertTests {
         }
         #expect(throws: StoreError.self) { try context.save() }
 
-        let reader = try Self.reopen(url)
+        let reader = try Self.openStore(url)
         let items = try reader.fetch(FetchRequest(entityName: "Item", sortKeys: [SortKey("int64")]))
         #expect(items.count == 50)
         #expect(items.map { $0["int64"] as? Int } == Array(1...50))

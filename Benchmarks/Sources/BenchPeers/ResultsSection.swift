@@ -127,17 +127,7 @@ public enum ResultsSection {
                     try db.exec(SQLiteCContender.schema)
                     let timed = try BenchClock.measureWithCPU { () throws -> Void in
                         try db.exec("BEGIN IMMEDIATE")
-                        let insert = try db.prepare(
-                            "INSERT INTO item(\(SQLiteCContender.columns)) VALUES (?, ?, ?, ?, ?, ?)")
-                        for r in dataset.rows {
-                            insert.bind(1, r.id)
-                            insert.bind(2, r.name)
-                            insert.bind(3, r.email)
-                            insert.bind(4, Int64(r.age))
-                            insert.bind(5, r.score)
-                            insert.bind(6, r.created.timeIntervalSinceReferenceDate)
-                            try insert.run()
-                        }
+                        try SQLiteCContender.insertItems(dataset.rows, into: db)
                         try db.exec("COMMIT")
                     }
                     result.rawInsertMs.append(timed.wall)

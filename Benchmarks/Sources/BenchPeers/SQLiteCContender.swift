@@ -69,19 +69,23 @@ public final class SQLiteCContender: BenchContender {
     }
 
     public func insert(_ rows: ArraySlice<BenchRow>) throws -> BenchOutcome {
-        try transaction { db in
-            let insert = try db.prepare("INSERT INTO item(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?)")
-            for r in rows {
-                insert.bind(1, r.id)
-                insert.bind(2, r.name)
-                insert.bind(3, r.email)
-                insert.bind(4, Int64(r.age))
-                insert.bind(5, r.score)
-                insert.bind(6, r.created.timeIntervalSinceReferenceDate)
-                try insert.run()
-            }
-        }
+        try transaction { db in try Self.insertItems(rows, into: db) }
         return BenchOutcome(rows: rows.count)
+    }
+
+    /// Inserts `rows` into `db`'s `item` table with one prepared statement bound and run per row
+    /// (the caller holds the transaction); also the raw side of the batch insert figure.
+    static func insertItems(_ rows: some Sequence<BenchRow>, into db: RawSQLite) throws {
+        let insert = try db.prepare("INSERT INTO item(\(columns)) VALUES (?, ?, ?, ?, ?, ?)")
+        for r in rows {
+            insert.bind(1, r.id)
+            insert.bind(2, r.name)
+            insert.bind(3, r.email)
+            insert.bind(4, Int64(r.age))
+            insert.bind(5, r.score)
+            insert.bind(6, r.created.timeIntervalSinceReferenceDate)
+            try insert.run()
+        }
     }
 
     private func select(_ sql: String, bind: (RawStatement) -> Void = { _ in }) throws -> [BenchRow] {
