@@ -94,33 +94,42 @@ public struct CaseWorker {
 
     /// Starts one child at `first`; returns the case to start the next child at.
     private func runChild(from first: Int, to end: Int, backtrace: Bool, into report: inout Report) throws -> Int {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments(first, end)
-        var variables = ProcessInfo.processInfo.environment
-        variables["SWIFT_BACKTRACE"] =
-            backtrace
-            ? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,limit=40" : "enable=no"
-        for (key, value) in environment { variables[key] = value }
-        process.environment = variables
-        let output = Pipe()
-        process.standardOutput = output
+        // Started with posix_spawn and reaped with waitpid (ChildProcess), not Foundation's Process,
+        // whose reaping a busy test run can starve; standard output comes through a pipe read
+        // line by line, standard error goes to a file.
+        var additions = [
+            "SWIFT_BACKTRACE": backtrace
+                ? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,limit=40" : "enable=no"
+        ]
+        for (key, value) in environment { additions[key] = value }
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent(
             "case-worker-\(UUID().uuidString).err")
-        guard FileManager.default.createFile(atPath: errorFile.path, contents: nil),
-            let errorHandle = FileHandle(forWritingAtPath: errorFile.path)
-        else { throw CaseWorkerError("cannot create \(errorFile.path) for the child's standard error") }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw CaseWorkerError("cannot create a pipe for the child (errno \(errno))") }
+        // Not inherited by children other tests start meanwhile (the child's copy is made by dup2).
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
         defer {
-            try? errorHandle.close()  // the child has exited; a failed close loses nothing
-            try? FileManager.default.removeItem(at: errorFile)  // a stray temporary file changes no result
+            close(ends[0])
+            unlink(errorFile.path)  // a stray temporary file changes no result
         }
-        process.standardError = errorHandle
+        let errorDescriptor = open(errorFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let pid: pid_t
         do {
-            try process.run()
+            guard errorDescriptor >= 0 else {
+                throw CaseWorkerError("cannot create \(errorFile.path) for the child's standard error")
+            }
+            pid = try ChildProcess.start(
+                [executable.path] + arguments(first, end), output: ends[1], error: errorDescriptor,
+                directory: FileManager.default.currentDirectoryPath, environment: additions)
+            close(ends[1])
+            close(errorDescriptor)
         } catch {
+            close(ends[1])
+            if errorDescriptor >= 0 { close(errorDescriptor) }
             throw CaseWorkerError("cannot start \(executable.path): \(error); build it with swift build --build-tests")
         }
-        var lines = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
+        var lines = LineReader(descriptor: ends[0])
         var current: (index: Int, what: String)?
         var started = false
         var deadline = Date().addingTimeInterval(startupTimeout)
@@ -146,26 +155,25 @@ public struct CaseWorker {
                 default: continue
                 }
             case .end:
-                process.waitUntilExit()
+                let ended = try ChildProcess.termination(of: pid)
                 if let current {
                     let status =
-                        process.terminationReason == .uncaughtSignal
-                        ? "killed by signal \(process.terminationStatus)"
-                        : "exited with status \(process.terminationStatus)"
+                        ended.signal != nil
+                        ? "killed by signal \(ended.status)" : "exited with status \(ended.status)"
                     report.failures.append(
                         Failure(
                             index: current.index, kind: "crash", what: current.what,
                             detail: status + "\n" + Self.tail(of: errorFile)))
                     resume = current.index + 1
-                } else if !started || process.terminationStatus != 0 {
+                } else if !started || !ended.succeeded {
                     throw CaseWorkerError(
                         "\(executable.lastPathComponent) \(arguments(first, end).joined(separator: " ")) stopped outside a case "
-                            + "(status \(process.terminationStatus)):\n\(Self.tail(of: errorFile))")
+                            + "(status \(ended.status)):\n\(Self.tail(of: errorFile))")
                 }
                 break loop
             case .timeout:
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                kill(pid, SIGKILL)
+                _ = try ChildProcess.termination(of: pid)
                 guard let current else {
                     throw CaseWorkerError(
                         "\(executable.lastPathComponent) did not start a case within \(Int(startupTimeout)) s")

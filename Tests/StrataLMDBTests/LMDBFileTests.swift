@@ -210,16 +210,10 @@ struct LMDBFileTests {
     func umaskDecidesMode() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-umask")
         let url = directory.file("private.lmdb")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "umask 002 && exec \"$0\" \"$1\" once", LMDBKillTests.helper.path, url.path]
-        let errors = Pipe()
-        process.standardOutput = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        try #require(process.terminationStatus == 0, "helper failed: \(failure)")
+        let run = try ChildProcess.capture(
+            ["/bin/sh", "-c", "umask 002 && exec \"$0\" \"$1\" once", LMDBKillTests.helper.path, url.path])
+        let failure = String(decoding: run.errors, as: UTF8.self)
+        try #require(run.termination.succeeded, "helper failed: \(failure)")
         for path in [url.path, url.path + "-lock"] {
             var status = stat()
             try #require(stat(path, &status) == 0)

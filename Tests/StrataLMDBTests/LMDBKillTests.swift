@@ -40,25 +40,22 @@ struct LMDBKillTests {
         var lastConfirmed: Int64 = 0
         var kills = 0
         for round in 0..<50 {
-            let process = Process()
-            process.executableURL = Self.helper
-            process.arguments = [store.path]
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            // Wait until the child has committed at least once, then kill it a random moment later.
-            var text = output.fileHandleForReading.availableData
-            usleep(UInt32.random(in: 0...30_000, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            text += output.fileHandleForReading.readDataToEndOfFile()
-            let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let delay = UInt32.random(in: 0...30_000, using: &generator)
+            let run = try ChildProcess.capture(
+                [Self.helper.path, store.path],
+                watching: { pid, output in
+                    // Wait until the child has committed at least once (printed a line), then kill it a
+                    // random moment later.
+                    var info = stat()
+                    while ChildProcess.isRunning(pid), stat(output, &info) == 0, info.st_size == 0 { usleep(1_000) }
+                    usleep(delay)
+                    kill(pid, SIGKILL)
+                })
+            let text = run.output
+            let failure = String(decoding: run.errors, as: UTF8.self)
             #expect(
-                process.terminationReason == .uncaughtSignal,
-                "seed \(seed), round \(round): the child exited by itself: \(failure)")
-            if process.terminationReason == .uncaughtSignal { kills += 1 }
+                run.termination.signal != nil, "seed \(seed), round \(round): the child exited by itself: \(failure)")
+            if run.termination.signal != nil { kills += 1 }
             let lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             // The last piece may be a line cut by the kill; complete lines end with "\n".
             let confirmed = lines.dropLast().compactMap { Int64($0) }.last ?? lastConfirmed

@@ -30,10 +30,10 @@ enum ChildProcess {
     static func run(_ executable: URL, _ arguments: [String], killWhenExists marker: URL, seconds: Int = 120) throws
         -> Outcome
     {
-        try run(executable, arguments) { process in
-            for _ in 0..<(seconds * 100) where process.isRunning {
+        try run(executable, arguments) { pid in
+            for _ in 0..<(seconds * 100) where StrataTesting.ChildProcess.isRunning(pid) {
                 if FileManager.default.fileExists(atPath: marker.path) {
-                    kill(process.processIdentifier, SIGKILL)
+                    kill(pid, SIGKILL)
                     return
                 }
                 usleep(10_000)
@@ -44,59 +44,24 @@ enum ChildProcess {
     /// Starts `executable`, kills it with SIGKILL after `delay` microseconds (never, when `nil`),
     /// and returns what it printed.
     static func run(_ executable: URL, _ arguments: [String], killAfter delay: UInt32?) throws -> Outcome {
-        try run(executable, arguments) { process in
+        try run(executable, arguments) { pid in
             if let delay {
                 usleep(delay)
-                kill(process.processIdentifier, SIGKILL)
+                kill(pid, SIGKILL)
             }
         }
     }
 
-    /// Starts `executable`, runs `meanwhile` with it, waits for it to end and returns what it printed.
-    private static func run(_ executable: URL, _ arguments: [String], meanwhile: (Process) -> Void) throws -> Outcome {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        // Both pipes are drained by threads so that a chatty child never blocks on a full pipe.
-        let out = PipeReader(output)
-        let err = PipeReader(errors)
-        try process.run()
-        meanwhile(process)
-        process.waitUntilExit()
-        let text = String(decoding: out.wait(), as: UTF8.self)
+    /// Starts `executable` (through `posix_spawn`, reaped with `waitpid`: see
+    /// `StrataTesting.ChildProcess`), runs `meanwhile` with its pid, waits for it to end and
+    /// returns what it printed.
+    private static func run(_ executable: URL, _ arguments: [String], meanwhile: (pid_t) -> Void) throws -> Outcome {
+        let run = try StrataTesting.ChildProcess.capture([executable.path] + arguments, meanwhile: meanwhile)
+        let text = String(decoding: run.output, as: UTF8.self)
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         lines.removeLast()  // the text after the last newline: empty, or a line cut by the kill
         return Outcome(
-            lines: lines, errors: String(decoding: err.wait(), as: UTF8.self),
-            killed: process.terminationReason == .uncaughtSignal, status: process.terminationStatus)
-    }
-}
-
-/// Reads a pipe to its end on a thread of its own.
-final class PipeReader: @unchecked Sendable {
-    // @unchecked Sendable: `data` is written once under `condition` and read after the signal.
-    private let condition = NSCondition()
-    private var data: Data?
-
-    init(_ pipe: Pipe) {
-        let handle = pipe.fileHandleForReading
-        Thread { [self] in
-            let all = handle.readDataToEndOfFile()
-            condition.lock()
-            data = all
-            condition.signal()
-            condition.unlock()
-        }.start()
-    }
-
-    func wait() -> Data {
-        condition.lock()
-        defer { condition.unlock() }
-        while data == nil { condition.wait() }
-        return data ?? Data()
+            lines: lines, errors: String(decoding: run.errors, as: UTF8.self),
+            killed: run.termination.signal != nil, status: run.termination.status)
     }
 }

@@ -112,23 +112,20 @@ struct ConvertKillTests {
             let old = try ChildProcess.run(
                 strata, ["convert", small.path, destination.description, "--overwrite", "--quiet"], killAfter: nil)
             try #require(old.status == 0, "round \(round): writing the old destination failed: \(old.errors)")
-            let process = Process()
-            process.executableURL = strata
-            process.arguments = ["convert", big.path, destination.description, "--overwrite", "--quiet"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let pid = try StrataTesting.ChildProcess.start(
+                [strata.path, "convert", big.path, destination.description, "--overwrite", "--quiet"], output: nil,
+                directory: FileManager.default.currentDirectoryPath, environment: nil)
             // Poll the destination's main file as fast as stat allows; the moment it is gone, kill.
             var sawMissing = false
             var info = stat()
-            while process.isRunning {
+            while StrataTesting.ChildProcess.isRunning(pid) {
                 if stat(destination.url!.path, &info) != 0 && errno == ENOENT {
-                    kill(process.processIdentifier, SIGKILL)
+                    kill(pid, SIGKILL)
                     sawMissing = true
                     break
                 }
             }
-            process.waitUntilExit()
+            _ = try StrataTesting.ChildProcess.termination(of: pid)
             switch Self.entries(destination) {
             case .success(10), .success(500): break
             case .success(let count): problems.append("round \(round): the destination holds \(count) entries")

@@ -140,7 +140,7 @@ struct MigrationKillTests {
         let backup = directory.file("backup.\(driver)")
         // What a copy killed between creating its temporary and renaming it leaves, named with
         // the pid of a process that no longer runs.
-        let stale = directory.file(".backup.copying-\(Self.deadProcess())-1a2b.\(driver)")
+        let stale = directory.file(".backup.copying-\(try Self.deadProcess())-1a2b.\(driver)")
         try Data(repeating: 7, count: 4_096).write(to: stale)
         try type.factory.copyStore(from: url, to: backup, options: StoreOptions())
         let hidden = try Self.leftovers(in: directory)
@@ -149,13 +149,10 @@ struct MigrationKillTests {
     }
 
     /// The pid of a process that has exited and been reaped.
-    static func deadProcess() -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/true")
-        // /bin/true exists on every Linux the suite runs on; a failed launch leaves pid 0, which the check below rejects.
-        try? process.run()
-        process.waitUntilExit()
-        return process.processIdentifier > 0 ? process.processIdentifier : Int32.max
+    static func deadProcess() throws -> Int32 {
+        let pid = try StrataTesting.ChildProcess.start(["/bin/true"], output: nil)
+        _ = try StrataTesting.ChildProcess.termination(of: pid)
+        return pid
     }
 
     /// The bytes of every file in `directory` that holds data, by name: not lock files (LMDB's

@@ -304,16 +304,10 @@ struct CodegenTests {
                 ])
             """
         try Data(manifest.utf8).write(to: directory.file("Package.swift"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "build", "--package-path", directory.url.path, "-j", "2"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(output.suffix(4000))")
+        let run = try ChildProcess.capture(
+            ["/usr/bin/env", "swift", "build", "--package-path", directory.url.path, "-j", "2"])
+        let output = String(decoding: run.output + run.errors, as: UTF8.self)
+        #expect(run.termination.succeeded, "\(output.suffix(4000))")
         #expect(!output.contains("warning:"), "\(output.suffix(4000))")
     }
 }

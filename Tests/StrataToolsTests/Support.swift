@@ -13,7 +13,7 @@ struct ProcessResult {
 
 /// Runs the `strata` executable built beside the test bundle, in `directory` when given.
 /// With `umask`, the binary runs under `/bin/sh` with that file-creation mask.
-func runStrata(_ arguments: [String], in directory: URL? = nil, input: Data? = nil, umask: String? = nil) throws
+func runStrata(_ arguments: [String], in directory: URL? = nil, umask: String? = nil) throws
     -> ProcessResult
 {
     let bundle = Bundle.main.bundleURL
@@ -23,54 +23,15 @@ func runStrata(_ arguments: [String], in directory: URL? = nil, input: Data? = n
         folder = folder.deletingLastPathComponent()
         binary = folder.appendingPathComponent("strata")
     }
-    let process = Process()
-    if let umask {
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", binary.path] + arguments
-    } else {
-        process.executableURL = binary
-        process.arguments = arguments
-    }
-    if let directory { process.currentDirectoryURL = directory }
-    var environment = ProcessInfo.processInfo.environment
-    environment["COLUMNS"] = "100"
-    process.environment = environment
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    // Read both pipes concurrently so a full stderr pipe cannot block the child.
-    let errorData = ErrorBox()
-    let reader = Thread { errorData.set(err.fileHandleForReading.readDataToEndOfFile()) }
-    reader.start()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let stderr = errorData.wait()
+    let line =
+        umask.map { ["/bin/sh", "-c", "umask \($0) && exec \"$0\" \"$@\"", binary.path] + arguments }
+        ?? [binary.path] + arguments
+    // posix_spawn and waitpid (StrataTesting.ChildProcess), not Foundation's Process: see there.
+    let run = try ChildProcess.capture(
+        line, directory: directory?.path ?? FileManager.default.currentDirectoryPath, environment: ["COLUMNS": "100"])
     return ProcessResult(
-        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: stderr, as: UTF8.self))
-}
-
-/// Hands a pipe's data from a reader thread to the test.
-final class ErrorBox: @unchecked Sendable {
-    // @unchecked Sendable: `data` is written once under `condition` and read after the signal.
-    private let condition = NSCondition()
-    private var data: Data?
-
-    func set(_ value: Data) {
-        condition.lock()
-        data = value
-        condition.signal()
-        condition.unlock()
-    }
-
-    func wait() -> Data {
-        condition.lock()
-        defer { condition.unlock() }
-        while data == nil { condition.wait() }
-        return data ?? Data()
-    }
+        status: run.termination.status, stdout: String(decoding: run.output, as: UTF8.self),
+        stderr: String(decoding: run.errors, as: UTF8.self))
 }
 
 /// A process-unique in-memory store location (`memory:NAME`).

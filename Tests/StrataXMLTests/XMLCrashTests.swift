@@ -66,21 +66,15 @@ struct XMLCrashTests {
         while kills < 50 {
             attempts += 1
             try #require(attempts < 200, "the helper keeps exiting before it is killed")
-            let process = Process()
-            process.executableURL = helper
-            process.arguments = [url.path]
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            usleep(UInt32.random(in: 40_000...300_000, using: &random))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let delay = UInt32.random(in: 40_000...300_000, using: &random)
+            let run = try ChildProcess.capture([helper.path, url.path]) { pid in
+                usleep(delay)
+                kill(pid, SIGKILL)
+            }
+            let printed = String(decoding: run.output, as: UTF8.self)
+            let failure = String(decoding: run.errors, as: UTF8.self)
             try #require(failure.isEmpty, "helper failed: \(failure)")
-            if process.terminationReason == .uncaughtSignal { kills += 1 }
+            if run.termination.signal != nil { kills += 1 }
             let lastPrinted =
                 printed.split(separator: "\n").compactMap { Int($0.dropFirst("saved ".count)) }.last ?? known
             let value = try Self.savedState(url)
@@ -99,24 +93,19 @@ struct XMLCrashTests {
     static func run(
         _ mode: String, on url: URL, umask mask: String = "022", killAfter delay: UInt32? = nil
     ) throws -> (output: String, errors: String, killed: Bool) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "umask \(mask) && exec \"$0\" \"$1\" \"$2\"", try helper().path, url.path, mode]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        if let delay {
-            usleep(delay)
-            kill(process.processIdentifier, SIGKILL)
+        let run = try ChildProcess.capture(
+            ["/bin/sh", "-c", "umask \(mask) && exec \"$0\" \"$1\" \"$2\"", try helper().path, url.path, mode]
+        ) { pid in
+            if let delay {
+                usleep(delay)
+                kill(pid, SIGKILL)
+            }
         }
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let failure = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let printed = run.output
+        let failure = run.errors
         return (
             String(decoding: printed, as: UTF8.self), String(decoding: failure, as: UTF8.self),
-            process.terminationReason == .uncaughtSignal
+            run.termination.signal != nil
         )
     }
 
