@@ -36,8 +36,8 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
         self.keyPath = keyPath
         self.ascending = ascending
         self.comparison = comparison
-        // Safe: a malformed key path is kept as nil and reported by compare(_:_:by:) and fetch validation.
-        let expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)
+        // A malformed key path is kept as nil and reported by compare(_:_:by:) and fetch validation.
+        let expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)  // nil: reported later
         self.expression = expression
         if case .keyPath(let key) = expression, !key.isEmpty, !key.utf8.contains(UInt8(ascii: ".")) {
             singleKey = key
