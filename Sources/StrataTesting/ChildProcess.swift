@@ -104,9 +104,10 @@ public enum ChildProcess {
     }
 
     /// Whether a child started here has not ended yet (an ended child that is not reaped yet is
-    /// ended): read from /proc without reaping it.
+    /// ended): read from /proc without reaping it. No /proc entry means the child was reaped, so
+    /// it has ended: the read's error carries nothing else.
     public static func isRunning(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),  // gone: not running
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),  // none: reaped
             let close = stat.lastIndex(of: ")")
         else { return false }
         // The state follows the command name, which is in parentheses and may contain spaces.

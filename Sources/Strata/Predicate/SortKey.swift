@@ -36,8 +36,9 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
         self.keyPath = keyPath
         self.ascending = ascending
         self.comparison = comparison
-        // A malformed key path is kept as nil and reported by compare(_:_:by:) and fetch validation.
-        let expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)  // nil: reported later
+        // A malformed key path is kept as nil: value(of:) parses it again and throws that error, and
+        // fetch validation reports it, so the error is never lost.
+        let expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)  // see above
         self.expression = expression
         if case .keyPath(let key) = expression, !key.isEmpty, !key.utf8.contains(UInt8(ascii: ".")) {
             singleKey = key

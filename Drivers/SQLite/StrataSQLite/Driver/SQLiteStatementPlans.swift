@@ -182,13 +182,13 @@ final class SQLiteStatementPlans: Sendable {
         }
         for (number, entity) in layout.entities.sorted(by: { $0.key < $1.key }) where number >= 0 {
             guard let table = layout.tables.values.first(where: { $0.name == entity.table }) else { continue }
+            let manyRows = Self.insertManyRows(entity)
             entities[Int(number)] = Entity(
                 layout: entity,
                 lookup: slot("SELECT \(table.selectList("t0")) FROM \(table.name.sqlName) t0 WHERE t0.Z_PK = ?"),
                 insert: slot(entity.insert),
-                insertMany: Self.insertManyRows(entity) > 1
-                    ? slot(entity.insertSQL(rows: Self.insertManyRows(entity))) : nil,
-                insertManyRows: Self.insertManyRows(entity),
+                insertMany: manyRows > 1 ? slot(entity.insertSQL(rows: manyRows)) : nil,
+                insertManyRows: manyRows,
                 delete: slot("DELETE FROM \(entity.table.sqlName) WHERE Z_PK = ? AND Z_OPT = ?"),
                 toMany: entity.slots.map { ToMany($0, tables: layout.tables, statementSlot: slot) })
         }
