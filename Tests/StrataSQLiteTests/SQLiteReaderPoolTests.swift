@@ -53,26 +53,47 @@ struct SQLiteReaderPoolTests {
         let limit = SQLiteDriver.readerLimit
         let inside = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
+        // Reads inside their bodies now, and the most the extra read saw beside it.
+        let holding = Locked<Int>(0)
+        let seenByExtra = Locked<Int?>(nil)
         let group = DispatchGroup()
+        // Threads of their own, not the global queue: a busy test run may start queued blocks late.
+        func start(_ work: @escaping @Sendable () -> Void) {
+            group.enter()
+            Thread {
+                work()
+                group.leave()
+            }.start()
+        }
         for _ in 0..<limit {
-            DispatchQueue.global().async(group: group) {
-                _ = try? driver.read("holding") { _ in
+            start {
+                _ = try? driver.read("holding") { _ in  // a failed read never signals `inside`: the wait below fails
+                    holding.withLock { $0 += 1 }
                     inside.signal()
-                    _ = release.wait(timeout: .now() + 30)
+                    _ = release.wait(timeout: .now() + 120)
+                    holding.withLock { $0 -= 1 }
                 }
             }
         }
-        for _ in 0..<limit { #expect(inside.wait(timeout: .now() + 20) == .success) }
+        for _ in 0..<limit { #expect(inside.wait(timeout: .now() + 60) == .success) }
         let extraDone = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async(group: group) {
-            _ = try? driver.read("one more") { _ in }
+        start {
+            _ = try? driver.read("one more") { _ in  // a failed read leaves `seenByExtra` nil: checked below
+                seenByExtra.withLock { $0 = holding.withLock { $0 } }
+            }
             extraDone.signal()
         }
-        #expect(extraDone.wait(timeout: .now() + 0.5) == .timedOut, "a read beyond the limit waits")
+        let early = extraDone.wait(timeout: .now() + 0.5)
+        #expect(early == .timedOut, "a read beyond the limit waits")
         release.signal()
-        #expect(extraDone.wait(timeout: .now() + 20) == .success, "and runs once one read is done")
+        if early == .timedOut {
+            #expect(extraDone.wait(timeout: .now() + 60) == .success, "and runs once one read is done")
+        }
+        // Whatever the timing, the extra read never ran while every connection was taken.
+        let seen = try #require(seenByExtra.withLock { $0 }, "the extra read ran")
+        #expect(seen < limit, "the extra read ran beside \(seen) holding reads")
         for _ in 1..<limit { release.signal() }
-        #expect(group.wait(timeout: .now() + 30) == .success)
+        #expect(group.wait(timeout: .now() + 60) == .success)
         // Every read got the rows: the pool's connections all read the store.
         let tags = try driver.fetch(StoreFetch(entity: try #require(ConformanceModel.model.entity(named: "Tag"))))
         #expect(!tags.rows.isEmpty)
