@@ -11,8 +11,9 @@ import Foundation
 /// ``ManagedObjectContext/perform(_:)`` or ``ManagedObjectContext/performAndWait(_:)``, or from the
 /// one thread that owns the context); pass ``objectID`` between threads instead.
 open class ManagedObject: Hashable, CustomStringConvertible {
-    /// The object's entity.
-    public let entity: EntityDescription
+    /// The object's entity (its ID's: the object keeps no second reference, which would cost
+    /// 8 bytes and a retain and release per object).
+    @inlinable public var entity: EntityDescription { objectID.entity }
     // `@exclusivity(unchecked)` on the stored state below: the runtime's per-access exclusivity
     // checks cost about 6% of the object layer's time (docs/benchmarks.md). It is safe because no
     // access to these properties overlaps another to the same property: they are only read or
@@ -118,7 +119,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///
     /// Subclasses that add stored properties must provide this initializer too.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
-        self.entity = entity
         self.objectID = ManagedObjectID(
             entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: 0), store: nil)
         if context != nil && entity.defaultValuesAreNull {

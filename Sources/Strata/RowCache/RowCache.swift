@@ -64,13 +64,29 @@ public final class RowCache: Sendable {
         public var bytes = 0
     }
 
+    /// One resident row: 40 bytes, so a table of 100,000 rows costs 4 MB, not the 6.4 MB a whole
+    /// ``RowSnapshot`` and word-sized counters took (the row's ID is its key's, not kept twice).
     private struct Entry {
-        var snapshot: RowSnapshot
-        var pins: Int
+        var values: [StoreValue]
+        var version: RowVersion
         var lastUse: UInt64
-        var bytes: Int
         /// When the row was last stored (``RowCache/now``), for staleness.
         var storedAt: UInt64 = 0
+        /// Contexts' pins (C3). 32 bits: a pin stands for an object registered in a live
+        /// context, and no process holds 2^31 objects of one row.
+        var pins: Int32 = 0
+        /// ``RowCache/estimatedBytes(_:)`` of the values, at most `UInt32.max` (the same clamped
+        /// figure is added to and taken from the cache's total, so the total stays exact).
+        var bytes: UInt32 = 0
+
+        init(_ snapshot: RowSnapshot) {
+            values = snapshot.values
+            version = snapshot.version
+            lastUse = 0
+        }
+
+        /// The row as a snapshot of `id` (the key's row).
+        func snapshot(_ id: RowID) -> RowSnapshot { RowSnapshot(id: id, version: version, values: values) }
 
         /// Takes `snapshot` unless the entry holds a newer version (C2), or everything when the
         /// entry was just added (zero bytes); returns the change in bytes. A row of the version
@@ -78,18 +94,19 @@ public final class RowCache: Sendable {
         mutating func merge(_ new: RowSnapshot, pin: Bool, clock: UInt64) -> Int {
             var delta = 0
             if bytes == 0 {
-                let size = RowCache.estimatedBytes(new)
-                delta = size
+                let size = RowCache.clampedBytes(new)
+                delta = Int(size)
                 bytes = size
-            } else if new.version > snapshot.version {
-                let size = RowCache.estimatedBytes(new)
-                delta = size - bytes
-                snapshot = new
+            } else if new.version > version {
+                let size = RowCache.clampedBytes(new)
+                delta = Int(size) - Int(bytes)
+                values = new.values
+                version = new.version
                 bytes = size
-            } else if new.version == snapshot.version, !snapshot.values.sharesStorage(with: new.values) {
+            } else if new.version == version, !values.sharesStorage(with: new.values) {
                 // The newer copy of the same values: objects made from it hold it, so keep it
                 // and let the older one go.
-                snapshot = new
+                values = new.values
             }
             lastUse = clock
             if pin { pins += 1 }
@@ -168,11 +185,11 @@ public final class RowCache: Sendable {
             s.clock &+= 1
             let clock = s.clock
             let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
-                guard entry.snapshot.version >= minimumVersion, maxAge < 0 || entry.storedAt >= oldest else {
+                guard entry.version >= minimumVersion, maxAge < 0 || entry.storedAt >= oldest else {
                     return nil
                 }
                 entry.lastUse = clock
-                return entry.snapshot
+                return entry.snapshot(key.row)
             }
             guard let snapshot = found ?? nil else {
                 s.statistics.misses += 1
@@ -190,14 +207,14 @@ public final class RowCache: Sendable {
     public func values(for key: Key, version: RowVersion) -> [StoreValue]? {
         state.withLock { s in
             let found = s.entries.withExistingValue(forKey: key) { entry in
-                entry.snapshot.version == version ? entry.snapshot.values : nil
+                entry.version == version ? entry.values : nil
             }
             // Fetches ask in key order: start loading the values a few keys on, whose reference
             // count the object made for that row will change (a cache miss per row otherwise).
             let ahead = Key(
                 store: key.store,
                 row: RowID(entity: key.row.entity, primaryKey: key.row.primaryKey &+ Self.prefetchDistance))
-            s.entries.withExistingValue(forKey: ahead) { strata_prefetch_for_write($0.snapshot.values.storageAddress) }
+            s.entries.withExistingValue(forKey: ahead) { strata_prefetch_for_write($0.values.storageAddress) }
             return found ?? nil
         }
     }
@@ -316,7 +333,7 @@ public final class RowCache: Sendable {
             // One lookup per row: a new row is added in place of the empty entry.
             bytes += s.entries.withValue(
                 forKey: Key(store: store, row: snapshot.id),
-                default: Entry(snapshot: snapshot, pins: 0, lastUse: 0, bytes: 0)
+                default: Entry(snapshot)
             ) { entry, _ in
                 if pin && entry.pins == 0 { newlyPinned += 1 }
                 entry.storedAt = storedAt
@@ -382,7 +399,7 @@ public final class RowCache: Sendable {
             for key in keys {
                 if inFlight { s.tombstones[key] = removal }
                 guard let entry = s.entries.removeValue(forKey: key) else { continue }
-                s.bytes -= entry.bytes
+                s.bytes -= Int(entry.bytes)
                 if entry.pins > 0 { s.pinnedRows -= 1 }
             }
             s.bytesFloor = 0
@@ -396,7 +413,7 @@ public final class RowCache: Sendable {
             var bytes = 0
             var pinned = 0
             s.entries.forEachValue { entry in
-                bytes += entry.bytes
+                bytes += Int(entry.bytes)
                 if entry.pins > 0 { pinned += 1 }
             }
             s.bytes = bytes
@@ -418,7 +435,8 @@ public final class RowCache: Sendable {
         defer { s.bytesFloor = s.byteLimit.map { s.bytes > $0 ? s.bytes : 0 } ?? 0 }
         var victims: [(key: Key, lastUse: UInt64, bytes: Int)] = []
         victims.reserveCapacity(unpinned)
-        s.entries.forEachEntry { key, entry in if entry.pins == 0 { victims.append((key, entry.lastUse, entry.bytes)) }
+        s.entries.forEachEntry { key, entry in
+            if entry.pins == 0 { victims.append((key, entry.lastUse, Int(entry.bytes))) }
         }
         victims.sort { $0.lastUse < $1.lastUse }
         for (key, _, bytes) in victims {
@@ -446,6 +464,11 @@ public final class RowCache: Sendable {
         return total
     }
 
+    /// ``estimatedBytes(_:)`` as an entry keeps it: at most `UInt32.max`, and never 0.
+    static func clampedBytes(_ snapshot: RowSnapshot) -> UInt32 {
+        UInt32(clamping: estimatedBytes(snapshot))
+    }
+
     #if STRATA_CHECKS
         /// Checks C1–C4 (debug builds only); sampled from `store` so debug runs stay linear.
         private static func checkInvariants(_ s: State) -> Bool {
@@ -455,7 +478,7 @@ public final class RowCache: Sendable {
             s.entries.forEachValue { entry in
                 if entry.pins == 0 { unpinned += 1 }
                 if entry.pins < 0 { pinsValid = false }
-                bytes += entry.bytes
+                bytes += Int(entry.bytes)
             }
             let pinnedCounted = s.entries.count - unpinned == s.pinnedRows
             return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes && pinnedCounted
