@@ -101,6 +101,40 @@ struct RowCacheTests {
         #expect(stats.count <= 10_000, "unpinning lets the next pass run at once")
     }
 
+    @Test(
+        "a context holding more pinned rows than the cache's limit releases every pin when it goes, and one pass evicts"
+    )
+    func contextReleasesPinsInBatches() throws {
+        let stack = try TestStack()
+        let count = 10_000  // more than twice the batch a going context unpins at a time
+        #expect(count > 2 * 4_096)
+        for index in 0..<count {
+            let tag = try stack.context.insertNewObject(forEntityName: "Tag")
+            tag["name"] = "tag \(index)"
+        }
+        try stack.context.save()
+        stack.context.reset()
+        let cache = stack.coordinator.rowCache
+        cache.limit = 1_000
+        let passesBefore: Int
+        do {
+            let reader = ManagedObjectContext(coordinator: stack.coordinator)
+            var request = FetchRequest(entityName: "Tag")
+            request.returnsObjectsAsFaults = false
+            let tags = try reader.fetch(request)
+            #expect(tags.count == count)
+            let held = cache.statistics
+            #expect(held.pinned == count, "every fetched row is pinned while its object is registered")
+            passesBefore = held.evictionPasses
+            withExtendedLifetime((reader, tags)) {}
+        }
+        let after = cache.statistics
+        #expect(after.pinned == 0, "\(after.pinned) pins left behind")
+        #expect(after.count <= 1_000, "the rows became evictable and were evicted")
+        // Evicting after each batch would scan every row once per batch: three passes here.
+        #expect(after.evictionPasses - passesBefore == 1, "\(after.evictionPasses - passesBefore) passes")
+    }
+
     @Test("a byte bound evicts large rows to stay near the limit")
     func byteBound() {
         let cache = RowCache(limit: 1_000, byteLimit: 50_000)

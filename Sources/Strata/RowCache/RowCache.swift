@@ -374,7 +374,11 @@ public final class RowCache: Sendable {
     }
 
     /// Removes one pin from each key; unpinned rows become evictable.
-    package func unpin(_ keys: [Key]) {
+    ///
+    /// - Parameter evicting: Whether to evict now if the cache is over a bound; a caller releasing
+    ///   many pins in batches passes `false` for all but the last, so a cache far over its bound
+    ///   is scanned once, not once per batch.
+    package func unpin(_ keys: [Key], evicting: Bool = true) {
         state.withLock { s in
             for key in keys {
                 let released: Bool? = s.entries.withExistingValue(forKey: key) { entry in
@@ -386,7 +390,7 @@ public final class RowCache: Sendable {
             }
             // Rows may have become evictable: the next check looks at the byte bound itself.
             s.bytesFloor = 0
-            Self.evictIfNeeded(&s)
+            if evicting { Self.evictIfNeeded(&s) }
         }
     }
 
