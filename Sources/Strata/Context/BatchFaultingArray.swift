@@ -168,7 +168,7 @@ final class BatchFaultingStorage {
         if !faults.isEmpty {
             // One fault batch: the first fault to fire loads the rows of all of them.
             let group = FaultBatch(
-                ids: faults.map(\.objectID), size: faults.count, prefetching: prefetching, cachesRows: false)
+                ids: faults.map { $0.objectID }, size: faults.count, prefetching: prefetching, cachesRows: false)
             for fault in faults { context.faultBatches[ObjectIdentifier(fault)] = group }
         }
         current = (batch, objects)

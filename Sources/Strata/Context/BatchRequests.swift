@@ -127,6 +127,6 @@ extension ManagedObjectContext {
         let objects = try worker.fetch(fetch)
         for object in objects { worker.delete(object) }
         try worker.save()
-        return objects.map(\.objectID)
+        return objects.map { $0.objectID }
     }
 }

@@ -36,9 +36,9 @@ public struct ObjectsDidChange {
     /// The same changes as object IDs.
     public var objectIDs: ObjectIDChanges {
         ObjectIDChanges(
-            inserted: Set(insertedObjects.map(\.objectID)), updated: Set(updatedObjects.map(\.objectID)),
-            deleted: Set(deletedObjects.map(\.objectID)), refreshed: Set(refreshedObjects.map(\.objectID)),
-            invalidated: Set(invalidatedObjects.map(\.objectID)), invalidatedAll: invalidatedAllObjects)
+            inserted: Set(insertedObjects.map { $0.objectID }), updated: Set(updatedObjects.map { $0.objectID }),
+            deleted: Set(deletedObjects.map { $0.objectID }), refreshed: Set(refreshedObjects.map { $0.objectID }),
+            invalidated: Set(invalidatedObjects.map { $0.objectID }), invalidatedAll: invalidatedAllObjects)
     }
 }
 

@@ -14,8 +14,7 @@ extension ManagedObjectContext {
         let parent = parent!
         try resolveParentConflicts(updates.filter { $0.isUpdated })
         var save = ChildSave()
-        save.inserts.reserveCapacity(inserts.count)
-        for object in inserts { save.inserts.append(.init(id: object.objectID, values: object.values)) }
+        save.inserted = inserts
         let changed = updates.filter { $0.isUpdated && !$0.deleted }
         for object in changed {
             save.updates.append(
@@ -30,7 +29,7 @@ extension ManagedObjectContext {
         let clearsList = inserts.count == insertedList.count
         registered.lend(all: inserts) { object in
             object.inserted = false
-            object.snapshot = RowSnapshot(id: object.objectID.rowID, version: 0, values: object.values)
+            object.takeValuesAsSnapshot(version: 0)
             object.changedSlots.removeAll()
             if clearsList { object.listMembership &= ~insertedBits }
         }
@@ -51,8 +50,8 @@ extension ManagedObjectContext {
         let saved =
             wantsDidSave
             ? ContextDidSave(
-                insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: changed.map(\.objectID),
-                deletedObjectIDs: deletes.map(\.objectID))
+                insertedObjectIDs: inserts.map { $0.objectID }, updatedObjectIDs: changed.map { $0.objectID },
+                deletedObjectIDs: deletes.map { $0.objectID })
             : nil
         insertedList.removeAll(bitsCleared: clearsList)
         updatedList.removeAll()
@@ -144,31 +143,42 @@ extension ManagedObjectContext {
                 gone.append(object)
             }
         }
-        insertedList.reserve(save.inserts.count)
-        registered.reserveTemporary(for: save.inserts.lazy.map(\.id))
-        var arriving: [ManagedObject] = []
-        arriving.reserveCapacity(save.inserts.count)
-        for insert in save.inserts {
-            if !orphans.isEmpty, let orphan = orphans.removeValue(forKey: insert.id) { detach(orphan) }
-            let entity = insert.id.entity
-            let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
-            object.objectID = insert.id
-            object.context = self
-            object.values = insert.values
-            object.inserted = true
-            for slot in insert.values.indices {
-                switch insert.values[slot] {
-                case .null, .unfetched: continue
-                case .references(let ids) where ids.isEmpty: continue
-                default: object.changedSlots.insert(slot)
-                }
+        insertedList.reserve(save.inserted.count)
+        registered.reserveTemporary(for: save.inserted.lazy.map { $0.objectID })
+        var made: [ManagedObject] = []
+        made.reserveCapacity(save.inserted.count)
+        var allTemporary = true
+        // Read once: neither changes in the loop but through it (orphans are only removed).
+        var hasOrphans = !orphans.isEmpty
+        let tracks = tracksObjectChanges
+        // The child's objects are read here while the child waits (ChildSave).
+        for source in save.inserted {
+            let id = source.objectID
+            if hasOrphans, let orphan = orphans.removeValue(forKey: id) {
+                detach(orphan)
+                hasOrphans = !orphans.isEmpty
             }
-            insertedList.insert(object)
-            if insert.id.isTemporaryID { arriving.append(object) } else { register(object, as: insert.id) }
-            if tracksObjectChanges { noteInserted(object) }
+            let entity = id.entity
+            // The class's own initializer runs, as for every object a context makes (a second
+            // designated initializer would cost subclasses `init(context:)`).
+            let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+            object.objectID = id
+            object.values = source.values
+            object.context = self
+            object.inserted = true
+            for slot in object.values.indices where object.values[slot].isSetOnInsert {
+                object.changedSlots.insert(slot)
+            }
+            made.append(object)
+            if !id.isTemporaryID {
+                allTemporary = false
+                register(object, as: id)
+            }
+            if tracks { noteInserted(object) }
         }
+        insertedList.insertNew(made)
         // In the inserted list already, so registering them without retaining them keeps R1.
-        registered.registerNew(arriving)
+        registered.registerNew(allTemporary ? made : made.filter { $0.objectID.isTemporaryID })
         for (update, object) in zip(save.updates, targets) {
             for slot in update.changedSlots where slot < object.values.count {
                 object.values[slot] = update.values[slot]
@@ -184,7 +194,7 @@ extension ManagedObjectContext {
         let siblings = children.contexts.filter { $0 !== child && $0.automaticallyMergesChangesFromParent }
         guard !siblings.isEmpty else { return }
         let saved = ContextDidSave(
-            insertedObjectIDs: save.inserts.map(\.id), updatedObjectIDs: save.updates.map(\.id),
+            insertedObjectIDs: save.inserted.map { $0.objectID }, updatedObjectIDs: save.updates.map(\.id),
             deletedObjectIDs: save.deletes)
         for sibling in siblings { sibling.receive(saved) }
     }

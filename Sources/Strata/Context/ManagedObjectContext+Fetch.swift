@@ -22,7 +22,7 @@ extension ManagedObjectContext {
     /// Fetches the IDs of matching objects without loading them.
     public func fetchObjectIDs(_ request: FetchRequest) throws -> [ManagedObjectID] {
         checkConfinement("fetchObjectIDs(_:) of \(request.entityName)")
-        return try run(request, kind: .ids).objects.map(\.objectID)
+        return try run(request, kind: .ids).objects.map { $0.objectID }
     }
 
     /// Runs a request and returns what its ``FetchRequest/resultType`` asks for (Core Data's

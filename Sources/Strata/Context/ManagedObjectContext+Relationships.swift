@@ -47,7 +47,7 @@ extension ManagedObjectContext {
             newFaults.append(object)
         }
         if newFaults.count > 1 {
-            let batch = FaultBatch(ids: newFaults.map(\.objectID), size: Self.memberFaultBatch)
+            let batch = FaultBatch(ids: newFaults.map { $0.objectID }, size: Self.memberFaultBatch)
             for object in newFaults { faultBatches[ObjectIdentifier(object)] = batch }
         }
         return objects

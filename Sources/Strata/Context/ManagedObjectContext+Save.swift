@@ -436,8 +436,8 @@ extension ManagedObjectContext {
         let saved =
             wantsDidSave
             ? ContextDidSave(
-                insertedObjectIDs: inserts.map(\.objectID), updatedObjectIDs: updates.map(\.objectID),
-                deletedObjectIDs: deletes.map(\.objectID))
+                insertedObjectIDs: inserts.map { $0.objectID }, updatedObjectIDs: updates.map { $0.objectID },
+                deletedObjectIDs: deletes.map { $0.objectID })
             : nil
         if whole {
             insertedList.removeAll()

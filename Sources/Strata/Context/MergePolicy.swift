@@ -63,7 +63,7 @@ open class MergePolicy: @unchecked Sendable, CustomStringConvertible {
             throw StoreError(
                 .conflict,
                 "\(conflicts.count) object\(conflicts.count == 1 ? "" : "s") changed elsewhere since this context read \(conflicts.count == 1 ? "it" : "them"): \(conflicts.map(\.description).joined(separator: "; ")). Refresh them (refresh(_:mergeChanges:)) and save again, or set a merge policy",
-                store: conflicts.first?.objectID.persistentStore?.displayName, objectIDs: conflicts.map(\.objectID),
+                store: conflicts.first?.objectID.persistentStore?.displayName, objectIDs: conflicts.map { $0.objectID },
                 mergeConflicts: conflicts)
         }
         for conflict in conflicts {

@@ -41,6 +41,19 @@ struct ObjectList {
         count += 1
     }
 
+    /// Adds `objects`, in order, none of them a member already (objects just made): one append
+    /// for the batch instead of a call per object.
+    mutating func insertNew(_ objects: [ManagedObject]) {
+        if members.count != count { members = members.filter { contains($0) } }
+        for object in objects {
+            assert(!contains(object), "insertNew(_:) of a member")
+            object.listMembership |= kind.bit
+            if kind.bit == Kind.deleted.bit { object.listMembership &= ~Self.deleteRulesAppliedBit }
+        }
+        members.append(contentsOf: objects)
+        count += objects.count
+    }
+
     /// Makes room for `more` members at once (a batch about to be added).
     mutating func reserve(_ more: Int) {
         members.reserveCapacity(members.count + more)

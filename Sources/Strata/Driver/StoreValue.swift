@@ -45,6 +45,17 @@ public enum StoreValue: Sendable, Hashable {
         return false
     }
 
+    /// Whether a new object holding this value in a slot has that slot set: anything but `nil`,
+    /// an unfetched relationship and an empty to-many. Read in place (no copy of a payload but an
+    /// empty check of references).
+    var isSetOnInsert: Bool {
+        switch self {
+        case .null, .unfetched: false
+        case .references(let ids): !ids.isEmpty
+        default: true
+        }
+    }
+
     /// A short name of the case, for error messages ("integer", "string", …).
     public var kindName: String {
         switch self {

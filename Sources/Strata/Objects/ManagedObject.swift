@@ -21,7 +21,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // thread-safe, like Core Data's), no code passes them `inout` or iterates one in place while
     // calling out, and user hooks (willSave, awakeFromFetch, validation) run outside any access.
     /// The object's identity; temporary until the first save.
-    @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
+    @exclusivity(unchecked) public internal(set) final var objectID: ManagedObjectID
     /// The context the object is registered in; `nil` once it leaves it (deleted and saved,
     /// rolled back, reset) or the context is gone.
     public internal(set) var managedObjectContext: ManagedObjectContext? {
@@ -33,7 +33,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // sets it only while it registers the object (holding the object strongly), and clears it
     // whenever the object leaves (unregistration on save of a deletion, rollback, reset, sweeps)
     // and for every registered object in its deinit.
-    @exclusivity(unchecked) var contextReference: Unmanaged<ManagedObjectContext>?
+    @exclusivity(unchecked) final var contextReference: Unmanaged<ManagedObjectContext>?
 
     /// The context, retained for the caller's use (see ``contextReference``).
     var context: ManagedObjectContext? {
@@ -48,21 +48,21 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Current values, one per property slot; empty while the object is a fault.
-    @exclusivity(unchecked) var values: [StoreValue]
+    @exclusivity(unchecked) final var values: [StoreValue]
     /// The values of the last saved row (see ``snapshot``).
-    @exclusivity(unchecked) private var snapshotValues: [StoreValue]?
+    @exclusivity(unchecked) private final var snapshotValues: [StoreValue]?
     /// The version of the last saved row (see ``snapshot``).
-    @exclusivity(unchecked) private var snapshotVersion: RowVersion = 0
+    @exclusivity(unchecked) private final var snapshotVersion: RowVersion = 0
     /// Slots changed since the last save.
-    @exclusivity(unchecked) var changedSlots = SlotSet()
-    @exclusivity(unchecked) var faulted: Bool = false
-    @exclusivity(unchecked) var inserted: Bool = false
-    @exclusivity(unchecked) var deleted: Bool = false
+    @exclusivity(unchecked) final var changedSlots = SlotSet()
+    @exclusivity(unchecked) final var faulted: Bool = false
+    @exclusivity(unchecked) final var inserted: Bool = false
+    @exclusivity(unchecked) final var deleted: Bool = false
     /// Set when the object's row was found gone from its store (a fault fired after another
     /// context deleted it, an ID no store holds): its values read as `nil` and setters refuse it.
-    @exclusivity(unchecked) var inaccessible: Bool = false
+    @exclusivity(unchecked) final var inaccessible: Bool = false
     /// Which of its context's change lists hold the object (``ObjectList`` bits).
-    @exclusivity(unchecked) var listMembership: UInt8 = 0
+    @exclusivity(unchecked) final var listMembership: UInt8 = 0
 
     /// Whether its context applied the object's delete rules for its current deletion (kept in
     /// ``listMembership``; see ``ObjectList/deleteRulesAppliedBit``).
@@ -77,7 +77,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
     /// Whether the object holds a pin on its row in the row cache (owned by its context).
-    @exclusivity(unchecked) private var isPinned: Bool = false
+    @exclusivity(unchecked) private final var isPinned: Bool = false
 
     // The last saved row and the pinned row-cache key are always the object's own row (the
     // context sets them only for the object's ID, and an ID with a row has a store), so the
@@ -92,6 +92,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             snapshotValues = newValue?.values
             snapshotVersion = newValue?.version ?? 0
         }
+    }
+
+    /// Makes the current values the last saved row's, at `version` (``snapshot`` set to them,
+    /// without a ``RowSnapshot`` made and taken apart on the way).
+    @inline(__always) func takeValuesAsSnapshot(version: RowVersion) {
+        snapshotValues = values
+        snapshotVersion = version
     }
 
     /// Whether the object has a saved row (cheaper than reading ``snapshot``).
@@ -121,19 +128,21 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         self.objectID = ManagedObjectID(
             entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: 0), store: nil)
-        if context != nil && entity.defaultValuesAreNull {
-            // An inserted object's values change right away: an array of its own from the start
-            // (a plain fill), where the first change copied the shared defaults one by one.
-            // Appending to a reserved array: `Array(repeating:count:)` looked up the storage
-            // type's generic metadata in the runtime's table on every call.
-            var nulls: [StoreValue] = []
-            nulls.reserveCapacity(entity.defaultValues.count)
-            for _ in entity.defaultValues.indices { nulls.append(.null) }
-            self.values = nulls
-        } else {
-            self.values = entity.defaultValues
-        }
+        self.values = context != nil ? Self.insertedValues(entity) : entity.defaultValues
         if let context { context.insert(self) }
+    }
+
+    /// The values a new object of `entity` starts with when it is inserted: its defaults, or,
+    /// when they are all `nil`, an array of its own from the start (its values change right away,
+    /// and a plain fill is cheaper than the first change copying the shared defaults one by one).
+    static func insertedValues(_ entity: EntityDescription) -> [StoreValue] {
+        guard entity.defaultValuesAreNull else { return entity.defaultValues }
+        // Appending to a reserved array: `Array(repeating:count:)` looked up the storage type's
+        // generic metadata in the runtime's table on every call.
+        var nulls: [StoreValue] = []
+        nulls.reserveCapacity(entity.defaultValues.count)
+        for _ in entity.defaultValues.indices { nulls.append(.null) }
+        return nulls
     }
 
     /// Creates an object of the entity whose registered class is this class, inserted into
