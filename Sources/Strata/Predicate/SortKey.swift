@@ -38,7 +38,7 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
         self.comparison = comparison
         // A malformed key path is kept as nil: value(of:) parses it again and throws that error, and
         // fetch validation reports it, so the error is never lost.
-        let expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)  // see above
+        let expression = try? KeyPathSyntax.expression(parsing: keyPath, base: .evaluatedObject)  // value(of:) rethrows
         self.expression = expression
         if case .keyPath(let key) = expression, !key.isEmpty, !key.utf8.contains(UInt8(ascii: ".")) {
             singleKey = key
