@@ -25,6 +25,8 @@ import Synchronization
 //     not: a system crash may undo it, never damage the file), and `metaSyncPending` records it;
 //     the next durable write forces mdb_env_sync before returning. Flags change only under
 //     `writer`.
+// E8. With a residency limit (`residency`), read-only transactions note the map pages their values
+//     lay on and report them inside the transaction; the span dropped lies in the current map.
 
 /// A shared LMDB environment (one file) with its named databases, map growth and error mapping.
 ///
@@ -50,12 +52,15 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// Reset read transactions ready to renew (E6). `OpaquePointer`s owned by the environment.
     private let idleReaders = Locked<[UInt]>([])
     private static let maximumIdleReaders = 8
+    /// Keeps the map's resident part under ``LMDBOptions/residentMapLimit`` (E8); `nil`: no limit.
+    let residency: MapResidency?
 
     init(path: String, isDirectory: Bool, options: LMDBOptions, readOnly: Bool) throws {
         self.path = path
         self.maximumMapSize = options.maximumMapSize
         self.isReadOnly = readOnly
         self.syncsFully = options.sync == .full
+        self.residency = options.residentMapLimit > 0 ? MapResidency(limit: options.residentMapLimit) : nil
         var env: OpaquePointer?
         try Self.check(mdb_env_create(&env), path: path, "creating the environment")
         // mdb_env_create succeeded, so env is set.
@@ -102,7 +107,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         while true {
             let outcome: Result<T, any Error>? = try gate.withShared {
                 if !commit, let txn = renewIdleReader() {
-                    let result = Result { try body(LMDBTransaction(handle: txn, environment: self, isReadOnly: true)) }
+                    let result = run(txn, body)
                     retire(txn)
                     return result
                 }
@@ -116,7 +121,7 @@ final class LMDBEnvironment: @unchecked Sendable {
                 }
                 try check(rc, "starting a read")
                 // mdb_txn_begin succeeded, so txn is set.
-                let result = Result { try body(LMDBTransaction(handle: txn!, environment: self, isReadOnly: true)) }
+                let result = run(txn!, body)
                 if commit, case .success = result {
                     try check(mdb_txn_commit(txn!), "finishing a read")
                 } else if !commit {
@@ -128,6 +133,21 @@ final class LMDBEnvironment: @unchecked Sendable {
             }
             if let outcome { return try outcome.get() }
             try adoptMapSize()
+        }
+    }
+
+    /// Runs `body` in the read-only transaction `txn`; with a residency limit, the pages it read
+    /// are noted and reported before it ends (E8). The caller holds `gate` shared.
+    private func run<T>(_ txn: OpaquePointer, _ body: (LMDBTransaction) throws -> T) -> Result<T, any Error> {
+        guard let residency else {
+            return Result { try body(LMDBTransaction(handle: txn, environment: self, isReadOnly: true)) }
+        }
+        var reads = MapReads(generation: mapGeneration)
+        return withUnsafeMutablePointer(to: &reads) { pointer in
+            let transaction = LMDBTransaction(handle: txn, environment: self, isReadOnly: true, reads: pointer)
+            let result = Result { try body(transaction) }
+            residency.report(&pointer.pointee)
+            return result
         }
     }
 

@@ -10,6 +10,7 @@ import Strata
 /// | `maxMapSize` | the largest the map may grow to before saves fail with `.full` | `1T`     |
 /// | `sync`       | `full` (sync every commit), `meta` (no meta-page sync), `none` | `full`   |
 /// | `maxReaders` | reader slots (concurrent read transactions of all processes)   | `126`    |
+/// | `residentMapLimit` | the most of the map kept resident after reads; `0`: no limit | `32M` |
 public struct LMDBOptions: Sendable, Hashable {
     /// Initial map size in bytes.
     public var mapSize: Int = 64 << 20
@@ -19,6 +20,11 @@ public struct LMDBOptions: Sendable, Hashable {
     public var sync: Sync = .full
     /// Reader slots.
     public var maximumReaders: Int = 126
+    /// The most of the memory map, in bytes, that reads leave in this process's resident set:
+    /// past it, the pages read since the last drop are given back to the kernel (they stay in its
+    /// page cache; the next read of them faults them back in). `0`: no limit, every page read stays
+    /// resident until the store closes. A store smaller than the limit is never affected.
+    public var residentMapLimit: Int = 32 << 20
     /// Named databases the environment allows.
     var maximumDatabases: Int = 64
 
@@ -57,6 +63,13 @@ public struct LMDBOptions: Sendable, Hashable {
             }
             maximumReaders = count
         }
+        if let text = values["residentMapLimit"] {
+            if text.trimmingCharacters(in: .whitespaces) == "0" {
+                residentMapLimit = 0
+            } else {
+                residentMapLimit = try Self.bytes(text, "residentMapLimit", store: store, zero: true)
+            }
+        }
         mapSize = min(mapSize, maximumMapSize)
     }
 
@@ -68,7 +81,7 @@ public struct LMDBOptions: Sendable, Hashable {
         }
     }
 
-    static func bytes(_ text: String, _ name: String, store: String) throws -> Int {
+    static func bytes(_ text: String, _ name: String, store: String, zero: Bool = false) throws -> Int {
         let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
         var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
         if digits.hasSuffix("B") { digits.removeLast() }
@@ -79,7 +92,8 @@ public struct LMDBOptions: Sendable, Hashable {
         }
         guard let number = Int(digits), number > 0, number <= Int.max / factor else {
             throw StoreError(
-                .invalidRequest, "store option \(name) is '\(text)'; use a byte count such as 1048576 or 64M",
+                .invalidRequest,
+                "store option \(name) is '\(text)'; use a byte count such as 1048576 or 64M\(zero ? ", or 0 for no limit" : "")",
                 store: store)
         }
         return number * factor

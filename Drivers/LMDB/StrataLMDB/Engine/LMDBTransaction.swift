@@ -13,6 +13,17 @@ struct LMDBTransaction {
     /// Whether this is a read-only transaction (``LMDBEnvironment/read(commit:_:)``): every value
     /// it returns lies in the memory map.
     var isReadOnly = false
+    /// Where a read-only transaction notes the map pages its values lay on, for the environment's
+    /// residency limit (``MapResidency``); `nil` in write transactions and without a limit. It
+    /// points to the read's own record, which outlives the transaction.
+    var reads: UnsafeMutablePointer<MapReads>? = nil
+
+    /// Notes a value read through the map, reporting to the environment every few windows.
+    @inline(__always)
+    func noteRead(_ value: UnsafeRawBufferPointer) {
+        guard let reads, reads.pointee.note(value) else { return }
+        environment.residency?.report(&reads.pointee)
+    }
 
     /// The value stored under `key`, borrowed from the map, or `nil`.
     func get(_ dbi: MDB_dbi, _ key: [UInt8]) throws -> UnsafeRawBufferPointer? {
@@ -22,7 +33,9 @@ struct LMDBTransaction {
             let rc = mdb_get(handle, dbi, &k, &v)
             if rc == MDB_NOTFOUND { return nil }
             try environment.check(rc, "reading")
-            return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+            let value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+            noteRead(value)
+            return value
         }
     }
 
@@ -35,7 +48,9 @@ struct LMDBTransaction {
             let rc = mdb_get(handle, dbi, &k, &v)
             if rc == MDB_NOTFOUND { return nil }
             try environment.check(rc, "reading")
-            return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+            let value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+            noteRead(value)
+            return value
         }
     }
 
@@ -119,7 +134,7 @@ struct LMDBTransaction {
         var cursor: OpaquePointer?
         try environment.check(mdb_cursor_open(handle, dbi, &cursor), "opening a cursor")
         // mdb_cursor_open succeeded, so the cursor exists.
-        var wrapper = LMDBCursor(handle: cursor!, environment: environment)
+        var wrapper = LMDBCursor(handle: cursor!, transaction: self)
         defer { mdb_cursor_close(cursor) }
         return try body(&wrapper)
     }
@@ -128,12 +143,13 @@ struct LMDBTransaction {
 /// A cursor over one database; positions are read as borrowed (key, value) buffers.
 struct LMDBCursor {
     let handle: OpaquePointer
-    let environment: LMDBEnvironment
+    let transaction: LMDBTransaction
+    var environment: LMDBEnvironment { transaction.environment }
     private var key = [UInt8]()
 
-    init(handle: OpaquePointer, environment: LMDBEnvironment) {
+    init(handle: OpaquePointer, transaction: LMDBTransaction) {
         self.handle = handle
-        self.environment = environment
+        self.transaction = transaction
     }
 
     typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
@@ -163,10 +179,9 @@ struct LMDBCursor {
         }
         if rc == MDB_NOTFOUND || rc == EINVAL && seek == nil { return nil }
         try environment.check(rc, "reading")
-        return (
-            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
-        )
+        let value = UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        transaction.noteRead(value)
+        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), value)
     }
 
     /// Replaces the value at the cursor's position (`MDB_CURRENT`). Buffers read before the call
