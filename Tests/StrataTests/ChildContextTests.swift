@@ -91,6 +91,39 @@ struct ChildContextTests {
         #expect(names.count == 599 && names.contains("changed in the child") && !names.contains("tag 1-299"))
     }
 
+    @Test("a child's inserts arrive in its parent as if made there: values, changed keys, IDs obtained early")
+    func insertsArriveWithTheirChanges() throws {
+        let stack = try TestStack(seeded: false)
+        let parent = stack.newContext()
+        let child = ManagedObjectContext(parent: parent)
+        var made: [ManagedObject] = []
+        for index in 0..<150 {
+            let employee = try child.insertNewObject(forEntityName: "Employee")
+            employee["name"] = "e\(index)"
+            // Set and taken back: a change all the same, as it would be in the parent.
+            employee["age"] = index % 4 == 0 ? nil : index
+            if index % 4 == 0 { employee["age"] = nil as Int? }
+            made.append(employee)
+        }
+        // Some get permanent IDs before the save; they arrive registered under them.
+        try child.obtainPermanentIDs(for: made.enumerated().filter { $0.offset % 3 == 1 }.map(\.element))
+        let expected = made.map { Set($0.changedValues().keys) }
+        #expect(expected[0] == ["name", "age"] && expected[1] == ["name", "age"])
+        try child.save()
+        #expect(parent.insertedObjects.count == 150)
+        for (index, original) in made.enumerated() {
+            let arrived = try #require(parent.registeredObject(for: original.objectID), "e\(index) is registered")
+            #expect(arrived.isInserted)
+            #expect(arrived.objectID.isTemporaryID == (index % 3 != 1))
+            #expect(arrived.value(forKey: "name") as? String == "e\(index)")
+            #expect(arrived.value(forKey: "age") as? Int == (index % 4 == 0 ? nil : index))
+            #expect(Set(arrived.changedValues().keys) == expected[index], "e\(index)'s changed keys")
+        }
+        try parent.save()
+        let stored = try stack.fetch("Employee", in: stack.newContext())
+        #expect(Set(stored.compactMap { $0.value(forKey: "name") as? String }) == Set((0..<150).map { "e\($0)" }))
+    }
+
     @Test("temporary IDs become permanent in every level when the root saves")
     func permanentIDsEverywhere() throws {
         let stack = try TestStack(seeded: false)

@@ -143,14 +143,16 @@ extension ManagedObjectContext {
                 gone.append(object)
             }
         }
-        insertedList.reserve(save.inserted.count)
-        registered.reserveTemporary(for: save.inserted.lazy.map { $0.objectID })
-        var made: [ManagedObject] = []
-        made.reserveCapacity(save.inserted.count)
-        var allTemporary = true
+        // Made, collected and registered in one pass over the child's objects, which are out of
+        // the processor's caches after the child's inserts: each is read once.
+        var made = RegistrationTable.NewObjects(capacity: save.inserted.count)
+        // Every object in the child's order, kept from the first with a permanent ID on (the
+        // child obtained permanent IDs): they are not registered as new.
+        var ordered: [ManagedObject]?
         // Read once: neither changes in the loop but through it (orphans are only removed).
         var hasOrphans = !orphans.isEmpty
         let tracks = tracksObjectChanges
+        let insertedBit = ObjectList.Kind.inserted.bit
         // The child's objects are read here while the child waits (ChildSave).
         for source in save.inserted {
             let id = source.objectID
@@ -162,23 +164,24 @@ extension ManagedObjectContext {
             // The class's own initializer runs, as for every object a context makes (a second
             // designated initializer would cost subclasses `init(context:)`).
             let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+            let isTemporary = id.isTemporaryID
+            if isTemporary { made.append(object, of: entity, primaryKey: id.primaryKey) }
             object.objectID = id
             object.values = source.values
             object.context = self
             object.inserted = true
-            for slot in object.values.indices where object.values[slot].isSetOnInsert {
-                object.changedSlots.insert(slot)
-            }
-            made.append(object)
-            if !id.isTemporaryID {
-                allTemporary = false
-                register(object, as: id)
-            }
+            object.listMembership = insertedBit
+            // What the child changed since inserting it, as if the changes were made here.
+            object.changedSlots = source.changedSlots
+            if !isTemporary, ordered == nil { ordered = made.objects }
+            ordered?.append(object)
+            if !isTemporary { register(object, as: object.objectID) }
             if tracks { noteInserted(object) }
         }
-        insertedList.insertNew(made)
-        // In the inserted list already, so registering them without retaining them keeps R1.
-        registered.registerNew(allTemporary ? made : made.filter { $0.objectID.isTemporaryID })
+        // Registered without being retained: `made` holds them until the inserted list takes them
+        // over (R1), whole when nothing else is listed.
+        registered.registerNew(made)
+        insertedList.insertNew(ordered ?? made.objects, bitsSet: true)
         for (update, object) in zip(save.updates, targets) {
             for slot in update.changedSlots where slot < object.values.count {
                 object.values[slot] = update.values[slot]

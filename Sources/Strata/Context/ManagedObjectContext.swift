@@ -245,13 +245,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.inserted = true
         object.faulted = false
         object.changedSlots.removeAll()
-        for slot in object.values.indices {
-            switch object.values[slot] {
-            case .null: continue
-            case .references(let ids) where ids.isEmpty: continue
-            default: object.changedSlots.insert(slot)
-            }
-        }
+        for slot in object.values.indices where object.values[slot].isSetOnInsert { object.changedSlots.insert(slot) }
         registered[id] = object
         insertedList.insert(object)
         noteInserted(object)

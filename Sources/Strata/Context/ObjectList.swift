@@ -42,15 +42,25 @@ struct ObjectList {
     }
 
     /// Adds `objects`, in order, none of them a member already (objects just made): one append
-    /// for the batch instead of a call per object.
-    mutating func insertNew(_ objects: [ManagedObject]) {
+    /// for the batch instead of a call per object. With `bitsSet`, the caller already set this
+    /// list's bit on each as it made them (and this is not the deleted list).
+    mutating func insertNew(_ objects: __owned [ManagedObject], bitsSet: Bool = false) {
         if members.count != count { members = members.filter { contains($0) } }
-        for object in objects {
-            assert(!contains(object), "insertNew(_:) of a member")
-            object.listMembership |= kind.bit
-            if kind.bit == Kind.deleted.bit { object.listMembership &= ~Self.deleteRulesAppliedBit }
+        if bitsSet {
+            assert(kind.bit != Kind.deleted.bit && objects.allSatisfy(contains), "insertNew(_:bitsSet:) without bits")
+        } else {
+            for object in objects {
+                assert(!contains(object), "insertNew(_:) of a member")
+                object.listMembership |= kind.bit
+                if kind.bit == Kind.deleted.bit { object.listMembership &= ~Self.deleteRulesAppliedBit }
+            }
         }
-        members.append(contentsOf: objects)
+        if members.isEmpty {
+            // Taken whole: no copy, and no retain and release of every member.
+            members = objects
+        } else {
+            members.append(contentsOf: objects)
+        }
         count += objects.count
     }
 

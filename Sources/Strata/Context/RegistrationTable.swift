@@ -110,42 +110,61 @@ struct RegistrationTable {
         assert(
             objects.allSatisfy { temporary[Self.temporaryKey($0.objectID.primaryKey)]?.object === $0 },
             "lend(all:) of objects that are not the unsaved ones")
-        borrowed.updateValues(
-            store: Self.noStore, entity: 0,
-            keys: objects.map { Self.temporaryKey($0.objectID.primaryKey).row.primaryKey },
-            values: objects, replaced: { _ in })
-        for object in objects { body(object) }
+        // One pass over the objects (out of the processor's caches by now) for keys and `body`.
+        var keys: [Int64] = []
+        keys.reserveCapacity(objects.count)
+        for object in objects {
+            keys.append(Self.newKey(object.objectID.primaryKey))
+            body(object)
+        }
+        borrowed.updateValues(store: Self.noStore, entity: 0, keys: keys, values: objects, replaced: { _ in })
         temporary.removeAll()
     }
 
-    /// Makes room at once in the unretained table for objects about to be registered under the
-    /// temporary IDs `ids` (a child's inserts arriving in its parent).
-    mutating func reserveTemporary<IDs: Collection<ManagedObjectID>>(for ids: IDs) {
-        guard ids.count > 64 else { return }
-        var low = Int64.max
-        var high = Int64.min
-        for id in ids where id.isTemporaryID {
-            let key = Self.temporaryKey(id.primaryKey).row.primaryKey
-            low = min(low, key)
-            high = max(high, key)
+    /// The key that ``registerNew(_:)`` files an object with the temporary ID key `primaryKey`
+    /// under, for callers that collect them while they make the objects.
+    static func newKey(_ primaryKey: Int64) -> Int64 { temporaryKey(primaryKey).row.primaryKey }
+
+    /// Unsaved objects with temporary IDs that this context inserts (a child's inserts arriving
+    /// in its parent), collected by the caller as it makes them, to register in one pass.
+    struct NewObjects {
+        fileprivate(set) var objects: [ManagedObject] = []
+        fileprivate var keys: [Int64] = []
+        fileprivate var low = Int64.max
+        fileprivate var high = Int64.min
+        fileprivate var linked = 0
+        fileprivate var hasSubclassObjects = false
+
+        init(capacity: Int) {
+            objects.reserveCapacity(capacity)
+            keys.reserveCapacity(capacity)
         }
-        guard low <= high else { return }
-        temporary.reserve(store: Self.noStore, entity: 0, keys: low...high, count: ids.count)
+
+        /// Adds `object`, of `entity` (its class `entity.managedObjectClass`), with the temporary
+        /// ID key `primaryKey`: read from what the caller holds, without touching the object.
+        mutating func append(_ object: ManagedObject, of entity: EntityDescription, primaryKey: Int64) {
+            let key = RegistrationTable.newKey(primaryKey)
+            objects.append(object)
+            keys.append(key)
+            low = Swift.min(low, key)
+            high = Swift.max(high, key)
+            if entity.hasRelationships { linked += 1 }
+            if entity.managedObjectClass != ManagedObject.self { hasSubclassObjects = true }
+        }
     }
 
-    /// Registers `objects`, unsaved objects with temporary IDs that this context inserts (a
-    /// child's inserts arriving in its parent), as the subscript would one by one, with the count
-    /// of objects with relationships summed once.
-    mutating func registerNew(_ objects: [ManagedObject]) {
-        var linked = 0
-        for object in objects {
-            if !hasSubclassObjects, type(of: object) != ManagedObject.self { hasSubclassObjects = true }
-            linked += Self.linked(object)
+    /// Registers `new` as the subscript would one by one: room made once for their key range,
+    /// then one pass (``RowTable/updateValues(store:entity:keys:values:replaced:)``).
+    mutating func registerNew(_ new: NewObjects) {
+        guard !new.objects.isEmpty else { return }
+        if new.hasSubclassObjects { hasSubclassObjects = true }
+        if new.objects.count > 64 {
+            temporary.reserve(store: Self.noStore, entity: 0, keys: new.low...new.high, count: new.objects.count)
         }
+        var linked = new.linked
         temporary.updateValues(
-            store: Self.noStore, entity: 0,
-            keys: objects.map { Self.temporaryKey($0.objectID.primaryKey).row.primaryKey },
-            values: objects.map { Unretained(object: $0) }, replaced: { old in linked -= Self.linked(old.object) })
+            store: Self.noStore, entity: 0, keys: new.keys, values: new.objects.map { Unretained(object: $0) },
+            replaced: { old in linked -= Self.linked(old.object) })
         temporaryLinked += linked
     }
 
