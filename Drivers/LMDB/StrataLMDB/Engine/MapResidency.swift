@@ -77,9 +77,10 @@ struct MapReads {
 /// containers and schedulers enforce.
 ///
 /// How: read-only transactions note the pages their values lay on (``MapReads``) and report them
-/// here at their end and every few windows in between. The resident part of the map since the
-/// last drop is at most the smaller of the span of those pages and the windows entered; when it
-/// passes the limit, the span is dropped with `madvise(MADV_DONTNEED)`, which on this shared,
+/// here at their end and every few windows in between. The part of the map read since the last
+/// drop is at most the smaller of the span of those pages and the windows entered; when it passes
+/// the limit, every page between the lowest and the highest ever reported is dropped with
+/// `madvise(MADV_DONTNEED)`, which on this shared,
 /// read-only file mapping only removes this process's page table entries: the data stays in the
 /// file and the page cache, and the next access faults the same page back in (see
 /// ``MappedPages`` for why that is safe, and why the map cannot move while a transaction is
@@ -91,26 +92,39 @@ struct MapReads {
 final class MapResidency: Sendable {
     /// The limit in bytes.
     let limit: UInt
-    private let total = Mutex<MapReads?>(nil)
+    private let state = Mutex<State?>(nil)
+
+    /// What the map's readers reported, for one map generation.
+    private struct State {
+        /// Read since the last drop.
+        var recent: MapReads
+        /// Every page any report covered since the map was set: what a drop gives back. The pages
+        /// no value lies on (LMDB's branch pages, touched by every lookup, and the pages the kernel
+        /// maps around them) lie between the pages values lie on, so a drop of this extent takes
+        /// them too; pages dropped before and not read since cost the drop nothing.
+        var extent: MapReads
+    }
 
     init(limit: Int) { self.limit = UInt(limit) }
 
-    /// Takes what a transaction read, clears it, and drops the span read since the last drop
-    /// when it may hold more than the limit.
+    /// Takes what a transaction read, clears it, and drops every page read through the map when
+    /// what was read since the last drop may hold more than the limit.
     func report(_ reads: inout MapReads) {
         guard reads.span != nil else { return }
-        let drop: Range<UInt>? = total.withLock { state in
-            // A total of another map generation is of a map that no longer exists at its address.
-            var sum = state?.generation == reads.generation ? state! : MapReads(generation: reads.generation)
-            sum.merge(reads)
-            guard let span = sum.span else { return nil }
-            let resident = min(UInt(span.count), UInt(sum.windows) * MapReads.window)
-            if resident > limit {
-                state = MapReads(generation: reads.generation)
-                return span
-            }
-            state = sum
-            return nil
+        let drop: Range<UInt>? = state.withLock { state in
+            // A state of another map generation is of a map that no longer exists at its address.
+            var current =
+                state?.recent.generation == reads.generation
+                ? state!
+                : State(recent: MapReads(generation: reads.generation), extent: MapReads(generation: reads.generation))
+            current.recent.merge(reads)
+            current.extent.merge(reads)
+            state = current
+            guard let span = current.recent.span else { return nil }
+            let resident = min(UInt(span.count), UInt(current.recent.windows) * MapReads.window)
+            guard resident > limit else { return nil }
+            state?.recent = MapReads(generation: reads.generation)
+            return current.extent.span
         }
         reads.clear()
         guard let drop else { return }
