@@ -27,10 +27,11 @@ struct AncestorChanges: Sendable {
 /// A child's save, as the parent takes it.
 ///
 /// `@unchecked Sendable`: `inserted` holds the child's own objects, which are not `Sendable`. The
-/// parent reads their IDs and values (and changes nothing of them) inside `accept(_:from:)`, which
-/// the child runs through the parent's `performAndWait` and waits for: the child's thread touches
-/// no object until the parent is done, and the parent keeps no reference to them afterwards
-/// (its objects copy the IDs and share the value arrays, which are values). Copying each insert's
+/// parent reads their IDs, values and changed slots (and changes nothing of them) inside
+/// `accept(_:from:)`, which the child runs through the parent's `performAndWait` and waits for: the
+/// child's thread touches no object until the parent is done, and the parent keeps no reference to
+/// them afterwards (its objects copy the IDs and changed slots and share the value arrays, which
+/// are values). Copying each insert's
 /// ID and values into a record of its own cost the save a retain and a release of each, and an
 /// array built and destroyed, per object. The thread sanitizer run covers a child on another queue
 /// saving into its parent (ContainerStressTests).

@@ -64,11 +64,6 @@ struct ObjectList {
         count += objects.count
     }
 
-    /// Makes room for `more` members at once (a batch about to be added).
-    mutating func reserve(_ more: Int) {
-        members.reserveCapacity(members.count + more)
-    }
-
     mutating func remove(_ object: ManagedObject) {
         guard contains(object) else { return }
         object.listMembership &= ~kind.bit
