@@ -9,18 +9,10 @@ import Strata
 // entity found (a guess: either way gives the same rows).
 
 extension PostgreSQLDriver {
-    /// Where a fetch's rows come from: a result to decode, or rows already assembled.
-    enum RowSource {
-        case result(PGResult)
-        /// Rows assembled from the row cache and the server, in fetch order.
-        case rows([RowSnapshot])
-
-        var count: Int {
-            switch self {
-            case .result(let result): result.rowCount
-            case .rows(let rows): rows.count
-            }
-        }
+    /// The rows of a fetch's keys and versions: cached rows in place, `nil` where a row is missing.
+    struct KeyedRows {
+        var slots: [RowSnapshot?] = []
+        var missing: [(position: Int, id: RowID, version: Int64)] = []
     }
 
     /// The share of rows found in the row cache by the last fetch of `entity`'s hierarchy (1 when
@@ -48,21 +40,32 @@ extension PostgreSQLDriver {
         action: String
     ) throws -> [RowSnapshot] {
         try read(action) { connection in
-            let keys = try connection.execute(keysSQL, parameters)
-            var slots: [RowSnapshot?] = []
-            slots.reserveCapacity(keys.rowCount)
-            var missing: [(position: Int, id: RowID, version: Int64)] = []
-            for row in 0..<keys.rowCount {
-                guard let number = Int32(exactly: keys.int64(row, 1)), plans.entity(number) != nil else { continue }
-                let id = RowID(entity: number, primaryKey: try checkedKey(keys.int64(row, 0), of: number))
-                let version = keys.int64(row, 2)
+            // Each row of keys and versions: the cached values, or a place for the row to read.
+            var keyed = KeyedRows()
+            func note<Row: PGRow>(_ row: Row, _ rows: inout KeyedRows) throws {
+                guard let number = Int32(exactly: row.int64(1)), plans.entity(number) != nil else { return }
+                let id = RowID(entity: number, primaryKey: try checkedKey(row.int64(0), of: number))
+                let version = row.int64(2)
                 if let values = cached.values(of: id, version: version) {
-                    slots.append(RowSnapshot(id: id, version: version, values: values))
+                    rows.slots.append(RowSnapshot(id: id, version: version, values: values))
                 } else {
-                    missing.append((slots.count, id, version))
-                    slots.append(nil)
+                    rows.missing.append((rows.slots.count, id, version))
+                    rows.slots.append(nil)
                 }
             }
+            if parameters.count == 0 {
+                // Without values to bind, as a stream (PGConnection+Copy.swift): less work per value.
+                try connection.copyRows(keysSQL, columns: 3, state: &keyed) { row, rows in
+                    try note(row, &rows)
+                    return true
+                }
+            } else {
+                let keys = try connection.execute(keysSQL, parameters)
+                keyed.slots.reserveCapacity(keys.rowCount)
+                for row in 0..<keys.rowCount { try note(PGResult.Row(result: keys, row: row), &keyed) }
+            }
+            var slots = keyed.slots
+            let missing = keyed.missing
             if missing.isEmpty {
                 // Every row came from the cache (the optional is filled at every position).
                 let fetched = slots.compactMap { $0 }

@@ -128,63 +128,114 @@ extension PostgreSQLDriver {
             page += " OFFSET \(plan.translator.bind { $0.append(Int64(request.offset)) })"
         }
         let sql = "SELECT \(table.selectList("t0")) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
-        let source: RowSource
+        let sorted = plan.order != nil && plan.appliesPredicate
+        let pageByDriver = plan.residual != nil && sorted
+        var intake = RowIntake(
+            residual: plan.residual, countOnly: request.resultKind == .count && plan.residual != nil,
+            partSize: partSize, skip: pageByDriver ? request.offset : 0,
+            remaining: pageByDriver ? (request.limit ?? Int.max) : Int.max,
+            part: StoreFetchResult(appliedPredicate: plan.appliesPredicate, appliedSort: sorted, appliedPage: sorted))
+        defer {
+            noteCacheHits(
+                request.entity, hits: intake.hits, rows: intake.decoded, cached: request.cachedRows != nil)
+        }
         if let cached = request.cachedRows, request.resultKind == .rows, cacheHitRate(request.entity) >= 0.5 {
             // Most rows were in the row cache last time: read keys and versions first, and only the
             // rows the cache does not hold (PostgreSQLDriver+CachedFetch.swift).
             let keysSQL =
                 "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName), t0.\("Z_OPT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
-            source = .rows(
-                try fetchThroughCache(
-                    request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action))
+            let rows = try fetchThroughCache(
+                request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action)
+            // The share of cached rows was recorded as they were assembled.
+            for snapshot in rows where try !intake.take(snapshot, body) { break }
+        } else if plan.translator.parameters.count == 0 {
+            // No value to bind: the rows come as a stream, decoded and handed over while the server
+            // is still sending (PGConnection+Copy.swift); cached rows are taken from the row cache.
+            try read(action) { connection in
+                do {
+                    try connection.copyRows(sql, columns: table.columnCount, state: &intake) { row, intake in
+                        var hit = false
+                        guard let snapshot = try decode(row, cached: request.cachedRows, hit: &hit) else { return true }
+                        intake.decoded += 1
+                        if hit { intake.hits += 1 }
+                        return try intake.take(snapshot, body)
+                    }
+                } catch let error as PostgreSQLError where error.connectionLost && intake.delivered {
+                    // Rows were handed over already: reading them again would hand them twice.
+                    throw Self.storeError(error, action: action, store: name)
+                }
+            }
         } else {
-            source = .result(try read(action) { try $0.execute(sql, plan.translator.parameters) })
-        }
-        var hits = 0
-        var decoded = 0
-        defer { noteCacheHits(request.entity, hits: hits, rows: decoded, cached: request.cachedRows != nil) }
-        let sorted = plan.order != nil && plan.appliesPredicate
-        let pageByDriver = plan.residual != nil && sorted
-        var skip = pageByDriver ? request.offset : 0
-        var remaining = pageByDriver ? (request.limit ?? Int.max) : Int.max
-        var matched = 0
-        var part = StoreFetchResult(appliedPredicate: plan.appliesPredicate, appliedSort: sorted, appliedPage: sorted)
-        let countOnly = request.resultKind == .count && plan.residual != nil
-        for row in 0..<source.count where remaining > 0 {
-            let snapshot: RowSnapshot
-            switch source {
-            case .result(let result):
+            let result = try read(action) { try $0.execute(sql, plan.translator.parameters) }
+            for row in 0..<result.rowCount {
                 var hit = false
-                guard let decodedRow = try decode(result, row, cached: request.cachedRows, hit: &hit) else { continue }
-                snapshot = decodedRow
-                decoded += 1
-                if hit { hits += 1 }
-            case .rows(let rows):
-                // The share of cached rows was recorded as they were assembled.
-                snapshot = rows[row]
-            }
-            if let residual = plan.residual, try !residual.matches(snapshot.values) { continue }
-            matched += 1
-            if skip > 0 {
-                skip -= 1
-                continue
-            }
-            remaining -= 1
-            if countOnly { continue }
-            part.rows.append(snapshot)
-            if part.rows.count >= partSize {
-                try body(&part)
-                part.rows.removeAll(keepingCapacity: true)
+                guard let snapshot = try decode(result, row, cached: request.cachedRows, hit: &hit) else { continue }
+                intake.decoded += 1
+                if hit { intake.hits += 1 }
+                if try !intake.take(snapshot, body) { break }
             }
         }
-        if countOnly {
-            part.count = Self.page(matched, offset: request.offset, limit: request.limit)
+        var part = intake.part
+        if intake.countOnly {
             // A count is complete whatever the order.
-            part = StoreFetchResult(count: part.count, appliedPredicate: true, appliedSort: true, appliedPage: true)
+            part = StoreFetchResult(
+                count: Self.page(intake.matched, offset: request.offset, limit: request.limit), appliedPredicate: true,
+                appliedSort: true, appliedPage: true)
         } else if request.resultKind == .ids, part.appliedPage {
             part.ids = part.rows.map(\.id)
         }
         try body(&part)
+    }
+
+    /// A fetch's rows as they are read: filtered by the residual predicate, paged, and handed over
+    /// in parts.
+    struct RowIntake {
+        let residual: CompiledRowPredicate?
+        /// Only the matching rows are counted (a count the SQL could not take).
+        let countOnly: Bool
+        let partSize: Int
+        var skip: Int
+        var remaining: Int
+        /// The rows not handed over yet.
+        var part: StoreFetchResult
+        var matched = 0
+        var decoded = 0
+        var hits = 0
+        /// Whether a part was handed over.
+        var delivered = false
+
+        init(
+            residual: CompiledRowPredicate?, countOnly: Bool, partSize: Int, skip: Int, remaining: Int,
+            part: StoreFetchResult
+        ) {
+            self.residual = residual
+            self.countOnly = countOnly
+            self.partSize = partSize
+            self.skip = skip
+            self.remaining = remaining
+            self.part = part
+        }
+
+        /// Takes one row; returns whether more are wanted.
+        mutating func take(_ snapshot: RowSnapshot, _ body: (inout StoreFetchResult) throws -> Void) throws -> Bool {
+            guard remaining > 0 else { return false }
+            if let residual, try !residual.matches(snapshot.values) { return true }
+            matched += 1
+            if skip > 0 {
+                skip -= 1
+                return true
+            }
+            remaining -= 1
+            if !countOnly {
+                part.rows.append(snapshot)
+                if part.rows.count >= partSize {
+                    delivered = true
+                    try body(&part)
+                    part.rows.removeAll(keepingCapacity: true)
+                }
+            }
+            return remaining > 0
+        }
     }
 
     /// How many of `total` rows remain after skipping `offset` and keeping at most `limit`.
@@ -312,10 +363,18 @@ extension PostgreSQLDriver {
     }
 
     /// ``decode(_:_:cached:)``, setting `hit` when the values came from `cached`.
+    @inline(__always)
     func decode(_ result: PGResult, _ row: Int, cached: CachedRows?, hit: inout Bool) throws -> RowSnapshot? {
-        guard let number = Int32(exactly: result.int64(row, 1)), let plan = plans.entity(number) else { return nil }
-        let id = RowID(entity: number, primaryKey: try checkedKey(result.int64(row, 0), of: number))
-        let version = result.int64(row, 2)
+        try decode(PGResult.Row(result: result, row: row), cached: cached, hit: &hit)
+    }
+
+    /// The row snapshot of `row` (`Z_PK`, `Z_ENT`, `Z_OPT`, then the table's columns), or `nil` for
+    /// a `Z_ENT` this store does not hold; from `cached` when it holds the row at the same `Z_OPT`
+    /// (then `hit` is set).
+    func decode<Row: PGRow>(_ row: Row, cached: CachedRows?, hit: inout Bool) throws -> RowSnapshot? {
+        guard let number = Int32(exactly: row.int64(1)), let plan = plans.entity(number) else { return nil }
+        let id = RowID(entity: number, primaryKey: try checkedKey(row.int64(0), of: number))
+        let version = row.int64(2)
         if let cached, let values = cached.values(of: id, version: version) {
             hit = true
             return RowSnapshot(id: id, version: version, values: values)
@@ -332,24 +391,22 @@ extension PostgreSQLDriver {
                 values.append(.unfetched)
             case .attribute(let index, let type):
                 values.append(
-                    try ValueCoding.attribute(result, row, index, type) { problem in
+                    try ValueCoding.attribute(row, index, type) { problem in
                         StoreError(
                             .corrupt,
                             "row \(id.primaryKey) of entity '\(plan.layout.entity.name)': \(problem); fix the row with psql",
                             store: name)
                     })
             case .toOne(let index, let entityIndex, let destination):
-                if result.isNull(row, index) {
+                if row.isNull(index) {
                     values.append(.null)
                     continue
                 }
                 var target = destination
-                if let entityIndex, !result.isNull(row, entityIndex),
-                    let stored = modelNumber(result.int64(row, entityIndex))
-                {
+                if let entityIndex, !row.isNull(entityIndex), let stored = modelNumber(row.int64(entityIndex)) {
                     target = stored
                 }
-                let key = result.int64(row, index)
+                let key = row.int64(index)
                 guard key > 0 else {
                     throw damagedKey(key, of: number, relationship: plan.layout.entity.properties[values.count].name)
                 }

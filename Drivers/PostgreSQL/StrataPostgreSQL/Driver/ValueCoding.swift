@@ -92,37 +92,37 @@ enum ValueCoding {
         StoreError(.invalidRequest, "\(what) cannot hold a value of kind \(value.kindName)")
     }
 
-    /// The value of an attribute column of `type` at (`row`, `column`).
+    /// The value of an attribute column of `type` at `column` of `row`.
     ///
     /// - Throws: ``StoreError`` `.corrupt` for a `numeric` or URI the type cannot hold.
     @inline(__always)
-    static func attribute(
-        _ result: PGResult, _ row: Int, _ column: Int, _ type: AttributeType, corrupt: (String) -> StoreError
+    static func attribute<Row: PGRow>(
+        _ row: Row, _ column: Int, _ type: AttributeType, corrupt: (String) -> StoreError
     )
         throws -> StoreValue
     {
-        if result.isNull(row, column) { return .null }
+        if row.isNull(column) { return .null }
         switch type {
-        case .integer16, .integer32, .integer64: return .integer(result.int64(row, column))
-        case .boolean: return .bool(result.bool(row, column))
-        case .double, .float: return .double(result.double(row, column))
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: result.double(row, column)))
-        case .string: return .string(result.string(row, column))
+        case .integer16, .integer32, .integer64: return .integer(row.int64(column))
+        case .boolean: return .bool(row.bool(column))
+        case .double, .float: return .double(row.double(column))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: row.double(column)))
+        case .string: return .string(row.string(column))
         case .decimal:
-            let text = result.rawString(row, column)
+            let text = row.rawString(column)
             if text == "NaN" { return .decimal(.nan) }
             guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw corrupt("the numeric value \(text.prefix(40)) does not fit a Decimal")
             }
             return .decimal(decimal)
         case .uri:
-            let text = result.string(row, column)
+            let text = row.string(column)
             guard let url = URL(string: text) else { throw corrupt("'\(text.prefix(80))' is not a URI") }
             return .uri(url)
         case .uuid:
-            guard let uuid = result.uuid(row, column) else { throw corrupt("a uuid value is not 16 bytes") }
+            guard let uuid = row.uuid(column) else { throw corrupt("a uuid value is not 16 bytes") }
             return .uuid(uuid)
-        default: return .binary(result.data(row, column))
+        default: return .binary(row.data(column))
         }
     }
 }

@@ -101,6 +101,9 @@ final class ConnectionPool: Sendable {
         if !kept { connection.close() }
     }
 
+    /// The server process IDs of the idle connections (which connection serves the next call).
+    var idleBackendPIDs: [Int32] { state.withLock { $0.idle.map(\.backendPID) } }
+
     /// Closes every idle connection now and every leased one when it comes back; idempotent.
     func close() {
         let idle = state.withLock { state -> [PGConnection] in

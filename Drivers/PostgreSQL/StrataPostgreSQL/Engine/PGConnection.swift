@@ -8,7 +8,7 @@ import Strata
 /// (``ConnectionPool``) hands each connection to one caller until it is given back, and the
 /// notification listener owns its connection alone; nothing else holds one.
 final class PGConnection: @unchecked Sendable {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// SQL text → name of the statement prepared for it on this connection.
     private var prepared: [String: String] = [:]
     /// ``PreparedSQL`` number → name of the statement prepared for it on this connection.
@@ -143,14 +143,14 @@ final class PGConnection: @unchecked Sendable {
     /// Runs `body`, which sends `sql` with `parameters`, logging it as ``log`` asks: the statement
     /// (with its parameters from level 2) before it runs, its duration from level 3.
     @inline(__always)
-    private func logged(_ sql: String, _ parameters: PGParameters?, _ body: () -> OpaquePointer?) -> OpaquePointer? {
+    func logged(_ sql: String, _ parameters: PGParameters?, _ body: () -> OpaquePointer?) -> OpaquePointer? {
         guard log.isOn else { return body() }
         return log.logged(
             log.detail >= .values && (parameters?.count ?? 0) > 0 ? "\(sql) -- \(parameters?.loggedValues ?? "")" : sql,
             body)
     }
 
-    private func checked(_ result: OpaquePointer?) throws -> PGResult {
+    func checked(_ result: OpaquePointer?) throws -> PGResult {
         guard let result else { throw lastError() }
         let wrapped = PGResult(result)
         switch PQresultStatus(result) {
@@ -169,7 +169,7 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    private func lastError() -> PostgreSQLError {
+    func lastError() -> PostgreSQLError {
         PostgreSQLError(message: String(cString: PQerrorMessage(handle)), connectionLost: isBroken)
     }
 

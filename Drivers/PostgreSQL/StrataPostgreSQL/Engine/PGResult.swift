@@ -38,33 +38,15 @@ final class PGResult {
 
     /// An integer column of any width; 0 for NULL or a value of another length.
     @inline(__always)
-    func int64(_ row: Int, _ column: Int) -> Int64 {
-        let raw = bytes(row, column)
-        switch raw.count {
-        case 8: return Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
-        case 4: return Int64(Int32(bigEndian: raw.loadUnaligned(as: Int32.self)))
-        case 2: return Int64(Int16(bigEndian: raw.loadUnaligned(as: Int16.self)))
-        default: return 0
-        }
-    }
+    func int64(_ row: Int, _ column: Int) -> Int64 { PGValue.int64(bytes(row, column)) }
 
     /// A `double precision` column (a `real` one widened).
     @inline(__always)
-    func double(_ row: Int, _ column: Int) -> Double {
-        let raw = bytes(row, column)
-        switch raw.count {
-        case 8: return Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)))
-        case 4: return Double(Float(bitPattern: UInt32(bigEndian: raw.loadUnaligned(as: UInt32.self))))
-        default: return 0
-        }
-    }
+    func double(_ row: Int, _ column: Int) -> Double { PGValue.double(bytes(row, column)) }
 
     /// A `boolean` column.
     @inline(__always)
-    func bool(_ row: Int, _ column: Int) -> Bool {
-        let raw = bytes(row, column)
-        return raw.count == 1 && raw[0] != 0
-    }
+    func bool(_ row: Int, _ column: Int) -> Bool { PGValue.bool(bytes(row, column)) }
 
     /// A `text` column in its stored form, unescaped (``TextEscaping``).
     @inline(__always)
@@ -76,12 +58,15 @@ final class PGResult {
     /// A `bytea` column.
     func data(_ row: Int, _ column: Int) -> Data { Data(bytes(row, column)) }
 
-    /// A `uuid` column; `nil` for a value that is not 16 bytes.
-    func uuid(_ row: Int, _ column: Int) -> UUID? {
-        let raw = bytes(row, column)
-        guard raw.count == 16 else { return nil }
-        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: raw) }
-        return UUID(uuid: value)
+    /// One row of the answer, read through ``PGRow``.
+    struct Row: PGRow {
+        let result: PGResult
+        let row: Int
+
+        @inline(__always)
+        func isNull(_ column: Int) -> Bool { result.isNull(row, column) }
+
+        @inline(__always)
+        func bytes(_ column: Int) -> UnsafeRawBufferPointer { result.bytes(row, column) }
     }
 }

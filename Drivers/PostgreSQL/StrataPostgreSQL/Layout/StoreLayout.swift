@@ -119,6 +119,9 @@ struct TableLayout: Sendable {
         columns.firstIndex { $0.name == column }.map { $0 + 3 }
     }
 
+    /// The number of columns ``selectList(_:)`` reads.
+    var columnCount: Int { 3 + columns.count }
+
     /// `Z_PK, Z_ENT, Z_OPT, …` with `alias.` before each quoted name; `numeric` columns are read
     /// as text (`::text`), exactly. `alias` is the driver's own (`t0`), never a name from a model.
     func selectList(_ alias: String) -> String {
