@@ -25,7 +25,7 @@ if [ "$kind" = address ]; then
   filter='^(StrataTests|StrataInMemoryTests|StrataSQLiteTests|StrataXMLTests|StrataLMDBTests)\.'
 else
   export TSAN_OPTIONS="halt_on_error=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
-  filter='concurrencyStress|containerStress|conformance|ContextStoreFailureTests|ContextTests|RowCacheTests|ChildContextTests|ContextMergeTests|ContainerTests|MergePolicyTests'
+  filter='concurrencyStress|containerStress|conformance|ContextStoreFailureTests|ContextTests|RowCacheTests|ReadWriteLockedTests|ChildContextTests|ContextMergeTests|ContainerTests|MergePolicyTests'
   # Locked (the package's lock) becomes a pthread mutex ThreadSanitizer can see.
   set -- -Xswiftc -DSTRATA_TSAN "$@"
 fi

@@ -122,22 +122,32 @@ extension PersistentStoreCoordinator {
     /// - Throws: ``StoreError/Code/corrupt`` naming the store, the entity and the key.
     /// - Complexity: O(n) for n rows, plus O(r) for r references.
     func checkRows(_ rows: ArraySlice<RowSnapshot>, from store: PersistentStore) throws {
-        let model = managedObjectModel
+        // What a row of the last entity seen must have, looked up when the entity changes (rows of
+        // a fetch are nearly always of one entity). Looking the entity up for every row retained
+        // and released it twice per row: one reference count shared by every thread fetching.
+        var entityNumber: Int32?
+        var propertyCount = 0
+        var relationshipSlots: [Int] = []
         for row in rows {
-            try checkID(row.id, from: store)
-            // checkID found the entity.
-            let entity = model.entity(number: row.id.entity)!
-            guard row.values.count == entity.properties.count else {
+            if row.id.entity != entityNumber || row.id.primaryKey <= 0 {
+                try checkID(row.id, from: store)
+                // checkID found the entity.
+                let entity = managedObjectModel.entity(number: row.id.entity)!
+                entityNumber = row.id.entity
+                propertyCount = entity.properties.count
+                relationshipSlots = entity.relationshipSlots
+            }
+            guard row.values.count == propertyCount else {
+                let name = managedObjectModel.entity(number: row.id.entity)?.name ?? "?"
                 throw corruptRow(
                     row.id, store,
-                    "has \(row.values.count) values where entity '\(entity.name)' has \(entity.properties.count) properties"
-                )
+                    "has \(row.values.count) values where entity '\(name)' has \(propertyCount) properties")
             }
             guard row.version >= 0 && row.version < RowVersion.max else {
                 throw corruptRow(row.id, store, "has row version \(row.version), outside 0..<\(RowVersion.max)")
             }
-            for slot in entity.relationshipSlots {
-                switch row.values[slot] {
+            for index in relationshipSlots.indices {
+                switch row.values[relationshipSlots[index]] {
                 case .reference(let target): try checkReference(target, of: row.id, store)
                 case .references(let targets): for target in targets { try checkReference(target, of: row.id, store) }
                 default: break

@@ -22,7 +22,8 @@ import Synchronization
 /// used unpinned rows go first. Bound it by rows (`limit`) and, optionally, by an estimate of the
 /// bytes its values hold (`byteLimit`).
 ///
-/// Thread safety: `Sendable`; one `Mutex` guards all state.
+/// Thread safety: `Sendable`; one reader–writer lock guards all state (``ReadWriteLocked``): the
+/// per-row lookups of fetches (``values(for:version:)``) share it, everything else takes it alone.
 public final class RowCache: Sendable {
     /// A cache key: a store and a row.
     public struct Key: Hashable, Sendable {
@@ -142,12 +143,14 @@ public final class RowCache: Sendable {
         let removals: UInt64
     }
 
-    private let state: Locked<State>
+    /// Read-locked by ``values(for:version:)``, which every fetch calls once per row from every
+    /// thread fetching; write-locked by everything else.
+    private let state: ReadWriteLocked<State>
 
     /// Creates a cache holding at most `limit` unpinned rows and, when given, about `byteLimit`
     /// bytes of values.
     public init(limit: Int = 100_000, byteLimit: Int? = nil) {
-        state = Locked(State(limit: max(limit, 0), byteLimit: byteLimit.map { max($0, 0) }))
+        state = ReadWriteLocked(State(limit: max(limit, 0), byteLimit: byteLimit.map { max($0, 0) }))
     }
 
     /// The most rows kept (pinned rows may exceed it).
@@ -205,8 +208,11 @@ public final class RowCache: Sendable {
     /// Counted neither as a hit nor as a miss, and the row's last use is not moved: the fetch
     /// that asks stores its rows right after, which does both.
     public func values(for key: Key, version: RowVersion) -> [StoreValue]? {
-        state.withLock { s in
-            let found = s.entries.withExistingValue(forKey: key) { entry in
+        // A read lock: two threads fetching the same rows look them up at once (with one lock for
+        // everything, the two readers of the parallel-readers workload slept on it 100,000 times
+        // per fetch).
+        state.withReadLock { s in
+            let found = s.entries.withExistingValueReading(forKey: key) { entry in
                 entry.version == version ? entry.values : nil
             }
             // Fetches ask in key order: start loading the values a few keys on, whose reference
@@ -214,7 +220,7 @@ public final class RowCache: Sendable {
             let ahead = Key(
                 store: key.store,
                 row: RowID(entity: key.row.entity, primaryKey: key.row.primaryKey &+ Self.prefetchDistance))
-            s.entries.withExistingValue(forKey: ahead) { strata_prefetch_for_write($0.values.storageAddress) }
+            s.entries.withExistingValueReading(forKey: ahead) { strata_prefetch_for_write($0.values.storageAddress) }
             return found ?? nil
         }
     }

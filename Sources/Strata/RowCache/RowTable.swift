@@ -175,6 +175,21 @@ struct RowTable<Value> {
         return body(&overflow[key]!)
     }
 
+    /// Calls `body` with the value of `key` when the key is present, to read; `nil` otherwise.
+    @inline(__always)
+    func withExistingValueReading<R>(forKey key: Key, _ body: (borrowing Value) -> R) -> R? {
+        let entity = Int(key.row.entity)
+        if let lane = laneIndex(key) {
+            if let index = lanes[entity][lane].index(of: key.row.primaryKey) {
+                guard let value = lanes[entity][lane].slots[index] else { return nil }
+                return body(value)
+            }
+            if lanes[entity][lane].overflowed == 0 { return nil }
+        }
+        guard !overflow.isEmpty, let value = overflow[key] else { return nil }
+        return body(value)
+    }
+
     /// Removes `key` and returns its value.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
