@@ -145,6 +145,15 @@ struct PostgreSQLStreamTests {
         return (coordinator, store, url)
     }
 
+    /// The store at `url` opened again with a pool of one connection, and its driver.
+    static func singleConnection(_ url: URL) throws -> (PersistentStoreCoordinator, PostgreSQLDriver) {
+        var components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "pool_size", value: "1")]
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let store = try coordinator.addPersistentStore(type: .postgreSQL, at: try PostgreSQLStoreTests.url(components))
+        return (coordinator, try #require(store.driver as? PostgreSQLDriver))
+    }
+
     @Test("a fetch without bound values streams its rows: the rows and values the prepared reads give, in parts")
     func streamedRowsMatch() throws {
         let seed: UInt64 = 0x57_2EA4
@@ -185,15 +194,7 @@ struct PostgreSQLStreamTests {
     @Test("a stream stopped early (a residual predicate with a limit) is cancelled; the same connection serves on")
     func stoppedEarly() throws {
         let (_, _, url) = try Self.seededStore("stream-stop", count: 3_000, seed: 0x5709)
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        let single = try PostgreSQLStoreTests.url(
-            {
-                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
-                components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "pool_size", value: "1")]
-                return components
-            }())
-        let store = try coordinator.addPersistentStore(type: .postgreSQL, at: single)
-        let driver = try #require(store.driver as? PostgreSQLDriver)
+        let (coordinator, driver) = try Self.singleConnection(url)
         let before = driver.pool.idleBackendPIDs
         #expect(before.count == 1)
         let item = try #require(ConformanceModel.model.entity(named: "Item"))
@@ -229,15 +230,7 @@ struct PostgreSQLStreamTests {
         let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
         try PostgreSQLAdmin.execute(
             ["UPDATE \(schema.sqlName).\"ZITEM\" SET \"Z_PK\" = -7 WHERE \"ZINT32\" = 1200"], on: server)
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        let single = try PostgreSQLStoreTests.url(
-            {
-                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
-                components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: "pool_size", value: "1")]
-                return components
-            }())
-        let store = try coordinator.addPersistentStore(type: .postgreSQL, at: single)
-        let driver = try #require(store.driver as? PostgreSQLDriver)
+        let (coordinator, driver) = try Self.singleConnection(url)
         let before = driver.pool.idleBackendPIDs
         let item = try #require(ConformanceModel.model.entity(named: "Item"))
         var parts = 0

@@ -204,18 +204,6 @@ extension PostgreSQLDriver {
         /// Whether a part was handed over.
         var delivered = false
 
-        init(
-            residual: CompiledRowPredicate?, countOnly: Bool, partSize: Int, skip: Int, remaining: Int,
-            part: StoreFetchResult
-        ) {
-            self.residual = residual
-            self.countOnly = countOnly
-            self.partSize = partSize
-            self.skip = skip
-            self.remaining = remaining
-            self.part = part
-        }
-
         /// Takes one row; returns whether more are wanted.
         mutating func take(_ snapshot: RowSnapshot, _ body: (inout StoreFetchResult) throws -> Void) throws -> Bool {
             guard remaining > 0 else { return false }
