@@ -80,6 +80,11 @@ extension PGConnection {
 
 /// One row of a binary COPY stream: where each of its values lies in the message that holds it.
 /// Valid only inside the call it is handed to.
+///
+/// Columns are checked in debug builds only: the reader has checked that every row holds the
+/// `columns` values it was made for, and the driver's decoding plans index the select list whose
+/// length it passed as `columns` (``TableLayout/columnCount``), so a column past the end is a bug
+/// in the driver, not bad data.
 struct CopyRow: PGRow {
     fileprivate let base: UnsafeRawPointer
     fileprivate let fields: UnsafePointer<BinaryCopyReader.Field>
