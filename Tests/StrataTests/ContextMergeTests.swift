@@ -142,6 +142,8 @@ struct ContextMergeTests {
     final class RemoteReportingDriver: StoreDriver {
         let wrapped: any StoreDriver
         let handler = Locked<(@Sendable (RemoteChanges) -> Void)?>(nil)
+        /// Run once after the next commit reaches the store, before the commit returns.
+        let afterNextApply = Locked<(@Sendable () throws -> Void)?>(nil)
         init(_ wrapped: any StoreDriver) { self.wrapped = wrapped }
         var capabilities: DriverCapabilities { wrapped.capabilities }
         func loadMetadata() throws -> StoreMetadata { try wrapped.loadMetadata() }
@@ -151,7 +153,14 @@ struct ContextMergeTests {
         func allocatePrimaryKeys(forEntity entity: Int32, count: Int) throws -> ClosedRange<Int64> {
             try wrapped.allocatePrimaryKeys(forEntity: entity, count: count)
         }
-        func apply(_ batch: ChangeBatch) throws -> CommitResult { try wrapped.apply(batch) }
+        func apply(_ batch: ChangeBatch) throws -> CommitResult {
+            let result = try wrapped.apply(batch)
+            try afterNextApply.withLock { hook in
+                defer { hook = nil }
+                return hook
+            }?()
+            return result
+        }
         func execute(_ request: StoreBatchRequest) throws -> StoreBatchResult { try wrapped.execute(request) }
         func observeRemoteChanges(_ handler: @escaping @Sendable (RemoteChanges) -> Void) throws {
             self.handler.withLock { $0 = handler }
@@ -212,6 +221,59 @@ struct ContextMergeTests {
         #expect(
             view.registeredObject(for: ManagedObjectID(entity: tag.entity, rowID: tag.objectID.rowID, store: store))
                 != nil)
+    }
+
+    @Test(
+        "a row another process deletes between this process's commit of it and the commit's caching does not come back"
+    )
+    func remoteDeleteDuringCommit() throws {
+        let url = URL(string: "memory://commit-race-\(UUID().uuidString)")
+        let mine = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        let store = try mine.addPersistentStore(type: StoreType(name: "RemoteTest", factory: RemoteFactory()), at: url)
+        let theirs = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        try theirs.addPersistentStore(type: .inMemory, at: url)
+        try ConformanceModel.seed(ManagedObjectContext(coordinator: mine))
+        // The store was attached through RemoteFactory.
+        let driver = store.driver as! RemoteReportingDriver
+        /// After this process's next commit reaches the store: the other process reads the row
+        /// titled `title` (the committed version), deletes it and says so, before the commit returns.
+        func deleteElsewhere(title: String) {
+            driver.afterNextApply.withLock {
+                $0 = {
+                    let other = ManagedObjectContext(coordinator: theirs)
+                    let found = try other.fetch(
+                        FetchRequest(entityName: "Track", predicate: FetchPredicate(format: "title == %@", title)))
+                    guard found.count == 1 else { throw StoreError(.notFound, "\(found.count) rows titled \(title)") }
+                    other.delete(found[0])
+                    try other.save()
+                    driver.report(RemoteChanges(deleted: [found[0].objectID.rowID]))
+                }
+            }
+        }
+        let context = ManagedObjectContext(coordinator: mine)
+        // An update: the saved version 2 must not be cached over the other process's delete.
+        let track = try context.fetch(
+            FetchRequest(entityName: "Track", predicate: FetchPredicate(format: "title == 'Track 1'")))[0]
+        track["title"] = "Track 1 renamed"
+        deleteElsewhere(title: "Track 1 renamed")
+        try context.save()
+        // An insert: its row must not be cached (and pinned) over the delete either.
+        let inserted = try context.insertNewObject(forEntityName: "Track")
+        inserted["title"] = "Track new"
+        deleteElsewhere(title: "Track new")
+        try context.save()
+        #expect(driver.afterNextApply.withLock { $0 == nil }, "both deletes ran")
+        for id in [track.objectID, inserted.objectID] {
+            let key = RowCache.Key(store: ObjectIdentifier(store), row: id.rowID)
+            #expect(mine.rowCache.snapshot(for: key) == nil, "\(id) is not in the row cache")
+            #expect("a new context does not find \(id)") {
+                _ = try ManagedObjectContext(coordinator: mine).existingObject(with: id)
+            } throws: { ($0 as? StoreError)?.code == .notFound }
+        }
+        let titles = try ManagedObjectContext(coordinator: mine).fetch(FetchRequest(entityName: "Track")).map {
+            $0["title"] as String?
+        }
+        #expect(!titles.contains("Track 1 renamed") && !titles.contains("Track new"))
     }
 
     @Test(

@@ -256,6 +256,11 @@ extension PersistentStoreCoordinator {
         }
         var outcome = CommitOutcome()
         var committed: [PersistentStore] = []
+        // A ticket (C5) taken before any driver writes: once a store has committed, another
+        // context may read a saved row from the driver, delete it and drop it from the cache
+        // before this thread stores the row; the ticket keeps it from coming back.
+        let read = rowCache.beginRead()
+        defer { rowCache.endRead(read) }
         for (store, batch) in batches where !batch.isEmpty {
             do {
                 let result: CommitResult
@@ -268,7 +273,7 @@ extension PersistentStoreCoordinator {
                 }
                 outcome.results[ObjectIdentifier(store)] = result
                 committed.append(store)
-                updateCache(after: batch, result: result, in: store, pinInserts: pinInserts)
+                updateCache(after: batch, result: result, in: store, pinInserts: pinInserts, since: read)
                 if let metadata = batch.metadata { store.updateCachedMetadata(metadata) }
             } catch  where !committed.isEmpty {
                 let storeError = error as? StoreError
@@ -284,17 +289,18 @@ extension PersistentStoreCoordinator {
     }
 
     private func updateCache(
-        after batch: ChangeBatch, result: CommitResult, in store: PersistentStore, pinInserts: Bool
+        after batch: ChangeBatch, result: CommitResult, in store: PersistentStore, pinInserts: Bool,
+        since read: RowCache.Read
     ) {
         let key = ObjectIdentifier(store)
         // Inserted rows have version 1 (drivers may still report it); the batch's rows are stored
         // as they are when they say so already.
         if batch.inserts.allSatisfy({ $0.version == 1 }) && result.versions.isEmpty {
-            rowCache.store(batch.inserts, in: key, pin: pinInserts)
+            rowCache.store(batch.inserts, in: key, pin: pinInserts, since: read)
         } else {
             rowCache.store(
                 batch.inserts.map { RowSnapshot(id: $0.id, version: result.versions[$0.id] ?? 1, values: $0.values) },
-                in: key, pin: pinInserts)
+                in: key, pin: pinInserts, since: read)
         }
         var fresh: [RowSnapshot] = []
         fresh.reserveCapacity(batch.updates.count)
@@ -304,6 +310,6 @@ extension PersistentStoreCoordinator {
             fresh.append(RowSnapshot(id: update.id, version: version, values: update.values))
         }
         rowCache.remove(batch.deletes.map { RowCache.Key(store: key, row: $0.id) })
-        rowCache.store(fresh, in: key)
+        rowCache.store(fresh, in: key, since: read)
     }
 }

@@ -8,8 +8,8 @@ import Synchronization
 // C3. A snapshot pinned by a live context (pin count > 0) is never evicted.
 // C4. `count` never exceeds `limit`, and `bytes` never exceeds `byteLimit`, except by pinned entries
 //     (eviction runs in bulk once 1/8 over, so either may briefly exceed by that slack).
-// C5. A row removed by a committed delete is never stored again by a read that began before the
-//     removal: reads hold a ``Read`` ticket, and while any read is in flight each removed key
+// C5. A row removed by a committed delete is never stored again by a read or save that began
+//     before the removal: reads and saves hold a ``Read`` ticket, and while any read is in flight each removed key
 //     keeps a tombstone with the removal's sequence number; a read stores no row whose tombstone
 //     is newer than its ticket. Tombstones older than every read in flight are dropped.
 // States: absent -> resident [store] -> pinned [pin] -> resident [unpin] -> absent [evict/remove]
@@ -282,13 +282,18 @@ public final class RowCache: Sendable {
     }
 
     /// Stores rows returned by `read` like ``store(_:in:pin:)``, leaving out rows removed since
-    /// the read began (C5).
-    func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, since read: Read) {
+    /// the read began (C5): those are neither stored nor pinned.
+    ///
+    /// A save's own rows go through here too, with a ticket taken before the driver wrote them:
+    /// another context may read a saved row from the driver and delete it before the saving thread
+    /// gets to store it.
+    func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pin: Bool = false, since read: Read) {
         state.withLock { s in
             if let span = RowTable<Entry>.span(of: snapshots) {
                 s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
             }
-            Self.store(snapshots[...], in: store, pins: nil, since: read, &s)
+            let pins = pin ? Array(repeating: true, count: snapshots.count)[...] : nil
+            Self.store(snapshots[...], in: store, pins: pins, since: read, &s)
         }
     }
 
