@@ -22,9 +22,16 @@ extension LMDBDriver {
             for delete in batch.deletes {
                 // checkVersions found the row; a change set that names it twice, or a damaged file,
                 // can make it gone by now.
-                guard let old = try row(delete.id, txn) else { throw Self.vanished(delete.id, storeName) }
-                try unlink(old, txn)
-                try txn.delete(try rowsDatabase(delete.id.entity), Keys.row(delete.id))
+                let rows = try rowsDatabase(delete.id.entity)
+                if isPlain(delete.id.entity) {
+                    // No relationship or index entries to remove (unlink would do nothing), so the
+                    // stored values are not read.
+                    guard try txn.get(rows, row: delete.id) != nil else { throw Self.vanished(delete.id, storeName) }
+                } else {
+                    guard let old = try row(delete.id, txn) else { throw Self.vanished(delete.id, storeName) }
+                    try unlink(old, txn)
+                }
+                try txn.delete(rows, Keys.row(delete.id))
             }
             var writer = ByteWriter(capacity: 256)
             var key = ByteWriter(capacity: Keys.rowIDSize)
@@ -81,17 +88,49 @@ extension LMDBDriver {
                 runMax = max(runMax, insert.id.primaryKey)
             }
             flushMax()
+            var shape: (entity: Int32, dbi: MDB_dbi, plan: RowCodec.Plan, slots: [DatabaseLayout.Slot], plain: Bool)?
             for update in batch.updates {
-                // checkVersions found the row (and layout.slots knows its entity); a change set that
-                // deletes it too, or a damaged file, can make it gone by now.
-                guard let old = try row(update.id, txn) else { throw Self.vanished(update.id, storeName) }
-                let slots = layout.slots[update.id.entity]!
-                guard update.values.count == slots.count,
-                    update.changedSlots.allSatisfy({ $0 >= 0 && $0 < slots.count })
+                let entity = update.id.entity
+                if shape?.entity != entity {
+                    // checkVersions found the row, so layout.slots and layout.plans know its entity.
+                    shape = (
+                        entity, try rowsDatabase(entity), layout.plans[entity]!, layout.slots[entity]!, isPlain(entity)
+                    )
+                }
+                // Set just above for this entity.
+                let current = shape!
+                guard update.values.count == current.slots.count,
+                    update.changedSlots.allSatisfy({ $0 >= 0 && $0 < current.slots.count })
                 else {
                     throw StoreError(
                         .corrupt, "the update of row \(update.id) does not fit the model", store: storeName)
                 }
+                key.bytes.removeAll(keepingCapacity: true)
+                Keys.appendRowID(update.id, to: &key)
+                // A row with no relationship entries, index entries or unique constraints to keep, and
+                // whose update carries every value (RowUpdate: the complete new row, no unfetched
+                // to-many), is written from the update alone: the stored values are not read back.
+                if current.plain, !update.values.contains(where: { if case .unfetched = $0 { true } else { false } }) {
+                    // checkVersions found the row at the expected version; a change set that deletes
+                    // it too can make it gone by now.
+                    guard try txn.get(current.dbi, key.bytes) != nil else { throw Self.vanished(update.id, storeName) }
+                    let version = try nextVersion(update.expectedVersion, of: update.id)
+                    if let size = RowCodec.encode(
+                        version: version, values: update.values, plan: current.plan, into: &scratch)
+                    {
+                        try scratch.withUnsafeBytes {
+                            try txn.put(current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]))
+                        }
+                    } else {
+                        try encode(update.values, version: version, id: update.id, current.slots, into: &writer)
+                        try txn.put(current.dbi, key.bytes, writer.bytes)
+                    }
+                    continue
+                }
+                // checkVersions found the row; a change set that deletes it too, or a damaged file,
+                // can make it gone by now.
+                guard let old = try row(update.id, txn) else { throw Self.vanished(update.id, storeName) }
+                let slots = current.slots
                 var new = old
                 for slot in update.changedSlots { new.values[slot] = update.values[slot] }
                 new.version = try nextVersion(old.version, of: old.id)
@@ -105,6 +144,13 @@ extension LMDBDriver {
             if let metadata = batch.metadata { try Self.writeMetadata(metadata, txn, databases.meta) }
             return CommitResult(versions: [:])
         }
+    }
+
+    /// Whether rows of `entity` have no relationship entries, order lists, index entries or unique
+    /// constraints beside them: their changes touch the row alone (``unlink(_:_:)`` and
+    /// ``link(_:slots:old:_:)`` have nothing to do).
+    func isPlain(_ entity: Int32) -> Bool {
+        !layout.linked.contains(entity) && layout.indexesByEntity[entity] == nil
     }
 
     func encode(

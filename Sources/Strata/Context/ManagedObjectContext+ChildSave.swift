@@ -35,7 +35,7 @@ extension ManagedObjectContext {
         }
         for object in changed {
             object.snapshot = RowSnapshot(
-                id: object.objectID.rowID, version: object.snapshot?.version ?? 0, values: object.values)
+                id: object.objectID.rowID, version: object.snapshotVersionIfSaved ?? 0, values: object.values)
             object.changedSlots.removeAll()
         }
         // Inserted objects deleted before the save never reach the parent; every deleted object is
@@ -78,7 +78,8 @@ extension ManagedObjectContext {
                     changedKeys: object.changedSlots.ascending.map { object.entity.properties[$0].name },
                     cachedSnapshot: object.namedValues(base),
                     persistedSnapshot: now.map { object.namedValues($0.row.values) },
-                    objectSnapshot: object.namedValues(object.values), oldVersionNumber: object.snapshot?.version ?? 0,
+                    objectSnapshot: object.namedValues(object.values),
+                    oldVersionNumber: object.snapshotVersionIfSaved ?? 0,
                     newVersionNumber: now?.row.version ?? 0))
         }
         guard !conflicts.isEmpty else { return }

@@ -85,7 +85,8 @@ extension ManagedObjectContext {
         for id in ids {
             if let object = registered[id], object.entity === id.entity, !object.faulted {
                 guard object.isAccessible else { continue }
-                result[id] = RowSnapshot(id: id.rowID, version: object.snapshot?.version ?? 0, values: object.values)
+                result[id] = RowSnapshot(
+                    id: id.rowID, version: object.snapshotVersionIfSaved ?? 0, values: object.values)
             } else if !id.isTemporaryID {
                 missing.append(id)
             }
@@ -132,7 +133,7 @@ extension ManagedObjectContext {
         var mine: [ManagedObjectID: Int] = [:]
         func note(_ object: ManagedObject, inserted: Bool) {
             let id = object.objectID
-            let row = RowSnapshot(id: id.rowID, version: object.snapshot?.version ?? 0, values: object.values)
+            let row = RowSnapshot(id: id.rowID, version: object.snapshotVersionIfSaved ?? 0, values: object.values)
             changes.deleted.remove(id)
             if let index = mine[id] ?? changes.changed.firstIndex(where: { $0.id == id }) {
                 changes.changed[index] = (id, row, inserted || changes.changed[index].inserted)

@@ -125,7 +125,7 @@ extension ManagedObjectContext {
         var conflicts: [MergeConflict] = []
         for object in candidates {
             let now = current[ObjectIdentifier(object)]
-            if let now, now.version == object.snapshot?.version { continue }
+            if let now, now.version == object.snapshotVersionIfSaved { continue }
             let base = object.snapshot?.values ?? []
             conflicts.append(
                 MergeConflict(
@@ -133,7 +133,8 @@ extension ManagedObjectContext {
                     changedKeys: object.changedSlots.ascending.map { object.entity.properties[$0].name },
                     cachedSnapshot: object.namedValues(base),
                     persistedSnapshot: now.map { object.namedValues($0.values) },
-                    objectSnapshot: object.namedValues(object.values), oldVersionNumber: object.snapshot?.version ?? 0,
+                    objectSnapshot: object.namedValues(object.values),
+                    oldVersionNumber: object.snapshotVersionIfSaved ?? 0,
                     newVersionNumber: now?.version ?? 0))
         }
         guard !conflicts.isEmpty, !giveUp else { throw error }
@@ -317,7 +318,7 @@ extension ManagedObjectContext {
                 shared = (ObjectIdentifier(object.entity), object.changedSlots, slots)
             }
             guard !slots.isEmpty else { continue }
-            guard let snapshot = object.snapshot else {
+            guard let version = object.snapshotVersionIfSaved else {
                 // Setters refuse objects without a saved row (a fault that did not load, a row
                 // gone from the store), so this is never reached; never report such a change saved.
                 throw StoreError(
@@ -328,21 +329,21 @@ extension ManagedObjectContext {
             try add(object) {
                 $0.updates.append(
                     RowUpdate(
-                        id: object.objectID.rowID, expectedVersion: snapshot.version, values: storedValues(object),
+                        id: object.objectID.rowID, expectedVersion: version, values: storedValues(object),
                         changedSlots: slots))
             }
         }
         for object in deletes {
             // A row already gone from the store has nothing left to delete.
             guard object.isAccessible else { continue }
-            guard let snapshot = object.snapshot else {
+            guard let version = object.snapshotVersionIfSaved else {
                 throw StoreError(
                     .io,
                     "deleted \(object.entity.name) \(object.objectID) was never loaded, so its row version is unknown; save again",
                     store: object.objectID.persistentStore?.displayName, objectIDs: [object.objectID])
             }
             try add(object) {
-                $0.deletes.append(RowDelete(id: object.objectID.rowID, expectedVersion: snapshot.version))
+                $0.deletes.append(RowDelete(id: object.objectID.rowID, expectedVersion: version))
             }
         }
         return batches
@@ -406,7 +407,7 @@ extension ManagedObjectContext {
                 version = 1
             } else {
                 let stored = reported ? results[ObjectIdentifier(store)]?.versions[object.objectID.rowID] : nil
-                version = stored ?? (object.snapshot?.version ?? 0) + 1
+                version = stored ?? (object.snapshotVersionIfSaved ?? 0) + 1
             }
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: version, values: storedValues(object))
             object.changedSlots.removeAll()

@@ -512,7 +512,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         awakening: inout [ManagedObject]
     ) {
         guard object.faulted else {
-            if refreshing, !object.inserted, object.isAccessible, object.snapshot?.version != row.version {
+            if refreshing, !object.inserted, object.isAccessible, object.snapshotVersionIfSaved != row.version {
                 let mine = object.changedSlots.map { ($0, object.values[$0]) }
                 object.values = row.values
                 object.snapshot = row

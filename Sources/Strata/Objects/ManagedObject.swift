@@ -104,6 +104,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object has a saved row (cheaper than reading ``snapshot``).
     var hasSnapshot: Bool { snapshotValues != nil }
 
+    /// The version of the last saved row, `nil` without one: ``snapshot``'s version without
+    /// touching its values (a save over many objects reads each one's version, and the saved
+    /// values array, older than the current one, is no longer in the processor's caches).
+    var snapshotVersionIfSaved: RowVersion? { snapshotValues == nil ? nil : snapshotVersion }
+
     /// The row-cache key this object holds a pin on, if any (owned by its context).
     var pinnedKey: RowCache.Key? {
         get {

@@ -56,16 +56,18 @@ struct LMDBTransaction {
 
     /// Stores `value` under `key`.
     func put(_ dbi: MDB_dbi, _ key: [UInt8], _ value: [UInt8], flags: UInt32 = 0) throws {
+        try value.withUnsafeBytes { try put(dbi, key, $0, flags: flags) }
+    }
+
+    /// ``put(_:_:_:flags:)`` with the value in borrowed memory.
+    func put(_ dbi: MDB_dbi, _ key: [UInt8], _ valueBytes: UnsafeRawBufferPointer, flags: UInt32 = 0) throws {
         try key.withUnsafeBytes { keyBytes in
-            try value.withUnsafeBytes { valueBytes in
-                var k = MDB_val(
-                    mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-                var v = MDB_val(
-                    mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
-                let rc = mdb_put(handle, dbi, &k, &v, flags)
-                if rc == MDB_KEYEXIST, flags & UInt32(MDB_NODUPDATA) != 0 { return }
-                try environment.check(rc, "writing")
-            }
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val(
+                mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+            let rc = mdb_put(handle, dbi, &k, &v, flags)
+            if rc == MDB_KEYEXIST, flags & UInt32(MDB_NODUPDATA) != 0 { return }
+            try environment.check(rc, "writing")
         }
     }
 
