@@ -215,12 +215,15 @@ public final class RowCache: Sendable {
             let found = s.entries.withExistingValueReading(forKey: key) { entry in
                 entry.version == version ? entry.values : nil
             }
-            // Fetches ask in key order: start loading the values a few keys on, whose reference
-            // count the object made for that row will change (a cache miss per row otherwise).
+            // Fetches of runs of keys ask in key order: start loading the values a few keys on,
+            // whose reference count the object made for that row will change (a cache miss per
+            // row otherwise). Only a lane is asked: keys in the overflow table are scattered, so
+            // the next key is rarely the one asked for next, and a hashed lookup costs a miss of
+            // its own.
             let ahead = Key(
                 store: key.store,
                 row: RowID(entity: key.row.entity, primaryKey: key.row.primaryKey &+ Self.prefetchDistance))
-            s.entries.withExistingValueReading(forKey: ahead) { strata_prefetch_for_write($0.values.storageAddress) }
+            s.entries.withLaneValueReading(forKey: ahead) { strata_prefetch_for_write($0.values.storageAddress) }
             return found ?? nil
         }
     }

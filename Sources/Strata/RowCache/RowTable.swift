@@ -190,6 +190,18 @@ struct RowTable<Value> {
         return body(value)
     }
 
+    /// Calls `body` with the value of `key` when a lane holds it; keys in the overflow table are
+    /// not looked up. For prefetch hints: a key that is not in a lane was not stored in a run.
+    @inline(__always)
+    func withLaneValueReading(forKey key: Key, _ body: (borrowing Value) -> Void) {
+        guard let lane = laneIndex(key) else { return }
+        let entity = Int(key.row.entity)
+        guard let index = lanes[entity][lane].index(of: key.row.primaryKey),
+            let value = lanes[entity][lane].slots[index]
+        else { return }
+        body(value)
+    }
+
     /// Removes `key` and returns its value.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
