@@ -50,6 +50,41 @@ struct ContainerMigrationTests {
         #expect(problems.isEmpty, "\(problems.prefix(3))")
     }
 
+    @Test(
+        "an open with nothing to migrate removes what a migration killed after its swap left (a dead process's temporary companions), and nothing else"
+    )
+    func openClearsStaleTemporaries() throws {
+        let directory = try TemporaryDirectory(prefix: "container-migration")
+        let url = try SQLiteMigrationTests.seededStore(directory, people: 5)
+        // Bring the store to version 2, so the opens below have nothing to migrate.
+        try Self.container(MigrationModels.version2, at: url).loadPersistentStores()
+        let folder = url.deletingLastPathComponent()
+        let base = url.deletingPathExtension().lastPathComponent
+        // Above any pid_max Linux allows (2^22), so no process has it; kill(pid, 0) says ESRCH.
+        let dead = Int32(1 << 29)
+        let stale = [
+            ".\(base).migrating-\(dead)-5eed.sqlite-wal", ".\(base).migrating-\(dead)-5eed.sqlite-shm",
+        ]
+        // A temporary of this live process, and a file that only looks alike: both stay.
+        let kept = [".\(base).migrating-\(getpid())-5eed.sqlite-wal", ".\(base).migrated-\(dead)-5eed.sqlite-wal"]
+        func plant() throws {
+            for name in stale + kept { try Data("x".utf8).write(to: folder.appendingPathComponent(name)) }
+        }
+        func present() -> Set<String> {
+            Set((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).intersection(stale + kept)
+        }
+        try plant()
+        try Self.container(MigrationModels.version2, at: url) { $0.shouldMigrateStoreAutomatically = false }
+            .loadPersistentStores()
+        #expect(present() == Set(stale + kept), "without automatic migration an open looks at nothing beside the store")
+        try Self.container(MigrationModels.version2, at: url).loadPersistentStores()
+        #expect(present() == Set(kept), "the dead process's temporaries are gone, the rest stay")
+        let reopened = Self.container(MigrationModels.version2, at: url)
+        try reopened.loadPersistentStores()
+        let problems = try MigrationModels.differences(reopened.newBackgroundContext(), people: 5)
+        #expect(problems.isEmpty, "\(problems.prefix(3))")
+    }
+
     @Test("with shouldMigrateStoreAutomatically off, a changed model is refused and the store is left as it was")
     func migrationOff() throws {
         let directory = try TemporaryDirectory(prefix: "container-migration")

@@ -131,7 +131,12 @@ extension PersistentStoreCoordinator {
             let migration = try StoreMigration.plan(
                 storeAt: url, type: type, to: managedObjectModel, options: options,
                 infersMappingModel: options.shouldInferMappingModelAutomatically)
-        else { return }
+        else {
+            // A migration killed after it put the new store in place leaves its temporary's
+            // companion files (a lock file) beside the store; no later migration would clear them.
+            StoreMigration.removeStaleTemporaries(of: url, type: type, options: options)
+            return
+        }
         if let configuration, configuration != ManagedObjectModel.defaultConfigurationName {
             throw MigrationError(
                 .unsupported,

@@ -92,8 +92,16 @@ extension StoreMigration {
 
     /// Removes temporary stores a killed migration of this store left behind.
     private func removeStaleTemporaries() {
+        Self.removeStaleTemporaries(of: url, type: type, options: options)
+    }
+
+    /// Removes the temporary stores (and their companion files) that migrations of the store at
+    /// `url` left behind when they were killed: also those of a migration killed after it put the
+    /// new store in place, which an open with nothing left to migrate clears
+    /// (``PersistentStoreCoordinator/addPersistentStore(type:configuration:at:options:)``).
+    static func removeStaleTemporaries(of url: URL, type: StoreType, options: StoreOptions) {
         guard url.isFileURL else { return }
-        for path in StoreFileOperations.staleTemporaryPaths(beside: url.path, tag: Self.temporaryTag) {
+        for path in StoreFileOperations.staleTemporaryPaths(beside: url.path, tag: temporaryTag) {
             // A leftover that cannot be removed is hidden and harmless; the migration goes on.
             try? type.factory.destroyStore(at: URL(fileURLWithPath: path), options: options)
         }
