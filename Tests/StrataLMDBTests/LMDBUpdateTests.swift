@@ -47,6 +47,19 @@ struct LMDBUpdateTests {
         return (driver, model)
     }
 
+    /// Applies `batch`, which must fail with `code`, and checks the rows of `entity` are still
+    /// `before`; returns the error.
+    @discardableResult
+    static func expectRefused(
+        _ batch: ChangeBatch, by driver: LMDBDriver, code: StoreError.Code, entity: EntityDescription,
+        before: [RowSnapshot]
+    ) throws -> StoreError {
+        let error = try #require(throws: StoreError.self, "\(entity.name)") { try driver.apply(batch) }
+        #expect(error.code == code, "\(entity.name): \(error)")
+        #expect(try driver.fetch(StoreFetch(entity: entity)).rows == before, "\(entity.name): the store is unchanged")
+        return error
+    }
+
     @Test("updates of a plain entity and of an indexed one store the new values and the next version")
     func updatesStoreValues() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-updates")
@@ -106,10 +119,8 @@ struct LMDBUpdateTests {
             other[0] = .string("changed before the failure")
             batch.updates.insert(
                 RowUpdate(id: before[0].id, expectedVersion: 1, values: other, changedSlots: [0]), at: 0)
-            let error = try #require(throws: StoreError.self, "\(name)") { try driver.apply(batch) }
-            #expect(error.code == .corrupt, "\(name): \(error)")
+            let error = try Self.expectRefused(batch, by: driver, code: .corrupt, entity: entity, before: before)
             #expect(error.message.contains("disappeared during the save"), "\(name): \(error.message)")
-            #expect(try driver.fetch(StoreFetch(entity: entity)).rows == before, "\(name): the store is unchanged")
         }
     }
 
@@ -150,9 +161,7 @@ struct LMDBUpdateTests {
                 RowDelete(id: before[1].id, expectedVersion: 1), RowDelete(id: before[5].id, expectedVersion: 1),
                 RowDelete(id: before[5].id, expectedVersion: 1),
             ]
-            let error = try #require(throws: StoreError.self, "\(name)") { try driver.apply(batch) }
-            #expect(error.code == .corrupt, "\(name): \(error)")
-            #expect(try driver.fetch(StoreFetch(entity: entity)).rows == before, "\(name): the store is unchanged")
+            try Self.expectRefused(batch, by: driver, code: .corrupt, entity: entity, before: before)
         }
     }
 
@@ -168,8 +177,6 @@ struct LMDBUpdateTests {
             RowUpdate(
                 id: before[2].id, expectedVersion: 7, values: [.string("late"), .integer(3), .double(0)],
                 changedSlots: [0]))
-        let error = try #require(throws: StoreError.self) { try driver.apply(batch) }
-        #expect(error.code == .conflict)
-        #expect(try driver.fetch(StoreFetch(entity: note)).rows == before)
+        try Self.expectRefused(batch, by: driver, code: .conflict, entity: note, before: before)
     }
 }

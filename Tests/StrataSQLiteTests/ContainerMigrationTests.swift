@@ -9,6 +9,13 @@ import Testing
 /// `PersistentStoreDescription`, on a real SQLite file.
 @Suite("Container migration")
 struct ContainerMigrationTests {
+    /// A store of `people` seeded with version 1 and migrated to version 2 by a container.
+    static func migratedStore(_ directory: TemporaryDirectory, people: Int) throws -> URL {
+        let url = try SQLiteMigrationTests.seededStore(directory, people: people)
+        try container(MigrationModels.version2, at: url).loadPersistentStores()
+        return url
+    }
+
     static func container(
         _ model: ManagedObjectModel, at url: URL, _ change: (inout PersistentStoreDescription) -> Void = { _ in }
     ) -> PersistentContainer {
@@ -55,9 +62,8 @@ struct ContainerMigrationTests {
     )
     func openClearsStaleTemporaries() throws {
         let directory = try TemporaryDirectory(prefix: "container-migration")
-        let url = try SQLiteMigrationTests.seededStore(directory, people: 5)
-        // Bring the store to version 2, so the opens below have nothing to migrate.
-        try Self.container(MigrationModels.version2, at: url).loadPersistentStores()
+        // At version 2, so the opens below have nothing to migrate.
+        let url = try Self.migratedStore(directory, people: 5)
         let folder = url.deletingLastPathComponent()
         let base = url.deletingPathExtension().lastPathComponent
         // Above any pid_max Linux allows (2^22), so no process has it; kill(pid, 0) says ESRCH.
@@ -123,8 +129,7 @@ struct ContainerMigrationTests {
     )
     func olderModel() throws {
         let directory = try TemporaryDirectory(prefix: "container-migration")
-        let url = try SQLiteMigrationTests.seededStore(directory, people: 5)
-        try Self.container(MigrationModels.version2, at: url).loadPersistentStores()
+        let url = try Self.migratedStore(directory, people: 5)
         for migrates in [true, false] {
             let container = Self.container(MigrationModels.version1, at: url) {
                 $0.shouldMigrateStoreAutomatically = migrates

@@ -175,11 +175,22 @@ struct ContextMergeTests {
         }
     }
 
-    @Test("changes another process commits reach remote-change observers and merging contexts")
-    func remoteChanges() throws {
-        let url = URL(string: "memory://remote-\(UUID().uuidString)")
+    /// This process's coordinator on a named in-memory store attached through ``RemoteFactory``,
+    /// and the store's driver; `seeded` puts the conformance rows in first.
+    static func remoteStore(_ name: String, seeded: Bool) throws -> (
+        url: URL?, mine: PersistentStoreCoordinator, store: PersistentStore, driver: RemoteReportingDriver
+    ) {
+        let url = URL(string: "memory://\(name)-\(UUID().uuidString)")
         let mine = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         let store = try mine.addPersistentStore(type: StoreType(name: "RemoteTest", factory: RemoteFactory()), at: url)
+        if seeded { try ConformanceModel.seed(ManagedObjectContext(coordinator: mine)) }
+        // The store was attached through RemoteFactory.
+        return (url, mine, store, store.driver as! RemoteReportingDriver)
+    }
+
+    @Test("changes another process commits reach remote-change observers and merging contexts")
+    func remoteChanges() throws {
+        let (url, mine, store, driver) = try Self.remoteStore("remote", seeded: false)
         let theirs = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try theirs.addPersistentStore(type: .inMemory, at: url)
         let seeding = ManagedObjectContext(coordinator: theirs)
@@ -206,8 +217,7 @@ struct ContextMergeTests {
         tag["name"] = "remote"
         try other.save()
         // Its notification arrives.
-        // The store was attached through RemoteFactory.
-        (store.driver as! RemoteReportingDriver).report(
+        driver.report(
             RemoteChanges(
                 inserted: [tag.objectID.rowID], updated: [ann.objectID.rowID], deleted: [track.objectID.rowID]))
         #expect(heard.withLock { $0.count } == 1)
@@ -227,14 +237,9 @@ struct ContextMergeTests {
         "a row another process deletes between this process's commit of it and the commit's caching does not come back"
     )
     func remoteDeleteDuringCommit() throws {
-        let url = URL(string: "memory://commit-race-\(UUID().uuidString)")
-        let mine = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        let store = try mine.addPersistentStore(type: StoreType(name: "RemoteTest", factory: RemoteFactory()), at: url)
+        let (url, mine, store, driver) = try Self.remoteStore("commit-race", seeded: true)
         let theirs = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
         try theirs.addPersistentStore(type: .inMemory, at: url)
-        try ConformanceModel.seed(ManagedObjectContext(coordinator: mine))
-        // The store was attached through RemoteFactory.
-        let driver = store.driver as! RemoteReportingDriver
         /// After this process's next commit reaches the store: the other process reads the row
         /// titled `title` (the committed version), deletes it and says so, before the commit returns.
         func deleteElsewhere(title: String) {
@@ -280,10 +285,7 @@ struct ContextMergeTests {
         "a driver that may have missed remote changes empties the store's rows from the row cache, and nobody hears of nothing"
     )
     func missedRemoteChanges() throws {
-        let url = URL(string: "memory://missed-\(UUID().uuidString)")
-        let mine = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
-        let store = try mine.addPersistentStore(type: StoreType(name: "RemoteTest", factory: RemoteFactory()), at: url)
-        try ConformanceModel.seed(ManagedObjectContext(coordinator: mine))
+        let (_, mine, store, driver) = try Self.remoteStore("missed", seeded: true)
         let view = ManagedObjectContext(coordinator: mine)
         let employees = try view.fetch(FetchRequest(entityName: "Employee"))
         let ann = try #require(employees.first)
@@ -291,8 +293,6 @@ struct ContextMergeTests {
         #expect(mine.rowCache.snapshot(for: key) != nil)
         let heard = Locked<Int>(0)
         mine.addRemoteChangeObserver { _ in heard.withLock { $0 += 1 } }
-        // The store was attached through RemoteFactory.
-        let driver = store.driver as! RemoteReportingDriver
         #expect(!RemoteChanges(mayHaveMissedChanges: true).isEmpty)
         driver.report(RemoteChanges(mayHaveMissedChanges: true))
         #expect(mine.rowCache.snapshot(for: key) == nil, "every cached row of the store is dropped")
