@@ -107,10 +107,11 @@ extension LMDBDriver {
                 }
                 key.bytes.removeAll(keepingCapacity: true)
                 Keys.appendRowID(update.id, to: &key)
-                // A row with no relationship entries, index entries or unique constraints to keep, and
-                // whose update carries every value (RowUpdate: the complete new row, no unfetched
-                // to-many), is written from the update alone: the stored values are not read back.
-                if current.plain, !update.values.contains(where: { if case .unfetched = $0 { true } else { false } }) {
+                // A row with no relationship entries, index entries or unique constraints to keep is
+                // written from the update alone (RowUpdate: the complete new row), without reading the
+                // stored values back. A to-many slot, the only kind that may be unfetched, is not part
+                // of the row's bytes.
+                if current.plain {
                     // checkVersions found the row at the expected version; a change set that deletes
                     // it too can make it gone by now.
                     guard try txn.get(current.dbi, key.bytes) != nil else { throw Self.vanished(update.id, storeName) }

@@ -40,7 +40,7 @@ extension StoreMigration {
     public func run(progress: ((MigrationProgress) -> Void)? = nil) throws -> Outcome {
         let name = displayName
         do {
-            removeStaleTemporaries()
+            Self.removeStaleTemporaries(of: url, type: type, options: options)
             let size = StoreFileOperations.size(of: type.factory.storeFiles(at: url, options: options).map(\.path))
             let previousBackup = try backupURL.flatMap { try backUp(to: $0, size: size) }
             if let plan, try migrateInPlace(plan, progress: progress) {
@@ -88,11 +88,6 @@ extension StoreMigration {
         }
         for entity in plan.addedEntities { counts[entity.name] = counts[entity.name] ?? 0 }
         return counts
-    }
-
-    /// Removes temporary stores a killed migration of this store left behind.
-    private func removeStaleTemporaries() {
-        Self.removeStaleTemporaries(of: url, type: type, options: options)
     }
 
     /// Removes the temporary stores (and their companion files) that migrations of the store at
