@@ -249,4 +249,65 @@ struct PostgreSQLStreamTests {
             ["UPDATE \(schema.sqlName).\"ZITEM\" SET \"Z_PK\" = 1000000 WHERE \"Z_PK\" = -7"], on: server)
         #expect(try context.fetch(FetchRequest(entityName: "Item")).count == 2_000)
     }
+
+    @Test("rows come in key order: one entity's from the primary key's index as they are sent, a hierarchy's by entity then key")
+    func keyOrder() throws {
+        let server = try PostgreSQLServer.shared()
+        let capture = LogCapture()
+        let (coordinator, _, url) = try PostgreSQLStoreTests.store(
+            "key-order", storeOptions: StoreOptions(log: capture.storeLog(.statements)))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        for index in 0..<300 {
+            let item = try context.insertNewObject(forEntityName: "Item")
+            item["int32"] = Int32(index)
+            let vehicle = try context.insertNewObject(forEntityName: ["Car", "Truck", "SportsCar"][index % 3])
+            vehicle["name"] = "v\(index)"
+        }
+        try context.save()
+        // Updating every third row moves it to the end of the table's heap: stored order is no
+        // longer key order.
+        let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
+        try PostgreSQLAdmin.execute(
+            [
+                "UPDATE \(schema.sqlName).\"ZITEM\" SET \"ZINT32\" = \"ZINT32\" WHERE \"Z_PK\" % 3 = 0",
+                "UPDATE \(schema.sqlName).\"ZVEHICLE\" SET \"ZNAME\" = \"ZNAME\" WHERE \"Z_PK\" % 3 = 0",
+            ], on: server)
+        let heap = try PostgreSQLAdmin.rows("SELECT \"Z_PK\"::text FROM \(schema.sqlName).\"ZITEM\"", on: server)
+        #expect(heap.map { Int($0[0]!)! } != heap.map { Int($0[0]!)! }.sorted(), "the heap is out of key order")
+
+        let model = ConformanceModel.model
+        let driver = coordinator.persistentStores[0].driver
+        let items = try driver.fetch(StoreFetch(entity: try #require(model.entity(named: "Item")))).rows.map(\.id)
+        #expect(items.count == 300)
+        #expect(items == items.sorted())
+        // The statement's order is the primary key's index order: with the index preferred (the
+        // planner reads a table this small whole and sorts it; 100,000 rows it reads by the index),
+        // the plan has no sort of its own.
+        let copy = try #require(capture.lines.last { $0.text.contains("COPY (SELECT") && $0.text.contains("ZITEM") })
+        let select = try #require(copy.text.range(of: "COPY (").map { copy.text[$0.upperBound...] })
+            .components(separatedBy: ") TO STDOUT").first
+        let admin = try PostgreSQLAdmin.connect(server)
+        defer { admin.close() }
+        try admin.executeScript("SET enable_seqscan = off")
+        let plan = try admin.execute("EXPLAIN \(try #require(select))")
+        let lines = (0..<plan.rowCount).map { plan.rawString($0, 0) }
+        #expect(lines.first?.contains("Index Scan") == true && !lines.contains { $0.contains("Sort") }, "\(lines)")
+
+        // A hierarchy: by entity, then key.
+        var vehicles = StoreFetch(entity: try #require(model.entity(named: "Vehicle")))
+        vehicles.includesSubentities = true
+        let all = try driver.fetch(vehicles).rows.map(\.id)
+        #expect(all.count == 300)
+        #expect(all == all.sorted())
+        #expect(Set(all.map(\.entity)).count == 3)
+        // One entity of the hierarchy: its own rows, by key.
+        var cars = StoreFetch(entity: try #require(model.entity(named: "Car")))
+        cars.includesSubentities = false
+        let carIDs = try driver.fetch(cars).rows.map(\.id)
+        #expect(carIDs.count == 100)
+        #expect(carIDs == carIDs.sorted())
+        // A context's fetch without sort keys gives the objects in the same order.
+        let objects = try ManagedObjectContext(coordinator: coordinator).fetch(FetchRequest(entityName: "Item"))
+        #expect(objects.map(\.objectID.rowID) == items)
+    }
 }

@@ -69,7 +69,9 @@ extension PostgreSQLDriver {
             exact = isExact
             if !exact { residual = CompiledRowPredicate(predicate, entity: request.entity) }
         }
-        let order = exact || residual != nil ? translator.orderBy(request.sort, request.entity, "t0") : nil
+        let order =
+            exact || residual != nil
+            ? translator.orderBy(request.sort, request.entity, "t0", oneEntity: numbers.count == 1) : nil
         let from = (["FROM \(layout.qualified(table.name)) t0"] + translator.joins).joined(separator: " ")
         let whereSQL = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
         return FetchPlan(
