@@ -250,7 +250,7 @@ struct PostgreSQLStreamTests {
         #expect(try context.fetch(FetchRequest(entityName: "Item")).count == 2_000)
     }
 
-    @Test("rows come in key order: one entity's from the primary key's index as they are sent, a hierarchy's by entity then key")
+    @Test("rows come in key order: one entity's from the primary key's index, a hierarchy's by entity then key")
     func keyOrder() throws {
         let server = try PostgreSQLServer.shared()
         let capture = LogCapture()
