@@ -4,9 +4,20 @@ import Strata
 // Fetches through the row cache. A row the coordinator's row cache holds at the version the server
 // has is not read again (CachedRows): when most rows of recent fetches of an entity were cached,
 // a fetch first reads only keys and versions (a third of the bytes of whole rows), then the rows
-// the cache lacks by key, checking that those are at the versions the first statement saw (when
-// one is not, or when many rows are missing, it reads whole rows in one statement). Which way a fetch goes follows the share of cached rows the last fetch of the
-// entity found (a guess: either way gives the same rows).
+// the cache lacks by key. Which way a fetch goes follows the share of cached rows the last fetch of
+// the entity found (a guess: either way gives the same rows).
+//
+// Two ways to read keys, both giving the rows of one snapshot:
+// - a large fetch without bound values (``streamThroughCache``): keys arrive as a COPY stream in a
+//   read-only REPEATABLE READ transaction (its BEGIN sent with the COPY), and cached rows are handed
+//   over in parts while the server is still sending, up to the first row the cache lacks; the rows
+//   from there wait for the missing ones, read by key in the same snapshot. A `ROLLBACK` ends it:
+//   one round trip more than a lone statement, paid only where the last fetch of the entity
+//   returned more than one part's rows;
+// - otherwise (``fetchThroughCache``) no transaction: keys, then the missing rows by key, each
+//   statement in a snapshot of its own, so the rows read by key count only when each is at the
+//   version the keys' statement saw; when one is not, or when many rows are missing, whole rows
+//   are read in one statement.
 
 extension PostgreSQLDriver {
     /// The rows of a fetch's keys and versions: cached rows in place, `nil` where a row is missing.
@@ -15,17 +26,31 @@ extension PostgreSQLDriver {
         var missing: [(position: Int, id: RowID, version: Int64)] = []
     }
 
+    /// What the last fetch given the row cache's rows found, per root entity.
+    struct CacheHistory {
+        /// The share of its rows the row cache held.
+        var rate: Double
+        /// How many rows it read.
+        var rows: Int
+    }
+
     /// The share of rows found in the row cache by the last fetch of `entity`'s hierarchy (1 when
     /// there was none yet).
     func cacheHitRate(_ entity: EntityDescription) -> Double {
-        cacheHits.withLock { $0[entity.rootEntityNumber] } ?? 1
+        cacheHits.withLock { $0[entity.rootEntityNumber]?.rate } ?? 1
+    }
+
+    /// Whether the last fetch of `entity`'s hierarchy read more than one part's rows (true when
+    /// there was none yet): then handing rows over while the keys arrive is worth a transaction.
+    func expectsManyRows(_ entity: EntityDescription) -> Bool {
+        (cacheHits.withLock { $0[entity.rootEntityNumber]?.rows } ?? .max) > Self.fetchPart
     }
 
     /// Records the share of cached rows a fetch found (when it was given the row cache's rows).
     func noteCacheHits(_ entity: EntityDescription, hits: Int, rows: Int, cached: Bool) {
         guard cached, rows > 0 else { return }
-        let rate = Double(hits) / Double(rows)
-        cacheHits.withLock { $0[entity.rootEntityNumber] = rate }
+        let history = CacheHistory(rate: Double(hits) / Double(rows), rows: rows)
+        cacheHits.withLock { $0[entity.rootEntityNumber] = history }
     }
 
     /// Reads keys and versions with `keysSQL`, takes the rows `cached` holds at those versions, and
@@ -110,6 +135,102 @@ extension PostgreSQLDriver {
             }
             noteCacheHits(entity, hits: hits, rows: rows.count, cached: true)
             return rows
+        }
+    }
+
+    /// ``fetchThroughCache`` for a large fetch without bound values, handing rows to `intake` (and
+    /// its parts to `body`) as the keys arrive: cached rows at once until the first row the cache
+    /// lacks, the rest once the missing rows are read by key. Keys and missing rows are read in one
+    /// read-only REPEATABLE READ transaction, so they are of one snapshot.
+    ///
+    /// - Throws: ``StoreError`` for the server's errors; `.io` without a retry when the connection
+    ///   is lost after rows were handed over (reading them again would hand them twice).
+    func streamThroughCache(
+        _ entity: EntityDescription, keysSQL: String, _ cached: CachedRows, action: String,
+        intake: inout RowIntake, _ body: (inout StoreFetchResult) throws -> Void
+    ) throws {
+        guard let table = layout.entity(entity.entityNumber).flatMap({ plans.tables[$0.table] }) else {
+            throw StoreError(.invalidRequest, "entity \(entity.name) is not stored here", store: name)
+        }
+        struct Streamed {
+            var intake: RowIntake
+            /// Rows from the first one the cache lacks: cached ones in place, `nil` where missing.
+            var keyed = KeyedRows()
+            var rows = 0
+            var hits = 0
+            /// Whether `intake` wants more rows.
+            var wanted = true
+        }
+        var state = Streamed(intake: intake)
+        defer {
+            intake = state.intake
+            noteCacheHits(entity, hits: state.hits, rows: state.rows, cached: true)
+        }
+        try read(action) { connection in
+            state = Streamed(intake: intake)
+            do {
+                try connection.copyRows(
+                    keysSQL, columns: 3, beginning: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", state: &state
+                ) { row, state in
+                    guard let number = Int32(exactly: row.int64(1)), plans.entity(number) != nil else { return true }
+                    let id = RowID(entity: number, primaryKey: try checkedKey(row.int64(0), of: number))
+                    let version = row.int64(2)
+                    let values = cached.values(of: id, version: version)
+                    state.rows += 1
+                    if values != nil { state.hits += 1 }
+                    if state.keyed.missing.isEmpty, let values {
+                        state.wanted = try state.intake.take(
+                            RowSnapshot(id: id, version: version, values: values), body)
+                        return state.wanted
+                    }
+                    if let values {
+                        state.keyed.slots.append(RowSnapshot(id: id, version: version, values: values))
+                    } else {
+                        state.keyed.missing.append((state.keyed.slots.count, id, version))
+                        state.keyed.slots.append(nil)
+                    }
+                    return true
+                }
+                if state.wanted, !state.keyed.missing.isEmpty {
+                    var slots = state.keyed.slots
+                    let missing = state.keyed.missing
+                    let result = try connection.executePrepared(
+                        table.lookupMany, Self.keyArray(missing.map(\.id.primaryKey)))
+                    var byKey: [Int64: RowSnapshot] = [:]
+                    byKey.reserveCapacity(missing.count)
+                    for row in 0..<result.rowCount {
+                        if let snapshot = try decode(result, row) { byKey[snapshot.id.primaryKey] = snapshot }
+                    }
+                    for (position, id, version) in missing {
+                        // One snapshot: a row its keys listed is there, at the version they gave.
+                        guard let snapshot = byKey[id.primaryKey], snapshot.id == id, snapshot.version == version else {
+                            throw StoreError(
+                                .corrupt,
+                                "row \(id.primaryKey) of entity '\(entity.name)' read by key differs from its key and version read in the same transaction; check the table with psql",
+                                store: name)
+                        }
+                        slots[position] = snapshot
+                    }
+                    for slot in slots {
+                        // Every missing position was filled above.
+                        guard let snapshot = slot, try state.intake.take(snapshot, body) else { break }
+                    }
+                }
+                // Read-only: nothing to keep. A COPY stopped early left the transaction failed,
+                // which ROLLBACK ends as well. Every row is read by now: a connection lost here
+                // loses nothing (the server ends a dead session's transaction, the pool drops it).
+                do {
+                    try connection.executeScript("ROLLBACK")
+                } catch let error as PostgreSQLError where error.connectionLost {}
+            } catch let error as PostgreSQLError where error.connectionLost && state.intake.delivered {
+                // Rows were handed over already: reading them again would hand them twice.
+                throw Self.storeError(error, action: action, store: name)
+            } catch {
+                // A rollback that fails leaves the connection not idle, which the pool closes; the
+                // error that counts is the one thrown.
+                if !connection.isBroken, !connection.isIdle { try? connection.executeScript("ROLLBACK") }
+                throw error
+            }
         }
     }
 }

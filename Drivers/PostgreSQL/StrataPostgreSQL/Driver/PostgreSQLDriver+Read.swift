@@ -146,10 +146,14 @@ extension PostgreSQLDriver {
             // rows the cache does not hold (PostgreSQLDriver+CachedFetch.swift).
             let keysSQL =
                 "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName), t0.\("Z_OPT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
-            let rows = try fetchThroughCache(
-                request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action)
-            // The share of cached rows was recorded as they were assembled.
-            for snapshot in rows where try !intake.take(snapshot, body) { break }
+            if plan.translator.parameters.count == 0, expectsManyRows(request.entity) {
+                try streamThroughCache(request.entity, keysSQL: keysSQL, cached, action: action, intake: &intake, body)
+            } else {
+                let rows = try fetchThroughCache(
+                    request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action)
+                // The share of cached rows was recorded as they were assembled.
+                for snapshot in rows where try !intake.take(snapshot, body) { break }
+            }
         } else if plan.translator.parameters.count == 0 {
             // No value to bind: the rows come as a stream, decoded and handed over while the server
             // is still sending (PGConnection+Copy.swift); cached rows are taken from the row cache.

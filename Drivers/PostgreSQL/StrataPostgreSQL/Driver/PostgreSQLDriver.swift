@@ -50,7 +50,7 @@ public final class PostgreSQLDriver: StoreDriver {
     let listener = Locked<NotificationListener?>(nil)
     /// By inheritance root: the share of rows the last fetch found in the row cache
     /// (PostgreSQLDriver+CachedFetch.swift).
-    let cacheHits = Locked<[Int32: Double]>([:])
+    let cacheHits = Locked<[Int32: CacheHistory]>([:])
 
     /// Deadlocks and serialization failures are retried this many times before they are reported.
     static let transactionRetries = 5

@@ -17,14 +17,18 @@ extension PGConnection {
     /// more rows: when it returns `false` or throws, the statement is cancelled and the rest of the
     /// stream read and dropped, so the connection is idle again when this returns or throws.
     ///
-    /// - Parameter query: A `SELECT` without parameters (no `$n`): never text holding a user value.
+    /// - Parameters:
+    ///   - query: A `SELECT` without parameters (no `$n`): never text holding a user value.
+    ///   - beginning: A `BEGIN …` sent with the `COPY`, in the same message (no round trip of its
+    ///     own); the transaction is left open for the caller to end.
     /// - Throws: ``PostgreSQLError`` for the server's or libpq's error, `body`'s error, or
     ///   ``PostgreSQLError`` naming the damage when the stream is not binary COPY of `columns`
     ///   values per row.
     func copyRows<State>(
-        _ query: String, columns: Int, state: inout State, _ body: (CopyRow, inout State) throws -> Bool
+        _ query: String, columns: Int, beginning: String? = nil, state: inout State,
+        _ body: (CopyRow, inout State) throws -> Bool
     ) throws {
-        let sql = "COPY (\(query)) TO STDOUT (FORMAT binary)"
+        let sql = (beginning.map { "\($0); " } ?? "") + "COPY (\(query)) TO STDOUT (FORMAT binary)"
         guard let started = logged(sql, nil, { PQexec(handle, sql) }) else { throw lastError() }
         guard PQresultStatus(started) == PGRES_COPY_OUT else {
             // An error (a missing table, a timeout, a lost connection), or not a COPY at all.
