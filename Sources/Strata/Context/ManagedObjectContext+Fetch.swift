@@ -245,7 +245,7 @@ extension ManagedObjectContext {
     }
 
     func rowLookup(_ store: PersistentStore) -> (RowID) throws -> RowSnapshot? {
-        { [coordinator] id in try coordinator.rows(for: [id], in: store)[id] }
+        { [coordinator] id in try coordinator.row(for: id, in: store) }
     }
 
     func relatedLookup(_ store: PersistentStore) -> (RowID, Int) throws -> [RowID] {

@@ -331,7 +331,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             }
         }
         guard let store = id.persistentStore, !id.isTemporaryID,
-            coordinator.persistentStores.contains(where: { $0 === store })
+            coordinator.isAttached(store)
         else {
             // Nothing can fill it: not registered in the temporary table, which holds only this
             // context's inserts (R1), but here, retained.
@@ -382,14 +382,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 objectIDs: [id])
         }
         guard let store = id.persistentStore, !id.isTemporaryID,
-            coordinator.persistentStores.contains(where: { $0 === store })
+            coordinator.isAttached(store)
         else {
             throw StoreError(
                 .notFound, "no object with ID \(id) is registered in this context or saved in its stores",
                 objectIDs: [id])
         }
-        let rows = try coordinator.rows(for: [id.rowID], in: store)
-        guard let row = rows[id.rowID] else {
+        guard let row = try coordinator.row(for: id.rowID, in: store) else {
             throw StoreError(
                 .notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: store.displayName)
         }

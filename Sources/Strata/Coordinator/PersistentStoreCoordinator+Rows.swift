@@ -64,6 +64,20 @@ extension PersistentStoreCoordinator {
         return found
     }
 
+    /// The row of `id` in `store`, or `nil` when the store does not hold it:
+    /// ``rows(for:in:maxAge:caching:)`` for one ID, without the arrays and dictionary (an object
+    /// looked up by ID, one at a time, is the common case).
+    func row(for id: RowID, in store: PersistentStore) throws -> RowSnapshot? {
+        let storeKey = ObjectIdentifier(store)
+        if let cached = rowCache.snapshot(for: RowCache.Key(store: storeKey, row: id)) { return cached }
+        let read = rowCache.beginRead()
+        defer { rowCache.endRead(read) }
+        let loaded = try store.read { try store.driver.rows(for: [id]) }
+        try checkRows(loaded[...], from: store)
+        rowCache.store(loaded, in: storeKey, since: read)
+        return loaded.first { $0.id == id }
+    }
+
     /// The current rows of `ids` in `store`, read from the driver past the row cache (for
     /// ``ManagedObjectContext/refresh(_:mergeChanges:)``), and cached; a row the store no longer
     /// holds leaves the cache.

@@ -45,6 +45,9 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The attached stores, in the order they were added.
     public var persistentStores: [PersistentStore] { stores.withLock { $0 } }
 
+    /// Whether `store` is attached (``persistentStores`` holds it), without copying the list.
+    func isAttached(_ store: PersistentStore) -> Bool { stores.withLock { $0.contains { $0 === store } } }
+
     /// Attaches a store.
     ///
     /// - Parameters:
