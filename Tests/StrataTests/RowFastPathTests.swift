@@ -80,13 +80,15 @@ struct RowFastPathTests {
         var generator = SeededGenerator(seed: 7)
         let pieces = [
             "a", "B", "ab", "abcdefgh", "abcdefghi", "abcdefgi", "é", "e\u{301}", "Zoë", "\u{0}", "a\u{0}", "", "zz",
+            // Around the sixteen bytes the keys hold: equal there, shorter, longer, NUL-padded.
+            "abcdefghijklmnop", "abcdefghijklmnoq", "abcdefghijklmno", "name-1234", "name-12345", "\u{0}\u{0}",
         ]
-        let rows = (0..<400).map { index -> RowSnapshot in
+        let rows = (0..<1_000).map { index -> RowSnapshot in
             let name: StoreValue =
                 Int.random(in: 0..<10, using: &generator) == 0
                 // non-empty
                 ? .null : .string(pieces.randomElement(using: &generator)! + pieces.randomElement(using: &generator)!)
-            return Self.row(Int64(400 - index), age: .null, salary: .null, name: name)
+            return Self.row(Int64(1_000 - index), age: .null, salary: .null, name: name)
         }
         for ascending in [true, false] {
             let key = SortKey("name", ascending: ascending)
@@ -106,6 +108,31 @@ struct RowFastPathTests {
                 Issue.record(
                     "ascending \(ascending), first difference at \(first): \(show(sorted)) against \(show(reference))")
             }
+        }
+    }
+
+    @Test("sorting short ASCII strings of rows in row-ID order (keys alone decide) orders as the sort key does")
+    func shortASCIISort() throws {
+        let seed: UInt64 = 11
+        var generator = SeededGenerator(seed: seed)
+        // Few letters and NUL, lengths 0–16: many equal texts, prefixes and NUL-padded look-alikes.
+        let alphabet: [Character] = ["a", "b", "B", "\u{0}", "-", "9"]
+        let rows = (0..<2_000).map { index -> RowSnapshot in
+            let length = Int.random(in: 0...16, using: &generator)
+            let name = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+            return Self.row(Int64(index + 1), age: .null, salary: .null, name: .string(name))
+        }
+        for ascending in [true, false] {
+            let key = SortKey("name", ascending: ascending)
+            let sorted = try RowSorter.sort(rows, by: [key], model: ConformanceModel.model) { _ in nil }
+            let reference = try rows.sorted { a, b in
+                switch try key.compareValues(a.values[Self.nameSlot], b.values[Self.nameSlot]) {
+                case .orderedAscending: true
+                case .orderedDescending: false
+                case .orderedSame: a.id < b.id
+                }
+            }
+            #expect(sorted.map(\.id) == reference.map(\.id), "seed \(seed), ascending \(ascending)")
         }
     }
 

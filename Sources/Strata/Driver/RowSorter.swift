@@ -52,10 +52,11 @@ public enum RowSorter {
     /// strings are taken out once and sorted with the same order (`nil` first, then `String`'s
     /// `<`, ties by row ID); `nil` when a row holds anything else.
     private static func sortByString(_ rows: [RowSnapshot], slot: Int, ascending: Bool) -> [RowSnapshot]? {
-        // Sorted: small (prefix, position) pairs; the texts and flags stay put, read by position.
+        // Sorted: small keys (the first 16 bytes, length, position); the texts and flags stay put,
+        // read by position.
         var texts: [String?] = []
         var ascii: [Bool] = []
-        var keys: [(prefix: UInt64, index: Int32)] = []
+        var keys: [(high: UInt64, low: UInt64, length: Int32, index: Int32)] = []
         guard rows.count < Int(Int32.max) else { return nil }
         texts.reserveCapacity(rows.count)
         ascii.reserveCapacity(rows.count)
@@ -63,23 +64,42 @@ public enum RowSorter {
         for (index, row) in rows.enumerated() {
             switch row.values[slot] {
             case .string(var text):
-                let (prefix, isASCII) = asciiPrefix(&text)
+                let prefix = asciiPrefix(&text)
                 texts.append(text)
-                ascii.append(isASCII)
-                keys.append((prefix, Int32(index)))
+                ascii.append(prefix.isASCII)
+                keys.append((prefix.high, prefix.low, prefix.length, Int32(index)))
             case .null:
                 texts.append(nil)
                 ascii.append(false)
-                keys.append((0, Int32(index)))
+                keys.append((0, 0, 0, Int32(index)))
             default: return nil
             }
+        }
+        if !ascii.contains(false), !keys.contains(where: { $0.length > 16 }),
+            rows.indices.dropFirst().allSatisfy({ rows[$0 - 1].id < rows[$0].id })
+        {
+            // Every text ASCII and at most sixteen bytes, rows in row-ID order: the keys alone
+            // decide (as below), ties by position, which is row-ID order.
+            if ascending {
+                keys.sort { a, b in (a.high, a.low, a.length, a.index) < (b.high, b.low, b.length, b.index) }
+            } else {
+                keys.sort { a, b in (b.high, b.low, b.length, a.index) < (a.high, a.low, a.length, b.index) }
+            }
+            return keys.map { rows[Int($0.index)] }
         }
         keys.sort { a, b in
             let i = Int(a.index)
             let j = Int(b.index)
-            // ASCII text orders as its bytes do, so different first eight bytes decide at once.
-            if ascii[i] && ascii[j] && a.prefix != b.prefix {
-                return ascending ? a.prefix < b.prefix : b.prefix < a.prefix
+            // ASCII text orders as its bytes do, so different first sixteen bytes decide at once;
+            // for texts of at most sixteen bytes equal there, the shorter is the other's prefix
+            // followed by NULs, so it comes first, and texts of one length are equal.
+            if ascii[i] && ascii[j] {
+                if a.high != b.high { return ascending ? a.high < b.high : b.high < a.high }
+                if a.low != b.low { return ascending ? a.low < b.low : b.low < a.low }
+                if a.length <= 16 && b.length <= 16 {
+                    if a.length != b.length { return ascending ? a.length < b.length : b.length < a.length }
+                    return rows[i].id < rows[j].id
+                }
             }
             switch (texts[i], texts[j]) {
             case (nil, nil): break
@@ -96,11 +116,11 @@ public enum RowSorter {
         return keys.map { rows[Int($0.index)] }
     }
 
-    /// The first eight UTF-8 bytes of `text` as a big-endian number (zero-padded) and whether the
-    /// whole text is ASCII. For two ASCII texts a smaller prefix means a smaller text under
-    /// `String`'s `<` (ASCII compares byte by byte, and padding with the smallest byte keeps a
-    /// prefix of a text below it).
-    private static func asciiPrefix(_ text: inout String) -> (UInt64, Bool) {
+    /// The first sixteen UTF-8 bytes of `text` as two big-endian numbers (zero-padded), its length
+    /// in bytes (capped at `Int32.max`) and whether the whole text is ASCII. For two ASCII texts a
+    /// smaller prefix means a smaller text under `String`'s `<` (ASCII compares byte by byte, and
+    /// padding with the smallest byte keeps a prefix of a text below it).
+    private static func asciiPrefix(_ text: inout String) -> (high: UInt64, low: UInt64, length: Int32, isASCII: Bool) {
         text.withUTF8 { bytes in
             let raw = UnsafeRawBufferPointer(bytes)
             var bits: UInt64 = 0
@@ -114,14 +134,25 @@ public enum RowSorter {
                 index += 1
             }
             let isASCII = bits & 0x8080_8080_8080_8080 == 0
-            var prefix: UInt64 = 0
-            if raw.count >= 8 {
-                prefix = UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))
-            } else {
-                for position in 0..<raw.count { prefix |= UInt64(raw[position]) << UInt64(56 - 8 * position) }
-            }
-            return (prefix, isASCII)
+            return (
+                word(raw, from: 0), word(raw, from: 8), Int32(clamping: raw.count), isASCII
+            )
         }
+    }
+
+    /// Bytes `start..<start + 8` of `raw` as a big-endian number, zero-padded past the end.
+    @inline(__always)
+    private static func word(_ raw: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
+        if raw.count >= start + 8 {
+            return UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+        }
+        var word: UInt64 = 0
+        var position = start
+        while position < raw.count {
+            word |= UInt64(raw[position]) << UInt64(56 - 8 * (position - start))
+            position += 1
+        }
+        return word
     }
 
     /// Sorts by reading slots directly, comparing with the sort keys' own value comparison.
