@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import StrataTesting
 import Testing
 
@@ -188,6 +189,31 @@ struct RowTableTests {
         table.drain { seen.append($0) }
         #expect(seen.sorted() == Array(1...300) + [1_000])
         #expect(table.isEmpty && table[key(0, 1, 5)] == nil)
+    }
+
+    @Test("lanes growing down and up move their objects: each stays alive while held and is freed once")
+    func growingKeepsObjects() {
+        final class Counted {
+            static let freed = Mutex(0)
+            let value: Int64
+            init(_ value: Int64) { self.value = value }
+            deinit { Counted.freed.withLock { $0 += 1 } }
+        }
+        let seed: UInt64 = 21
+        var generator = SeededGenerator(seed: seed)
+        var table = RowTable<Counted>()
+        var expected: [RowCache.Key: Int64] = [:]
+        // Keys in no order within a range a lane may cover: the lane grows below and above.
+        for _ in 0..<3_000 {
+            let pk = Int64.random(in: 1...6_000, using: &generator)
+            table.updateValue(Counted(pk), forKey: key(0, 1, pk))
+            expected[key(0, 1, pk)] = pk
+        }
+        // Objects replaced by the same keys are freed; the rest are alive and in place.
+        #expect(Counted.freed.withLock { $0 } == 3_000 - expected.count, "seed \(seed)")
+        for (key, pk) in expected { #expect(table[key]?.value == pk, "seed \(seed), key \(key)") }
+        table.removeAll()
+        #expect(Counted.freed.withLock { $0 } == 3_000, "seed \(seed): every object freed once")
     }
 
     @Test("drainPrefetching hands over every object once, skipping empty slots, and releases each as it goes")
