@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import StrataTesting
+import Synchronization
 import Testing
 
 @testable import Strata
