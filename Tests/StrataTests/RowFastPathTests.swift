@@ -75,6 +75,17 @@ struct RowFastPathTests {
         }
     }
 
+    /// `rows` sorted by the name slot with `key`'s own value comparison, ties by row ID.
+    static func referenceSort(_ rows: [RowSnapshot], by key: SortKey) throws -> [RowSnapshot] {
+        try rows.sorted { a, b in
+            switch try key.compareValues(a.values[nameSlot], b.values[nameSlot]) {
+            case .orderedAscending: true
+            case .orderedDescending: false
+            case .orderedSame: a.id < b.id
+            }
+        }
+    }
+
     @Test("sorting by a string slot orders as the sort key's comparison does, nil first, ties by row ID")
     func stringSort() throws {
         var generator = SeededGenerator(seed: 7)
@@ -94,13 +105,7 @@ struct RowFastPathTests {
             let key = SortKey("name", ascending: ascending)
             #expect(try RowSorter.sort([], by: [key], model: ConformanceModel.model) { _ in nil }.isEmpty)
             let sorted = try RowSorter.sort(rows, by: [key], model: ConformanceModel.model) { _ in nil }
-            let reference = try rows.sorted { a, b in
-                switch try key.compareValues(a.values[Self.nameSlot], b.values[Self.nameSlot]) {
-                case .orderedAscending: true
-                case .orderedDescending: false
-                case .orderedSame: a.id < b.id
-                }
-            }
+            let reference = try Self.referenceSort(rows, by: key)
             if let first = sorted.indices.first(where: { sorted[$0].id != reference[$0].id }) {
                 let show = { (rows: [RowSnapshot]) in
                     rows[first..<min(first + 4, rows.count)].map { "\($0.id) \($0.values[Self.nameSlot])" }
@@ -125,13 +130,7 @@ struct RowFastPathTests {
         for ascending in [true, false] {
             let key = SortKey("name", ascending: ascending)
             let sorted = try RowSorter.sort(rows, by: [key], model: ConformanceModel.model) { _ in nil }
-            let reference = try rows.sorted { a, b in
-                switch try key.compareValues(a.values[Self.nameSlot], b.values[Self.nameSlot]) {
-                case .orderedAscending: true
-                case .orderedDescending: false
-                case .orderedSame: a.id < b.id
-                }
-            }
+            let reference = try Self.referenceSort(rows, by: key)
             #expect(sorted.map(\.id) == reference.map(\.id), "seed \(seed), ascending \(ascending)")
         }
     }

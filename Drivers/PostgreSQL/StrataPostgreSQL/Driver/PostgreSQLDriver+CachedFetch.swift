@@ -98,16 +98,7 @@ extension PostgreSQLDriver {
                 return fetched
             }
             if missing.count * 2 <= slots.count {
-                guard let table = layout.entity(entity.entityNumber).flatMap({ plans.tables[$0.table] }) else {
-                    throw StoreError(.invalidRequest, "entity \(entity.name) is not stored here", store: name)
-                }
-                let result = try connection.executePrepared(
-                    table.lookupMany, Self.keyArray(missing.map(\.id.primaryKey)))
-                var byKey: [Int64: RowSnapshot] = [:]
-                byKey.reserveCapacity(missing.count)
-                for row in 0..<result.rowCount {
-                    if let snapshot = try decode(result, row) { byKey[snapshot.id.primaryKey] = snapshot }
-                }
+                let byKey = try rowsByKey(missing, of: entity, on: connection)
                 var consistent = true
                 for (position, id, version) in missing {
                     guard let snapshot = byKey[id.primaryKey], snapshot.id == id, snapshot.version == version else {
@@ -138,6 +129,23 @@ extension PostgreSQLDriver {
         }
     }
 
+    /// The rows of `missing`, read by key in one statement, by primary key.
+    func rowsByKey(
+        _ missing: [(position: Int, id: RowID, version: Int64)], of entity: EntityDescription,
+        on connection: PGConnection
+    ) throws -> [Int64: RowSnapshot] {
+        guard let table = layout.entity(entity.entityNumber).flatMap({ plans.tables[$0.table] }) else {
+            throw StoreError(.invalidRequest, "entity \(entity.name) is not stored here", store: name)
+        }
+        let result = try connection.executePrepared(table.lookupMany, Self.keyArray(missing.map(\.id.primaryKey)))
+        var byKey: [Int64: RowSnapshot] = [:]
+        byKey.reserveCapacity(missing.count)
+        for row in 0..<result.rowCount {
+            if let snapshot = try decode(result, row) { byKey[snapshot.id.primaryKey] = snapshot }
+        }
+        return byKey
+    }
+
     /// ``fetchThroughCache`` for a large fetch without bound values, handing rows to `intake` (and
     /// its parts to `body`) as the keys arrive: cached rows at once until the first row the cache
     /// lacks, the rest once the missing rows are read by key. Keys and missing rows are read in one
@@ -149,9 +157,6 @@ extension PostgreSQLDriver {
         _ entity: EntityDescription, keysSQL: String, _ cached: CachedRows, action: String,
         intake: inout RowIntake, _ body: (inout StoreFetchResult) throws -> Void
     ) throws {
-        guard let table = layout.entity(entity.entityNumber).flatMap({ plans.tables[$0.table] }) else {
-            throw StoreError(.invalidRequest, "entity \(entity.name) is not stored here", store: name)
-        }
         struct Streamed {
             var intake: RowIntake
             /// Rows from the first one the cache lacks: cached ones in place, `nil` where missing.
@@ -194,13 +199,7 @@ extension PostgreSQLDriver {
                 if state.wanted, !state.keyed.missing.isEmpty {
                     var slots = state.keyed.slots
                     let missing = state.keyed.missing
-                    let result = try connection.executePrepared(
-                        table.lookupMany, Self.keyArray(missing.map(\.id.primaryKey)))
-                    var byKey: [Int64: RowSnapshot] = [:]
-                    byKey.reserveCapacity(missing.count)
-                    for row in 0..<result.rowCount {
-                        if let snapshot = try decode(result, row) { byKey[snapshot.id.primaryKey] = snapshot }
-                    }
+                    let byKey = try rowsByKey(missing, of: entity, on: connection)
                     for (position, id, version) in missing {
                         // One snapshot: a row its keys listed is there, at the version they gave.
                         guard let snapshot = byKey[id.primaryKey], snapshot.id == id, snapshot.version == version else {
