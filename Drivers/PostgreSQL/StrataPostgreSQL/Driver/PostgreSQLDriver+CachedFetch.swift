@@ -225,8 +225,9 @@ extension PostgreSQLDriver {
                 // Rows were handed over already: reading them again would hand them twice.
                 throw Self.storeError(error, action: action, store: name)
             } catch {
-                // A rollback that fails leaves the connection not idle, which the pool closes; the
-                // error that counts is the one thrown.
+                // `try?` is safe here: the transaction is read-only, so its ROLLBACK cannot change
+                // what is stored, and `error` is thrown whatever it does. A ROLLBACK that fails leaves
+                // the connection not idle, and the pool closes it instead of lending it again (P3).
                 if !connection.isBroken, !connection.isIdle { try? connection.executeScript("ROLLBACK") }
                 throw error
             }
