@@ -89,8 +89,8 @@ extension ManagedObjectContext {
             (storeOrder.firstIndex { $0 === a.store } ?? 0) < (storeOrder.firstIndex { $0 === b.store } ?? 0)
         }
         // Drivers write rows in key order fastest (B-tree locality), so updates and deletes go sorted.
-        let updates = updatedList.values.filter { $0.isUpdated }.sorted { $0.objectID.rowID < $1.objectID.rowID }
-        let deletes = deletedList.values.filter { !$0.inserted }.sorted { $0.objectID.rowID < $1.objectID.rowID }
+        let updates = Self.inRowOrder(updatedList.values.filter { $0.isUpdated })
+        let deletes = Self.inRowOrder(deletedList.values.filter { !$0.inserted })
         batches = try makeBatches(
             inserts: collects ? keyed : inserts, updates: updates, deletes: deletes, startingWith: batches)
         let outcome = try coordinator.commit(batches.map { ($0.store, $0.batch) }, pinInserts: true)
@@ -193,6 +193,9 @@ extension ManagedObjectContext {
     /// and the object stays unprocessed (rules already run for it are idempotent: a cascaded
     /// object is deleted once, a nullified inverse removed once).
     func applyDeleteRules() throws {
+        // Rules live on relationships: when no registered object has any (deleted objects stay
+        // registered until the save), there is nothing to apply and no fault to fire for it.
+        guard registered.hasObjectsWithRelationships else { return }
         var queue = deletedList.values.filter { !$0.deleteRulesApplied }
         while let object = queue.popLast() {
             guard !object.deleteRulesApplied else { continue }
@@ -277,6 +280,18 @@ extension ManagedObjectContext {
         return values
     }
 
+    /// `objects` in row-ID order. Objects changed in the order a fetch returned them (the usual
+    /// large save) are in that order already: one pass checks it instead of sorting.
+    private static func inRowOrder(_ objects: [ManagedObject]) -> [ManagedObject] {
+        var previous: RowID?
+        for object in objects {
+            let row = object.objectID.rowID
+            if let previous, row < previous { return objects.sorted { $0.objectID.rowID < $1.objectID.rowID } }
+            previous = row
+        }
+        return objects
+    }
+
     private func makeBatches(
         inserts: [ManagedObject], updates: [ManagedObject], deletes: [ManagedObject],
         startingWith batches: [(store: PersistentStore, batch: ChangeBatch)]
@@ -304,8 +319,10 @@ extension ManagedObjectContext {
             }
         }
         // Updates usually change the same slots of one entity: such runs share one slot list.
+        // A batch takes its first update or delete with room for every one left (large saves go
+        // to one store), so the lists grow without copying.
         var shared: (entity: ObjectIdentifier, changed: SlotSet, slots: [Int])?
-        for object in updates {
+        for (index, object) in updates.enumerated() {
             let slots: [Int]
             if let known = shared, known.entity == ObjectIdentifier(object.entity), known.changed == object.changedSlots
             {
@@ -327,13 +344,14 @@ extension ManagedObjectContext {
                     store: object.objectID.persistentStore?.displayName, objectIDs: [object.objectID])
             }
             try add(object) {
+                if $0.updates.isEmpty { $0.updates.reserveCapacity(updates.count - index) }
                 $0.updates.append(
                     RowUpdate(
                         id: object.objectID.rowID, expectedVersion: version, values: storedValues(object),
                         changedSlots: slots))
             }
         }
-        for object in deletes {
+        for (index, object) in deletes.enumerated() {
             // A row already gone from the store has nothing left to delete.
             guard object.isAccessible else { continue }
             guard let version = object.snapshotVersionIfSaved else {
@@ -343,6 +361,7 @@ extension ManagedObjectContext {
                     store: object.objectID.persistentStore?.displayName, objectIDs: [object.objectID])
             }
             try add(object) {
+                if $0.deletes.isEmpty { $0.deletes.reserveCapacity(deletes.count - index) }
                 $0.deletes.append(RowDelete(id: object.objectID.rowID, expectedVersion: version))
             }
         }
@@ -422,7 +441,7 @@ extension ManagedObjectContext {
         // Inserted objects deleted before this save never reached a store: they leave with it.
         let dropped = whole ? insertedList.values.filter({ $0.deleted }) : []
         var unpinned: [RowCache.Key] = []
-        for object in deletes + dropped {
+        for object in [deletes, dropped].joined() {
             unregister(object)
             if let key = object.pinnedKey { unpinned.append(key) }
             object.pinnedKey = nil

@@ -21,9 +21,12 @@ extension ManagedObjectContext {
         }
         for object in insertedList.values where !object.deleted { validate(object) }
         for object in updatedList.values where object.isUpdated && !object.deleted { validate(object) }
-        for object in deletedList.values where !object.inserted {
-            failures += denyFailures(object)
-            runCustom(object, &failures) { try $0.validateForDelete() }
+        // Deletes are checked for deny rules (on relationships) and by the subclasses' hook.
+        if hooks || registered.hasObjectsWithRelationships {
+            for object in deletedList.values where !object.inserted {
+                failures += denyFailures(object)
+                if hooks { runCustom(object, &failures) { try $0.validateForDelete() } }
+            }
         }
         // Uniqueness is the stores' concern: a child checks it when its changes reach a root save.
         guard parent == nil, collectsLive else {

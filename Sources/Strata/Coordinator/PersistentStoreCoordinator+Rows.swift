@@ -91,7 +91,8 @@ extension PersistentStoreCoordinator {
         var found: [RowID: RowSnapshot] = [:]
         for row in loaded { found[row.id] = row }
         let gone = ids.filter { found[$0] == nil }
-        if !gone.isEmpty { rowCache.remove(gone.map { RowCache.Key(store: storeKey, row: $0) }) }
+        // This read stored its rows already and stores none of these.
+        if !gone.isEmpty { rowCache.remove(gone.map { RowCache.Key(store: storeKey, row: $0) }, by: read) }
         return found
     }
 
@@ -323,7 +324,15 @@ extension PersistentStoreCoordinator {
             let version = (reported ? result.versions[update.id] : nil) ?? update.expectedVersion + 1
             fresh.append(RowSnapshot(id: update.id, version: version, values: update.values))
         }
-        rowCache.remove(batch.deletes.map { RowCache.Key(store: key, row: $0.id) })
+        if !batch.deletes.isEmpty {
+            // This save stores none of the rows it deleted (a batch naming a row twice keeps the
+            // delete), so its own read needs no tombstones of them.
+            if !fresh.isEmpty {
+                let gone = Set(batch.deletes.map(\.id))
+                fresh.removeAll { gone.contains($0.id) }
+            }
+            rowCache.remove(batch.deletes.map { RowCache.Key(store: key, row: $0.id) }, by: read)
+        }
         rowCache.store(fresh, in: key, since: read)
     }
 }

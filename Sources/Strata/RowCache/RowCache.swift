@@ -9,9 +9,10 @@ import Synchronization
 // C4. `count` never exceeds `limit`, and `bytes` never exceeds `byteLimit`, except by pinned entries
 //     (eviction runs in bulk once 1/8 over, so either may briefly exceed by that slack).
 // C5. A row removed by a committed delete is never stored again by a read or save that began
-//     before the removal: reads and saves hold a ``Read`` ticket, and while any read is in flight each removed key
-//     keeps a tombstone with the removal's sequence number; a read stores no row whose tombstone
-//     is newer than its ticket. Tombstones older than every read in flight are dropped.
+//     before the removal: reads and saves hold a ``Read`` ticket, and while any read other than
+//     the remover's own (a save stores none of the rows it deleted) is in flight, each removed
+//     key keeps a tombstone with the removal's sequence number; a read stores no row whose
+//     tombstone is newer than its ticket. Tombstones older than every read in flight are dropped.
 // States: absent -> resident [store] -> pinned [pin] -> resident [unpin] -> absent [evict/remove]
 
 /// The coordinator's row cache: the last known snapshot of each row, with its version, shared by
@@ -409,11 +410,19 @@ public final class RowCache: Sendable {
     }
 
     /// Drops rows (deleted by a save), pinned or not; reads in flight will not store them again (C5).
-    package func remove(_ keys: [Key]) {
+    package func remove(_ keys: [Key]) { remove(keys, by: nil) }
+
+    /// Drops rows like ``remove(_:)``.
+    ///
+    /// - Parameter own: the ticket of the caller's own read, when it holds one and stores none of
+    ///   these rows after removing them (a save dropping the rows it deleted). Only the other
+    ///   reads in flight need tombstones; with none, a large delete writes none.
+    func remove(_ keys: [Key], by own: Read?) {
         state.withLock { s in
             s.removals &+= 1
             let removal = s.removals
-            let inFlight = !s.reads.isEmpty
+            let inFlight = s.reads.values.reduce(0, +) > (own == nil ? 0 : 1)
+            if inFlight { s.tombstones.reserveCapacity(s.tombstones.count + keys.count) }
             for key in keys {
                 if inFlight { s.tombstones[key] = removal }
                 guard let entry = s.entries.removeValue(forKey: key) else { continue }

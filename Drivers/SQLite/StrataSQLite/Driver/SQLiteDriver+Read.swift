@@ -55,7 +55,11 @@ extension SQLiteDriver {
         let from = ([" FROM \(table.name.sqlName) t0"] + translator.joins).joined(separator: " ")
         let whereSQL = " WHERE " + clauses.joined(separator: " AND ")
         let bindings = translator.bindings
-        let page = order == nil ? "" : " LIMIT \(request.limit ?? -1) OFFSET \(request.offset)"
+        // No page, no LIMIT clause: with one (even `LIMIT -1`), SQLite sorts through a b-tree
+        // that can drop rows past the limit instead of its merge sorter, which sorts a whole
+        // result about a fifth faster (W4's 17,000 rows: 28 against 35 ms).
+        let paged = request.limit != nil || request.offset != 0
+        let page = order == nil || !paged ? "" : " LIMIT \(request.limit ?? -1) OFFSET \(request.offset)"
         let orderSQL = order.map { " ORDER BY " + $0.joined(separator: ", ") } ?? ""
         try read("fetching \(request.entity.name)") { connection in
             var answer: StoreFetchResult

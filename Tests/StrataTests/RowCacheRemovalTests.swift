@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import Strata
+
+/// Invariant C5 of the row cache: a row removed by a committed delete is never stored again by a
+/// read that began before the removal, while the remover's own read needs no tombstones.
+@Suite("Row cache removals and reads in flight")
+struct RowCacheRemovalTests {
+    /// Kept alive, so no other object of a test takes its address (and its identity).
+    let anchor = NSObject()
+    var store: ObjectIdentifier { ObjectIdentifier(anchor) }
+
+    func row(_ key: Int64, version: RowVersion = 1) -> RowSnapshot {
+        RowSnapshot(id: RowID(entity: 1, primaryKey: key), version: version, values: [.integer(key)])
+    }
+
+    func key(_ pk: Int64) -> RowCache.Key { RowCache.Key(store: store, row: RowID(entity: 1, primaryKey: pk)) }
+
+    @Test("a read begun before a removal does not store the removed rows again; a read begun after does")
+    func earlierReadsStoreNoRemovedRow() {
+        let cache = RowCache()
+        cache.store((1...4).map { row($0) }, in: store)
+        let before = cache.beginRead()
+        let remover = cache.beginRead()
+        cache.remove([key(1), key(2)], by: remover)
+        cache.endRead(remover)
+        // `before` read rows 1-3 from the store before the delete committed.
+        cache.store((1...3).map { row($0) }, in: store, since: before)
+        #expect(cache.snapshot(for: key(1)) == nil)
+        #expect(cache.snapshot(for: key(2)) == nil)
+        #expect(cache.snapshot(for: key(3)) == row(3))
+        let after = cache.beginRead()
+        cache.store([row(1, version: 2)], in: store, since: after)
+        #expect(
+            cache.snapshot(for: key(1)) == row(1, version: 2), "a read begun after the removal sees the store as it is")
+        cache.endRead(after)
+        cache.endRead(before)
+        // Every read ended: the tombstones went with them.
+        let late = cache.beginRead()
+        cache.store([row(2, version: 3)], in: store, since: late)
+        #expect(cache.snapshot(for: key(2)) == row(2, version: 3))
+        cache.endRead(late)
+    }
+
+    @Test("a removal without a read of its own keeps tombstones for every read in flight")
+    func removalWithoutOwnRead() {
+        let cache = RowCache()
+        cache.store([row(1)], in: store)
+        let inFlight = cache.beginRead()
+        cache.remove([key(1)])
+        cache.store([row(1)], in: store, since: inFlight)
+        #expect(cache.snapshot(for: key(1)) == nil)
+        cache.endRead(inFlight)
+    }
+
+    @Test("the remover's own read is the only one in flight: no tombstone is kept, so nothing is left to filter")
+    func ownReadAloneKeepsNoTombstone() {
+        let cache = RowCache()
+        cache.store((1...1_000).map { row($0) }, in: store)
+        let own = cache.beginRead()
+        cache.remove((1...1_000).map { key($0) }, by: own)
+        #expect(cache.statistics.count == 0)
+        // The remover stores none of its removed rows by contract; were one stored, nothing
+        // would stop it, which shows no tombstone was written for this read's sake.
+        cache.store([row(7, version: 2)], in: store, since: own)
+        #expect(cache.snapshot(for: key(7)) == row(7, version: 2))
+        cache.endRead(own)
+    }
+
+    @Test("two reads begun at the same removal count: the remover's own ticket does not hide the other")
+    func sameTicketTwice() {
+        let cache = RowCache()
+        cache.store([row(1)], in: store)
+        let other = cache.beginRead()
+        let own = cache.beginRead()
+        #expect(other.removals == own.removals)
+        cache.remove([key(1)], by: own)
+        cache.store([row(1)], in: store, since: other)
+        #expect(cache.snapshot(for: key(1)) == nil)
+        cache.endRead(own)
+        cache.endRead(other)
+    }
+}
