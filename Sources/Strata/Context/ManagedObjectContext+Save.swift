@@ -419,7 +419,12 @@ extension ManagedObjectContext {
         // Drivers leave out versions that are the expected one plus one (CommitResult): then no
         // object looks its version up.
         let reported = results.values.contains { !$0.versions.isEmpty }
+        // A whole save empties every list: their bits are cleared here, on the visit each object
+        // gets anyway, and the lists are dropped without another pass when these visits covered
+        // all their members.
+        let listBits = ObjectList.Kind.inserted.bit | ObjectList.Kind.updated.bit
         for object in [inserts, updates].joined() {
+            if whole { object.listMembership &= ~listBits }
             guard let store = object.objectID.persistentStore else { continue }
             let version: RowVersion
             if object.inserted {
@@ -442,6 +447,7 @@ extension ManagedObjectContext {
         let dropped = whole ? insertedList.values.filter({ $0.deleted }) : []
         var unpinned: [RowCache.Key] = []
         for object in [deletes, dropped].joined() {
+            if whole { object.listMembership = 0 }
             unregister(object)
             if let key = object.pinnedKey { unpinned.append(key) }
             object.pinnedKey = nil
@@ -460,9 +466,9 @@ extension ManagedObjectContext {
                 deletedObjectIDs: deletes.map { $0.objectID })
             : nil
         if whole {
-            insertedList.removeAll()
-            updatedList.removeAll()
-            deletedList.removeAll()
+            insertedList.removeAll(bitsCleared: inserts.count + dropped.count == insertedList.count)
+            updatedList.removeAll(bitsCleared: updates.count == updatedList.count)
+            deletedList.removeAll(bitsCleared: deletes.count + dropped.count == deletedList.count)
             assignedStores = [:]
             crossStoreLinks = []
         } else {

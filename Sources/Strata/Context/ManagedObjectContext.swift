@@ -410,8 +410,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Removes `object` from the registration tables.
     func unregister(_ object: ManagedObject) {
-        if let current = registered[object.objectID], current === object { registered[object.objectID] = nil }
-        if let orphan = orphans[object.objectID], orphan === object { orphans[object.objectID] = nil }
+        registered.remove(object)
+        if !orphans.isEmpty, let orphan = orphans[object.objectID], orphan === object { orphans[object.objectID] = nil }
     }
 
     /// An object leaving the context: unregistered elsewhere, its pin released, its context

@@ -75,6 +75,24 @@ struct RegistrationTable {
         }
     }
 
+    /// Unregisters `object` when it is the object registered for its ID (another object may have
+    /// taken the ID since); a saved object costs one lookup.
+    mutating func remove(_ object: ManagedObject) {
+        let id = object.objectID
+        guard !id.isTemporaryID else {
+            if let current = self[id], current === object { self[id] = nil }
+            return
+        }
+        let key = Self.permanentKey(id)
+        guard let old = permanent.removeValue(forKey: key) else { return }
+        guard old === object else {
+            // Another object holds the ID: it stays registered.
+            _ = permanent.updateValue(old, forKey: key)
+            return
+        }
+        permanentLinked -= Self.linked(old)
+    }
+
     /// Registers `object`, whose temporary ID the context did not insert, strongly (see ``borrowed``).
     mutating func registerBorrowed(_ object: ManagedObject) {
         // callers check
