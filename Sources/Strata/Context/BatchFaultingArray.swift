@@ -96,8 +96,7 @@ final class BatchFaultingStorage {
         if let object = held[position] { return object.objectID }
         let (row, store) = ids[position]
         // Positions not held are saved rows of stores of this context's model.
-        return ManagedObjectID(
-            entity: context.coordinator.managedObjectModel.entity(number: row.entity)!, rowID: row, store: store)
+        return context.anchors.id(context.coordinator.managedObjectModel.entity(number: row.entity)!, row, store)
     }
 
     func object(at position: Int) -> ManagedObject {
@@ -160,7 +159,7 @@ final class BatchFaultingStorage {
             }
             let (row, store) = ids[position]
             // Positions not held are saved rows of stores of this context's model.
-            let id = ManagedObjectID(entity: model.entity(number: row.entity)!, rowID: row, store: store)
+            let id = context.anchors.id(model.entity(number: row.entity)!, row, store)
             let object = context.fault(for: id)
             objects.append(object)
             if object.faulted && !object.hasSnapshot { faults.append(object) }

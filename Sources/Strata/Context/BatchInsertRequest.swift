@@ -225,7 +225,9 @@ extension ManagedObjectContext {
         case .count:
             return BatchInsertResult(resultType: .count, count: rows.count)
         case .objectIDs:
-            let ids = rows.map { ManagedObjectID(entity: entity, rowID: $0, store: store) }
+            // One anchor for every ID of the result.
+            let anchor = ObjectIDAnchor(entity: entity, store: store)
+            let ids = rows.map { ManagedObjectID(anchor: anchor, rowID: $0) }
             let updated = Set(updated)
             return BatchInsertResult(
                 resultType: .objectIDs, objectIDs: ids,

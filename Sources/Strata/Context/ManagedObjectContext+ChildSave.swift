@@ -221,7 +221,7 @@ extension ManagedObjectContext {
         var rows: [RowID: RowID] = [:]
         for (old, new) in mapping {
             rows[old] = new.rowID
-            let temporary = ManagedObjectID(entity: new.entity, rowID: old, store: nil)
+            let temporary = anchors.id(new.entity, old, nil)
             guard let object = registered[temporary], object.entity === new.entity else { continue }
             registered.removeTemporary(old.primaryKey)
             register(object, as: new)

@@ -183,6 +183,8 @@ struct ResultValueReader {
     let model: ManagedObjectModel
     var lookup: (RowID) throws -> RowSnapshot? = { _ in nil }
     var related: (RowID, Int) throws -> [RowID] = { _, _ in [] }
+    /// Anchors of the object IDs the results hold (one per entity and store for the whole fetch).
+    private let anchors = ObjectIDAnchorBox()
 
     init(model: ManagedObjectModel) { self.model = model }
 
@@ -261,6 +263,6 @@ struct ResultValueReader {
 
     private func objectID(_ id: RowID, _ store: PersistentStore) -> ManagedObjectID {
         // References in rows of this model name entities of this model.
-        ManagedObjectID(entity: model.entity(number: id.entity)!, rowID: id, store: store)
+        anchors.anchors.id(model.entity(number: id.entity)!, id, store)
     }
 }

@@ -132,7 +132,7 @@ extension ManagedObjectContext {
                     if kind == .ids, let ids = result.ids {
                         let objects = ids.map {
                             fault(
-                                for: ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store))
+                                for: anchors.id(model.entity(number: $0.entity)!, $0, store))
                         }  // the coordinator checked the IDs
                         return Outcome(objects: objects, count: objects.count)
                     }
@@ -188,7 +188,7 @@ extension ManagedObjectContext {
     func faults(for ids: [RowID], in store: PersistentStore, size: Int, prefetching: [String] = []) -> [ManagedObject] {
         let model = coordinator.managedObjectModel
         // IDs come from a store of this model.
-        let objectIDs = ids.map { ManagedObjectID(entity: model.entity(number: $0.entity)!, rowID: $0, store: store) }
+        let objectIDs = ids.map { anchors.id(model.entity(number: $0.entity)!, $0, store) }
         guard size > 0 else { return objectIDs.map { fault(for: $0) } }
         let batch = FaultBatch(ids: objectIDs, size: size, prefetching: prefetching)
         return objectIDs.map { id in

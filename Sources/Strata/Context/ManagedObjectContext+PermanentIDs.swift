@@ -106,8 +106,7 @@ extension ManagedObjectContext {
                     let old = object.objectID.rowID
                     guard old.isTemporary else { continue }  // listed twice: it has its key already
                     let entity = object.entity
-                    let new = ManagedObjectID(
-                        entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: key), store: group.store)
+                    let new = anchors.id(entity, RowID(entity: entity.entityNumber, primaryKey: key), group.store)
                     converted.append(old.primaryKey)
                     register(object, as: new)
                     object.objectID = new

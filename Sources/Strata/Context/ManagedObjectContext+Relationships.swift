@@ -8,16 +8,14 @@ extension ManagedObjectContext {
         // Row IDs in slots come from this model: the coordinator checks every reference a store
         // returns, and the context makes the rest.
         let entity = coordinator.managedObjectModel.entity(number: row.entity)!
-        if row.isTemporary { return ManagedObjectID(entity: entity, rowID: row, store: nil) }
-        if let store = owner.objectID.persistentStore {
-            return ManagedObjectID(entity: entity, rowID: row, store: store)
-        }
+        if row.isTemporary { return anchors.id(entity, row, nil) }
+        if let store = owner.objectID.persistentStore { return anchors.id(entity, row, store) }
         // A new object points at a saved one: the target is registered here, find its store.
         for store in coordinator.stores(holding: entity) {
-            let id = ManagedObjectID(entity: entity, rowID: row, store: store)
+            let id = anchors.id(entity, row, store)
             if registered[id] != nil { return id }
         }
-        return ManagedObjectID(entity: entity, rowID: row, store: coordinator.stores(holding: entity).first)
+        return anchors.id(entity, row, coordinator.stores(holding: entity).first)
     }
 
     /// The object for a row referenced from `owner`, registered (as a fault if new).

@@ -87,7 +87,7 @@ extension ManagedObjectContext {
         let model = coordinator.managedObjectModel
         // Rows come from stores of this model.
         let objectIDs = rows.map {
-            ManagedObjectID(entity: model.entity(number: $0.id.entity)!, rowID: $0.id, store: $0.store)
+            anchors.id(model.entity(number: $0.id.entity)!, $0.id, $0.store)
         }
         let batch = FaultBatch(ids: objectIDs, size: size, prefetching: prefetching)
         return objectIDs.map { id in

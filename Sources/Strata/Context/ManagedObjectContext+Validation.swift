@@ -123,7 +123,7 @@ extension ManagedObjectContext {
         }
         for row in rows {
             // rows come from this model
-            let id = ManagedObjectID(entity: model.entity(number: row.id.entity)!, rowID: row.id, store: store)
+            let id = anchors.id(model.entity(number: row.id.entity)!, row.id, store)
             if id == object.objectID { continue }
             if let registeredObject = registered[id] {
                 // The context's own version of that row wins: deleted or changed away means no clash.

@@ -59,6 +59,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var insertedList = ObjectList(.inserted)
     @exclusivity(unchecked) var updatedList = ObjectList(.updated)
     @exclusivity(unchecked) var deletedList = ObjectList(.deleted)
+    /// The anchors of the IDs this context makes (``ObjectIDAnchor``: no reference count its
+    /// objects change is shared with a context on another thread).
+    @exclusivity(unchecked) var anchors = ObjectIDAnchors()
+    /// The ID of the object ``register(_:in:asFault:pinLater:refreshing:awakening:)`` is making
+    /// (of ``ManagedObject`` itself, whose initializer runs no user code), between setting it and
+    /// the initializer taking it.
+    @exclusivity(unchecked) var registeringID: ManagedObjectID?
     var assignedStores: [ObjectIdentifier: PersistentStore] = [:]
     /// The store each entity's inserts go to, worked out once per save.
     @exclusivity(unchecked) var defaultStores: [Int32: PersistentStore] = [:]
@@ -230,6 +237,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return Set(registered.values)
     }
 
+    /// Hands the ID ``register(_:in:asFault:pinLater:refreshing:awakening:)`` set for the object
+    /// it is making to that object's initializer, once.
+    func takeRegisteringID() -> ManagedObjectID? {
+        guard let id = registeringID else { return nil }
+        registeringID = nil
+        return id
+    }
+
+    /// The ID an object made for this context holds until ``insert(_:)`` gives it a temporary one.
+    func placeholderID(_ entity: EntityDescription, _ row: RowID) -> ManagedObjectID {
+        checkConfinement("init(entity:insertInto:)")
+        return anchors.id(entity, row, nil)
+    }
+
     /// Inserts a new object (Core Data's `insert(_:)`); usually done by
     /// ``ManagedObject/init(entity:insertInto:)``.
     public func insert(_ object: ManagedObject) {
@@ -239,7 +260,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             preconditionFailure("\(object.entity.name) is already registered in another context")
         }
         guard !object.inserted else { return }
-        let id = coordinator.temporaryID(for: object.entity)
+        let id = coordinator.temporaryID(for: object.entity, anchors: &anchors)
         object.objectID = id
         object.managedObjectContext = self
         object.inserted = true
@@ -467,11 +488,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
     ) -> ManagedObject {
         // Rows come from stores of this coordinator's model.
         let entity = coordinator.managedObjectModel.entity(number: row.id.entity)!
-        let id = ManagedObjectID(entity: entity, rowID: row.id, store: store)
+        let id = anchors.id(entity, row.id, store)
         let object: ManagedObject
         if entity.managedObjectClass == ManagedObject.self && !id.isTemporaryID {
             // The base class, whose initializer runs no user code: look up and register at once.
-            let found = registered.permanentObject(id) { ManagedObject(entity: entity, insertInto: nil) }
+            let found = registered.permanentObject(id) {
+                // Made with the row's ID: no placeholder ID, no default values, not inserted.
+                registeringID = id
+                return ManagedObject(entity: entity, insertInto: self)
+            }
             object = found.object
             if !found.isNew {
                 refill(object, from: row, asFault: asFault, refreshing: refreshing, awakening: &awakening)

@@ -27,10 +27,10 @@ extension PersistentStoreCoordinator {
             changed.append(store)
             let key = ObjectIdentifier(store)
             rowCache.remove(result.ids.map { RowCache.Key(store: key, row: $0) })
+            var anchors = ObjectIDAnchors()
             for id in result.ids {
                 // Drivers return rows of the entities of this model.
-                ids.append(
-                    ManagedObjectID(entity: managedObjectModel.entity(number: id.entity)!, rowID: id, store: store))
+                ids.append(anchors.id(managedObjectModel.entity(number: id.entity)!, id, store))
             }
         }
         return ids

@@ -34,12 +34,13 @@ extension PersistentStoreCoordinator {
         }
         guard !(changes.inserted.isEmpty && changes.updated.isEmpty && changes.deleted.isEmpty) else { return }
         let model = managedObjectModel
+        var anchors = ObjectIDAnchors()
         func ids(_ rows: [RowID]) -> [ManagedObjectID] {
             rows.compactMap { row in
                 guard row.primaryKey > 0, store.holds(entityNumber: row.entity),
                     let entity = model.entity(number: row.entity)
                 else { return nil }
-                return ManagedObjectID(entity: entity, rowID: row, store: store)
+                return anchors.id(entity, row, store)
             }
         }
         let saved = ContextDidSave(

@@ -200,9 +200,9 @@ public final class PersistentStoreCoordinator: Sendable {
             entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: value), store: store)
     }
 
-    /// A new temporary ID for an object of `entity` (K2).
-    func temporaryID(for entity: EntityDescription) -> ManagedObjectID {
+    /// A new temporary ID for an object of `entity` (K2), anchored in `anchors`.
+    func temporaryID(for entity: EntityDescription, anchors: inout ObjectIDAnchors) -> ManagedObjectID {
         let key = temporaryKeys.wrappingAdd(1, ordering: .relaxed).newValue
-        return ManagedObjectID(entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: -key), store: nil)
+        return anchors.id(entity, RowID(entity: entity.entityNumber, primaryKey: -key), nil)
     }
 }

@@ -131,8 +131,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///
     /// Subclasses that add stored properties must provide this initializer too.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
-        self.objectID = ManagedObjectID(
-            entity: entity, rowID: RowID(entity: entity.entityNumber, primaryKey: 0), store: nil)
+        if let context, let id = context.takeRegisteringID() {
+            // The context makes this object (of this class, not a subclass) for a row it
+            // registers: the row's ID, and the values the context sets next.
+            self.objectID = id
+            self.values = []
+            return
+        }
+        // Until inserted or registered, a placeholder ID; one made for a context shares the
+        // context's anchor (``ObjectIDAnchor``) instead of allocating one.
+        let placeholder = RowID(entity: entity.entityNumber, primaryKey: 0)
+        self.objectID =
+            context?.placeholderID(entity, placeholder)
+            ?? ManagedObjectID(entity: entity, rowID: placeholder, store: nil)
         self.values = context != nil ? Self.insertedValues(entity) : entity.defaultValues
         if let context { context.insert(self) }
     }

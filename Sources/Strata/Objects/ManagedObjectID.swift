@@ -6,18 +6,26 @@ import Foundation
 /// ``ManagedObjectContext/obtainPermanentIDs(for:)``) replaces it with a permanent one. IDs are
 /// values: compare them, hash them, send them between contexts and threads.
 public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
-    /// The object's entity.
-    public let entity: EntityDescription
+    /// The entity and store, held by an object many IDs share (``ObjectIDAnchor``).
+    @usableFromInline let anchor: ObjectIDAnchor
     /// The row identity inside the store.
     public let rowID: RowID
+
+    /// The object's entity.
+    @inlinable public var entity: EntityDescription { anchor.entity }
     /// The store holding the object; `nil` while the ID is temporary.
-    public let persistentStore: PersistentStore?
+    @inlinable public var persistentStore: PersistentStore? { anchor.store }
 
     /// Creates an ID (drivers and the coordinator make them; apps get them from objects).
     public init(entity: EntityDescription, rowID: RowID, store: PersistentStore?) {
-        self.entity = entity
+        self.anchor = ObjectIDAnchor(entity: entity, store: store)
         self.rowID = rowID
-        self.persistentStore = store
+    }
+
+    /// Creates an ID sharing `anchor`'s entity and store.
+    init(anchor: ObjectIDAnchor, rowID: RowID) {
+        self.anchor = anchor
+        self.rowID = rowID
     }
 
     /// Whether the object has not been saved yet.
