@@ -6,16 +6,8 @@ import Testing
 /// Invariant C5 of the row cache: a row removed by a committed delete is never stored again by a
 /// read that began before the removal, while the remover's own read needs no tombstones.
 @Suite("Row cache removals and reads in flight")
-struct RowCacheRemovalTests {
-    /// Kept alive, so no other object of a test takes its address (and its identity).
+struct RowCacheRemovalTests: RowCacheFixture {
     let anchor = NSObject()
-    var store: ObjectIdentifier { ObjectIdentifier(anchor) }
-
-    func row(_ key: Int64, version: RowVersion = 1) -> RowSnapshot {
-        RowSnapshot(id: RowID(entity: 1, primaryKey: key), version: version, values: [.integer(key)])
-    }
-
-    func key(_ pk: Int64) -> RowCache.Key { RowCache.Key(store: store, row: RowID(entity: 1, primaryKey: pk)) }
 
     @Test("a read begun before a removal does not store the removed rows again; a read begun after does")
     func earlierReadsStoreNoRemovedRow() {

@@ -3,16 +3,8 @@ import Strata
 import Testing
 
 @Suite("Row cache")
-struct RowCacheTests {
-    /// Kept alive, so no other object of a test takes its address (and its identity).
+struct RowCacheTests: RowCacheFixture {
     let anchor = NSObject()
-    var store: ObjectIdentifier { ObjectIdentifier(anchor) }
-
-    func row(_ key: Int64, version: RowVersion = 1) -> RowSnapshot {
-        RowSnapshot(id: RowID(entity: 1, primaryKey: key), version: version, values: [.integer(key)])
-    }
-
-    func key(_ pk: Int64) -> RowCache.Key { RowCache.Key(store: store, row: RowID(entity: 1, primaryKey: pk)) }
 
     @Test("a stored row is a hit; an absent one a miss; counters say so")
     func hitsAndMisses() {

@@ -60,11 +60,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var updatedList = ObjectList(.updated)
     @exclusivity(unchecked) var deletedList = ObjectList(.deleted)
     /// The anchors of the IDs this context makes (``ObjectIDAnchor``: no reference count its
-    /// objects change is shared with a context on another thread).
+    /// objects change is shared with a context on another thread). Unchecked like the tables
+    /// above: changed in place on the context's thread only, by `anchors.id(...)` calls that never
+    /// overlap one another.
     @exclusivity(unchecked) var anchors = ObjectIDAnchors()
     /// The ID of the object ``register(_:in:asFault:pinLater:refreshing:awakening:)`` is making
     /// (of ``ManagedObject`` itself, whose initializer runs no user code), between setting it and
-    /// the initializer taking it.
+    /// the initializer taking it. Unchecked: set and taken on the context's thread, one after the
+    /// other, never during another access.
     @exclusivity(unchecked) var registeringID: ManagedObjectID?
     var assignedStores: [ObjectIdentifier: PersistentStore] = [:]
     /// The store each entity's inserts go to, worked out once per save.
