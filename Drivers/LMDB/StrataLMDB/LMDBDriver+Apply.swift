@@ -114,10 +114,16 @@ extension LMDBDriver {
                 if current.plain {
                     // checkVersions found the row at the expected version; a change set that deletes
                     // it too can make it gone by now.
-                    guard try txn.get(current.dbi, key.bytes) != nil else { throw Self.vanished(update.id, storeName) }
+                    guard let stored = try txn.get(current.dbi, key.bytes) else {
+                        throw Self.vanished(update.id, storeName)
+                    }
                     let version = try nextVersion(update.expectedVersion, of: update.id)
-                    if let size = RowCodec.encode(
-                        version: version, values: update.values, plan: current.plan, into: &scratch)
+                    // A change of fixed-width fields patches the stored bytes (read before the put
+                    // below replaces them); any other is encoded whole.
+                    if let size = RowCodec.patch(
+                        stored, version: version, values: update.values, changed: update.changedSlots,
+                        plan: current.plan, into: &scratch)
+                        ?? RowCodec.encode(version: version, values: update.values, plan: current.plan, into: &scratch)
                     {
                         try scratch.withUnsafeBytes {
                             try txn.put(current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]))
