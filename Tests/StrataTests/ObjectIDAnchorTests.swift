@@ -82,4 +82,47 @@ struct ObjectIDAnchorTests {
         #expect(anchors.anchor(x1, nil).entity === x1, "switching stores back finds a working anchor")
         #expect(anchors.anchor(x1, store) === c)
     }
+
+    /// glibc's `malloc_usable_size` (declared in `malloc.h`, which no Swift module exports), found
+    /// with `dlsym` and called through its C signature.
+    static func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) throws -> Int {
+        let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size"))
+        typealias Function = @convention(c) (UnsafeMutableRawPointer?) -> Int
+        return unsafeBitCast(symbol, to: Function.self)(pointer)
+    }
+
+    @Test("an ID is its anchor and primary key, 16 bytes, and an object fits a 96-byte allocation")
+    func sizes() throws {
+        #expect(MemoryLayout<ManagedObjectID>.size == 16)
+        let directory = try TemporaryDirectory(prefix: "anchors")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: Self.model(["A"]))
+        try coordinator.addPersistentStore(type: .inMemory, at: directory.file("store"))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let object = try context.insertNewObject(forEntityName: "A")
+        // glibc's usable size of the object's allocation: 88 bytes in a 96-byte chunk; a stored
+        // property of 8 bytes more makes it 104 in a 112-byte chunk, 16 bytes more per object.
+        let usable = try withExtendedLifetime(object) {
+            try Self.mallocUsableSize(Unmanaged.passUnretained(object).toOpaque())
+        }
+        #expect(usable <= 88, "a ManagedObject takes \(usable) usable bytes")
+    }
+
+    @Test("an ID made by hand for a row numbered otherwise than its entity keeps the row as given")
+    func handMadeRowNumbers() throws {
+        let model = Self.model(["A", "B"])
+        let a = try #require(model.entity(named: "A"))
+        let b = try #require(model.entity(named: "B"))
+        let odd = ManagedObjectID(entity: a, rowID: RowID(entity: b.entityNumber, primaryKey: 7), store: nil)
+        #expect(odd.rowID == RowID(entity: b.entityNumber, primaryKey: 7))
+        #expect(odd.entity === a && odd.primaryKey == 7)
+        let plain = ManagedObjectID(entity: a, rowID: RowID(entity: a.entityNumber, primaryKey: 7), store: nil)
+        #expect(plain != odd, "IDs of rows numbered differently differ")
+        let viaB = ManagedObjectID(entity: b, rowID: RowID(entity: b.entityNumber, primaryKey: 7), store: nil)
+        #expect(viaB == odd && viaB.hashValue == odd.hashValue, "equal rows and stores make equal IDs")
+        // An anchor cache makes the odd row an anchor of its own instead of renumbering it.
+        var anchors = ObjectIDAnchors()
+        let made = anchors.id(a, RowID(entity: b.entityNumber, primaryKey: -3), nil)
+        #expect(made.rowID == RowID(entity: b.entityNumber, primaryKey: -3) && made.isTemporaryID)
+        #expect(anchors.id(a, RowID(entity: a.entityNumber, primaryKey: 1), nil).rowID.entity == a.entityNumber)
+    }
 }

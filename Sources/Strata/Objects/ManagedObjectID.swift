@@ -6,10 +6,14 @@ import Foundation
 /// ``ManagedObjectContext/obtainPermanentIDs(for:)``) replaces it with a permanent one. IDs are
 /// values: compare them, hash them, send them between contexts and threads.
 public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
-    /// The entity and store, held by an object many IDs share (``ObjectIDAnchor``).
+    /// The entity, store and row entity number, held by an object many IDs share
+    /// (``ObjectIDAnchor``).
     @usableFromInline let anchor: ObjectIDAnchor
+    /// The primary key (`Z_PK`), negative for temporary IDs.
+    public let primaryKey: Int64
+
     /// The row identity inside the store.
-    public let rowID: RowID
+    @inlinable public var rowID: RowID { RowID(entity: anchor.rowEntity, primaryKey: primaryKey) }
 
     /// The object's entity.
     @inlinable public var entity: EntityDescription { anchor.entity }
@@ -18,21 +22,27 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
 
     /// Creates an ID (drivers and the coordinator make them; apps get them from objects).
     public init(entity: EntityDescription, rowID: RowID, store: PersistentStore?) {
-        self.anchor = ObjectIDAnchor(entity: entity, store: store)
-        self.rowID = rowID
+        self.anchor = ObjectIDAnchor(entity: entity, store: store, rowEntity: rowID.entity)
+        self.primaryKey = rowID.primaryKey
     }
 
-    /// Creates an ID sharing `anchor`'s entity and store.
+    /// Creates an ID sharing `anchor`'s entity and store; a row numbered otherwise than the
+    /// anchor's rows gets an anchor of its own.
     init(anchor: ObjectIDAnchor, rowID: RowID) {
+        self.anchor =
+            rowID.entity == anchor.rowEntity
+            ? anchor : ObjectIDAnchor(entity: anchor.entity, store: anchor.store, rowEntity: rowID.entity)
+        self.primaryKey = rowID.primaryKey
+    }
+
+    /// Creates the ID of the row of `anchor`'s rows with primary key `key`.
+    init(anchor: ObjectIDAnchor, primaryKey key: Int64) {
         self.anchor = anchor
-        self.rowID = rowID
+        self.primaryKey = key
     }
 
     /// Whether the object has not been saved yet.
-    public var isTemporaryID: Bool { rowID.isTemporary }
-
-    /// The primary key (`Z_PK`), negative for temporary IDs.
-    public var primaryKey: Int64 { rowID.primaryKey }
+    public var isTemporaryID: Bool { primaryKey < 0 }
 
     /// The URI form: `x-coredata://<store UUID>/<Entity>/p<key>` (temporary:
     /// `x-coredata:///<Entity>/t<key>`). Resolve it with
@@ -50,7 +60,10 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
-        lhs.rowID == rhs.rowID && lhs.persistentStore === rhs.persistentStore
+        guard lhs.primaryKey == rhs.primaryKey else { return false }
+        // IDs one owner made share their anchor; others compare what the anchors say.
+        return lhs.anchor === rhs.anchor
+            || (lhs.anchor.rowEntity == rhs.anchor.rowEntity && lhs.anchor.store === rhs.anchor.store)
     }
 
     public func hash(into hasher: inout Hasher) {
