@@ -81,7 +81,7 @@ extension ManagedObjectContext {
         // now, so their rows are added with the updates and deletes below.
         let collects = !registered.hasObjectsWithRelationships
         let keyed = collects ? inserts.filter { !$0.objectID.isTemporaryID } : []
-        var rows: InsertRows? = collects ? InsertRows() : nil
+        var rows: InsertRows? = collects ? InsertRows(expecting: inserts.count - keyed.count) : nil
         let storeOrder = try obtainPermanentIDs(for: inserts, checked: true, collecting: &rows)
         // Batches in the order the inserts first use their stores, as when built from the list.
         var batches = rows?.batches ?? []
@@ -491,6 +491,13 @@ extension ManagedObjectContext {
 struct InsertRows {
     private(set) var batches: [(store: PersistentStore, batch: ChangeBatch)] = []
     private var current = -1
+    /// Rows still to come, by the caller's count: a store's batch makes room for all of them
+    /// when it starts (one allocation instead of growing by doubling, which left a save of
+    /// 100,000 inserts with room for 131,072 rows, 1 MB more at the save's peak).
+    private var expected: Int
+
+    /// Collects rows for `expected` inserts.
+    init(expecting expected: Int) { self.expected = expected }
 
     /// Adds `object`'s row, of version 1 (the version every inserted row starts at, so the
     /// coordinator caches the rows as they are), to the batch of `store`.
@@ -499,10 +506,13 @@ struct InsertRows {
             current =
                 batches.firstIndex { $0.store === store }
                 ?? {
-                    batches.append((store, ChangeBatch()))
+                    var batch = ChangeBatch()
+                    batch.inserts.reserveCapacity(max(expected, 1))
+                    batches.append((store, batch))
                     return batches.count - 1
                 }()
         }
+        expected -= 1
         batches[current].batch.inserts.append(RowSnapshot(id: object.objectID.rowID, version: 1, values: values))
     }
 }
