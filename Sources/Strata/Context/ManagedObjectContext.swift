@@ -412,11 +412,21 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 .notFound, "no object with ID \(id) is registered in this context or saved in its stores",
                 objectIDs: [id])
         }
-        guard let row = try coordinator.row(for: id.rowID, in: store) else {
+        // A row found in the row cache comes pinned for the object, with the entry at hand (a
+        // queued pin would look the row up again later, a cache miss per object for scattered IDs).
+        guard let (row, pinned) = try coordinator.row(for: id.rowID, in: store, pinningHit: true) else {
             throw StoreError(
                 .notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: store.displayName)
         }
-        return register(row, in: store, asFault: false)
+        guard pinned else { return register(row, in: store, asFault: false) }
+        let known = registered.count
+        let object = register(row, in: store, asFault: false, pinLater: true)
+        if registered.count == known {
+            // A fault registered before keeps the pin it holds, or takes this one.
+            let key = RowCache.Key(store: ObjectIdentifier(store), row: row.id)
+            if object.pinnedKey == nil { object.pinnedKey = key } else { coordinator.rowCache.unpin([key]) }
+        }
+        return object
     }
 
     /// The registered object for `id`, or `nil` (Core Data's `registeredObject(for:)`).

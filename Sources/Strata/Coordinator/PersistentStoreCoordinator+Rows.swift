@@ -68,14 +68,23 @@ extension PersistentStoreCoordinator {
     /// ``rows(for:in:maxAge:caching:)`` for one ID, without the arrays and dictionary (an object
     /// looked up by ID, one at a time, is the common case).
     func row(for id: RowID, in store: PersistentStore) throws -> RowSnapshot? {
+        try row(for: id, in: store, pinningHit: false)?.row
+    }
+
+    /// The row of `id` in `store` like ``row(for:in:)``; with `pinningHit`, a row found in the row
+    /// cache is pinned under the lock that found it (`pinned` is true, and the caller owns the
+    /// pin). A row read from the driver is never pinned here.
+    func row(for id: RowID, in store: PersistentStore, pinningHit: Bool) throws -> (row: RowSnapshot, pinned: Bool)? {
         let storeKey = ObjectIdentifier(store)
-        if let cached = rowCache.snapshot(for: RowCache.Key(store: storeKey, row: id)) { return cached }
+        if let cached = rowCache.snapshot(for: RowCache.Key(store: storeKey, row: id), pin: pinningHit) {
+            return (cached, pinningHit)
+        }
         let read = rowCache.beginRead()
         defer { rowCache.endRead(read) }
         let loaded = try store.read { try store.driver.rows(for: [id]) }
         try checkRows(loaded[...], from: store)
         rowCache.store(loaded, in: storeKey, since: read)
-        return loaded.first { $0.id == id }
+        return loaded.first { $0.id == id }.map { ($0, false) }
     }
 
     /// The current rows of `ids` in `store`, read from the driver past the row cache (for

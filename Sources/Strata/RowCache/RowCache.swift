@@ -181,18 +181,28 @@ public final class RowCache: Sendable {
     ///
     /// - Returns: The snapshot, or `nil` when the caller must ask the driver.
     /// - Complexity: O(1) on average.
-    /// - Parameter maxAge: When not negative, a row stored longer ago than this many seconds counts
-    ///   as a miss (Core Data's `stalenessInterval`).
-    public func snapshot(for key: Key, atLeast minimumVersion: RowVersion = 0, maxAge: Double = -1) -> RowSnapshot? {
+    /// - Parameters:
+    ///   - maxAge: When not negative, a row stored longer ago than this many seconds counts as a
+    ///     miss (Core Data's `stalenessInterval`).
+    ///   - pin: Whether a hit also adds a pin to the row (C3), under the same lock and with the
+    ///     entry already at hand; the caller owns the pin when a snapshot is returned.
+    public func snapshot(
+        for key: Key, atLeast minimumVersion: RowVersion = 0, maxAge: Double = -1, pin: Bool = false
+    ) -> RowSnapshot? {
         let oldest = maxAge >= 0 ? Self.now() &- UInt64(min(maxAge, 1e9) * 1e9) : 0
         return state.withLock { s in
             s.clock &+= 1
             let clock = s.clock
+            var newlyPinned = false
             let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
                 guard entry.version >= minimumVersion, maxAge < 0 || entry.storedAt >= oldest else {
                     return nil
                 }
                 entry.lastUse = clock
+                if pin {
+                    newlyPinned = entry.pins == 0
+                    entry.pins += 1
+                }
                 return entry.snapshot(key.row)
             }
             guard let snapshot = found ?? nil else {
@@ -200,6 +210,7 @@ public final class RowCache: Sendable {
                 return nil
             }
             s.statistics.hits += 1
+            if newlyPinned { s.pinnedRows += 1 }
             return snapshot
         }
     }
