@@ -113,12 +113,12 @@ extension ManagedObject {
     /// is not a plain attribute (a transformable attribute or a relationship). Stops on an
     /// unknown key, as ``value(forKey:)`` does. For the typed subscript, inlined into callers.
     @usableFromInline func _attributeValue(forKey key: String) -> StoreValue? {
-        guard let slot = slot(ofKey: key) else {
+        guard let (slot, kind) = slotAndKind(ofKey: key) else {
             if entity._isComposite(key) { return nil }  // a composite takes the general path
             // Misuse no valid program commits: asking an object for a key its entity lacks.
             preconditionFailure("\(unknownKey(key))")
         }
-        guard case .attribute = entity.slotKinds[slot] else { return nil }
+        guard case .attribute = kind else { return nil }
         checkConfinement("value(forKey: \"\(key)\")")
         fireFault()
         return values.isEmpty ? .null : values[slot]
@@ -138,17 +138,25 @@ extension ManagedObject {
         Unmanaged.passUnretained(objectID.entity)._withUnsafeGuaranteedRef { $0.index(ofProperty: key) }
     }
 
+    /// The slot of the property `key` and what kind of slot it is, looked up without retaining
+    /// the entity, as ``slot(ofKey:)`` does (safe for the same reasons: the kinds are immutable).
+    @inline(__always) final func slotAndKind(ofKey key: String) -> (slot: Int, kind: SlotKind)? {
+        Unmanaged.passUnretained(objectID.entity)._withUnsafeGuaranteedRef { entity in
+            entity.index(ofProperty: key).map { ($0, entity.slotKinds[$0]) }
+        }
+    }
+
     /// Sets the attribute `key` from `stored`, converted for the attribute as
     /// ``setConvertedValue(_:forKey:)`` converts; a transformable attribute or a relationship
     /// takes `general()` down the `Any?` path instead.
     @usableFromInline func _setAttributeValue(
         _ stored: StoreValue, forKey key: String, general: @autoclosure () -> Any?
     ) throws {
-        guard let slot = entity.index(ofProperty: key) else {
+        guard let (slot, kind) = slotAndKind(ofKey: key) else {
             if entity._isComposite(key) { return try setConvertedValue(general(), forKey: key) }
             throw unknownKey(key)
         }
-        guard case .attribute(let type) = entity.slotKinds[slot] else {
+        guard case .attribute(let type) = kind else {
             return try setConvertedValue(general(), forKey: key)
         }
         checkConfinement("setValue(_:forKey: \"\(key)\")")
@@ -384,7 +392,8 @@ extension ManagedObject {
     }
 
     func setStoreValue(_ value: StoreValue, slot: Int) throws {
-        try checkChangeable(entity.properties[slot].name)
+        // The usual object (loaded, in the store or inserted, not deleted) skips the call.
+        if faulted || inaccessible || deleted { try checkChangeable(entity.properties[slot].name) }
         values[slot] = value
         markChanged(slot)
     }
