@@ -29,7 +29,7 @@ extension ManagedObjectContext {
         for index in pending.indices {
             let object = pending[index]
             guard object.objectID.isTemporaryID else { continue }  // given its key by an earlier call
-            let entityID = ObjectIdentifier(object.entity)
+            let entityID = object.entityIdentifier
             // Unsaved objects have no store yet; without assignments, the store is the entity's.
             if let current = last, current.entity == entityID, current.end == index, assignedStores.isEmpty {
                 let runIndex = groups[current.position].runs.count - 1
@@ -92,10 +92,14 @@ extension ManagedObjectContext {
             }
             var nextKey = keys.lowerBound
             for run in group.runs {
-                // A run is of one entity and takes the next keys in order: room for it at once.
+                // A run is of one entity and takes the next keys in order: room for it at once, and
+                // its entity, ID anchor and transient slots looked up once, not per object.
+                let entity = pending[run.lowerBound].entity
+                let anchor = anchors.anchor(entity, group.store)
+                let transientSlots = entity.transientSlots
                 if run.count > 64 {
                     registered.reservePermanent(
-                        store: group.store, entity: pending[run.lowerBound].entity.entityNumber,
+                        store: group.store, entity: entity.entityNumber,
                         keys: nextKey...(nextKey + Int64(run.count) - 1), count: run.count)
                 }
                 for index in run {
@@ -105,14 +109,15 @@ extension ManagedObjectContext {
                     // The row ID only: copying the whole ID would retain its entity.
                     let old = object.objectID.rowID
                     guard old.isTemporary else { continue }  // listed twice: it has its key already
-                    let entity = object.entity
-                    let new = anchors.id(entity, RowID(entity: entity.entityNumber, primaryKey: key), group.store)
+                    let new = ManagedObjectID(anchor: anchor, primaryKey: key)
                     converted.append(old.primaryKey)
                     register(object, as: new)
                     object.objectID = new
                     if rewrites { mapping[old] = new.rowID }
                     if propagates { permanent[old] = new }
-                    if rows != nil { rows!.add(object, values: storedValues(object), to: group.store) }
+                    if rows != nil {
+                        rows!.add(object, values: Self.storedValues(object.values, transientSlots), to: group.store)
+                    }
                 }
             }
         }

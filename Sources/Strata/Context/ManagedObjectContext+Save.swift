@@ -275,8 +275,14 @@ extension ManagedObjectContext {
     }
 
     func storedValues(_ object: ManagedObject) -> [StoreValue] {
-        var values = object.values
-        for slot in object.entity.transientSlots { values[slot] = .null }
+        Self.storedValues(object.values, object.entity.transientSlots)
+    }
+
+    /// `values` with the transient slots `transientSlots` cleared (shared, not copied, when
+    /// there are none).
+    static func storedValues(_ values: [StoreValue], _ transientSlots: [Int]) -> [StoreValue] {
+        var values = values
+        for slot in transientSlots { values[slot] = .null }
         return values
     }
 

@@ -138,6 +138,11 @@ extension ManagedObject {
         Unmanaged.passUnretained(objectID.entity)._withUnsafeGuaranteedRef { $0.index(ofProperty: key) }
     }
 
+    /// The identity of the object's entity, read without retaining it (see ``slot(ofKey:)``).
+    @inline(__always) final var entityIdentifier: ObjectIdentifier {
+        Unmanaged.passUnretained(objectID.entity)._withUnsafeGuaranteedRef { ObjectIdentifier($0) }
+    }
+
     /// The slot of the property `key` and what kind of slot it is, looked up without retaining
     /// the entity, as ``slot(ofKey:)`` does (safe for the same reasons: the kinds are immutable).
     @inline(__always) final func slotAndKind(ofKey key: String) -> (slot: Int, kind: SlotKind)? {
