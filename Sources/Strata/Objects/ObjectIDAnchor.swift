@@ -41,13 +41,6 @@ struct ObjectIDAnchors {
         ManagedObjectID(anchor: anchor(entity, store), rowID: row)
     }
 
-    /// The ID of the row with primary key `key` of `entity` in `store`.
-    mutating func id(_ entity: EntityDescription, primaryKey key: Int64, _ store: PersistentStore?)
-        -> ManagedObjectID
-    {
-        ManagedObjectID(anchor: anchor(entity, store), primaryKey: key)
-    }
-
     /// The anchor for `entity` in `store`.
     mutating func anchor(_ entity: EntityDescription, _ store: PersistentStore?) -> ObjectIDAnchor {
         let key = store.map(ObjectIdentifier.init)
