@@ -11,8 +11,7 @@ import Testing
 struct TransientInsertTests {
     @Test("inserted objects of an entity without relationships save null for their transient attribute")
     func transientNotStored() throws {
-        // Configured by hand, and a model no valid program changes: `try!` cannot fail here.
-        let model = try! ManagedObjectModel(entities: [
+        let model = try ManagedObjectModel(entities: [
             EntityDescription(
                 "Note",
                 properties: [.attribute("text", .string), .attribute("scratch", .string, isTransient: true)])

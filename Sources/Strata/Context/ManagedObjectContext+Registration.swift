@@ -77,10 +77,7 @@ extension ManagedObjectContext {
     ) {
         guard object.faulted else {
             if refreshing, !object.inserted, object.isAccessible, object.snapshotVersionIfSaved != row.version {
-                let mine = object.changedSlots.map { ($0, object.values[$0]) }
-                object.values = row.values
-                object.snapshot = row
-                for (slot, value) in mine { object.values[slot] = value }
+                object.rebase(onto: row)
                 noteRefreshed(object)
             }
             return

@@ -105,10 +105,7 @@ extension ManagedObjectContext {
             return
         }
         if mergeChanges, !object.faulted {
-            let mine = object.changedSlots.map { ($0, object.values[$0]) }
-            object.values = fresh.values
-            object.snapshot = fresh
-            for (slot, value) in mine { object.values[slot] = value }
+            object.rebase(onto: fresh)
             noteRefreshed(object)
             return
         }

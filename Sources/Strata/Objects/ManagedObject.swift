@@ -101,6 +101,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         snapshotVersion = version
     }
 
+    /// Takes `row` as the last saved row and its values as the current ones, with the object's
+    /// unsaved changes put back on top (a refresh that merges, a refetch that refreshes).
+    func rebase(onto row: RowSnapshot) {
+        let mine = changedSlots.map { ($0, values[$0]) }
+        values = row.values
+        snapshot = row
+        for (slot, value) in mine { values[slot] = value }
+    }
+
     /// Whether the object has a saved row (cheaper than reading ``snapshot``).
     var hasSnapshot: Bool { snapshotValues != nil }
 
