@@ -252,4 +252,39 @@ struct RowTableTests {
         table.forEachValue { total += $0 }
         #expect(total == 202)
     }
+
+    @Test(
+        "a batch too scattered for its lane goes to the overflow table without growing the lane, the lane grows again after it, and a dense batch brings the keys back (T4)"
+    )
+    func scatteredBatchHoldsLane() {
+        var table = RowTable<Int>()
+        let store = stores[0]
+        table.reserve(store: store, entity: 1, keys: 1...100, count: 100)
+        for pk in Int64(1)...100 { table.updateValue(Int(pk), forKey: key(0, 1, pk)) }
+        #expect(table.overflowCount == 0)
+        // 1,000 keys 1,000 apart, the nearest last: T3 refuses a lane over a million keys for
+        // 1,100. Without the hold, the nearest of them (..., 2,007, 1,007) would grow the lane one
+        // step at a time, the last of the batch too.
+        let scattered = (1...1_000).map { Int64($0) * 1_000 + 7 }
+        table.reserve(store: store, entity: 1, keys: scattered.first!...scattered.last!, count: scattered.count)
+        for pk in scattered.reversed() { table.updateValue(Int(pk), forKey: key(0, 1, pk)) }
+        #expect(table.overflowCount == scattered.count)
+        #expect(table.count == 1_100)
+        for pk in scattered { #expect(table[key(0, 1, pk)] == Int(pk)) }
+        // The batch is in, so the hold is over: a key next to the lane grows it again.
+        table.updateValue(150, forKey: key(0, 1, 150))
+        #expect(table.overflowCount == scattered.count)
+        #expect(table[key(0, 1, 150)] == 150)
+        // A batch dense enough covers everything and takes the scattered keys into the lane.
+        table.reserve(store: store, entity: 1, keys: 1...1_000_007, count: 1_000_000)
+        #expect(table.overflowCount == 0)
+        var previous: Int64 = 0
+        var inOrder = true
+        table.forEachEntry { key, value in
+            if key.row.primaryKey <= previous || Int64(value) != key.row.primaryKey { inOrder = false }
+            previous = key.row.primaryKey
+        }
+        #expect(inOrder)
+        #expect(table.count == 1_101)
+    }
 }

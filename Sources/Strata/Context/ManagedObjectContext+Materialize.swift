@@ -24,8 +24,9 @@ extension ManagedObjectContext {
     /// row's values (the objects and the row cache keep theirs). `rows` keeps IDs and versions.
     ///
     /// - Parameter reserving: Whether the context's and the row cache's tables make room for
-    ///   `rows` at once: for a whole answer, or the first part of one. Later parts let the tables
-    ///   grow by doubling, since reserving exactly for each part would copy them each time.
+    ///   exactly `rows`: for a whole answer, or the first part of one. Later parts reserve too,
+    ///   but a table that grows for them at least doubles (growing by exactly each part would copy
+    ///   it each time); either way rows too scattered for a lane go to the overflow table at once.
     func materialize(
         _ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest,
         into state: inout Materializing, reserving: Bool, read: RowCache.Read
@@ -35,9 +36,12 @@ extension ManagedObjectContext {
         let cache = coordinator.rowCache
         let storeKey = ObjectIdentifier(store)
         if reserving { state.objects.reserveCapacity(rows.count) }
-        if reserving, let span = RowTable<ManagedObject>.span(of: rows) {
-            registered.reservePermanent(store: store, entity: span.entity, keys: span.keys, count: rows.count)
-            cache.reserve(for: rows, in: storeKey)
+        // Every part of two rows or more, the last one too: a part too scattered for a lane must
+        // not grow it key by key (RowTable T4).
+        if let span = RowTable<ManagedObject>.span(of: rows, minimum: 2) {
+            registered.reservePermanent(
+                store: store, entity: span.entity, keys: span.keys, count: rows.count, doubling: !reserving)
+            cache.reserve(for: rows, in: storeKey, doubling: !reserving)
         }
         var pins = [Bool](repeating: false, count: rows.count)
         var start = rows.startIndex

@@ -215,9 +215,13 @@ struct RegistrationTable {
         object.map { $0.entity.hasRelationships ? 1 : 0 } ?? 0
     }
 
-    /// Makes room at once for `count` saved objects of `entity` in `store` with keys in `keys`.
-    mutating func reservePermanent(store: PersistentStore, entity: Int32, keys: ClosedRange<Int64>, count: Int) {
-        permanent.reserve(store: ObjectIdentifier(store), entity: entity, keys: keys, count: count)
+    /// Makes room at once for `count` saved objects of `entity` in `store` with keys in `keys`
+    /// (at least doubling a lane that grows, with `doubling`); keys too scattered to share a lane
+    /// go to the overflow table (``RowTable`` T4).
+    mutating func reservePermanent(
+        store: PersistentStore, entity: Int32, keys: ClosedRange<Int64>, count: Int, doubling: Bool = false
+    ) {
+        permanent.reserve(store: ObjectIdentifier(store), entity: entity, keys: keys, count: count, doubling: doubling)
     }
 
     /// Whether some registered object's entity has relationships (only those can hold

@@ -321,11 +321,16 @@ public final class RowCache: Sendable {
     }
 
     /// Makes room for `snapshots` of one store at once, for a caller that then stores them in
-    /// parts with ``store(_:in:pins:)-(ArraySlice<RowSnapshot>,_,_)``.
-    package func reserve(for snapshots: [RowSnapshot], in store: ObjectIdentifier) {
-        guard let span = RowTable<Entry>.span(of: snapshots) else { return }
+    /// parts with ``store(_:in:pins:)-(ArraySlice<RowSnapshot>,_,_)``; or, for rows too scattered
+    /// to share a lane, sends them to the table's overflow (``RowTable`` T4).
+    ///
+    /// - Parameter doubling: Whether a lane that grows at least doubles: for each further part of
+    ///   an answer that comes in parts.
+    package func reserve(for snapshots: [RowSnapshot], in store: ObjectIdentifier, doubling: Bool = false) {
+        guard let span = RowTable<Entry>.span(of: snapshots, minimum: 2) else { return }
         state.withLock { s in
-            s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
+            s.entries.reserve(
+                store: store, entity: span.entity, keys: span.keys, count: snapshots.count, doubling: doubling)
         }
     }
 

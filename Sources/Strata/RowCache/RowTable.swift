@@ -9,6 +9,10 @@ internal import CStrataPrefetch
 //     and then at most doubles that range;
 //     keys spread far apart go to the overflow table instead of growing a mostly empty array.
 //     (Removals do not shrink a lane; it is dropped when its last key goes.)
+// T4. After a reservation T3 refused (a batch too scattered for the lane), the lane does not grow
+//     for that batch's keys (`hold` counts them down): they go to the overflow table instead of
+//     growing the lane step by step and moving overflow keys back at every step. An accepted
+//     reservation ends the hold.
 
 /// Values by row key (a store and a row ID), kept in arrays indexed by primary key.
 ///
@@ -31,6 +35,9 @@ struct RowTable<Value> {
         var live: Int
         /// Keys of this lane held in the overflow table, so growing knows whether to look there.
         var overflowed: Int
+        /// Keys still to come of a batch whose reservation T3 refused; the lane does not grow for
+        /// them (T4).
+        var hold = 0
 
         func index(of key: Int64) -> Int? {
             let offset = key &- base
@@ -49,6 +56,9 @@ struct RowTable<Value> {
     private static var minimumSpan: Int { 1_024 }
 
     var isEmpty: Bool { count == 0 }
+
+    /// Keys held in the overflow table rather than a lane (for tests of where keys live).
+    var overflowCount: Int { overflow.count }
 
     private func laneIndex(_ key: Key) -> Int? {
         let entity = Int(key.row.entity)
@@ -132,6 +142,8 @@ struct RowTable<Value> {
             let key = Key(store: store, row: RowID(entity: entity, primaryKey: keys[position]))
             if let old = updateValue(values[position], forKey: key) { replaced(old) }
         }
+        // The batch is in: its hold, if the reservation set one, ends here (T4).
+        if let lane = laneIndex(probe) { lanes[Int(entity)][lane].hold = 0 }
     }
 
     /// Calls `body` with the value of `key` in place, adding `make()` first when the key is
@@ -151,13 +163,14 @@ struct RowTable<Value> {
             }
             return body(&lanes[entity][lane].slots[index]!, false)
         }
-        if overflow[key] == nil {
-            overflow[key] = make()
-            count += 1
-            if let lane = laneIndex(key) { lanes[entity][lane].overflowed += 1 }
-            return body(&overflow[key]!, true)
-        }
-        return body(&overflow[key]!, false)
+        // One hashed lookup for a key present, two for a new one (made and changed before it goes in).
+        if let index = overflow.index(forKey: key) { return body(&overflow.values[index], false) }
+        var value = make()
+        let result = body(&value, true)
+        overflow[key] = value
+        count += 1
+        if let lane = laneIndex(key) { lanes[entity][lane].overflowed += 1 }
+        return result
     }
 
     /// Calls `body` with the value of `key` in place when the key is present; `nil` otherwise.
@@ -171,8 +184,8 @@ struct RowTable<Value> {
             }
             if lanes[entity][lane].overflowed == 0 { return nil }
         }
-        guard !overflow.isEmpty, overflow[key] != nil else { return nil }
-        return body(&overflow[key]!)
+        guard !overflow.isEmpty, let index = overflow.index(forKey: key) else { return nil }
+        return body(&overflow.values[index])
     }
 
     /// Calls `body` with the value of `key` when the key is present, to read; `nil` otherwise.
@@ -380,20 +393,32 @@ struct RowTable<Value> {
 
     /// Makes room at once for `count` keys of `store` and `entity` within `keys`, so adding a
     /// batch does not grow the lane step by step. Does nothing where T3 does not allow the lane
-    /// to cover them (those keys then go where they would have gone anyway).
-    mutating func reserve(store: ObjectIdentifier, entity: Int32, keys: ClosedRange<Int64>, count: Int) {
+    /// to cover them: then the next `count` keys added to the lane that it does not cover go to
+    /// the overflow table without growing it (T4).
+    ///
+    /// - Parameter doubling: Whether a lane that grows at least doubles, for a batch that comes in
+    ///   parts (growing by exactly each part would copy the lane each time it grows downward).
+    mutating func reserve(
+        store: ObjectIdentifier, entity: Int32, keys: ClosedRange<Int64>, count: Int, doubling: Bool = false
+    ) {
         let key = Key(store: store, row: RowID(entity: entity, primaryKey: keys.lowerBound))
         guard keys.lowerBound > Int64.min / 2, keys.upperBound < Int64.max / 2,
             let lane = laneIndex(key) ?? makeLane(key)
         else { return }
-        grow(Int(entity), lane, covering: keys.lowerBound, keys.upperBound + 1, expecting: count, doubling: false)
+        let row = Int(entity)
+        grow(row, lane, covering: keys.lowerBound, keys.upperBound + 1, expecting: count, doubling: doubling)
+        let covered =
+            lanes[row][lane].index(of: keys.lowerBound) != nil && lanes[row][lane].index(of: keys.upperBound) != nil
+        lanes[row][lane].hold = covered ? 0 : count
     }
 
     /// The entity and key range of `rows` when they are all of one entity (a fetch's or a save's
-    /// usual batch) and more than a few, for ``reserve(store:entity:keys:count:)``; one pass over
-    /// the contiguous rows.
-    static func span(of rows: some Collection<RowSnapshot>) -> (entity: Int32, keys: ClosedRange<Int64>)? {
-        guard rows.count > 64, let first = rows.first else { return nil }
+    /// usual batch) and at least `minimum`, for ``reserve(store:entity:keys:count:doubling:)``;
+    /// one pass over the contiguous rows.
+    static func span(
+        of rows: some Collection<RowSnapshot>, minimum: Int = 65
+    ) -> (entity: Int32, keys: ClosedRange<Int64>)? {
+        guard rows.count >= max(minimum, 1), let first = rows.first else { return nil }
         var low = first.id.primaryKey
         var high = low
         for row in rows {
@@ -405,8 +430,13 @@ struct RowTable<Value> {
     }
 
     /// The slot of `pk` in a lane, growing the lane to cover it when T3 allows; `nil` when the key
-    /// belongs in the overflow table.
+    /// belongs in the overflow table. While a hold lasts (T4), each call counts one key of it
+    /// down and grows nothing.
     private mutating func slotIndex(_ entity: Int, _ lane: Int, _ pk: Int64) -> Int? {
+        if lanes[entity][lane].hold > 0 {
+            lanes[entity][lane].hold -= 1
+            return lanes[entity][lane].index(of: pk)
+        }
         if let index = lanes[entity][lane].index(of: pk) { return index }
         guard pk > Int64.min / 2, pk < Int64.max / 2 else { return nil }
         grow(entity, lane, covering: pk, pk + 1, expecting: 1, doubling: true)
@@ -432,11 +462,36 @@ struct RowTable<Value> {
         let newBase = low < base ? newHigh - span : newLow
         let below = Int(base - newBase)
         let above = Int(span) - below - length
-        // In place: the array moves its elements when it grows, without retaining them again.
-        if above > 0 { lanes[entity][lane].slots.append(contentsOf: repeatElement(nil, count: above)) }
-        if below > 0 { lanes[entity][lane].slots.insert(contentsOf: repeatElement(nil, count: below), at: 0) }
+        if below == 0 {
+            // In place: the array moves its elements when it grows, without retaining them again.
+            lanes[entity][lane].slots.append(contentsOf: repeatElement(nil, count: above))
+        } else {
+            let grown = Self.moved(from: &lanes[entity][lane].slots, below: below, above: max(above, 0))
+            lanes[entity][lane].slots = grown
+        }
         lanes[entity][lane].base = newBase
         if overflowed > 0 { adoptOverflow(entity, lane) }
+    }
+
+    /// A new array of `below` empty slots, then the values of `slots`, then `above` empty slots.
+    /// The values are moved, not copied (no reference counting per value), and `slots` is left
+    /// with empty slots. Growing a lane downward this way costs one pass over each array, where
+    /// inserting at the front went through the generic collection path one slot at a time.
+    private static func moved(from slots: inout [Value?], below: Int, above: Int) -> [Value?] {
+        let length = slots.count
+        return [Value?](unsafeUninitializedCapacity: below + length + above) { grown, initialized in
+            // The capacity asked for is at least `below + length + above`, so every range below is in bounds.
+            guard let start = grown.baseAddress else { return }
+            start.initialize(repeating: nil, count: below)
+            slots.withUnsafeMutableBufferPointer { old in
+                guard let source = old.baseAddress else { return }
+                (start + below).moveInitialize(from: source, count: length)
+                // The moved-from slots are uninitialized now; the old array must end up holding values.
+                source.initialize(repeating: nil, count: length)
+            }
+            (start + below + length).initialize(repeating: nil, count: above)
+            initialized = below + length + above
+        }
     }
 
     /// Moves the overflow keys a grown lane now covers into its slots (T1).

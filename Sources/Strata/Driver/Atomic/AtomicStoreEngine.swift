@@ -70,19 +70,20 @@ public final class AtomicStoreEngine: Sendable {
     /// Answers a fetch completely: predicate, sort and page applied by the core's evaluator.
     public func fetch(_ request: StoreFetch) throws -> StoreFetchResult {
         let current = state.withLock { $0 }
+        let lookup: (RowID) -> RowSnapshot? = { current.row($0) }
+        // Rows are tested where they lie, so only matching ones are copied (and retained).
+        let compiled = request.predicate.flatMap { CompiledRowPredicate($0, entity: request.entity) }
         var matching: [RowSnapshot] = []
         for number in request.entityNumbers.sorted() {
             guard let table = current.rows[number] else { continue }
-            matching.append(contentsOf: table.values)
-        }
-        let lookup: (RowID) -> RowSnapshot? = { current.row($0) }
-        if let predicate = request.predicate {
-            if let compiled = CompiledRowPredicate(predicate, entity: request.entity) {
-                matching = try matching.filter { try compiled.matches($0.values) }
-            } else {
-                matching = try matching.filter {
-                    try predicate.evaluate(with: RowView($0, model: model, lookup: lookup))
+            if let compiled {
+                for row in table.values where try compiled.matches(row.values) { matching.append(row) }
+            } else if let predicate = request.predicate {
+                for row in table.values where try predicate.evaluate(with: RowView(row, model: model, lookup: lookup)) {
+                    matching.append(row)
                 }
+            } else {
+                matching.append(contentsOf: table.values)
             }
         }
         if request.sort.isEmpty {
