@@ -54,6 +54,27 @@ struct SQLiteCachedRowsTests {
         #expect(Array(rows[2...]) == Array(plain[2...]))
     }
 
+    @Test("a fetch that finds few cached rows stops asking for a stretch and decodes it, then asks again")
+    func fewFoundSkipsAStretch() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-cached")
+        let (coordinator, store, _) = try Self.makeStore(directory)
+        let item = try #require(coordinator.managedObjectModel.entity(named: "Item"))
+        let plain = try store.driver.fetch(StoreFetch(entity: item)).rows.sorted { $0.id < $1.id }
+        // Every row but the first window's is cached with marked values at the stored version.
+        let window = CachedRows.Probe.window
+        let skipped = window * (CachedRows.Probe.minimumShare - 1)
+        let cache = RowCache()
+        let key = ObjectIdentifier(store)
+        let marked = plain[0].values.map { _ in StoreValue.string("marked") }
+        cache.store(plain[window...].map { RowSnapshot(id: $0.id, version: $0.version, values: marked) }, in: key)
+        var fetch = StoreFetch(entity: item)
+        fetch.cachedRows = CachedRows(cache, store: key)
+        let rows = try store.driver.fetch(fetch).rows
+        #expect(rows.map(\.id) == plain.map(\.id), "rows in key order")
+        #expect(Array(rows[..<(window + skipped)]) == Array(plain[..<(window + skipped)]), "decoded from the file")
+        #expect(rows[(window + skipped)...].allSatisfy { $0.values == marked }, "taken from the cache again")
+    }
+
     @Test("a new context sees a row another writer changed, and the cache's values where Z_OPT did not move")
     func versionsDecide() throws {
         let directory = try TemporaryDirectory(prefix: "sqlite-cached")

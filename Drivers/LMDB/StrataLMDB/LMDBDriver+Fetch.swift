@@ -117,6 +117,8 @@ extension LMDBDriver {
         cached: CachedRows?, idsOnly: Bool = false
     ) throws -> [RowSnapshot] {
         var rows: [RowSnapshot] = []
+        // Asks the row cache row by row, less while it finds little (CachedRows.Probe).
+        var probe = cached.map(CachedRows.Probe.init)
         // Predicates over the row's own attributes read value slots directly (same answers).
         let compiled = predicate.flatMap { CompiledRowPredicate($0, entity: entity) }
         // Takes the rows array as a parameter: a closure capturing it would box it, and every
@@ -155,7 +157,7 @@ extension LMDBDriver {
                             // One integer comparison: answered from the stored bytes.
                             if integerTest.matches(value) {
                                 keep(
-                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached),
+                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: &probe),
                                     into: &rows)
                             }
                         } else if let compiled {
@@ -174,12 +176,12 @@ extension LMDBDriver {
                             }
                             if try compiled.matches(fields.values) {
                                 keep(
-                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached),
+                                    try decode(current.value, id: try rowID(current.key), plan: plan, cached: &probe),
                                     into: &rows)
                             }
                         } else {
                             try consider(
-                                try decode(current.value, id: try rowID(current.key), plan: plan, cached: cached),
+                                try decode(current.value, id: try rowID(current.key), plan: plan, cached: &probe),
                                 into: &rows)
                         }
                         entry = try cursor.move(MDB_NEXT)

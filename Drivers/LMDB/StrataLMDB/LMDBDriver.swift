@@ -214,13 +214,14 @@ public final class LMDBDriver: StoreDriver {
     }
 
     /// Decodes a row like ``decode(_:id:plan:)``, or takes its values from `cached` when the row
-    /// cache holds the row at the version in its header (a malformed header is decoded, and so
-    /// reported, as usual).
-    func decode(_ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan, cached: CachedRows?) throws
-        -> RowSnapshot
-    {
-        if let cached, let version = try? RowCodec.version(of: raw),
-            let values = cached.values(of: id, version: version)
+    /// cache holds the row at the version in its header and the probe asks for it (a malformed
+    /// header is decoded, and so reported, as usual).
+    func decode(
+        _ raw: UnsafeRawBufferPointer, id: RowID, plan: RowCodec.Plan, cached: inout CachedRows.Probe?
+    ) throws -> RowSnapshot {
+        // A header that does not parse is not an error here: the row is decoded below, which reports it.
+        if cached != nil, let version = try? RowCodec.version(of: raw),
+            let values = cached?.values(of: id, version: version)
         {
             return RowSnapshot(id: id, version: version, values: values)
         }

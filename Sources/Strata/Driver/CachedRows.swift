@@ -30,3 +30,47 @@ public struct CachedRows: Sendable {
         cache.values(for: RowCache.Key(store: store, row: id), version: version)
     }
 }
+
+extension CachedRows {
+    /// Asks ``CachedRows`` row by row during one fetch, and stops asking for most rows while few
+    /// are found: a fetch of rows scattered over a large store (10% of it sorted by name, say)
+    /// mostly misses, and each miss costs a lock and a cache miss on the row cache's table,
+    /// about as much as decoding the row. Asked rows are counted in windows of ``window``; a
+    /// window that found fewer than one in ``minimumShare`` skips the next
+    /// ``window`` × (``minimumShare`` − 1) rows, then asks again, so a fetch that reaches rows the
+    /// cache holds starts taking them again within a few windows.
+    ///
+    /// Skipping only costs work: a row not asked for is decoded, as it would be on a miss.
+    public struct Probe {
+        let cached: CachedRows
+        private var asked = 0
+        private var found = 0
+        private var skipping = 0
+
+        /// Rows asked for before a window is judged.
+        public static var window: Int { 64 }
+        /// A window must find at least one row in this many for the next rows to be asked for.
+        public static var minimumShare: Int { 8 }
+
+        /// A probe of `cached`, asking for every row until a window finds too few.
+        public init(_ cached: CachedRows) { self.cached = cached }
+
+        /// The cached values of `id` at `version`, or `nil` when the cache does not hold them or
+        /// this row was not asked for.
+        public mutating func values(of id: RowID, version: RowVersion) -> [StoreValue]? {
+            if skipping > 0 {
+                skipping -= 1
+                return nil
+            }
+            let values = cached.values(of: id, version: version)
+            asked += 1
+            if values != nil { found += 1 }
+            if asked == Self.window {
+                if found * Self.minimumShare < asked { skipping = Self.window * (Self.minimumShare - 1) }
+                asked = 0
+                found = 0
+            }
+            return values
+        }
+    }
+}

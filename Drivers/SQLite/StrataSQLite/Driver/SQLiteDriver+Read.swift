@@ -90,9 +90,10 @@ extension SQLiteDriver {
                 try statement.bind(bindings)
                 var part = StoreFetchResult(
                     appliedPredicate: exact, appliedSort: order != nil, appliedPage: order != nil)
+                var probe = request.cachedRows.map(CachedRows.Probe.init)
                 do {
                     while try statement.step() {
-                        guard let row = try decode(statement, cached: request.cachedRows) else { continue }
+                        guard let row = try decode(statement, cached: &probe) else { continue }
                         part.rows.append(row)
                         if part.rows.count >= partSize {
                             try body(&part)
@@ -188,15 +189,22 @@ extension SQLiteDriver {
     }
 
     /// The row at the statement's cursor (`Z_PK, Z_ENT, Z_OPT, <table columns>`), or `nil` for a
-    /// `Z_ENT` the model does not know. When `cached` holds the row at the same `Z_OPT`, its
-    /// values are taken instead of decoded (``CachedRows``).
+    /// `Z_ENT` the model does not know.
     ///
     /// - Throws: ``StoreError`` `.corrupt` for a primary or to-one key below 1.
-    func decode(_ statement: SQLiteStatement, cached: CachedRows? = nil) throws -> RowSnapshot? {
+    func decode(_ statement: SQLiteStatement) throws -> RowSnapshot? {
+        var none: CachedRows.Probe? = nil
+        return try decode(statement, cached: &none)
+    }
+
+    /// The row at the statement's cursor like ``decode(_:)``; when `cached` holds the row at the
+    /// same `Z_OPT` (and asks for it: ``CachedRows/Probe``), its values are taken instead of
+    /// decoded (``CachedRows``).
+    func decode(_ statement: SQLiteStatement, cached: inout CachedRows.Probe?) throws -> RowSnapshot? {
         guard let number = plans.modelNumber(storeNumber: statement.int64(at: 1)) else { return nil }
         let id = RowID(entity: number, primaryKey: try checkedKey(statement.int64(at: 0), of: number))
         let version = statement.int64(at: 2)
-        if let cached, let values = cached.values(of: id, version: version) {
+        if let values = cached?.values(of: id, version: version) {
             return RowSnapshot(id: id, version: version, values: values)
         }
         guard let plan = plans.entity(number) else { return nil }
