@@ -43,4 +43,32 @@ struct LMDBCachedRowsTests {
         #expect(matched.count == 1)
         #expect(matched.first?.id == plain[0].id && matched.first?.values == marked)
     }
+
+    @Test("a scan that finds few cached rows stops asking for a stretch and decodes it, then asks again")
+    func fewFoundSkipsAStretch() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-cached")
+        let (coordinator, driver, _) = try LMDBQueryTests.seeded(directory, people: 700)
+        let person = try #require(coordinator.managedObjectModel.entity(named: "Person"))
+        let plain = try driver.fetch(StoreFetch(entity: person)).rows
+        #expect(plain.map(\.id) == plain.map(\.id).sorted(), "a scan answers in key order")
+        // Every row but the first window's is cached with a marked score at the stored version.
+        let window = CachedRows.Probe.window
+        let skipped = window * (CachedRows.Probe.minimumShare - 1)
+        #expect(plain.count > window + skipped)
+        let score = try #require(person.index(ofProperty: "score"))
+        let cache = RowCache()
+        let key = ObjectIdentifier(coordinator.persistentStores[0])
+        cache.store(
+            plain[window...].map { row in
+                var values = row.values
+                values[score] = .double(-1)
+                return RowSnapshot(id: row.id, version: row.version, values: values)
+            }, in: key)
+        var fetch = StoreFetch(entity: person)
+        fetch.cachedRows = CachedRows(cache, store: key)
+        let rows = try driver.fetch(fetch).rows
+        #expect(rows.map(\.id) == plain.map(\.id))
+        #expect(Array(rows[..<(window + skipped)]) == Array(plain[..<(window + skipped)]), "decoded from the file")
+        #expect(rows[(window + skipped)...].allSatisfy { $0.values[score] == .double(-1) }, "from the cache again")
+    }
 }

@@ -26,8 +26,8 @@ struct LMDBQueryTests {
         return try! ManagedObjectModel(entities: [personWithCode, team])
     }()
 
-    /// A seeded store: 300 people in 5 teams.
-    static func seeded(_ directory: TemporaryDirectory) throws -> (
+    /// A seeded store: `people` people (300 unless given) in 5 teams.
+    static func seeded(_ directory: TemporaryDirectory, people: Int = 300) throws -> (
         PersistentStoreCoordinator, LMDBDriver, [ManagedObject]
     ) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
@@ -40,7 +40,7 @@ struct LMDBQueryTests {
             teams.append(team)
         }
         let names = ["Ann", "bob", "Émile", "e\u{301}mile", "Zoë", "", "Chloé"]
-        for index in 0..<300 {
+        for index in 0..<people {
             let person = try context.insertNewObject(forEntityName: "Person")
             person["name"] = index % 11 == 0 ? nil : names[index % names.count] + "\(index % 13)"
             person["age"] = index % 17 == 0 ? nil : (index * 7) % 90
