@@ -31,8 +31,8 @@ public protocol BenchContender: AnyObject {
     /// W2-any: W2 with every value read through the `Any?` subscript and a cast, or `nil` for a
     /// contender without key-value reads (only Strata's objects have them).
     func fetchAllReadingAny() throws -> BenchOutcome?
-    /// Untimed, before the first pass of W3: drops what a contender caches above its engine
-    /// (Strata's row cache), so the cold pass goes to the engine.
+    /// Untimed, before the first pass of W3 and before each W7 walk: drops what a contender
+    /// caches above its engine (Strata's row cache), so the pass goes to the engine.
     func prepareColdLookups() throws
     /// W3: reads each row of `ids` by its ID, one lookup at a time; `warm` is the second pass
     /// (Strata serves it from the row cache; the raw engines simply repeat).

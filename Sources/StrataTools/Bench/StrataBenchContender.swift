@@ -5,8 +5,9 @@ import Strata
 /// objects read and written by key, one `save()` per transaction.
 ///
 /// Each workload starts with a new context, so nothing is served from objects registered by an
-/// earlier workload. W3-cold and W7 empty the store's part of the row cache first, so their rows
-/// come from the driver; W3-warm then finds them in the row cache.
+/// earlier workload. W3-cold and each W7 walk empty the store's part of the row cache first
+/// (untimed, in ``prepareColdLookups()``), so their rows come from the driver; W3-warm then finds
+/// them in the row cache.
 ///
 /// Thread safety: not `Sendable`; the runner uses it from one thread.
 public final class StrataBenchContender: BenchContender {
@@ -213,7 +214,6 @@ public final class StrataBenchContender: BenchContender {
     }
 
     public func walkGraph(prefetch: Bool) throws -> BenchOutcome {
-        emptyRowCache()
         var request = FetchRequest(entityName: "Parent")
         request.returnsObjectsAsFaults = false
         if prefetch { request.relationshipKeyPathsForPrefetching = ["children"] }

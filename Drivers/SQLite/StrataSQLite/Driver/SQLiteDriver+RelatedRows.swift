@@ -38,16 +38,27 @@ extension SQLiteDriver {
             return RelatedRows(members: members, rows: ids.isEmpty ? [] : try rows(for: ids))
         }
         var rows: [RowSnapshot] = []
+        // Rows seen, once there are more than a few (a fault's one source has about ten: a
+        // look along the rows costs less than making a set).
         var seen = Set<RowID>()
         try readMembers(request, head: head, tail: plan.tail, one: one, sourceIndex: plan.rowsSourceIndex) {
             statement, source in
             // A row of an entity the model lacks is left out, as relatedRows(_:) leaves it.
             guard let row = try decode(statement) else { return }
             members[source, default: []].append(row.id)
-            if seen.insert(row.id).inserted { rows.append(row) }
+            if rows.count < Self.linearDedupe {
+                if !rows.contains(where: { $0.id == row.id }) { rows.append(row) }
+            } else {
+                if seen.isEmpty { seen = Set(rows.map(\.id)) }
+                if seen.insert(row.id).inserted { rows.append(row) }
+            }
         }
         return RelatedRows(members: members, rows: rows)
     }
+
+    /// Destination rows up to which ``relatedRowsWithDestinations(_:)`` finds repeats by looking
+    /// along the rows rather than in a set.
+    static var linearDedupe: Int { 16 }
 
     /// An empty member list for every source (a source may be listed more than once).
     private static func noMembers(_ request: RelatedRowsRequest) -> [RowID: [RowID]] {
