@@ -77,7 +77,16 @@ public final class AtomicStoreEngine: Sendable {
         for number in request.entityNumbers.sorted() {
             guard let table = current.rows[number] else { continue }
             if let compiled {
-                for row in table.values where try compiled.matches(row.values) { matching.append(row) }
+                // One integer comparison (`age BETWEEN {30, 40}`) reads the slot in place: copying
+                // each row out to test it retains its values, a cache miss per row of the table.
+                let integerTest = compiled.integerComparison
+                for index in table.indices {
+                    if let integerTest, case .integer(let value) = table.values[index].values[integerTest.slot] {
+                        if integerTest.matches(value) { matching.append(table.values[index]) }
+                    } else if try compiled.matches(table.values[index].values) {
+                        matching.append(table.values[index])
+                    }
+                }
             } else if let predicate = request.predicate {
                 for row in table.values where try predicate.evaluate(with: RowView(row, model: model, lookup: lookup)) {
                     matching.append(row)
