@@ -464,7 +464,14 @@ struct RowTable<Value> {
         let above = Int(span) - below - length
         if below == 0 {
             // In place: the array moves its elements when it grows, without retaining them again.
-            lanes[entity][lane].slots.append(contentsOf: repeatElement(nil, count: above))
+            // Appended one by one after reserving: `append(contentsOf: repeatElement(nil, …))`
+            // went through the generic sequence copy, slot by slot (1.5% of inserting 100,000 rows).
+            // Out of the table meanwhile, so each append needs no uniqueness check of the lanes.
+            var slots = lanes[entity][lane].slots
+            lanes[entity][lane].slots = []
+            slots.reserveCapacity(length + above)
+            for _ in 0..<above { slots.append(nil) }
+            lanes[entity][lane].slots = slots
         } else {
             let grown = Self.moved(from: &lanes[entity][lane].slots, below: below, above: max(above, 0))
             lanes[entity][lane].slots = grown
