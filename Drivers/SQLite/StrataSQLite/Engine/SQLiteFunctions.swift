@@ -111,22 +111,37 @@ private let compareStrings:
         return x < y ? -1 : (x == y ? 0 : 1)
     }
 
-/// The order of two strings that are both ASCII, byte by byte (shorter first on a common prefix),
-/// which is Swift's `String` order for them: ASCII is its own canonical form, and `String`
-/// compares scalars. `nil` when either has a byte above 0x7F: a combining mark after any byte can
-/// reorder such strings (`"e\u{301}"` is `"é"`, which sorts after `"f"`), so they take the
-/// `String` comparison.
+/// The order of two strings decided by their bytes, which is Swift's `String` order when the
+/// bytes deciding it are ASCII; `nil` when they are not, for the `String` comparison.
+///
+/// One pass to the first byte that differs (names in a sort usually differ in their first few
+/// bytes). ASCII is its own canonical form and `String` compares scalars, so an all-ASCII common
+/// prefix followed by two different ASCII bytes orders the strings as those bytes do, provided
+/// neither is followed by a byte above 0x7F: a combining mark there would change the character
+/// (`"e\u{301}"` is `"é"`, which sorts after `"f"`). Bytes after that cannot change the order: the
+/// next ASCII character is a starter, so no later mark reaches back across it. For the same reason
+/// a string that is an ASCII prefix of the other comes first when the other goes on with ASCII.
 func asciiOrder(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Int32? {
-    var ascii: UInt8 = 0
-    for byte in first { ascii |= byte }
-    for byte in second { ascii |= byte }
-    guard ascii < 0x80 else { return nil }
     let common = min(first.count, second.count)
-    if common > 0, let x = first.baseAddress, let y = second.baseAddress {
-        let order = memcmp(x, y, common)
-        if order != 0 { return order < 0 ? -1 : 1 }
+    var index = 0
+    while index < common {
+        let x = first[index]
+        let y = second[index]
+        if x != y {
+            guard x < 0x80, y < 0x80 else { return nil }
+            let nextX = index + 1 < first.count ? first[index + 1] : 0
+            let nextY = index + 1 < second.count ? second[index + 1] : 0
+            guard nextX < 0x80, nextY < 0x80 else { return nil }
+            return x < y ? -1 : 1
+        }
+        guard x < 0x80 else { return nil }
+        index += 1
     }
-    return first.count == second.count ? 0 : (first.count < second.count ? -1 : 1)
+    if first.count == second.count { return 0 }
+    // One is a prefix of the other: the longer goes on at `common`.
+    let next = first.count > common ? first[common] : second[common]
+    guard next < 0x80 else { return nil }
+    return first.count < second.count ? -1 : 1
 }
 
 private let fold: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
