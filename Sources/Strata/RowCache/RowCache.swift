@@ -135,7 +135,7 @@ public final class RowCache: Sendable {
         /// Keys removed while reads were in flight, with the removal's number (C5).
         var tombstones: [Key: UInt64] = [:]
         /// Reads in flight, by the removal number at their start (C5).
-        var reads: [UInt64: Int] = [:]
+        var reads = ReadsInFlight()
     }
 
     /// A read of a store in progress (C5): rows it returns are stored with
@@ -272,7 +272,7 @@ public final class RowCache: Sendable {
     /// - Complexity: O(1).
     func beginRead() -> Read {
         state.withLock { s in
-            s.reads[s.removals, default: 0] += 1
+            s.reads.begin(at: s.removals)
             return Read(removals: s.removals)
         }
     }
@@ -282,13 +282,9 @@ public final class RowCache: Sendable {
     /// - Complexity: O(r) for r distinct reads in flight, plus O(t) for t tombstones when some go.
     func endRead(_ read: Read) {
         state.withLock { s in
-            if let count = s.reads[read.removals], count > 1 {
-                s.reads[read.removals] = count - 1
-            } else {
-                s.reads[read.removals] = nil
-            }
+            s.reads.end(at: read.removals)
             guard !s.tombstones.isEmpty else { return }
-            if let oldest = s.reads.keys.min() {
+            if let oldest = s.reads.oldest {
                 s.tombstones = s.tombstones.filter { $0.value > oldest }
             } else {
                 s.tombstones.removeAll()
@@ -437,7 +433,7 @@ public final class RowCache: Sendable {
         state.withLock { s in
             s.removals &+= 1
             let removal = s.removals
-            let inFlight = s.reads.values.reduce(0, +) > (own == nil ? 0 : 1)
+            let inFlight = s.reads.total > (own == nil ? 0 : 1)
             if inFlight { s.tombstones.reserveCapacity(s.tombstones.count + keys.count) }
             for key in keys {
                 if inFlight { s.tombstones[key] = removal }
