@@ -17,19 +17,27 @@ struct SQLiteCollationTests {
 
     static func stringOrder(_ x: String, _ y: String) -> Int32 { x < y ? -1 : (x == y ? 0 : 1) }
 
+    /// Two random strings of `alphabet`, up to `maxLength` scalars each; half the time the second
+    /// starts with the first, so prefixes are compared too.
+    static func randomPair(
+        _ alphabet: [Unicode.Scalar], maxLength: Int, using generator: inout SeededGenerator
+    ) -> (String, String) {
+        func random() -> String {
+            let length = Int.random(in: 0...maxLength, using: &generator)
+            return String(
+                String.UnicodeScalarView((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        let x = random()
+        return (x, Bool.random(using: &generator) ? x + random() : random())
+    }
+
     @Test("ASCII strings order byte by byte exactly as Swift orders them (seed 20261129, 20,000 pairs)")
     func asciiMatchesString() {
         var generator = SeededGenerator(seed: 20_261_129)
         print("collation fuzz: seed 20261129, 20000 pairs")
         let alphabet = Array(" !09AZaz_~-.\u{7F}\u{01}".unicodeScalars)
         for _ in 0..<20_000 {
-            func random() -> String {
-                let length = Int.random(in: 0...6, using: &generator)
-                return String(
-                    String.UnicodeScalarView((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
-            }
-            let x = random()
-            let y = Bool.random(using: &generator) ? x + random() : random()
+            let (x, y) = Self.randomPair(alphabet, maxLength: 6, using: &generator)
             #expect(Self.order(x, y) == Self.stringOrder(x, y), "\(x.debugDescription) vs \(y.debugDescription)")
             #expect(Self.order(y, x) == Self.stringOrder(y, x), "\(y.debugDescription) vs \(x.debugDescription)")
         }
@@ -62,13 +70,7 @@ struct SQLiteCollationTests {
         var decided = 0
         var fellBack = 0
         for _ in 0..<40_000 {
-            func random() -> String {
-                let length = Int.random(in: 0...5, using: &generator)
-                return String(
-                    String.UnicodeScalarView((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
-            }
-            let x = random()
-            let y = Bool.random(using: &generator) ? x + random() : random()
+            let (x, y) = Self.randomPair(alphabet, maxLength: 5, using: &generator)
             for (a, b) in [(x, y), (y, x)] {
                 if let order = Self.order(a, b) {
                     decided += 1
