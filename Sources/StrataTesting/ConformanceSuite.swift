@@ -31,7 +31,7 @@ public enum ConformanceSuite {
             + batchInsertCases + saveCases
             + raceCases + shapeCases + compositeCases + fetchOptionCases + batchFaultingCases + groupedCases
             + derivationCases
-            + durabilityCases
+            + durabilityCases + applyInPartsCases
     }
 
     /// A seeded store in a fresh directory, and a fresh context on it.

@@ -163,6 +163,12 @@ public final class RecordingDriver: StoreDriver {
         return try wrapped.apply(batch)
     }
 
+    /// Recorded as one `apply` (its size 0); a failure queued for `apply` fails the whole.
+    public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
+        try record(.apply, size: 0)
+        return try wrapped.apply(inParts: next)
+    }
+
     public func execute(_ request: StoreBatchRequest) throws -> StoreBatchResult {
         try record(.execute, size: 0)
         return try wrapped.execute(request)

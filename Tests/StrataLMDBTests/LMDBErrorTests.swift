@@ -116,6 +116,42 @@ struct LMDBErrorTests {
         try driver.close()
     }
 
+    @Test("a change in parts that fills the map starts over from its first part in a grown map")
+    func mapGrowsInParts() throws {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let url = directory.file("notes.lmdb")
+        let driver = try LMDBDriverFactory().open(
+            url: url, model: Self.model(), options: StoreOptions(values: ["mapSize": "128K"]))
+        let before = driver.mapSize
+        let entity = try #require(driver.model.entity(named: "Note"))
+        let keys = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 4)
+        let parts = keys.map { key in
+            var batch = ChangeBatch()
+            batch.inserts = [
+                RowSnapshot(
+                    id: RowID(entity: entity.entityNumber, primaryKey: key), version: 0,
+                    values: [.string("n\(key)"), .binary(Data(repeating: UInt8(key), count: 600_000))])
+            ]
+            return batch
+        }
+        var starts = 0
+        var position = 0
+        _ = try driver.apply(inParts: { first in
+            if first {
+                starts += 1
+                position = 0
+            }
+            guard position < parts.count else { return nil }
+            position += 1
+            return parts[position - 1]
+        })
+        #expect(starts > 1, "the transaction started over after growing the map")
+        #expect(driver.mapSize > before)
+        let stored = try driver.rows(for: parts.map { $0.inserts[0].id })
+        #expect(stored.map(\.values) == parts.map { $0.inserts[0].values })
+        try driver.close()
+    }
+
     @Test("a missing store with createIfMissing off is notFound; a read-only store refuses saves")
     func missingAndReadOnly() throws {
         let directory = try TemporaryDirectory(prefix: "lmdb-errors")

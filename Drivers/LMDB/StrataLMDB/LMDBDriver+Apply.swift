@@ -13,144 +13,166 @@ extension LMDBDriver {
         ) { try commit(batch) }
     }
 
+    /// Applies each change set `next` hands out in one write transaction, holding one at a time;
+    /// any failure aborts the transaction and the store is unchanged. A full map aborts it, grows
+    /// the map and starts over from the first change set (`next(true)`).
+    public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
+        try ensureOpen()
+        return try log.logged("write transaction in parts") {
+            try environment.write(durable: true) { txn in
+                var versions: [RowID: RowVersion] = [:]
+                var first = true
+                while let part = try next(first) {
+                    first = false
+                    if part.isEmpty { continue }
+                    versions.merge(try write(part, txn).versions) { _, later in later }
+                }
+                return CommitResult(versions: versions)
+            }
+        }
+    }
+
     private func commit(_ batch: ChangeBatch) throws -> CommitResult {
         // A deferred change set is committed without its meta page's sync (E7 in LMDBEnvironment).
-        try environment.write(durable: batch.durability == .immediate) { txn in
-            try checkVersions(batch, txn)
-            var touched: [RowSnapshot] = []
-            var maxKeys: [Int32: Int64] = [:]
-            for delete in batch.deletes {
-                // checkVersions found the row; a change set that names it twice, or a damaged file,
-                // can make it gone by now.
-                let rows = try rowsDatabase(delete.id.entity)
-                if isPlain(delete.id.entity) {
-                    // No relationship or index entries to remove (unlink would do nothing), so the
-                    // stored values are not read.
-                    guard try txn.get(rows, row: delete.id) != nil else { throw Self.vanished(delete.id, storeName) }
-                } else {
-                    guard let old = try row(delete.id, txn) else { throw Self.vanished(delete.id, storeName) }
-                    try unlink(old, txn)
-                }
-                try txn.delete(rows, Keys.row(delete.id))
+        try environment.write(durable: batch.durability == .immediate) { txn in try write(batch, txn) }
+    }
+
+    /// Writes one change set inside the write transaction `txn`.
+    private func write(_ batch: ChangeBatch, _ txn: LMDBTransaction) throws -> CommitResult {
+        try checkVersions(batch, txn)
+        var touched: [RowSnapshot] = []
+        var maxKeys: [Int32: Int64] = [:]
+        for delete in batch.deletes {
+            // checkVersions found the row; a change set that names it twice, or a damaged file,
+            // can make it gone by now.
+            let rows = try rowsDatabase(delete.id.entity)
+            if isPlain(delete.id.entity) {
+                // No relationship or index entries to remove (unlink would do nothing), so the
+                // stored values are not read.
+                guard try txn.get(rows, row: delete.id) != nil else { throw Self.vanished(delete.id, storeName) }
+            } else {
+                guard let old = try row(delete.id, txn) else { throw Self.vanished(delete.id, storeName) }
+                try unlink(old, txn)
             }
-            var writer = ByteWriter(capacity: 256)
-            var key = ByteWriter(capacity: Keys.rowIDSize)
-            var scratch = [UInt8](repeating: 0, count: 256)
-            var last:
-                (
-                    entity: Int32, root: Int32, dbi: MDB_dbi, slots: [DatabaseLayout.Slot], plan: RowCodec.Plan,
-                    unique: Bool, linked: Bool
-                )?
-            var runMax: Int64 = 0
-            func flushMax() {
-                if let root = last?.root, runMax > maxKeys[root] ?? 0 { maxKeys[root] = runMax }
-                runMax = 0
-            }
-            for insert in batch.inserts {
-                let entity = insert.id.entity
-                if last?.entity != entity {
-                    flushMax()
-                    guard let slots = layout.slots[entity], let root = layout.rootOf[entity] else {
-                        throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
-                    }
-                    let unique = layout.indexesByEntity[entity]?.contains(where: \.isUnique) ?? false
-                    let linked = layout.linked.contains(entity) || layout.indexesByEntity[entity] != nil
-                    // layout.plans has an entry for every entity layout.slots has.
-                    last = (entity, root, try rowsDatabase(entity), slots, layout.plans[entity]!, unique, linked)
-                }
-                // Set just above for this entity.
-                let current = last!
-                guard insert.values.count == current.slots.count, insert.id.primaryKey > 0 else {
+            try txn.delete(rows, Keys.row(delete.id))
+        }
+        var writer = ByteWriter(capacity: 256)
+        var key = ByteWriter(capacity: Keys.rowIDSize)
+        var scratch = [UInt8](repeating: 0, count: 256)
+        var last:
+            (
+                entity: Int32, root: Int32, dbi: MDB_dbi, slots: [DatabaseLayout.Slot], plan: RowCodec.Plan,
+                unique: Bool, linked: Bool
+            )?
+        var runMax: Int64 = 0
+        func flushMax() {
+            if let root = last?.root, runMax > maxKeys[root] ?? 0 { maxKeys[root] = runMax }
+            runMax = 0
+        }
+        for insert in batch.inserts {
+            let entity = insert.id.entity
+            if last?.entity != entity {
+                flushMax()
+                guard let slots = layout.slots[entity], let root = layout.rootOf[entity] else {
                     throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
                 }
-                key.bytes.removeAll(keepingCapacity: true)
-                Keys.appendRowID(insert.id, to: &key)
-                // Keys handed out by the allocator rise, so new rows usually go at the end.
-                let rising = insert.id.primaryKey > runMax
-                let stored: Bool
-                if let size = RowCodec.encode(version: 1, values: insert.values, plan: current.plan, into: &scratch) {
-                    stored = try scratch.withUnsafeBytes {
-                        try txn.insert(
-                            current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]), append: rising)
+                let unique = layout.indexesByEntity[entity]?.contains(where: \.isUnique) ?? false
+                let linked = layout.linked.contains(entity) || layout.indexesByEntity[entity] != nil
+                // layout.plans has an entry for every entity layout.slots has.
+                last = (entity, root, try rowsDatabase(entity), slots, layout.plans[entity]!, unique, linked)
+            }
+            // Set just above for this entity.
+            let current = last!
+            guard insert.values.count == current.slots.count, insert.id.primaryKey > 0 else {
+                throw StoreError(.corrupt, "inserted row \(insert.id) does not fit the model", store: storeName)
+            }
+            key.bytes.removeAll(keepingCapacity: true)
+            Keys.appendRowID(insert.id, to: &key)
+            // Keys handed out by the allocator rise, so new rows usually go at the end.
+            let rising = insert.id.primaryKey > runMax
+            let stored: Bool
+            if let size = RowCodec.encode(version: 1, values: insert.values, plan: current.plan, into: &scratch) {
+                stored = try scratch.withUnsafeBytes {
+                    try txn.insert(
+                        current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]), append: rising)
+                }
+            } else {
+                try encode(insert.values, version: 1, id: insert.id, current.slots, into: &writer)
+                stored = try txn.insert(current.dbi, key.bytes, writer.bytes, append: rising)
+            }
+            guard stored else {
+                throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
+            }
+            if current.linked {
+                let row = RowSnapshot(id: insert.id, version: 1, values: insert.values)
+                try link(row, slots: 0..<current.slots.count, old: nil, txn)
+                if current.unique { touched.append(row) }
+            }
+            runMax = max(runMax, insert.id.primaryKey)
+        }
+        flushMax()
+        var shape: (entity: Int32, dbi: MDB_dbi, plan: RowCodec.Plan, slots: [DatabaseLayout.Slot], plain: Bool)?
+        for update in batch.updates {
+            let entity = update.id.entity
+            if shape?.entity != entity {
+                // checkVersions found the row, so layout.slots and layout.plans know its entity.
+                shape = (
+                    entity, try rowsDatabase(entity), layout.plans[entity]!, layout.slots[entity]!, isPlain(entity)
+                )
+            }
+            // Set just above for this entity.
+            let current = shape!
+            guard update.values.count == current.slots.count,
+                update.changedSlots.allSatisfy({ $0 >= 0 && $0 < current.slots.count })
+            else {
+                throw StoreError(
+                    .corrupt, "the update of row \(update.id) does not fit the model", store: storeName)
+            }
+            key.bytes.removeAll(keepingCapacity: true)
+            Keys.appendRowID(update.id, to: &key)
+            // A row with no relationship entries, index entries or unique constraints to keep is
+            // written from the update alone (RowUpdate: the complete new row), without reading the
+            // stored values back. A to-many slot, the only kind that may be unfetched, is not part
+            // of the row's bytes.
+            if current.plain {
+                // checkVersions found the row at the expected version; a change set that deletes
+                // it too can make it gone by now.
+                guard let stored = try txn.get(current.dbi, key.bytes) else {
+                    throw Self.vanished(update.id, storeName)
+                }
+                let version = try nextVersion(update.expectedVersion, of: update.id)
+                // A change of fixed-width fields patches the stored bytes (read before the put
+                // below replaces them); any other is encoded whole.
+                if let size = RowCodec.patch(
+                    stored, version: version, values: update.values, changed: update.changedSlots,
+                    plan: current.plan, into: &scratch)
+                    ?? RowCodec.encode(version: version, values: update.values, plan: current.plan, into: &scratch)
+                {
+                    try scratch.withUnsafeBytes {
+                        try txn.put(current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]))
                     }
                 } else {
-                    try encode(insert.values, version: 1, id: insert.id, current.slots, into: &writer)
-                    stored = try txn.insert(current.dbi, key.bytes, writer.bytes, append: rising)
+                    try encode(update.values, version: version, id: update.id, current.slots, into: &writer)
+                    try txn.put(current.dbi, key.bytes, writer.bytes)
                 }
-                guard stored else {
-                    throw StoreError(.constraint, "a row with ID \(insert.id) already exists", store: storeName)
-                }
-                if current.linked {
-                    let row = RowSnapshot(id: insert.id, version: 1, values: insert.values)
-                    try link(row, slots: 0..<current.slots.count, old: nil, txn)
-                    if current.unique { touched.append(row) }
-                }
-                runMax = max(runMax, insert.id.primaryKey)
+                continue
             }
-            flushMax()
-            var shape: (entity: Int32, dbi: MDB_dbi, plan: RowCodec.Plan, slots: [DatabaseLayout.Slot], plain: Bool)?
-            for update in batch.updates {
-                let entity = update.id.entity
-                if shape?.entity != entity {
-                    // checkVersions found the row, so layout.slots and layout.plans know its entity.
-                    shape = (
-                        entity, try rowsDatabase(entity), layout.plans[entity]!, layout.slots[entity]!, isPlain(entity)
-                    )
-                }
-                // Set just above for this entity.
-                let current = shape!
-                guard update.values.count == current.slots.count,
-                    update.changedSlots.allSatisfy({ $0 >= 0 && $0 < current.slots.count })
-                else {
-                    throw StoreError(
-                        .corrupt, "the update of row \(update.id) does not fit the model", store: storeName)
-                }
-                key.bytes.removeAll(keepingCapacity: true)
-                Keys.appendRowID(update.id, to: &key)
-                // A row with no relationship entries, index entries or unique constraints to keep is
-                // written from the update alone (RowUpdate: the complete new row), without reading the
-                // stored values back. A to-many slot, the only kind that may be unfetched, is not part
-                // of the row's bytes.
-                if current.plain {
-                    // checkVersions found the row at the expected version; a change set that deletes
-                    // it too can make it gone by now.
-                    guard let stored = try txn.get(current.dbi, key.bytes) else {
-                        throw Self.vanished(update.id, storeName)
-                    }
-                    let version = try nextVersion(update.expectedVersion, of: update.id)
-                    // A change of fixed-width fields patches the stored bytes (read before the put
-                    // below replaces them); any other is encoded whole.
-                    if let size = RowCodec.patch(
-                        stored, version: version, values: update.values, changed: update.changedSlots,
-                        plan: current.plan, into: &scratch)
-                        ?? RowCodec.encode(version: version, values: update.values, plan: current.plan, into: &scratch)
-                    {
-                        try scratch.withUnsafeBytes {
-                            try txn.put(current.dbi, key.bytes, UnsafeRawBufferPointer(rebasing: $0[0..<size]))
-                        }
-                    } else {
-                        try encode(update.values, version: version, id: update.id, current.slots, into: &writer)
-                        try txn.put(current.dbi, key.bytes, writer.bytes)
-                    }
-                    continue
-                }
-                // checkVersions found the row; a change set that deletes it too, or a damaged file,
-                // can make it gone by now.
-                guard let old = try row(update.id, txn) else { throw Self.vanished(update.id, storeName) }
-                let slots = current.slots
-                var new = old
-                for slot in update.changedSlots { new.values[slot] = update.values[slot] }
-                new.version = try nextVersion(old.version, of: old.id)
-                try txn.put(try rowsDatabase(update.id.entity), Keys.row(new.id), try encode(new, slots))
-                try link(new, slots: update.changedSlots, old: old, txn)
-                // The new version is the expected one plus one (checkVersions): the result leaves it out.
-                touched.append(new)
-            }
-            for (root, key) in maxKeys where key > (try maximumKey(root, txn)) { try setMaximumKey(root, key, txn) }
-            try checkUniqueness(touched, txn)
-            if let metadata = batch.metadata { try Self.writeMetadata(metadata, txn, databases.meta) }
-            return CommitResult(versions: [:])
+            // checkVersions found the row; a change set that deletes it too, or a damaged file,
+            // can make it gone by now.
+            guard let old = try row(update.id, txn) else { throw Self.vanished(update.id, storeName) }
+            let slots = current.slots
+            var new = old
+            for slot in update.changedSlots { new.values[slot] = update.values[slot] }
+            new.version = try nextVersion(old.version, of: old.id)
+            try txn.put(try rowsDatabase(update.id.entity), Keys.row(new.id), try encode(new, slots))
+            try link(new, slots: update.changedSlots, old: old, txn)
+            // The new version is the expected one plus one (checkVersions): the result leaves it out.
+            touched.append(new)
         }
+        for (root, key) in maxKeys where key > (try maximumKey(root, txn)) { try setMaximumKey(root, key, txn) }
+        try checkUniqueness(touched, txn)
+        if let metadata = batch.metadata { try Self.writeMetadata(metadata, txn, databases.meta) }
+        return CommitResult(versions: [:])
     }
 
     /// Whether rows of `entity` have no relationship entries, order lists, index entries or unique

@@ -83,6 +83,28 @@ public protocol StoreDriver: AnyObject, Sendable {
     /// Applies one change set all-or-nothing and returns the new row versions.
     func apply(_ batch: ChangeBatch) throws -> CommitResult
 
+    /// Applies the change sets `next` hands out, one after another until it returns `nil`, as one
+    /// all-or-nothing change: when `next`, any change set or the commit throws, the store holds
+    /// exactly what it held before (a bulk load of more rows than fit in memory at once, such as
+    /// `strata import`).
+    ///
+    /// The driver calls `next(true)` for the first change set and `next(false)` for each one
+    /// after. It may start over, calling `next(true)` again, when it has to begin its transaction
+    /// anew (LMDB growing its map, PostgreSQL retrying a serialization failure): `next` must then
+    /// hand out the same change sets again from the first. Each change set sees the ones before
+    /// it: a later one may update or delete rows an earlier one inserted or changed, expecting the
+    /// versions they would have after applying in turn. Their ``ChangeBatch/durability`` is
+    /// ignored: the whole is made durable like an immediate change set. `next` must not call this
+    /// driver (the driver may hold its write transaction). A driver with a write transaction
+    /// applies each change set as it comes, holding one at a time; the default folds them
+    /// (``ChangeSetFold``) and calls ``apply(_:)`` once, holding them all, which suits stores that
+    /// hold their rows in memory anyway. The coordinator serializes it like `apply`.
+    ///
+    /// - Returns: The new versions of updated rows, as ``apply(_:)`` returns them; a row changed by
+    ///   several change sets has the version the last gave it. The default stores such a row once,
+    ///   its version one more than before (a row inserted and then updated: version 1).
+    func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult
+
     /// Inserts new rows of `entity`, which `fill` produces one at a time, in one transaction: each
     /// row takes the next primary key of the entity's hierarchy and version 1; when `fill` or the
     /// store throws, no row is stored (batch inserts without uniqueness constraints).

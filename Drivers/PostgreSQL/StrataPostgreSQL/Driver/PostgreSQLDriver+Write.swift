@@ -40,26 +40,48 @@ extension PostgreSQLDriver {
     public func apply(_ batch: ChangeBatch) throws -> CommitResult {
         if batch.isEmpty { return CommitResult(versions: [:]) }
         for update in batch.updates where update.expectedVersion == Int64.max { throw versionAtMaximum(update.id) }
-        return try write("saving") { connection in
-            var stale: [RowID] = []
-            try deleteRows(batch.deletes, connection, stale: &stale)
-            try insertRows(batch.inserts, connection)
+        return try write("saving") { connection in try write(batch, connection) }
+    }
+
+    /// Applies each change set `next` hands out in one transaction, holding one at a time; any
+    /// failure rolls all of them back. A transaction the server asks to retry (a serialization
+    /// failure or deadlock) starts over from the first change set (`next(true)`).
+    public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
+        try write("saving in parts") { connection in
             var versions: [RowID: RowVersion] = [:]
-            versions.reserveCapacity(batch.updates.count)
-            try updateRows(batch.updates, connection, stale: &stale, versions: &versions)
-            if !stale.isEmpty { throw conflict(stale) }
-            try writeRelationships(batch, connection)
-            try raiseMaximumKeys(batch.inserts, connection)
-            if let metadata = batch.metadata {
-                try MetadataCoding.write(metadata, to: connection, table: layout.metadataTable, store: name)
+            var first = true
+            while let part = try next(first) {
+                first = false
+                if part.isEmpty { continue }
+                for update in part.updates where update.expectedVersion == Int64.max {
+                    throw versionAtMaximum(update.id)
+                }
+                versions.merge(try write(part, connection).versions) { _, later in later }
             }
-            try notify(
-                RemoteChanges(
-                    inserted: batch.inserts.map(\.id), updated: batch.updates.map(\.id),
-                    deleted: batch.deletes.map(\.id)),
-                connection)
             return CommitResult(versions: versions)
         }
+    }
+
+    /// Writes one change set inside the open transaction of `connection`, announcing its rows to
+    /// other processes when the transaction commits.
+    private func write(_ batch: ChangeBatch, _ connection: PGConnection) throws -> CommitResult {
+        var stale: [RowID] = []
+        try deleteRows(batch.deletes, connection, stale: &stale)
+        try insertRows(batch.inserts, connection)
+        var versions: [RowID: RowVersion] = [:]
+        versions.reserveCapacity(batch.updates.count)
+        try updateRows(batch.updates, connection, stale: &stale, versions: &versions)
+        if !stale.isEmpty { throw conflict(stale) }
+        try writeRelationships(batch, connection)
+        try raiseMaximumKeys(batch.inserts, connection)
+        if let metadata = batch.metadata {
+            try MetadataCoding.write(metadata, to: connection, table: layout.metadataTable, store: name)
+        }
+        try notify(
+            RemoteChanges(
+                inserted: batch.inserts.map(\.id), updated: batch.updates.map(\.id), deleted: batch.deletes.map(\.id)),
+            connection)
+        return CommitResult(versions: versions)
     }
 
     /// The statements and layout of the row's entity.

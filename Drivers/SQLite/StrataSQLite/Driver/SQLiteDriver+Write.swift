@@ -51,93 +51,111 @@ extension SQLiteDriver {
 
     public func apply(_ batch: ChangeBatch) throws -> CommitResult {
         if batch.isEmpty { return CommitResult(versions: [:]) }
-        return try write("saving") { connection in
-            var stale: [RowID] = []
-            for delete in batch.deletes {
-                let plan = try entityPlan(delete.id)
-                let statement = try connection.cached(plan.delete.sql, slot: plan.delete.slot)
-                try statement.bind(delete.id.primaryKey, at: 1)
-                try statement.bind(delete.expectedVersion, at: 2)
-                try statement.step()
-                if connection.changes != 1 {
-                    stale.append(delete.id)
-                    continue
-                }
-                for sql in layout.unlinkStatements[plan.layout.table] ?? [] {
-                    let unlink = try connection.cached(sql)
-                    try unlink.bind(delete.id.primaryKey, at: 1)
-                    try unlink.step()
-                }
+        return try write("saving") { connection in try write(batch, connection) }
+    }
+
+    /// Applies each change set `next` hands out in one write transaction (`BEGIN IMMEDIATE` …
+    /// `COMMIT`), holding one at a time; any failure rolls all of them back.
+    public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
+        try write("saving in parts") { connection in
+            var versions: [RowID: RowVersion] = [:]
+            var first = true
+            while let part = try next(first) {
+                first = false
+                if part.isEmpty { continue }
+                versions.merge(try write(part, connection).versions) { _, later in later }
             }
-            var maxKeys: [String: Int64] = [:]
-            // Inserts come in runs of one entity: the run's plan is found once, and its largest
-            // key noted when the run ends.
-            var run: (inserter: RunInserter, entity: Int32, max: Int64)?
-            var insertsToMany = false
-            func endRun() throws {
-                guard var current = run else { return }
-                try current.inserter.finish()
-                let table = current.inserter.plan.layout.table
-                maxKeys[table] = max(maxKeys[table] ?? 0, current.max)
-                run = nil
-            }
-            for insert in batch.inserts {
-                if run?.entity != insert.id.entity {
-                    try endRun()
-                    let plan = try entityPlan(insert.id)
-                    run = (RunInserter(driver: self, plan: plan, connection: connection), insert.id.entity, 0)
-                    if !plan.toManySlots.isEmpty { insertsToMany = true }
-                }
-                // Set just above when missing.
-                try run!.inserter.add(key: insert.id.primaryKey, values: insert.values)
-                run!.max = max(run!.max, insert.id.primaryKey)
-            }
-            try endRun()
-            for update in batch.updates {
-                let plan = try entityPlan(update.id)
-                // The version the row was read at comes from the file: `Z_OPT + 1` must stay an Int64.
-                guard update.expectedVersion < Int64.max else { throw versionAtMaximum(update.id) }
-                // An applied update's row has its expected version plus one, which the result
-                // leaves out (CommitResult).
-                if try !updateRow(update, plan, connection) { stale.append(update.id) }
-            }
-            if !stale.isEmpty { throw conflict(stale) }
-            var pending = PendingToManyWrites()
-            for insert in batch.inserts where insertsToMany {
-                let plan = try entityPlan(insert.id)
-                for slot in plan.toManySlots {
-                    if case .references(let members) = insert.values[slot] {
-                        try writeToMany(
-                            plan.layout.slots[slot], owner: insert.id, members: members, isNew: true, &pending,
-                            connection)
-                    }
-                }
-            }
-            for update in batch.updates {
-                let plan = try entityPlan(update.id)
-                guard !plan.toManySlots.isEmpty else { continue }
-                for slot in update.changedSlots where plan.layout.slots[slot].isToMany {
-                    if case .references(let members) = update.values[slot] {
-                        try writeToMany(
-                            plan.layout.slots[slot], owner: update.id, members: members, isNew: false, &pending,
-                            connection)
-                    }
-                }
-            }
-            try finish(pending, connection)
-            for (table, key) in maxKeys {
-                guard let root = layout.tables.values.first(where: { $0.name == table }),
-                    let number = model.entity(named: root.root).flatMap({ layout.storeNumber($0.entityNumber) })
-                else { continue }
-                let statement = try connection.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
-                try statement.bind([.integer(key), .integer(Int64(number))])
-                try statement.step()
-            }
-            if let metadata = batch.metadata {
-                try MetadataCoding.write(metadata, naming: layout.naming, to: connection)
-            }
-            return CommitResult(versions: [:])
+            return CommitResult(versions: versions)
         }
+    }
+
+    /// Writes one change set inside the open write transaction of `connection`.
+    private func write(_ batch: ChangeBatch, _ connection: SQLiteConnection) throws -> CommitResult {
+        var stale: [RowID] = []
+        for delete in batch.deletes {
+            let plan = try entityPlan(delete.id)
+            let statement = try connection.cached(plan.delete.sql, slot: plan.delete.slot)
+            try statement.bind(delete.id.primaryKey, at: 1)
+            try statement.bind(delete.expectedVersion, at: 2)
+            try statement.step()
+            if connection.changes != 1 {
+                stale.append(delete.id)
+                continue
+            }
+            for sql in layout.unlinkStatements[plan.layout.table] ?? [] {
+                let unlink = try connection.cached(sql)
+                try unlink.bind(delete.id.primaryKey, at: 1)
+                try unlink.step()
+            }
+        }
+        var maxKeys: [String: Int64] = [:]
+        // Inserts come in runs of one entity: the run's plan is found once, and its largest
+        // key noted when the run ends.
+        var run: (inserter: RunInserter, entity: Int32, max: Int64)?
+        var insertsToMany = false
+        func endRun() throws {
+            guard var current = run else { return }
+            try current.inserter.finish()
+            let table = current.inserter.plan.layout.table
+            maxKeys[table] = max(maxKeys[table] ?? 0, current.max)
+            run = nil
+        }
+        for insert in batch.inserts {
+            if run?.entity != insert.id.entity {
+                try endRun()
+                let plan = try entityPlan(insert.id)
+                run = (RunInserter(driver: self, plan: plan, connection: connection), insert.id.entity, 0)
+                if !plan.toManySlots.isEmpty { insertsToMany = true }
+            }
+            // Set just above when missing.
+            try run!.inserter.add(key: insert.id.primaryKey, values: insert.values)
+            run!.max = max(run!.max, insert.id.primaryKey)
+        }
+        try endRun()
+        for update in batch.updates {
+            let plan = try entityPlan(update.id)
+            // The version the row was read at comes from the file: `Z_OPT + 1` must stay an Int64.
+            guard update.expectedVersion < Int64.max else { throw versionAtMaximum(update.id) }
+            // An applied update's row has its expected version plus one, which the result
+            // leaves out (CommitResult).
+            if try !updateRow(update, plan, connection) { stale.append(update.id) }
+        }
+        if !stale.isEmpty { throw conflict(stale) }
+        var pending = PendingToManyWrites()
+        for insert in batch.inserts where insertsToMany {
+            let plan = try entityPlan(insert.id)
+            for slot in plan.toManySlots {
+                if case .references(let members) = insert.values[slot] {
+                    try writeToMany(
+                        plan.layout.slots[slot], owner: insert.id, members: members, isNew: true, &pending,
+                        connection)
+                }
+            }
+        }
+        for update in batch.updates {
+            let plan = try entityPlan(update.id)
+            guard !plan.toManySlots.isEmpty else { continue }
+            for slot in update.changedSlots where plan.layout.slots[slot].isToMany {
+                if case .references(let members) = update.values[slot] {
+                    try writeToMany(
+                        plan.layout.slots[slot], owner: update.id, members: members, isNew: false, &pending,
+                        connection)
+                }
+            }
+        }
+        try finish(pending, connection)
+        for (table, key) in maxKeys {
+            guard let root = layout.tables.values.first(where: { $0.name == table }),
+                let number = model.entity(named: root.root).flatMap({ layout.storeNumber($0.entityNumber) })
+            else { continue }
+            let statement = try connection.cached("UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
+            try statement.bind([.integer(key), .integer(Int64(number))])
+            try statement.step()
+        }
+        if let metadata = batch.metadata {
+            try MetadataCoding.write(metadata, naming: layout.naming, to: connection)
+        }
+        return CommitResult(versions: [:])
     }
 
     /// The statements and layout of the row's entity.
