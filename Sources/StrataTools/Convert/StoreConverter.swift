@@ -205,15 +205,7 @@ public enum StoreConverter {
         to destination: StoreLocation, _ writer: any StoreDriver
     ) throws {
         for entity in entities {
-            let slots = entity.properties.indices.filter { slot in
-                guard let relationship = entity.properties[slot].relationship, relationship.isToMany,
-                    relationship.isOrdered,
-                    !relationship.isTransient
-                else { return false }
-                guard let inverse = relationship.inverseName else { return true }
-                return model.entity(named: relationship.destinationEntityName)?.property(named: inverse)?.relationship?
-                    .isToMany == false
-            }
+            let slots = MemberOrders.restatedSlots(of: entity, model: model)
             guard !slots.isEmpty else { continue }
             try read(source) {
                 try stream.forEachBatch(of: entity) { rows in

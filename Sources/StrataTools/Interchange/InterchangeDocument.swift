@@ -36,6 +36,17 @@ struct InterchangeDocument {
     var objects: [Object] = []
     var problems: [InterchangeProblem] = []
     let model: ManagedObjectModel
+    /// Whether objects keep their attribute values once checked; without them the document holds
+    /// only ids and relationships, and the values are read from the file again when written.
+    let keepsValues: Bool
+    /// A uniqueness constraint of a hierarchy.
+    struct UniqueKey: Hashable {
+        var root: String
+        var constraint: [String]
+    }
+    /// The values each object of the file takes under each uniqueness constraint: the object's
+    /// position in ``objects`` by constrained values.
+    private(set) var uniqueValues: [UniqueKey: [[StoreValue]: Int]] = [:]
 
     /// Object index by id, for the objects read so far.
     private var indexByID: [String: Int] = [:]
@@ -43,8 +54,8 @@ struct InterchangeDocument {
     private var sawObjects = false
 
     /// Parses and checks a document held whole.
-    init(_ root: JSONValue, model: ManagedObjectModel) {
-        self.init(model: model)
+    init(_ root: JSONValue, model: ManagedObjectModel, keepsValues: Bool = true) {
+        self.init(model: model, keepsValues: keepsValues)
         guard let members = root.objectValue else {
             problems.append(
                 .init("$", "expected an object with \"format\", \"version\" and \"objects\", found \(root.kindName)"))
@@ -65,7 +76,10 @@ struct InterchangeDocument {
 
     /// Starts an empty document, to be fed with ``header(_:_:)``, ``startObjects()``,
     /// ``add(_:index:)`` and finished with ``finish()`` (a file read as it streams by).
-    init(model: ManagedObjectModel) { self.model = model }
+    init(model: ManagedObjectModel, keepsValues: Bool = true) {
+        self.model = model
+        self.keepsValues = keepsValues
+    }
 
     /// A member of the document other than `objects` (only `format` and `version` matter; the
     /// first of a repeated name counts, as for ``JSONValue``'s subscript).
@@ -88,13 +102,32 @@ struct InterchangeDocument {
 
     /// Reads and checks the object at `index` of the `objects` array.
     mutating func add(_ item: JSONValue, index: Int) {
-        guard let object = readObject(item, index: index) else { return }
+        guard var object = readObject(item, index: index) else { return }
         if let previous = indexByID[object.id] {
             problems.append(.init("\(object.path).id", "id '\(object.id)' is already used by $.objects[\(previous)]"))
             return
         }
+        checkAttributes(object, position: objects.count)
+        if !keepsValues { object.attributes = [:] }
         indexByID[object.id] = objects.count
         objects.append(object)
+    }
+
+    /// The attribute values of the object at `position` of ``objects``, read again from its JSON
+    /// `item` (a document that does not keep values), with the model's defaults for attributes
+    /// not given.
+    ///
+    /// - Throws: ``ToolError`` (failure) when `item` is not the object that was checked there, or
+    ///   no longer checks: the file changed while it was imported.
+    mutating func values(of item: JSONValue, at position: Int) throws -> [Int: StoreValue] {
+        let known = problems.count
+        let object = readObject(item, index: position)
+        guard let object, problems.count == known, position < objects.count, objects[position].id == object.id else {
+            problems.removeSubrange(known...)
+            throw ToolError.failure(
+                "$.objects[\(position)] is not the object read before: the file changed while it was imported")
+        }
+        return object.attributes
     }
 
     /// Checks the header, then resolves references, merges inverses and checks the model's rules.
@@ -113,7 +146,7 @@ struct InterchangeDocument {
         guard sawObjects else { return }
         resolveReferences(indexByID)
         mergeInverses()
-        checkRules()
+        checkRelationshipCounts()
     }
 
     /// A composite's value: an object keyed by element name (nested composites as objects) or
@@ -336,17 +369,36 @@ struct InterchangeDocument {
         }
     }
 
-    /// Required values, validation rules, relationship counts and unique constraints.
-    private mutating func checkRules() {
-        var unique: [String: [[StoreValue]: String]] = [:]
+    /// Required values, validation rules and unique constraints among the file's objects, checked
+    /// as each object is read (its values may be dropped after).
+    private mutating func checkAttributes(_ object: Object, position: Int) {
+        let entity = object.entity
+        let values = { (slot: Int) in
+            object.attributes[slot] ?? entity.properties[slot].attribute?.defaultValue ?? .null
+        }
+        for (property, violation) in entity.attributeViolations(values) {
+            problems.append(.init("\(object.path).attributes.\(property)", violation.message))
+        }
+        for constraint in entity.uniquenessConstraints {
+            let slots = constraint.compactMap { entity.index(ofProperty: $0) }
+            let constrained = slots.map(values)
+            if constrained.contains(where: \.isNull) { continue }
+            let key = UniqueKey(root: entity.rootEntityName, constraint: constraint)
+            if let other = uniqueValues[key]?[constrained] {
+                problems.append(
+                    .init(
+                        object.path,
+                        "unique constraint (\(constraint.joined(separator: ", "))) violated: \(constrained.map(\.displayText).joined(separator: ", ")) is also used by '\(objects[other].id)'"
+                    ))
+            } else {
+                uniqueValues[key, default: [:]][constrained] = position
+            }
+        }
+    }
+
+    /// Relationship counts, once every relationship and inverse is known.
+    private mutating func checkRelationshipCounts() {
         for object in objects {
-            let entity = object.entity
-            let values = { (slot: Int) in
-                object.attributes[slot] ?? entity.properties[slot].attribute?.defaultValue ?? .null
-            }
-            for (property, violation) in entity.attributeViolations(values) {
-                problems.append(.init("\(object.path).attributes.\(property)", violation.message))
-            }
             for (slot, property) in object.entity.properties.enumerated() where !property.isTransient {
                 switch property {
                 case .attribute: continue  // checked above
@@ -355,23 +407,6 @@ struct InterchangeDocument {
                     for message in RelationshipRules.violations(relationship, count: count) {
                         problems.append(.init("\(object.path).relationships.\(relationship.name)", message))
                     }
-                }
-            }
-            for constraint in object.entity.uniquenessConstraints {
-                let slots = constraint.compactMap { object.entity.index(ofProperty: $0) }
-                let values = slots.map { slot in
-                    object.attributes[slot] ?? object.entity.properties[slot].attribute?.defaultValue ?? .null
-                }
-                if values.contains(where: \.isNull) { continue }
-                let key = "\(object.entity.rootEntityName):\(constraint.joined(separator: ","))"
-                if let other = unique[key]?[values] {
-                    problems.append(
-                        .init(
-                            object.path,
-                            "unique constraint (\(constraint.joined(separator: ", "))) violated: \(values.map(\.displayText).joined(separator: ", ")) is also used by '\(other)'"
-                        ))
-                } else {
-                    unique[key, default: [:]][values] = object.id
                 }
             }
         }

@@ -2,13 +2,21 @@ import Foundation
 import Strata
 
 /// Reads the JSON interchange format into a store: checks the whole file first (syntax, entities,
-/// attributes, values, ids, references, inverse agreement, model rules) and writes nothing unless
-/// every object is good, then inserts everything in one save.
+/// attributes, values, ids, references, inverse agreement, model rules, uniqueness against the
+/// rows already stored) and writes nothing unless every object is good, then writes every object
+/// as one all-or-nothing change.
 ///
-/// The file is read as it streams by (``InterchangeStreamReader``): one object's JSON at a time,
-/// each checked and kept in its compact form (its values and the indices of its relationship
-/// targets) until the save. Memory: those objects, one id string each, and the objects of the
-/// save; never the file or its JSON tree.
+/// The file is read as it streams by (``InterchangeStreamReader``), one object's JSON at a time,
+/// twice or three times: a first pass checks every object and keeps only its id and the positions
+/// of its relationship targets (and its values under uniqueness constraints); a second reads each
+/// object again and writes it, a thousand rows per change set, all in one transaction
+/// (``StoreDriver/apply(inParts:)``, ``InterchangeWriter``); a third restates ordered
+/// relationships whose order the members' rows hold. Memory: those ids and targets, never the
+/// file, its JSON tree or its values (the in-memory and XML stores hold their rows anyway).
+///
+/// A model with derived attributes is the exception: their values are computed from the object
+/// graph, so such a file is imported through a context in one save, holding every object until
+/// then.
 public enum InterchangeImporter {
     /// What was imported.
     public struct Summary: Sendable {
@@ -36,8 +44,8 @@ public enum InterchangeImporter {
     public static func importData(
         _ data: Data, fileName: String, into location: StoreLocation, modelPath: String? = nil
     ) throws -> Summary {
-        var reader = InterchangeStreamReader(data: data)
-        return try importDocument(&reader, fileName: fileName, into: location, modelPath: modelPath)
+        try importDocument(
+            reading: { InterchangeStreamReader(data: data) }, fileName: fileName, into: location, modelPath: modelPath)
     }
 
     /// Imports the file at `path` into the store at `location`, reading it as it streams by.
@@ -50,17 +58,26 @@ public enum InterchangeImporter {
     ) throws -> Summary {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-            let handle = FileHandle(forReadingAtPath: path)
+            FileManager.default.isReadableFile(atPath: path)
         else {
             throw ToolError.usage("file '\(path)' does not exist or cannot be read")
         }
-        defer { try? handle.close() }  // read-only: closing changes nothing
-        var reader = InterchangeStreamReader(handle: handle)
-        return try importDocument(&reader, fileName: path, into: location, modelPath: modelPath)
+        // The file is read once to check it and again to write it; each pass opens it anew.
+        var handles: [FileHandle] = []
+        defer { for handle in handles { try? handle.close() } }  // read-only: closing changes nothing
+        return try importDocument(
+            reading: {
+                guard let handle = FileHandle(forReadingAtPath: path) else {
+                    throw ToolError.failure("cannot open \(path) again; nothing was imported")
+                }
+                handles.append(handle)
+                return InterchangeStreamReader(handle: handle)
+            }, fileName: path, into: location, modelPath: modelPath)
     }
 
     private static func importDocument(
-        _ reader: inout InterchangeStreamReader, fileName: String, into location: StoreLocation, modelPath: String?
+        reading makeReader: () throws -> InterchangeStreamReader, fileName: String, into location: StoreLocation,
+        modelPath: String?
     ) throws -> Summary {
         let model: ManagedObjectModel
         if location.exists {
@@ -71,9 +88,13 @@ public enum InterchangeImporter {
         } else {
             throw ToolError.usage("'\(location.displayName)' does not exist yet; pass --model PATH to create it")
         }
-        var document = InterchangeDocument(model: model)
+        // Derived attributes are computed by a context's save from the object graph, which needs
+        // every object's values.
+        let derived = model.entities.contains { $0.attributes.contains { $0.derivationExpression != nil } }
+        var document = InterchangeDocument(model: model, keepsValues: derived)
         var whole: JSONValue?
         do {
+            var reader = try makeReader()
             try reader.read { event in
                 switch event {
                 case .member("objects", let value): document.objectsAreNotAnArray(value)
@@ -91,17 +112,58 @@ public enum InterchangeImporter {
             throw ToolError.failure("cannot read \(fileName): \(error)")
         }
         if let whole {
-            document = InterchangeDocument(whole, model: model)
+            document = InterchangeDocument(whole, model: model, keepsValues: derived)
         } else {
             document.finish()
         }
         if !document.problems.isEmpty {
             throw refusal(fileName, document.problems)
         }
+        let existed = location.exists
         let (coordinator, store) = try StoreOpener.attach(location, model: model, readOnly: false)
         // Closed when done, so a SQLite store is left checkpointed (no -wal beside it). Best effort:
-        // by then the save has committed or rolled back, and closing changes neither.
-        defer { try? coordinator.remove(store) }  // the save committed or rolled back already
+        // by then the change has committed or rolled back, and closing changes neither.
+        defer { try? coordinator.remove(store) }  // the change committed or rolled back already
+        if derived {
+            try saveThroughContext(document, coordinator, fileName: fileName, location: location)
+        } else {
+            do {
+                if existed {
+                    let conflicts = try InterchangeWriter.storedConflicts(document, store.driver)
+                    if !conflicts.isEmpty { throw refusal(fileName, conflicts) }
+                }
+                var writer = InterchangeWriter(model: model)
+                try writer.write(&document, into: store.driver) {
+                    do {
+                        return try makeReader()
+                    } catch {
+                        throw ToolError.failure("cannot read \(fileName) again: \(error); nothing was imported")
+                    }
+                }
+            } catch let error as ToolError {
+                throw error
+            } catch let error as JSONSyntaxError {
+                throw ToolError.failure("\(fileName) changed while it was imported (\(error)); nothing was imported")
+            } catch {
+                throw ToolError.wrapping(error, store: location.displayName)
+            }
+        }
+        var summary = Summary()
+        var counts: [String: Int] = [:]
+        for object in document.objects { counts[object.entity.name, default: 0] += 1 }
+        for entity in model.entities {
+            if let count = counts[entity.name] { summary.counts.append((entity.name, count)) }
+        }
+        return summary
+    }
+
+    /// Inserts every object through a context and saves once (a model with derived attributes,
+    /// which the save computes from the object graph).
+    private static func saveThroughContext(
+        _ document: InterchangeDocument, _ coordinator: PersistentStoreCoordinator, fileName: String,
+        location: StoreLocation
+    ) throws {
+        var document = document
         let context = ManagedObjectContext(coordinator: coordinator)
         var created: [ManagedObject] = []
         created.reserveCapacity(document.objects.count)
@@ -148,12 +210,6 @@ public enum InterchangeImporter {
         } catch {
             throw ToolError.wrapping(error, store: location.displayName)
         }
-        var summary = Summary()
-        for entity in model.entities {
-            let count = document.objects.filter { $0.entity === entity }.count
-            if count > 0 { summary.counts.append((entity.name, count)) }
-        }
-        return summary
     }
 
     private static func refusal(_ fileName: String, _ problems: [InterchangeProblem]) -> ToolError {

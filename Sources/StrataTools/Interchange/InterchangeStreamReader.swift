@@ -102,6 +102,72 @@ struct InterchangeStreamReader {
         if try peek() != nil { throw error("unexpected text after the document") }
     }
 
+    /// Where ``nextObject()`` has got to.
+    private var pulling = Pull.start
+    private enum Pull {
+        case start
+        case inObjects(Int)
+        case done
+    }
+
+    /// The next element of the document's first `objects` member, with its index, or `nil` after
+    /// the last: a document read again after ``read(_:)`` checked it. Members before `objects`
+    /// are skipped and nothing after the array is read.
+    ///
+    /// - Throws: ``JSONSyntaxError`` (the file changed since it was checked); what the chunk
+    ///   source throws.
+    mutating func nextObject() throws -> (index: Int, value: JSONValue)? {
+        if case .start = pulling { try findObjects() }
+        guard case .inObjects(let index) = pulling else { return nil }
+        try skipSpace()
+        let value = try readValue()
+        try skipSpace()
+        guard let byte = try peek() else { throw error("unexpected end inside an array") }
+        advance(1)
+        if byte == UInt8(ascii: ",") {
+            pulling = .inObjects(index + 1)
+        } else if byte == UInt8(ascii: "]") {
+            pulling = .done
+        } else {
+            retreat()
+            throw error("expected ',' or ']' in an array")
+        }
+        return (index, value)
+    }
+
+    /// Reads up to the first element of the `objects` array (``nextObject()``).
+    private mutating func findObjects() throws {
+        pulling = .done
+        if try peek() == 0xEF, try available(3), buffer[position + 1] == 0xBB, buffer[position + 2] == 0xBF {
+            advance(3)
+        }
+        try skipSpace()
+        guard try peek() == UInt8(ascii: "{") else { throw error("expected an object at the top") }
+        advance(1)
+        while true {
+            try skipSpace()
+            guard try peek() == UInt8(ascii: "\""), case .string(let key) = try readValue() else {
+                throw error("expected a member name in quotes")
+            }
+            try skipSpace()
+            guard try peek() == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
+            advance(1)
+            try skipSpace()
+            if key == "objects" {
+                guard try peek() == UInt8(ascii: "[") else { return }
+                advance(1)
+                try skipSpace()
+                if try peek() == UInt8(ascii: "]") { return }
+                pulling = .inObjects(0)
+                return
+            }
+            _ = try readValue()
+            try skipSpace()
+            guard try peek() == UInt8(ascii: ",") else { return }
+            advance(1)
+        }
+    }
+
     private mutating func readObjects(_ body: (Event) throws -> Void) throws {
         advance(1)
         try skipSpace()
