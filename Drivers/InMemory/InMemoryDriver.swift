@@ -33,6 +33,11 @@ public final class InMemoryDriver: StoreDriver {
 
     public func apply(_ batch: ChangeBatch) throws -> CommitResult { try engine.apply(batch) }
 
+    /// Writes each change set into the engine's rows as it comes, undoing them all on a failure.
+    public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
+        try engine.apply(inParts: next)
+    }
+
     public func close() throws {}
 }
 

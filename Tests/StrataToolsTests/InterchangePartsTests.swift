@@ -148,6 +148,31 @@ struct InterchangePartsTests {
         try coordinator.remove(attached)
     }
 
+    @Test("a file that can be read only once (a pipe) is copied aside first, then imported, and the copy removed")
+    func pipe() throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.file("objects.json").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let data = Data(Self.playlists.utf8)
+        let temporary = FileManager.default.temporaryDirectory.path
+        func spooledCopies() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: temporary).filter { $0.hasPrefix("strata-import-") }
+        }
+        let before = try spooledCopies()
+        let writer = Thread {
+            // Opening blocks until the importer opens the other end.
+            guard let handle = FileHandle(forWritingAtPath: fifo) else { return }
+            try? handle.write(contentsOf: data)  // a failure shows as a short file in the import
+            try? handle.close()
+        }
+        writer.start()
+        let store = memoryLocation("pipe")
+        let summary = try InterchangeImporter.importFile(
+            atPath: fifo, into: store, modelPath: try writeConformanceModel(in: directory))
+        #expect(summary.total == 1_841)
+        #expect(try spooledCopies() == before, "the temporary copy is removed")
+    }
+
     @Test("a model with derived attributes imports through a context, which computes them")
     func derivedAttributes() throws {
         let directory = try TemporaryDirectory()

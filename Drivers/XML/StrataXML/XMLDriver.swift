@@ -146,12 +146,7 @@ public final class XMLDriver: StoreDriver {
         }
         // Marked before the engine applies the batch (R3); a failed save leaves them marked,
         // which only costs encoding them again.
-        reuse.withLock { reuse in
-            guard reuse.layout != nil else { return }
-            for row in batch.inserts { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
-            for row in batch.updates { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
-            for row in batch.deletes { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
-        }
+        markDirty(batch)
         if batch.durability == .deferred {
             let result = try log.logged(
                 "keeping in memory for \(file.url.path) (deferred): \(batch.inserts.count) inserts, \(batch.updates.count) updates, \(batch.deletes.count) deletes"
@@ -165,6 +160,32 @@ public final class XMLDriver: StoreDriver {
         return try log.logged(
             "writing \(file.url.path): \(batch.inserts.count) inserts, \(batch.updates.count) updates, \(batch.deletes.count) deletes"
         ) { try persisting { hook in try engine.apply(batch, persist: { try hook($0, nil) }) } }
+    }
+
+    /// Writes each change set into the engine's graph as it comes, then the whole file once (X1);
+    /// a failure undoes every change set and leaves the file as it was.
+    public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
+        try ensureWritable()
+        return try log.logged("writing \(file.url.path) from a change in parts") {
+            try persisting { hook in
+                try engine.apply(
+                    inParts: { first in
+                        guard let part = try next(first) else { return nil }
+                        markDirty(part)
+                        return part
+                    }, persist: { try hook($0, nil) })
+            }
+        }
+    }
+
+    /// Marks the chunks of the file `batch` changes for encoding again (R3).
+    private func markDirty(_ batch: ChangeBatch) {
+        reuse.withLock { reuse in
+            guard reuse.layout != nil else { return }
+            for row in batch.inserts { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
+            for row in batch.updates { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
+            for row in batch.deletes { reuse.dirty.insert(XMLChunkLayout.chunk(of: row.id.primaryKey)) }
+        }
     }
 
     /// Releases the lock. Every key handed out is already below the file's `<nextObjectID>` (X3),

@@ -96,9 +96,10 @@ public protocol StoreDriver: AnyObject, Sendable {
     /// versions they would have after applying in turn. Their ``ChangeBatch/durability`` is
     /// ignored: the whole is made durable like an immediate change set. `next` must not call this
     /// driver (the driver may hold its write transaction). A driver with a write transaction
-    /// applies each change set as it comes, holding one at a time; the default folds them
-    /// (``ChangeSetFold``) and calls ``apply(_:)`` once, holding them all, which suits stores that
-    /// hold their rows in memory anyway. The coordinator serializes it like `apply`.
+    /// applies each change set as it comes, holding one at a time (an atomic store writes each
+    /// into its graph, undoing them on a failure: ``AtomicStoreEngine/apply(inParts:persist:)``);
+    /// the default folds them (``ChangeSetFold``) and calls ``apply(_:)`` once, holding them all.
+    /// The coordinator serializes it like `apply`.
     ///
     /// - Returns: The new versions of updated rows, as ``apply(_:)`` returns them; a row changed by
     ///   several change sets has the version the last gave it. The default stores such a row once,

@@ -48,7 +48,9 @@ public enum InterchangeImporter {
             reading: { InterchangeStreamReader(data: data) }, fileName: fileName, into: location, modelPath: modelPath)
     }
 
-    /// Imports the file at `path` into the store at `location`, reading it as it streams by.
+    /// Imports the file at `path` into the store at `location`, reading it as it streams by: once
+    /// to check it and again to write it. A file that cannot be read twice (a pipe, a device) is
+    /// first copied as it streams by into a temporary file, removed afterwards.
     ///
     /// - Throws: What ``importData(_:fileName:into:modelPath:)`` throws; ``ToolError`` (usage)
     ///   when the file does not exist or is a directory, (failure) when reading it fails.
@@ -56,23 +58,57 @@ public enum InterchangeImporter {
     public static func importFile(
         atPath path: String, into location: StoreLocation, modelPath: String? = nil
     ) throws -> Summary {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-            FileManager.default.isReadableFile(atPath: path)
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFDIR,
+            let first = FileHandle(forReadingAtPath: path)
         else {
             throw ToolError.usage("file '\(path)' does not exist or cannot be read")
         }
-        // The file is read once to check it and again to write it; each pass opens it anew.
+        var readable = path
+        var spooled: String?
+        // The spooled copy is ours, in the temporary directory; removing it is best effort.
+        defer { if let spooled { unlink(spooled) } }
+        if status.st_mode & S_IFMT != S_IFREG {
+            defer { try? first.close() }  // read-only: closing changes nothing
+            let copy = try spool(first, name: path)
+            spooled = copy
+            readable = copy
+        } else {
+            try? first.close()  // read-only: closing changes nothing
+        }
+        // Each pass opens the file anew.
         var handles: [FileHandle] = []
         defer { for handle in handles { try? handle.close() } }  // read-only: closing changes nothing
         return try importDocument(
             reading: {
-                guard let handle = FileHandle(forReadingAtPath: path) else {
-                    throw ToolError.failure("cannot open \(path) again; nothing was imported")
+                guard let handle = FileHandle(forReadingAtPath: readable) else {
+                    throw ToolError.failure("cannot open \(path); nothing was imported")
                 }
                 handles.append(handle)
                 return InterchangeStreamReader(handle: handle)
             }, fileName: path, into: location, modelPath: modelPath)
+    }
+
+    /// Copies what `handle` reads into a new temporary file, 1 MiB at a time, and returns its path.
+    private static func spool(_ handle: FileHandle, name: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-import-\(UUID().uuidString).json"
+        ).path
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let output = FileHandle(forWritingAtPath: path)
+        else {
+            throw ToolError.failure("cannot create a temporary copy of \(name) at \(path); nothing was imported")
+        }
+        defer { try? output.close() }  // closed after the last write below succeeded or failed
+        do {
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                try output.write(contentsOf: chunk)
+            }
+        } catch {
+            unlink(path)
+            throw ToolError.failure("cannot copy \(name) to \(path): \(error); nothing was imported")
+        }
+        return path
     }
 
     private static func importDocument(
@@ -125,7 +161,7 @@ public enum InterchangeImporter {
         // by then the change has committed or rolled back, and closing changes neither.
         defer { try? coordinator.remove(store) }  // the change committed or rolled back already
         if derived {
-            try saveThroughContext(document, coordinator, fileName: fileName, location: location)
+            try saveThroughContext(&document, coordinator, fileName: fileName, location: location)
         } else {
             do {
                 if existed {
@@ -160,10 +196,9 @@ public enum InterchangeImporter {
     /// Inserts every object through a context and saves once (a model with derived attributes,
     /// which the save computes from the object graph).
     private static func saveThroughContext(
-        _ document: InterchangeDocument, _ coordinator: PersistentStoreCoordinator, fileName: String,
+        _ document: inout InterchangeDocument, _ coordinator: PersistentStoreCoordinator, fileName: String,
         location: StoreLocation
     ) throws {
-        var document = document
         let context = ManagedObjectContext(coordinator: coordinator)
         var created: [ManagedObject] = []
         created.reserveCapacity(document.objects.count)

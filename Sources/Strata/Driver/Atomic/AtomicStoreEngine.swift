@@ -170,6 +170,34 @@ public final class AtomicStoreEngine: Sendable {
         }
     }
 
+    /// Applies the change sets `next` hands out as one all-or-nothing change
+    /// (``StoreDriver/apply(inParts:)``): each is checked and written into the state as it comes,
+    /// holding one at a time, and `persist` is called once with the final state. When `next`, a
+    /// change set or `persist` throws, every change set already written is undone, newest first.
+    /// The engine's lock is held throughout; `next` must not call the engine.
+    public func apply(
+        inParts next: (_ first: Bool) throws -> ChangeBatch?, persist: ((State) throws -> Void)? = nil
+    ) throws -> CommitResult {
+        try state.withLock { current in
+            var undos: [Undo] = []
+            var versions: [RowID: RowVersion] = [:]
+            do {
+                var first = true
+                while let part = try next(first) {
+                    first = false
+                    try validate(part, against: current)
+                    undos.append(Undo(part, current))
+                    versions.merge(write(part, into: &current)) { _, later in later }
+                }
+                try persist?(current)
+            } catch {
+                for undo in undos.reversed() { undo.restore(into: &current) }
+                throw error
+            }
+            return CommitResult(versions: versions)
+        }
+    }
+
     /// What a batch replaces in a state, to restore it when persisting the new state fails.
     private struct Undo {
         var replaced: [RowSnapshot] = []
