@@ -22,7 +22,6 @@ public struct InterchangeProblem: Error, Sendable, Hashable, CustomStringConvert
 struct InterchangeDocument {
     struct Object {
         var index: Int
-        var id: String
         var entity: EntityDescription
         /// Attribute slot → value, for attributes given.
         var attributes: [Int: StoreValue] = [:]
@@ -48,8 +47,8 @@ struct InterchangeDocument {
     /// position in ``objects`` by constrained values.
     private(set) var uniqueValues: [UniqueKey: [[StoreValue]: Int]] = [:]
 
-    /// Object index by id, for the objects read so far.
-    private var indexByID: [String: Int] = [:]
+    /// The id of each object of ``objects``, by position.
+    private(set) var ids = InterchangeIDTable()
     /// Whether the document's `objects` array was seen.
     private var sawObjects = false
 
@@ -102,14 +101,15 @@ struct InterchangeDocument {
 
     /// Reads and checks the object at `index` of the `objects` array.
     mutating func add(_ item: JSONValue, index: Int) {
-        guard var object = readObject(item, index: index) else { return }
-        if let previous = indexByID[object.id] {
-            problems.append(.init("\(object.path).id", "id '\(object.id)' is already used by $.objects[\(previous)]"))
+        guard let (read, id) = readObject(item, index: index) else { return }
+        var object = read
+        if let previous = ids.insert(id) {
+            problems.append(
+                .init("\(object.path).id", "id '\(id)' is already used by $.objects[\(objects[previous].index)]"))
             return
         }
         checkAttributes(object, position: objects.count)
         if !keepsValues { object.attributes = [:] }
-        indexByID[object.id] = objects.count
         objects.append(object)
     }
 
@@ -121,8 +121,8 @@ struct InterchangeDocument {
     ///   no longer checks: the file changed while it was imported.
     mutating func values(of item: JSONValue, at position: Int) throws -> [Int: StoreValue] {
         let known = problems.count
-        let object = readObject(item, index: position)
-        guard let object, problems.count == known, position < objects.count, objects[position].id == object.id else {
+        let read = readObject(item, index: position)
+        guard let (object, id) = read, problems.count == known, position < objects.count, ids[position] == id else {
             problems.removeSubrange(known...)
             throw ToolError.failure(
                 "$.objects[\(position)] is not the object read before: the file changed while it was imported")
@@ -144,7 +144,7 @@ struct InterchangeDocument {
         if !sawObjects { headerProblems.append(.init("$.objects", "expected an array of objects")) }
         problems.insert(contentsOf: headerProblems, at: 0)
         guard sawObjects else { return }
-        resolveReferences(indexByID)
+        resolveReferences()
         mergeInverses()
         checkRelationshipCounts()
     }
@@ -199,7 +199,7 @@ struct InterchangeDocument {
         }
     }
 
-    private mutating func readObject(_ item: JSONValue, index: Int) -> Object? {
+    private mutating func readObject(_ item: JSONValue, index: Int) -> (Object, id: String)? {
         let path = "$.objects[\(index)]"
         guard let members = item.objectValue else {
             problems.append(.init(path, "expected an object, found \(item.kindName)"))
@@ -224,11 +224,11 @@ struct InterchangeDocument {
             problems.append(.init("\(path).id", "expected a non-empty string id"))
             return nil
         }
-        var object = Object(index: index, id: id, entity: entity)
+        var object = Object(index: index, entity: entity)
         if let attributes = item["attributes"] {
             guard let members = attributes.objectValue else {
                 problems.append(.init("\(path).attributes", "expected an object, found \(attributes.kindName)"))
-                return object
+                return (object, id)
             }
             for (name, value) in members {
                 let at = "\(path).attributes.\(name)"
@@ -255,7 +255,7 @@ struct InterchangeDocument {
         if let relationships = item["relationships"] {
             guard let members = relationships.objectValue else {
                 problems.append(.init("\(path).relationships", "expected an object, found \(relationships.kindName)"))
-                return object
+                return (object, id)
             }
             for (name, value) in members {
                 let at = "\(path).relationships.\(name)"
@@ -291,10 +291,10 @@ struct InterchangeDocument {
                 }
             }
         }
-        return object
+        return (object, id)
     }
 
-    private mutating func resolveReferences(_ indexByID: [String: Int]) {
+    private mutating func resolveReferences() {
         for i in objects.indices {
             let entity = objects[i].entity
             for (slot, pending) in objects[i].pendingRelationships.sorted(by: { $0.key < $1.key }) {
@@ -304,7 +304,7 @@ struct InterchangeDocument {
                 var seen = Set<Int>()
                 for (position, id) in pending.ids.enumerated() {
                     let at = relationship.isToMany ? "\(pending.path)[\(position)]" : pending.path
-                    guard let target = indexByID[id] else {
+                    guard let target = ids.position(of: id) else {
                         problems.append(.init(at, "no object in the file has id '\(id)'"))
                         continue
                     }
@@ -343,7 +343,7 @@ struct InterchangeDocument {
                             problems.append(
                                 .init(
                                     "\(object.path).relationships.\(relationship.name)",
-                                    "'\(object.id)' points at '\(objects[b].id)', whose '\(inverseName)' does not point back"
+                                    "'\(ids[a])' points at '\(ids[b])', whose '\(inverseName)' does not point back"
                                 ))
                         }
                     } else {
@@ -356,11 +356,11 @@ struct InterchangeDocument {
             for (slot, sources) in slots {
                 let relationship = objects[b].entity.properties[slot].relationship!  // derived from an inverse name
                 if !relationship.isToMany && sources.count > 1 {
-                    let names = sources.map { "'\(objects[$0].id)'" }.joined(separator: ", ")
+                    let names = sources.map { "'\(ids[$0])'" }.joined(separator: ", ")
                     problems.append(
                         .init(
                             objects[b].path,
-                            "'\(objects[b].id)' is the '\(relationship.inverseName ?? "?")' of \(names), but its '\(relationship.name)' is to-one"
+                            "'\(ids[b])' is the '\(relationship.inverseName ?? "?")' of \(names), but its '\(relationship.name)' is to-one"
                         ))
                     continue
                 }
@@ -388,7 +388,7 @@ struct InterchangeDocument {
                 problems.append(
                     .init(
                         object.path,
-                        "unique constraint (\(constraint.joined(separator: ", "))) violated: \(constrained.map(\.displayText).joined(separator: ", ")) is also used by '\(objects[other].id)'"
+                        "unique constraint (\(constraint.joined(separator: ", "))) violated: \(constrained.map(\.displayText).joined(separator: ", ")) is also used by '\(ids[other])'"
                     ))
             } else {
                 uniqueValues[key, default: [:]][constrained] = position
