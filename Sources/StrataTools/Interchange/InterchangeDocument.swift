@@ -231,24 +231,25 @@ struct InterchangeDocument {
                 return (object, id)
             }
             for (name, value) in members {
-                let at = "\(path).attributes.\(name)"
+                // Built only for a problem: most objects have none, and a file has millions of values.
+                func at() -> String { "\(path).attributes.\(name)" }
                 if entity.index(ofProperty: name) == nil, let composite = entity.compositeAttribute(atKeyPath: name) {
-                    readComposite(value, composite, keyPath: name, at: at, into: &object)
+                    readComposite(value, composite, keyPath: name, at: at(), into: &object)
                     continue
                 }
                 guard let slot = entity.index(ofProperty: name), let attribute = entity.properties[slot].attribute
                 else {
                     let hint = entity.index(ofProperty: name) != nil ? "; it is a relationship" : ""
-                    problems.append(.init(at, "entity '\(entity.name)' has no attribute '\(name)'\(hint)"))
+                    problems.append(.init(at(), "entity '\(entity.name)' has no attribute '\(name)'\(hint)"))
                     continue
                 }
                 if attribute.isTransient {
-                    problems.append(.init(at, "attribute '\(name)' is transient and never stored"))
+                    problems.append(.init(at(), "attribute '\(name)' is transient and never stored"))
                     continue
                 }
                 switch InterchangeValue.storeValue(value, for: attribute) {
                 case .success(let stored): object.attributes[slot] = stored
-                case .failure(let problem): problems.append(.init(at, problem.message))
+                case .failure(let problem): problems.append(.init(at(), problem.message))
                 }
             }
         }

@@ -10,9 +10,13 @@ struct InterchangeIDTable {
     private var bytes: [UInt8] = []
     /// Where each id ends in `bytes`, by position.
     private var ends: [Int] = []
-    /// Position + 1 of the id hashed to each slot (linear probing); 0 for an empty slot. The
-    /// count is a power of two, at least a third larger than the number of ids.
+    /// For the id hashed to each slot (linear probing): its position + 1 in the low 40 bits and
+    /// the top 24 bits of its hash above them, so most ids that only share a slot are told apart
+    /// without comparing bytes; 0 for an empty slot. The count is a power of two, at least a third
+    /// larger than the number of ids.
     private var slots: [Int] = Array(repeating: 0, count: 16)
+    private static let positionBits = 40
+    private static let positionMask = (1 << positionBits) - 1
 
     /// How many ids the table holds.
     var count: Int { ends.count }
@@ -34,27 +38,34 @@ struct InterchangeIDTable {
     mutating func insert(_ id: String) -> Int? {
         var id = id
         return id.withUTF8 { utf8 in
-            let (found, slot) = find(utf8)
+            let (found, slot, tag) = find(utf8)
             if let found { return found }
             bytes.append(contentsOf: utf8)
             ends.append(bytes.count)
-            slots[slot] = ends.count
+            slots[slot] = tag | ends.count
             if ends.count * 4 >= slots.count * 3 { grow() }
             return nil
         }
     }
 
-    /// The position of the id whose bytes are `utf8`, or the empty slot where it would go.
-    private func find(_ utf8: UnsafeBufferPointer<UInt8>) -> (position: Int?, slot: Int) {
+    /// The position of the id whose bytes are `utf8`, or the empty slot where it would go; and
+    /// the id's hash tag.
+    private func find(_ utf8: UnsafeBufferPointer<UInt8>) -> (position: Int?, slot: Int, tag: Int) {
         let mask = slots.count - 1
-        var slot = Self.hash(utf8) & mask
+        let hash = Self.hash(utf8)
+        let tag = Self.tag(hash)
+        var slot = hash & mask
         while true {
             let stored = slots[slot]
-            if stored == 0 { return (nil, slot) }
-            if matches(stored - 1, utf8) { return (stored - 1, slot) }
+            if stored == 0 { return (nil, slot, tag) }
+            let position = (stored & Self.positionMask) - 1
+            if stored & ~Self.positionMask == tag, matches(position, utf8) { return (position, slot, tag) }
             slot = (slot + 1) & mask
         }
     }
+
+    /// The top 24 bits of `hash`, where they are: above the position bits.
+    private static func tag(_ hash: Int) -> Int { hash & ~positionMask }
 
     private func matches(_ position: Int, _ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         let start = position == 0 ? 0 : ends[position - 1]
@@ -71,9 +82,10 @@ struct InterchangeIDTable {
         bytes.withUnsafeBufferPointer { all in
             var start = 0
             for (position, end) in ends.enumerated() {
-                var slot = Self.hash(UnsafeBufferPointer(rebasing: all[start..<end])) & mask
+                let hash = Self.hash(UnsafeBufferPointer(rebasing: all[start..<end]))
+                var slot = hash & mask
                 while grown[slot] != 0 { slot = (slot + 1) & mask }
-                grown[slot] = position + 1
+                grown[slot] = Self.tag(hash) | (position + 1)
                 start = end
             }
         }
