@@ -40,6 +40,8 @@ import Foundation
 ///    earlier change set. Any driver may treat deferred as immediate.
 /// 10. A row inserted with a primary key the driver did not hand out (a copy keeps its keys)
 ///    raises the hierarchy's counter: keys handed out later are larger, also after a reopen.
+/// 11. ``apply(inParts:)`` applies its change sets as one: each sees the ones before it, and when
+///    any part, `next` or the commit fails, the store holds exactly what it held before.
 public protocol StoreDriver: AnyObject, Sendable {
     /// What the driver pushes down and allows; the core fills the gaps.
     var capabilities: DriverCapabilities { get }
