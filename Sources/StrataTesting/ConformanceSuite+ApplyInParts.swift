@@ -59,18 +59,9 @@ extension ConformanceSuite {
                 ]
                 four.deletes = [RowDelete(id: tracks[1], expectedVersion: 1)]
                 parts.append(four)
-                var starts = 0
-                var position = 0
-                _ = try driver.apply(inParts: { first in
-                    if first {
-                        starts += 1
-                        position = 0
-                    }
-                    guard position < parts.count else { return nil }
-                    position += 1
-                    return parts[position - 1]
-                })
-                try require(starts >= 1, "next(true) was called (\(starts) times)")
+                let replay = ChangeSetReplay(parts)
+                _ = try driver.apply(inParts: replay.next)
+                try require(replay.starts >= 1, "next(true) was called (\(replay.starts) times)")
                 func check(_ context: ManagedObjectContext, _ when: String) throws {
                     let lists = try fetch(context, "Playlist")
                     try requireEqual(lists.count, 1, "playlists \(when)")

@@ -93,14 +93,19 @@ struct LMDBErrorTests {
         #expect((notes.first?["blob"] as? Data)?.count == 200_000)
     }
 
+    /// A new store of `Note`s opened with a 128 KiB map, in a directory kept while it is used.
+    private static func smallMap() throws -> (TemporaryDirectory, LMDBDriver, EntityDescription) {
+        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
+        let driver = try LMDBDriverFactory().open(
+            url: directory.file("notes.lmdb"), model: Self.model(), options: StoreOptions(values: ["mapSize": "128K"]))
+        return (directory, driver, try #require(driver.model.entity(named: "Note")))
+    }
+
     @Test("the map grows automatically when a save needs more room than the initial size")
     func mapGrows() throws {
-        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
-        let url = directory.file("notes.lmdb")
-        let driver = try LMDBDriverFactory().open(
-            url: url, model: Self.model(), options: StoreOptions(values: ["mapSize": "128K"]))
+        let (directory, driver, entity) = try Self.smallMap()
+        defer { withExtendedLifetime(directory) {} }
         let before = driver.mapSize
-        let entity = try #require(driver.model.entity(named: "Note"))
         let keys = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 1)
         var batch = ChangeBatch()
         batch.inserts = [
@@ -118,12 +123,9 @@ struct LMDBErrorTests {
 
     @Test("a change in parts that fills the map starts over from its first part in a grown map")
     func mapGrowsInParts() throws {
-        let directory = try TemporaryDirectory(prefix: "lmdb-errors")
-        let url = directory.file("notes.lmdb")
-        let driver = try LMDBDriverFactory().open(
-            url: url, model: Self.model(), options: StoreOptions(values: ["mapSize": "128K"]))
+        let (directory, driver, entity) = try Self.smallMap()
+        defer { withExtendedLifetime(directory) {} }
         let before = driver.mapSize
-        let entity = try #require(driver.model.entity(named: "Note"))
         let keys = try driver.allocatePrimaryKeys(forEntity: entity.entityNumber, count: 4)
         let parts = keys.map { key in
             var batch = ChangeBatch()
@@ -134,18 +136,9 @@ struct LMDBErrorTests {
             ]
             return batch
         }
-        var starts = 0
-        var position = 0
-        _ = try driver.apply(inParts: { first in
-            if first {
-                starts += 1
-                position = 0
-            }
-            guard position < parts.count else { return nil }
-            position += 1
-            return parts[position - 1]
-        })
-        #expect(starts > 1, "the transaction started over after growing the map")
+        let replay = ChangeSetReplay(parts)
+        _ = try driver.apply(inParts: replay.next)
+        #expect(replay.starts > 1, "the transaction started over after growing the map")
         #expect(driver.mapSize > before)
         let stored = try driver.rows(for: parts.map { $0.inserts[0].id })
         #expect(stored.map(\.values) == parts.map { $0.inserts[0].values })

@@ -20,14 +20,7 @@ extension LMDBDriver {
         try ensureOpen()
         return try log.logged("write transaction in parts") {
             try environment.write(durable: true) { txn in
-                var versions: [RowID: RowVersion] = [:]
-                var first = true
-                while let part = try next(first) {
-                    first = false
-                    if part.isEmpty { continue }
-                    versions.merge(try write(part, txn).versions) { _, later in later }
-                }
-                return CommitResult(versions: versions)
+                try ChangeBatch.forEachPart(of: next) { part in try write(part, txn) }
             }
         }
     }

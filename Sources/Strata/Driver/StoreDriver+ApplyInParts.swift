@@ -4,14 +4,32 @@ extension StoreDriver {
     /// By default the change sets are folded into one (``ChangeSetFold``) and applied once.
     public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
         var fold = ChangeSetFold()
-        var first = true
-        while let part = try next(first) {
-            first = false
+        _ = try ChangeBatch.forEachPart(of: next) { part in
             try fold.add(part)
+            return CommitResult(versions: [:])
         }
         let whole = fold.result()
         if whole.isEmpty { return CommitResult(versions: [:]) }
         return try apply(whole)
+    }
+}
+
+extension ChangeBatch {
+    /// Calls `write` with each change set `next` hands out (``StoreDriver/apply(inParts:)``):
+    /// `next(true)` first, then `next(false)` until it returns `nil`, skipping empty ones; returns
+    /// the versions `write` reported, a later one's for a row reported twice. A driver calls it
+    /// inside its transaction, and again from the start when it begins the transaction anew.
+    public static func forEachPart(
+        of next: (_ first: Bool) throws -> ChangeBatch?, _ write: (ChangeBatch) throws -> CommitResult
+    ) throws -> CommitResult {
+        var versions: [RowID: RowVersion] = [:]
+        var first = true
+        while let part = try next(first) {
+            first = false
+            if part.isEmpty { continue }
+            versions.merge(try write(part).versions) { _, later in later }
+        }
+        return CommitResult(versions: versions)
     }
 }
 

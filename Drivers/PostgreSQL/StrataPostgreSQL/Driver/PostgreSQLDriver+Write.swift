@@ -48,17 +48,12 @@ extension PostgreSQLDriver {
     /// failure or deadlock) starts over from the first change set (`next(true)`).
     public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
         try write("saving in parts") { connection in
-            var versions: [RowID: RowVersion] = [:]
-            var first = true
-            while let part = try next(first) {
-                first = false
-                if part.isEmpty { continue }
+            try ChangeBatch.forEachPart(of: next) { part in
                 for update in part.updates where update.expectedVersion == Int64.max {
                     throw versionAtMaximum(update.id)
                 }
-                versions.merge(try write(part, connection).versions) { _, later in later }
+                return try write(part, connection)
             }
-            return CommitResult(versions: versions)
         }
     }
 

@@ -58,14 +58,7 @@ extension SQLiteDriver {
     /// `COMMIT`), holding one at a time; any failure rolls all of them back.
     public func apply(inParts next: (_ first: Bool) throws -> ChangeBatch?) throws -> CommitResult {
         try write("saving in parts") { connection in
-            var versions: [RowID: RowVersion] = [:]
-            var first = true
-            while let part = try next(first) {
-                first = false
-                if part.isEmpty { continue }
-                versions.merge(try write(part, connection).versions) { _, later in later }
-            }
-            return CommitResult(versions: versions)
+            try ChangeBatch.forEachPart(of: next) { part in try write(part, connection) }
         }
     }
 

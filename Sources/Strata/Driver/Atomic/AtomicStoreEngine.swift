@@ -180,21 +180,18 @@ public final class AtomicStoreEngine: Sendable {
     ) throws -> CommitResult {
         try state.withLock { current in
             var undos: [Undo] = []
-            var versions: [RowID: RowVersion] = [:]
             do {
-                var first = true
-                while let part = try next(first) {
-                    first = false
+                let result = try ChangeBatch.forEachPart(of: next) { part in
                     try validate(part, against: current)
                     undos.append(Undo(part, current))
-                    versions.merge(write(part, into: &current)) { _, later in later }
+                    return CommitResult(versions: write(part, into: &current))
                 }
                 try persist?(current)
+                return result
             } catch {
                 for undo in undos.reversed() { undo.restore(into: &current) }
                 throw error
             }
-            return CommitResult(versions: versions)
         }
     }
 
