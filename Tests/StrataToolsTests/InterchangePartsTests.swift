@@ -100,10 +100,12 @@ struct InterchangePartsTests {
         return try ManagedObjectContext(coordinator: coordinator).count(for: FetchRequest(entityName: entity))
     }
 
+    enum Change: CaseIterable, Sendable { case id, uniqueValue }
+
     @Test(
         "a file that changes between the check and a later part of the write leaves the store as it was",
-        arguments: drivers)
-    func changedFile(_ driver: KnownDriver) throws {
+        arguments: drivers, Change.allCases)
+    func changedFile(_ driver: KnownDriver, _ change: Change) throws {
         let directory = try TemporaryDirectory()
         let store = location(driver, "changed", in: directory)
         let model = ConformanceModel.model
@@ -112,9 +114,13 @@ struct InterchangePartsTests {
         let context = ManagedObjectContext(coordinator: coordinator)
         try context.insertNewObject(forEntityName: "Tag")["name"] = "before"
         try context.save()
-        func tags(_ count: Int, renaming: Int? = nil) -> Data {
+        // The object at `changed` differs on the second read: another id, or the name of the
+        // first tag (a value checked unique that no longer is).
+        func tags(_ count: Int, changed: Int? = nil) -> Data {
             let objects = (0..<count).map { i in
-                #"{"entity": "Tag", "id": "\#(i == renaming ? "other" : "t\(i)")", "attributes": {"name": "tag \#(i)"}}"#
+                let id = i == changed && change == .id ? "other" : "t\(i)"
+                let name = i == changed && change == .uniqueValue ? "tag 0" : "tag \(i)"
+                return #"{"entity": "Tag", "id": "\#(id)", "attributes": {"name": "\#(name)"}}"#
             }
             return Data(
                 #"{"format": "strata-json", "version": 1, "objects": [\#(objects.joined(separator: ","))]}"#.utf8)
@@ -137,7 +143,7 @@ struct InterchangePartsTests {
             try writer.write(&document, into: attached.driver) {
                 reads += 1
                 // The object in the third change set is not the one checked.
-                return InterchangeStreamReader(data: tags(2_500, renaming: 2_100))
+                return InterchangeStreamReader(data: tags(2_500, changed: 2_100))
             }
         }
         #expect("\(error)".contains("changed while it was imported"), "\(error)")

@@ -113,21 +113,41 @@ struct InterchangeDocument {
         objects.append(object)
     }
 
-    /// The attribute values of the object at `position` of ``objects``, read again from its JSON
-    /// `item` (a document that does not keep values), with the model's defaults for attributes
-    /// not given.
+    /// The attribute values given for the object at `position` of ``objects``, read again from
+    /// its JSON `item` (a document that does not keep values) and checked again: the model's
+    /// attribute rules, and the values under uniqueness constraints, which must be the ones
+    /// checked before.
     ///
     /// - Throws: ``ToolError`` (failure) when `item` is not the object that was checked there, or
     ///   no longer checks: the file changed while it was imported.
     mutating func values(of item: JSONValue, at position: Int) throws -> [Int: StoreValue] {
         let known = problems.count
         let read = readObject(item, index: position)
-        guard let (object, id) = read, problems.count == known, position < objects.count, ids[position] == id else {
+        guard let (object, id) = read, problems.count == known, position < objects.count, ids[position] == id,
+            object.entity === objects[position].entity, stillChecks(object, position: position)
+        else {
             problems.removeSubrange(known...)
             throw ToolError.failure(
                 "$.objects[\(position)] is not the object read before: the file changed while it was imported")
         }
         return object.attributes
+    }
+
+    /// Whether `object`, read again, keeps the model's attribute rules and the constrained values
+    /// it was checked with.
+    private func stillChecks(_ object: Object, position: Int) -> Bool {
+        let entity = object.entity
+        let values = { (slot: Int) in
+            object.attributes[slot] ?? entity.properties[slot].attribute?.defaultValue ?? .null
+        }
+        if !entity.attributeViolations(values).isEmpty { return false }
+        for constraint in entity.uniquenessConstraints {
+            let constrained = constraint.compactMap { entity.index(ofProperty: $0) }.map(values)
+            if constrained.contains(where: \.isNull) { continue }
+            let key = UniqueKey(root: entity.rootEntityName, constraint: constraint)
+            if uniqueValues[key]?[constrained] != position { return false }
+        }
+        return true
     }
 
     /// Checks the header, then resolves references, merges inverses and checks the model's rules.
