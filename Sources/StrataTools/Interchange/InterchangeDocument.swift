@@ -32,7 +32,8 @@ struct InterchangeDocument {
         var path: String { "$.objects[\(index)]" }
     }
 
-    var objects: [Object] = []
+    /// The objects read, in file order (chunked: a file may hold millions).
+    var objects = ChunkedArray<Object>()
     var problems: [InterchangeProblem] = []
     let model: ManagedObjectModel
     /// Whether objects keep their attribute values once checked; without them the document holds

@@ -9,7 +9,7 @@ struct InterchangeIDTable {
     /// Every id's bytes, one after another.
     private var bytes: [UInt8] = []
     /// Where each id ends in `bytes`, by position.
-    private var ends: [Int] = []
+    private var ends = ChunkedArray<Int>()
     /// For the id hashed to each slot (linear probing): its position + 1 in the low 40 bits and
     /// the top 24 bits of its hash above them, so most ids that only share a slot are told apart
     /// without comparing bytes; 0 for an empty slot. The count is a power of two, at least a third
