@@ -35,4 +35,27 @@ struct InterchangeIDTableTests {
         }
         #expect(table.position(of: "not-in-the-table-" + String(repeating: "x", count: 80)) == nil)
     }
+
+    @Test("exported object URIs share their prefixes; an id differing only in its prefix is another id")
+    func objectURIs() {
+        var table = InterchangeIDTable()
+        let stores = [
+            "x-coredata://8F1C2A34-5B6D-4E7F-8091-A2B3C4D5E6F7", "x-coredata://00000000-0000-0000-0000-000000000000",
+        ]
+        var ids: [String] = []
+        for store in stores {
+            for entity in ["Item", "Parent", "Child"] {
+                for key in 1...3_000 { ids.append("\(store)/\(entity)/p\(key)") }
+            }
+        }
+        ids += ["p1", "/p1", "Item/p1", "x-coredata://8F1C2A34-5B6D-4E7F-8091-A2B3C4D5E6F7/Item/"]
+        for id in ids { #expect(table.insert(id) == nil, "\(id) is new") }
+        for (position, id) in ids.enumerated() {
+            #expect(table[position] == id)
+            #expect(table.position(of: id) == position)
+            #expect(table.insert(id) == position)
+        }
+        #expect(table.position(of: "x-coredata://8F1C2A34-5B6D-4E7F-8091-A2B3C4D5E6F7/Item/p3001") == nil)
+        #expect(table.position(of: "x-coredata://8F1C2A34-5B6D-4E7F-8091-A2B3C4D5E6F7/Robot/p1") == nil)
+    }
 }
