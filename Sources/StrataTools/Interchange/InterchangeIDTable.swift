@@ -5,7 +5,7 @@ import Foundation
 /// An id is split at its last `/` into a prefix and the rest: the object URIs `strata export`
 /// writes (`x-coredata://<store UUID>/<Entity>/p<key>`) share a few prefixes, kept once each (up to
 /// 4,096 of them), so an id costs the bytes after its prefix (`p12345`), a 2-byte prefix number and
-/// an 8-byte end, plus its slot in an open-addressing table of positions: about 25 bytes for an
+/// an 8-byte end, plus its slot in an open-addressing table of positions: about 30 bytes for an
 /// exported URI, where a `[String: Int]` costs a 64-byte string of its own plus its entry. An id
 /// without `/`, or whose prefix came after the 4,096th, is kept whole (prefix 0, the empty one).
 struct InterchangeIDTable {
