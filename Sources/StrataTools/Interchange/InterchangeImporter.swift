@@ -99,12 +99,14 @@ public enum InterchangeImporter {
         else {
             throw ToolError.failure("cannot create a temporary copy of \(name) at \(path); nothing was imported")
         }
-        defer { try? output.close() }  // closed after the last write below succeeded or failed
         do {
             while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
                 try output.write(contentsOf: chunk)
             }
+            // A close that fails may have lost the last bytes: the copy is then not used.
+            try output.close()
         } catch {
+            try? output.close()  // the copy failed already and is removed on the next line
             unlink(path)
             throw ToolError.failure("cannot copy \(name) to \(path): \(error); nothing was imported")
         }
