@@ -4,16 +4,18 @@ import Strata
 // Fetches through the row cache. A row the coordinator's row cache holds at the version the server
 // has is not read again (CachedRows): when most rows of recent fetches of an entity were cached,
 // a fetch first reads only keys and versions (a third of the bytes of whole rows), then the rows
-// the cache lacks by key. Which way a fetch goes follows the share of cached rows the last fetch of
-// the entity found (a guess: either way gives the same rows).
+// the cache lacks by key. Which way a fetch goes follows the share of cached rows the last fetch with
+// the same statement found; a statement not seen yet follows the entity's last fetch when it reads
+// every row, and reads whole rows when a predicate selects them (a guess: either way gives the same
+// rows).
 //
 // Two ways to read keys, both giving the rows of one snapshot:
 // - a large fetch without bound values (``streamThroughCache``): keys arrive as a COPY stream in a
 //   read-only REPEATABLE READ transaction (its BEGIN sent with the COPY), and cached rows are handed
 //   over in parts while the server is still sending, up to the first row the cache lacks; the rows
 //   from there wait for the missing ones, read by key in the same snapshot. A `ROLLBACK` ends it:
-//   one round trip more than a lone statement, paid only where the last fetch of the entity
-//   returned more than one part's rows;
+//   one round trip more than a lone statement, paid only where the last fetch with the statement
+//   (or of the entity) returned more than one part's rows;
 // - otherwise (``fetchThroughCache``) no transaction: keys, then the missing rows by key, each
 //   statement in a snapshot of its own, so the rows read by key count only when each is at the
 //   version the keys' statement saw; when one is not, or when many rows are missing, whole rows
@@ -26,7 +28,7 @@ extension PostgreSQLDriver {
         var missing: [(position: Int, id: RowID, version: Int64)] = []
     }
 
-    /// What the last fetch given the row cache's rows found, per root entity.
+    /// What the last fetch given the row cache's rows found.
     struct CacheHistory {
         /// The share of its rows the row cache held.
         var rate: Double
@@ -34,23 +36,59 @@ extension PostgreSQLDriver {
         var rows: Int
     }
 
-    /// The share of rows found in the row cache by the last fetch of `entity`'s hierarchy (1 when
-    /// there was none yet).
-    func cacheHitRate(_ entity: EntityDescription) -> Double {
-        cacheHits.withLock { $0[entity.rootEntityNumber]?.rate } ?? 1
+    /// What earlier fetches given the row cache's rows found: per statement (the SQL text, without
+    /// its bound values), and per inheritance root for a statement not seen yet. Fetches of one
+    /// entity differ in how many of their rows are cached (every row, read just after a fetch of
+    /// every row, against a tenth of the table matching a predicate, mostly uncached): a guess
+    /// from another statement sent the second to keys first and then, most rows missing, to a
+    /// statement for the whole rows, two scans and sorts on the server where one would do.
+    struct CacheHistories {
+        /// The most statements remembered; past it the table starts again empty.
+        static let statementLimit = 256
+        var byStatement: [String: CacheHistory] = [:]
+        var byRoot: [Int32: CacheHistory] = [:]
+
+        /// The history of `statement`; for one not seen yet, that of `root`'s last fetch when the
+        /// statement reads every row (`filtered` false), else none.
+        func history(_ statement: String, root: Int32, filtered: Bool) -> CacheHistory? {
+            if let known = byStatement[statement] { return known }
+            return filtered ? nil : byRoot[root]
+        }
+
+        mutating func record(_ history: CacheHistory, statement: String, root: Int32) {
+            if byStatement[statement] == nil, byStatement.count >= Self.statementLimit { byStatement.removeAll() }
+            byStatement[statement] = history
+            byRoot[root] = history
+        }
     }
 
-    /// Whether the last fetch of `entity`'s hierarchy read more than one part's rows (true when
-    /// there was none yet): then handing rows over while the keys arrive is worth a transaction.
-    func expectsManyRows(_ entity: EntityDescription) -> Bool {
-        (cacheHits.withLock { $0[entity.rootEntityNumber]?.rows } ?? .max) > Self.fetchPart
+    /// The share of rows found in the row cache by the last fetch with `statement`. A statement
+    /// not seen yet takes the share of the last fetch of `entity`'s hierarchy (1 when there was
+    /// none) when it reads every row, and 0 when a predicate selects its rows (`filtered`): which
+    /// rows of a selection are cached is unknown, and reading whole rows at once costs one
+    /// statement whatever the answer.
+    func cacheHitRate(_ entity: EntityDescription, statement: String, filtered: Bool) -> Double {
+        if let history = cacheHits.withLock({ $0.history(statement, root: entity.rootEntityNumber, filtered: filtered) }
+        ) {
+            return history.rate
+        }
+        return filtered ? 0 : 1
     }
 
-    /// Records the share of cached rows a fetch found (when it was given the row cache's rows).
-    func noteCacheHits(_ entity: EntityDescription, hits: Int, rows: Int, cached: Bool) {
+    /// Whether the last fetch with `statement` (else of `entity`'s hierarchy) read more than one
+    /// part's rows (true when there was none yet): then handing rows over while the keys arrive is
+    /// worth a transaction.
+    func expectsManyRows(_ entity: EntityDescription, statement: String) -> Bool {
+        let history = cacheHits.withLock { $0.history(statement, root: entity.rootEntityNumber, filtered: false) }
+        return (history?.rows ?? .max) > Self.fetchPart
+    }
+
+    /// Records the share of cached rows a fetch with `statement` found (when it was given the row
+    /// cache's rows).
+    func noteCacheHits(_ entity: EntityDescription, statement: String, hits: Int, rows: Int, cached: Bool) {
         guard cached, rows > 0 else { return }
         let history = CacheHistory(rate: Double(hits) / Double(rows), rows: rows)
-        cacheHits.withLock { $0[entity.rootEntityNumber] = history }
+        cacheHits.withLock { $0.record(history, statement: statement, root: entity.rootEntityNumber) }
     }
 
     /// Reads keys and versions with `keysSQL`, takes the rows `cached` holds at those versions, and
@@ -94,7 +132,7 @@ extension PostgreSQLDriver {
             if missing.isEmpty {
                 // Every row came from the cache (the optional is filled at every position).
                 let fetched = slots.compactMap { $0 }
-                noteCacheHits(entity, hits: fetched.count, rows: fetched.count, cached: true)
+                noteCacheHits(entity, statement: rowsSQL, hits: fetched.count, rows: fetched.count, cached: true)
                 return fetched
             }
             if missing.count * 2 <= slots.count {
@@ -108,7 +146,8 @@ extension PostgreSQLDriver {
                     slots[position] = snapshot
                 }
                 if consistent {
-                    noteCacheHits(entity, hits: slots.count - missing.count, rows: slots.count, cached: true)
+                    noteCacheHits(
+                        entity, statement: rowsSQL, hits: slots.count - missing.count, rows: slots.count, cached: true)
                     return slots.compactMap { $0 }
                 }
             }
@@ -124,7 +163,7 @@ extension PostgreSQLDriver {
                     if hit { hits += 1 }
                 }
             }
-            noteCacheHits(entity, hits: hits, rows: rows.count, cached: true)
+            noteCacheHits(entity, statement: rowsSQL, hits: hits, rows: rows.count, cached: true)
             return rows
         }
     }
@@ -147,14 +186,15 @@ extension PostgreSQLDriver {
     }
 
     /// ``fetchThroughCache`` for a large fetch without bound values, handing rows to `intake` (and
-    /// its parts to `body`) as the keys arrive: cached rows at once until the first row the cache
+    /// its parts to `body`) as the keys arrive (`statement`, the fetch's statement for whole rows,
+    /// names its history): cached rows at once until the first row the cache
     /// lacks, the rest once the missing rows are read by key. Keys and missing rows are read in one
     /// read-only REPEATABLE READ transaction, so they are of one snapshot.
     ///
     /// - Throws: ``StoreError`` for the server's errors; `.io` without a retry when the connection
     ///   is lost after rows were handed over (reading them again would hand them twice).
     func streamThroughCache(
-        _ entity: EntityDescription, keysSQL: String, _ cached: CachedRows, action: String,
+        _ entity: EntityDescription, keysSQL: String, statement: String, _ cached: CachedRows, action: String,
         intake: inout RowIntake, _ body: (inout StoreFetchResult) throws -> Void
     ) throws {
         struct Streamed {
@@ -169,7 +209,7 @@ extension PostgreSQLDriver {
         var state = Streamed(intake: intake)
         defer {
             intake = state.intake
-            noteCacheHits(entity, hits: state.hits, rows: state.rows, cached: true)
+            noteCacheHits(entity, statement: statement, hits: state.hits, rows: state.rows, cached: true)
         }
         try read(action) { connection in
             state = Streamed(intake: intake)

@@ -139,15 +139,20 @@ extension PostgreSQLDriver {
             part: StoreFetchResult(appliedPredicate: plan.appliesPredicate, appliedSort: sorted, appliedPage: sorted))
         defer {
             noteCacheHits(
-                request.entity, hits: intake.hits, rows: intake.decoded, cached: request.cachedRows != nil)
+                request.entity, statement: sql, hits: intake.hits, rows: intake.decoded,
+                cached: request.cachedRows != nil)
         }
-        if let cached = request.cachedRows, request.resultKind == .rows, cacheHitRate(request.entity) >= 0.5 {
-            // Most rows were in the row cache last time: read keys and versions first, and only the
+        if let cached = request.cachedRows, request.resultKind == .rows,
+            cacheHitRate(request.entity, statement: sql, filtered: request.predicate != nil) >= 0.5
+        {
+            // Most rows were in the row cache the last time this statement ran (or, for a new one
+            // without a predicate, the entity's last fetch): read keys and versions first, and only the
             // rows the cache does not hold (PostgreSQLDriver+CachedFetch.swift).
             let keysSQL =
                 "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName), t0.\("Z_OPT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
-            if plan.translator.parameters.count == 0, expectsManyRows(request.entity) {
-                try streamThroughCache(request.entity, keysSQL: keysSQL, cached, action: action, intake: &intake, body)
+            if plan.translator.parameters.count == 0, expectsManyRows(request.entity, statement: sql) {
+                try streamThroughCache(
+                    request.entity, keysSQL: keysSQL, statement: sql, cached, action: action, intake: &intake, body)
             } else {
                 let rows = try fetchThroughCache(
                     request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action)
@@ -274,51 +279,6 @@ extension PostgreSQLDriver {
             return true
         }
         return parameters
-    }
-
-    public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
-        guard let entityLayout = layout.entity(request.entity.entityNumber) else { return [:] }
-        let sql: String
-        switch entityLayout.slots[request.slot] {
-        case .toManyForeignKey(let fk):
-            var filter = ""
-            if !fk.destinationNumbers.isEmpty {
-                filter =
-                    " AND m.\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
-            }
-            let order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
-            let column = fk.column.sqlName
-            sql = """
-                SELECT m.\(column), m.\("Z_PK".sqlName), m.\("Z_ENT".sqlName) FROM \(layout.qualified(fk.table)) m \
-                WHERE m.\(column) = ANY($1::bigint[])\(filter) ORDER BY m.\(column), \(order)m.\("Z_PK".sqlName)
-                """
-        case .toManyJoin(let join):
-            let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
-            let source = join.sourceColumn.sqlName
-            sql = """
-                SELECT j.\(source), m.\("Z_PK".sqlName), m.\("Z_ENT".sqlName) FROM \(layout.qualified(join.table)) j \
-                JOIN \(layout.qualified(join.destinationTable)) m ON m.\("Z_PK".sqlName) = j.\(join.memberColumn.sqlName) \
-                WHERE j.\(source) = ANY($1::bigint[]) ORDER BY j.\(source), \(order)m.\("Z_PK".sqlName)
-                """
-        default:
-            return Dictionary(request.sources.map { ($0, []) }) { first, _ in first }
-        }
-        var sources: [Int64: RowID] = [:]
-        for source in request.sources { sources[source.primaryKey] = source }
-        let parameters = Self.keyArray(request.sources.map(\.primaryKey))
-        return try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
-            var related: [RowID: [RowID]] = [:]
-            for source in request.sources { related[source] = [] }
-            let result = try connection.executePrepared(sql, parameters)
-            for row in 0..<result.rowCount {
-                guard let source = sources[result.int64(row, 0)], let number = modelNumber(result.int64(row, 2)) else {
-                    continue
-                }
-                let key = try checkedKey(result.int64(row, 1), of: number)
-                related[source, default: []].append(RowID(entity: number, primaryKey: key))
-            }
-            return related
-        }
     }
 
     /// The model entity number of a stored `Z_ENT`, when this store holds that entity.

@@ -48,9 +48,9 @@ public final class PostgreSQLDriver: StoreDriver {
     /// Whether the server can run the string comparisons SQL pushdown uses (`normalize`, UTF-8).
     let pushesDownStrings: Bool
     let listener = Locked<NotificationListener?>(nil)
-    /// By inheritance root: the share of rows the last fetch found in the row cache
-    /// (PostgreSQLDriver+CachedFetch.swift).
-    let cacheHits = Locked<[Int32: CacheHistory]>([:])
+    /// By statement and by inheritance root: the share of rows the last fetch found in the row
+    /// cache (PostgreSQLDriver+CachedFetch.swift).
+    let cacheHits = Locked(CacheHistories())
 
     /// Deadlocks and serialization failures are retried this many times before they are reported.
     static let transactionRetries = 5

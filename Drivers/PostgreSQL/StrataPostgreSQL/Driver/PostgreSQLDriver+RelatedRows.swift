@@ -1,0 +1,115 @@
+import Foundation
+import Strata
+
+// Reading to-many relationships: the members' keys (relatedRows), or the members' rows with them
+// (relatedRowsWithDestinations, what firing a to-many fault reads). Either is one statement for
+// all the source rows: `= ANY($1::bigint[])` over their keys. Reading rows with the members saves
+// the round trip a read of keys and then of rows by key took for every fault.
+
+extension PostgreSQLDriver {
+    public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
+        guard layout.entity(request.entity.entityNumber) != nil else { return [:] }
+        guard let statement = membersStatement(request, rows: nil) else { return Self.noMembers(request) }
+        let sources = Self.sourcesByKey(request)
+        return try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
+            var related = Self.noMembers(request)
+            let result = try connection.executePrepared(statement, Self.keyArray(request.sources.map(\.primaryKey)))
+            for row in 0..<result.rowCount {
+                guard let source = sources[result.int64(row, 0)], let number = modelNumber(result.int64(row, 2)) else {
+                    continue
+                }
+                let key = try checkedKey(result.int64(row, 1), of: number)
+                related[source, default: []].append(RowID(entity: number, primaryKey: key))
+            }
+            return related
+        }
+    }
+
+    /// A to-many relationship's members with their rows, in one statement: the destination table's
+    /// columns and then the source key, the members in the order of ``relatedRows(_:)``.
+    public func relatedRowsWithDestinations(_ request: RelatedRowsRequest) throws -> RelatedRows {
+        guard let table = destinationTable(request), let statement = membersStatement(request, rows: table) else {
+            return RelatedRows(members: Self.noMembers(request), rows: [])
+        }
+        let sources = Self.sourcesByKey(request)
+        let sourceColumn = table.columnCount
+        return try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
+            var members = Self.noMembers(request)
+            var rows: [RowSnapshot] = []
+            var seen = Set<RowID>()
+            let result = try connection.executePrepared(statement, Self.keyArray(request.sources.map(\.primaryKey)))
+            for index in 0..<result.rowCount {
+                // A row of an entity the store does not hold is left out, as relatedRows(_:) leaves it.
+                guard let source = sources[result.int64(index, sourceColumn)], let row = try decode(result, index)
+                else { continue }
+                members[source, default: []].append(row.id)
+                // A many-to-many member of several sources comes once per source; its row once.
+                if seen.insert(row.id).inserted { rows.append(row) }
+            }
+            return RelatedRows(members: members, rows: rows)
+        }
+    }
+
+    /// The statement reading the members of `request`'s relationship for a `bigint[]` of source
+    /// keys: `source, Z_PK, Z_ENT` per member, or with `rows` (the destination's table) that
+    /// table's select list and then the source. `nil` when the relationship is not a stored
+    /// to-many of this store.
+    private func membersStatement(_ request: RelatedRowsRequest, rows: TableLayout?) -> String? {
+        guard let entityLayout = layout.entity(request.entity.entityNumber) else { return nil }
+        let pk = "Z_PK".sqlName
+        switch entityLayout.slots[request.slot] {
+        case .toManyForeignKey(let fk):
+            var filter = ""
+            if !fk.destinationNumbers.isEmpty {
+                filter =
+                    " AND m.\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
+            }
+            let order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
+            let column = fk.column.sqlName
+            let selected =
+                rows.map { "\($0.selectList("m")), m.\(column)" } ?? "m.\(column), m.\(pk), m.\("Z_ENT".sqlName)"
+            return """
+                SELECT \(selected) FROM \(layout.qualified(fk.table)) m \
+                WHERE m.\(column) = ANY($1::bigint[])\(filter) ORDER BY m.\(column), \(order)m.\(pk)
+                """
+        case .toManyJoin(let join):
+            let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
+            let source = join.sourceColumn.sqlName
+            let selected =
+                rows.map { "\($0.selectList("m")), j.\(source)" } ?? "j.\(source), m.\(pk), m.\("Z_ENT".sqlName)"
+            return """
+                SELECT \(selected) FROM \(layout.qualified(join.table)) j \
+                JOIN \(layout.qualified(join.destinationTable)) m ON m.\(pk) = j.\(join.memberColumn.sqlName) \
+                WHERE j.\(source) = ANY($1::bigint[]) ORDER BY j.\(source), \(order)m.\(pk)
+                """
+        default:
+            return nil
+        }
+    }
+
+    /// The table holding the members of `request`'s relationship, when it is a stored to-many.
+    private func destinationTable(_ request: RelatedRowsRequest) -> TableLayout? {
+        guard let entityLayout = layout.entity(request.entity.entityNumber) else { return nil }
+        let name: String
+        switch entityLayout.slots[request.slot] {
+        case .toManyForeignKey(let fk): name = fk.table
+        case .toManyJoin(let join): name = join.destinationTable
+        default: return nil
+        }
+        return layout.tables.values.first { $0.name == name }
+    }
+
+    /// An empty member list for every source (a source may be listed more than once).
+    private static func noMembers(_ request: RelatedRowsRequest) -> [RowID: [RowID]] {
+        var members: [RowID: [RowID]] = [:]
+        for source in request.sources { members[source] = [] }
+        return members
+    }
+
+    /// The source rows by primary key.
+    private static func sourcesByKey(_ request: RelatedRowsRequest) -> [Int64: RowID] {
+        var sources: [Int64: RowID] = [:]
+        for source in request.sources { sources[source.primaryKey] = source }
+        return sources
+    }
+}
