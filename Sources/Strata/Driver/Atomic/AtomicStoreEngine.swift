@@ -31,7 +31,11 @@ public final class AtomicStoreEngine: Sendable {
         /// Every row, ordered by entity number and primary key.
         public var allRows: [RowSnapshot] {
             // keys come from rows
-            rows.keys.sorted().flatMap { rows[$0]!.values.sorted { $0.id.primaryKey < $1.id.primaryKey } }
+            rows.keys.sorted().flatMap { entity in
+                var part = Array(rows[entity]!.values)
+                PrimaryKeyOrder.order(&part)
+                return part
+            }
         }
 
         /// The number of rows.
@@ -73,37 +77,43 @@ public final class AtomicStoreEngine: Sendable {
         let lookup: (RowID) -> RowSnapshot? = { current.row($0) }
         // Rows are tested where they lie, so only matching ones are copied (and retained).
         let compiled = request.predicate.flatMap { CompiledRowPredicate($0, entity: request.entity) }
+        let countsAll = request.resultKind == .count && request.offset == 0 && request.limit == nil
         var matching: [RowSnapshot] = []
         for number in request.entityNumbers.sorted() {
             guard let table = current.rows[number] else { continue }
+            var part: [RowSnapshot] = []
             if let compiled {
                 // One integer comparison (`age BETWEEN {30, 40}`) reads the slot in place: copying
                 // each row out to test it retains its values, a cache miss per row of the table.
                 let integerTest = compiled.integerComparison
                 for index in table.indices {
                     if let integerTest, case .integer(let value) = table.values[index].values[integerTest.slot] {
-                        if integerTest.matches(value) { matching.append(table.values[index]) }
+                        if integerTest.matches(value) { part.append(table.values[index]) }
                     } else if try compiled.matches(table.values[index].values) {
-                        matching.append(table.values[index])
+                        part.append(table.values[index])
                     }
                 }
             } else if let predicate = request.predicate {
                 for row in table.values where try predicate.evaluate(with: RowView(row, model: model, lookup: lookup)) {
-                    matching.append(row)
+                    part.append(row)
                 }
             } else {
-                matching.append(contentsOf: table.values)
+                part.append(contentsOf: table.values)
             }
+            // Each entity's rows in key order, entities in number order: row-ID order (a count
+            // needs no order).
+            if !countsAll { PrimaryKeyOrder.order(&part) }
+            if matching.isEmpty { matching = part } else { matching.append(contentsOf: part) }
         }
-        if request.sort.isEmpty {
-            matching.sort { $0.id < $1.id }
-        } else {
+        if !request.sort.isEmpty, !countsAll {
             matching = try RowSorter.sort(matching, by: request.sort, model: model, lookup: lookup)
         }
-        if request.resultKind == .count, request.offset == 0, request.limit == nil {
+        if countsAll {
             return StoreFetchResult(count: matching.count, appliedPredicate: true, appliedSort: true, appliedPage: true)
         }
-        let page = Array(matching.dropFirst(request.offset).prefix(request.limit ?? Int.max))
+        let page =
+            request.offset == 0 && request.limit == nil
+            ? matching : Array(matching.dropFirst(request.offset).prefix(request.limit ?? Int.max))
         switch request.resultKind {
         case .rows:
             return StoreFetchResult(rows: page, appliedPredicate: true, appliedSort: true, appliedPage: true)
