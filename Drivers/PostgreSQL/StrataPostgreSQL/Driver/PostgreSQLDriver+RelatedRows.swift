@@ -57,34 +57,31 @@ extension PostgreSQLDriver {
     private func membersStatement(_ request: RelatedRowsRequest, rows: TableLayout?) -> String? {
         guard let entityLayout = layout.entity(request.entity.entityNumber) else { return nil }
         let pk = "Z_PK".sqlName
+        // The source key's column, the tables, and what narrows and orders the members.
+        let source: String
+        let from: String
+        var filter = ""
+        let order: String
         switch entityLayout.slots[request.slot] {
         case .toManyForeignKey(let fk):
-            var filter = ""
+            source = "m.\(fk.column.sqlName)"
+            from = "\(layout.qualified(fk.table)) m"
             if !fk.destinationNumbers.isEmpty {
                 filter =
                     " AND m.\("Z_ENT".sqlName) IN (\(fk.destinationNumbers.map(String.init).joined(separator: ", ")))"
             }
-            let order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
-            let column = fk.column.sqlName
-            let selected =
-                rows.map { "\($0.selectList("m")), m.\(column)" } ?? "m.\(column), m.\(pk), m.\("Z_ENT".sqlName)"
-            return """
-                SELECT \(selected) FROM \(layout.qualified(fk.table)) m \
-                WHERE m.\(column) = ANY($1::bigint[])\(filter) ORDER BY m.\(column), \(order)m.\(pk)
-                """
+            order = fk.orderColumn.map { "m.\($0.sqlName), " } ?? ""
         case .toManyJoin(let join):
-            let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
-            let source = join.sourceColumn.sqlName
-            let selected =
-                rows.map { "\($0.selectList("m")), j.\(source)" } ?? "j.\(source), m.\(pk), m.\("Z_ENT".sqlName)"
-            return """
-                SELECT \(selected) FROM \(layout.qualified(join.table)) j \
-                JOIN \(layout.qualified(join.destinationTable)) m ON m.\(pk) = j.\(join.memberColumn.sqlName) \
-                WHERE j.\(source) = ANY($1::bigint[]) ORDER BY j.\(source), \(order)m.\(pk)
-                """
+            source = "j.\(join.sourceColumn.sqlName)"
+            from =
+                "\(layout.qualified(join.table)) j JOIN \(layout.qualified(join.destinationTable)) m ON m.\(pk) = j.\(join.memberColumn.sqlName)"
+            order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
         default:
             return nil
         }
+        let selected = rows.map { "\($0.selectList("m")), \(source)" } ?? "\(source), m.\(pk), m.\("Z_ENT".sqlName)"
+        return
+            "SELECT \(selected) FROM \(from) WHERE \(source) = ANY($1::bigint[])\(filter) ORDER BY \(source), \(order)m.\(pk)"
     }
 
     /// The table holding the members of `request`'s relationship, when it is a stored to-many.
