@@ -9,11 +9,12 @@ import Strata
 extension PostgreSQLDriver {
     public func relatedRows(_ request: RelatedRowsRequest) throws -> [RowID: [RowID]] {
         guard layout.entity(request.entity.entityNumber) != nil else { return [:] }
-        guard let statement = membersStatement(request, rows: nil) else { return Self.noMembers(request) }
+        guard let statement = membersStatement(request, rows: false) else { return Self.noMembers(request) }
         let sources = Self.sourcesByKey(request)
         return try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
             var related = Self.noMembers(request)
-            let result = try connection.executePrepared(statement, Self.keyArray(request.sources.map(\.primaryKey)))
+            let result = try connection.executePrepared(
+                statement.sql, Self.keyArray(request.sources.map(\.primaryKey)))
             for row in 0..<result.rowCount {
                 guard let source = sources[result.int64(row, 0)], let number = modelNumber(result.int64(row, 2)) else {
                     continue
@@ -28,16 +29,17 @@ extension PostgreSQLDriver {
     /// A to-many relationship's members with their rows, in one statement: the destination table's
     /// columns and then the source key, the members in the order of ``relatedRows(_:)``.
     public func relatedRowsWithDestinations(_ request: RelatedRowsRequest) throws -> RelatedRows {
-        guard let table = destinationTable(request), let statement = membersStatement(request, rows: table) else {
+        guard let statement = membersStatement(request, rows: true) else {
             return RelatedRows(members: Self.noMembers(request), rows: [])
         }
         let sources = Self.sourcesByKey(request)
-        let sourceColumn = table.columnCount
+        let sourceColumn = statement.sourceColumn
         return try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
             var members = Self.noMembers(request)
             var rows: [RowSnapshot] = []
             var seen = Set<RowID>()
-            let result = try connection.executePrepared(statement, Self.keyArray(request.sources.map(\.primaryKey)))
+            let result = try connection.executePrepared(
+                statement.sql, Self.keyArray(request.sources.map(\.primaryKey)))
             for index in 0..<result.rowCount {
                 // A row of an entity the store does not hold is left out, as relatedRows(_:) leaves it.
                 guard let source = sources[result.int64(index, sourceColumn)], let row = try decode(result, index)
@@ -51,10 +53,23 @@ extension PostgreSQLDriver {
     }
 
     /// The statement reading the members of `request`'s relationship for a `bigint[]` of source
-    /// keys: `source, Z_PK, Z_ENT` per member, or with `rows` (the destination's table) that
-    /// table's select list and then the source. `nil` when the relationship is not a stored
-    /// to-many of this store.
-    private func membersStatement(_ request: RelatedRowsRequest, rows: TableLayout?) -> String? {
+    /// keys: `source, Z_PK, Z_ENT` per member, or with `rows` the destination table's select list
+    /// and then the source. `nil` when the relationship is not a stored to-many of this store.
+    /// Built once per relationship and kind (quoting every name again took a quarter of the
+    /// client's time in firing a fault).
+    private func membersStatement(_ request: RelatedRowsRequest, rows: Bool) -> MembersStatement? {
+        let key = MembersStatement.Key(entity: request.entity.entityNumber, slot: request.slot, rows: rows)
+        if let known = memberStatements.withLock({ $0[key] }) { return known }
+        let table = rows ? destinationTable(request) : nil
+        if rows, table == nil { return nil }
+        guard let sql = membersSQL(request, rows: table) else { return nil }
+        let statement = MembersStatement(sql: sql, sourceColumn: table?.columnCount ?? 0)
+        memberStatements.withLock { $0[key] = statement }
+        return statement
+    }
+
+    /// The SQL of ``membersStatement(_:rows:)``, with `rows` the destination's table.
+    private func membersSQL(_ request: RelatedRowsRequest, rows: TableLayout?) -> String? {
         guard let entityLayout = layout.entity(request.entity.entityNumber) else { return nil }
         let pk = "Z_PK".sqlName
         // The source key's column, the tables, and what narrows and orders the members.
@@ -109,4 +124,19 @@ extension PostgreSQLDriver {
         for source in request.sources { sources[source.primaryKey] = source }
         return sources
     }
+}
+
+/// A statement reading a to-many relationship's members (``PostgreSQLDriver/relatedRows(_:)``, or
+/// with their rows), and where its rows hold the source row's key.
+struct MembersStatement: Sendable {
+    /// Which statement: the relationship (entity and slot) and whether it reads rows.
+    struct Key: Hashable, Sendable {
+        var entity: Int32
+        var slot: Int
+        var rows: Bool
+    }
+
+    let sql: String
+    /// The column of the source row's key.
+    let sourceColumn: Int
 }

@@ -51,6 +51,9 @@ public final class PostgreSQLDriver: StoreDriver {
     /// By statement and by inheritance root: the share of rows the last fetch found in the row
     /// cache (PostgreSQLDriver+CachedFetch.swift).
     let cacheHits = Locked(CacheHistories())
+    /// The statements reading to-many relationships, built on first use
+    /// (PostgreSQLDriver+RelatedRows.swift).
+    let memberStatements = Locked<[MembersStatement.Key: MembersStatement]>([:])
 
     /// Deadlocks and serialization failures are retried this many times before they are reported.
     static let transactionRetries = 5
