@@ -99,4 +99,31 @@ struct PostgreSQLReadPathTests {
         statements = Self.statements(capture, from: start)
         #expect(statements.count == 1 && statements.allSatisfy { !$0.contains(keysOnly) }, "\(statements)")
     }
+
+    @Test(
+        "a large fetch that finds most rows missing from the row cache reads them in one scan of whole rows, a few missing by key, both in the keys' snapshot"
+    )
+    func mostlyMissingRowsInOneScan() throws {
+        let (_, store, url) = try PostgreSQLStreamTests.seededStore("scan-missing", count: 600, seed: 0x5CA7)
+        let item = try #require(ConformanceModel.model.entity(named: "Item"))
+        let expected = try store.driver.fetch(StoreFetch(entity: item)).rows
+        #expect(expected.count == 600)
+        let keysOnly = "SELECT t0.\"Z_PK\", t0.\"Z_ENT\", t0.\"Z_OPT\" FROM"
+        // The first rows cached, handed over while the keys arrive; the rest missing.
+        for (label, cachedCount, byKey) in [("most missing", 100, false), ("few missing", 500, true)] {
+            let capture = LogCapture()
+            let (_, logged) = try Self.loggedReader(url, capture)
+            let cache = RowCache()
+            cache.store(Array(expected.prefix(cachedCount)), in: ObjectIdentifier(logged))
+            var fetch = StoreFetch(entity: item)
+            fetch.cachedRows = CachedRows(cache, store: ObjectIdentifier(logged))
+            let start = capture.lines.count
+            #expect(try logged.driver.fetch(fetch).rows == expected, "\(label)")
+            let statements = Self.statements(capture, from: start)
+            #expect(statements.count == 2, "\(label): \(statements)")
+            #expect(statements.first?.contains(keysOnly) == true, "\(label), keys first: \(statements)")
+            let second = statements.dropFirst().first ?? ""
+            #expect(!second.contains(keysOnly) && second.contains("ANY($1::bigint[])") == byKey, "\(label): \(second)")
+        }
+    }
 }

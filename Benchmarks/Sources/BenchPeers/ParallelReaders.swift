@@ -15,7 +15,8 @@ import Synchronization
 /// coordinator. Throughput of two over one is `oneReader ÷ twoReaders` (2.0 when nothing is
 /// shared). CPU time is the reader threads' own (`CLOCK_THREAD_CPUTIME_ID`), so CPU ÷ wall says
 /// how many cores the readers kept busy: below 2 with two readers, they waited (for a lock, or for
-/// a core the machine gave to other work).
+/// a core the machine gave to other work). Each reader's time ends with the allocator's deferred
+/// work on what it freed (``BenchClock/settleAllocator(_:)``), as every timed workload's does.
 public struct ParallelReadersResult: Codable, Sendable {
     /// The driver (``KnownDriver/rawValue``).
     public var driver: String
@@ -95,6 +96,8 @@ public enum ParallelReaders {
                 let cpuStart = BenchClock.threadCPUMs()
                 var failure: (any Error)?
                 do { try body(index) } catch { failure = error }
+                // Each thread frees into an arena of its own: it settles that one (BenchClock.measure).
+                BenchClock.settleAllocator()
                 let cpu = BenchClock.threadCPUMs() - cpuStart
                 let end = clock.now
                 outcome.withLock { state in

@@ -29,7 +29,7 @@ public enum BenchClock {
     ///
     /// - Returns: How many allocations it made (1 when nothing was pending).
     @discardableResult
-    static func settleAllocator(_ clock: ContinuousClock = ContinuousClock()) -> Int {
+    public static func settleAllocator(_ clock: ContinuousClock = ContinuousClock()) -> Int {
         // At most 100,000 rounds (10^9 blocks), should every allocation be slow for another reason
         // (a machine so loaded that each one waits for a core).
         for round in 1...100_000 {

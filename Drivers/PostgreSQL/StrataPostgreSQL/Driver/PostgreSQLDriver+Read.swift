@@ -152,7 +152,8 @@ extension PostgreSQLDriver {
                 "SELECT t0.\("Z_PK".sqlName), t0.\("Z_ENT".sqlName), t0.\("Z_OPT".sqlName) \(plan.from)\(plan.whereSQL)\(orderSQL)\(page)"
             if plan.translator.parameters.count == 0, expectsManyRows(request.entity, statement: sql) {
                 try streamThroughCache(
-                    request.entity, keysSQL: keysSQL, statement: sql, cached, action: action, intake: &intake, body)
+                    request.entity, keysSQL: keysSQL, statement: sql, columns: table.columnCount, cached,
+                    action: action, intake: &intake, body)
             } else {
                 let rows = try fetchThroughCache(
                     request.entity, keysSQL: keysSQL, rowsSQL: sql, plan.translator.parameters, cached, action: action)
