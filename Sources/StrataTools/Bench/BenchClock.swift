@@ -25,7 +25,8 @@ public enum BenchClock {
     /// 0.015 ms (the scaling run's W8, after W3, after W2). Allocating and freeing one 4 KiB block
     /// (a size served from the large bins, which tidies first) takes up to 10,000 of them; this
     /// repeats until one such allocation takes under 2 µs, which only a tidy heap allows (10,000
-    /// blocks take well over 100 µs). With nothing pending it costs one allocation, about 0.1 µs.
+    /// blocks take far longer). With nothing pending it costs one allocation and two clock
+    /// readings, under 0.1 µs (17 ns and 22 ns each, measured in C on this machine).
     ///
     /// - Returns: How many allocations it made (1 when nothing was pending).
     @discardableResult
