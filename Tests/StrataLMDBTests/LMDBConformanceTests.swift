@@ -39,6 +39,15 @@ struct LMDBConformanceTests {
         #expect(report.inserts > 0 && report.updates > 0 && report.deletes > 0)
     }
 
+    @Test("two readers fetching every row while a writer saves each see one state of the store per fetch")
+    func snapshotReads() throws {
+        print("snapshot reads on lmdb: 2 readers, at least 12 fetches each and on while 12 saves of 1,500 rows run")
+        let report = try ConcurrencyStress.snapshotReads(.lmdb)
+        print("snapshot reads on lmdb: \(report)")
+        #expect(report.fetches >= 24 && report.saves == 12)
+        #expect(report.generationsSeen > 1, "the fetches ran while saves committed")
+    }
+
     @Test(
         "a view context, four background writers and two child editors under load; afterwards every context agrees with the store"
     )

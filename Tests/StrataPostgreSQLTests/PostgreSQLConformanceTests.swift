@@ -48,6 +48,17 @@ struct PostgreSQLConformanceTests {
         #expect(report.inserts > 0 && report.updates > 0 && report.deletes > 0)
     }
 
+    @Test("two readers fetching every row while a writer saves each see one state of the store per fetch")
+    func snapshotReads() throws {
+        _ = try PostgreSQLServer.shared()
+        print(
+            "snapshot reads on postgresql: 2 readers, at least 12 fetches each and on while 12 saves of 1,500 rows run")
+        let report = try ConcurrencyStress.snapshotReads(.postgreSQL)
+        print("snapshot reads on postgresql: \(report)")
+        #expect(report.fetches >= 24 && report.saves == 12)
+        #expect(report.generationsSeen > 1, "the fetches ran while saves committed")
+    }
+
     @Test(
         "a view context, four background writers and two child editors under load; afterwards every context agrees with the store"
     )

@@ -240,6 +240,30 @@ public final class RowCache: Sendable {
         }
     }
 
+    /// The version and values the cache holds of each of up to `count` keys from `key` on that
+    /// `key`'s lane covers, appended to `rows` in key order (`nil` for a key it does not hold),
+    /// under one read lock: for ``CachedRows/Probe`` reading ahead of a fetch that asks for keys
+    /// in order, where a lock per row had two threads fetching at once trade the lock's memory
+    /// between their cores at every row. Keys past the lane's end are left out (none at all when
+    /// no lane holds `key`). Counted neither as hits nor as misses, like ``values(for:version:)``.
+    func laneRows(from key: Key, count: Int, into rows: inout [CachedRows.Row?]) {
+        state.withReadLock { s in
+            _ = s.entries.withLaneSlotsReading(from: key, count: count) { slots in
+                var index = slots.startIndex
+                while index < slots.endIndex {
+                    // The objects made for these rows change their values' reference counts:
+                    // start loading a few rows ahead, as for one row.
+                    let ahead = index + Int(Self.prefetchDistance)
+                    if ahead < slots.endIndex, let storage = slots[ahead]?.values.storageAddress {
+                        strata_prefetch_for_write(storage)
+                    }
+                    rows.append(slots[index].map { CachedRows.Row(version: $0.version, values: $0.values) })
+                    index += 1
+                }
+            }
+        }
+    }
+
     /// Nanoseconds on the monotonic clock: one reading per batch stored, for staleness.
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 

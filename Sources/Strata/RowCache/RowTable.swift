@@ -215,6 +215,19 @@ struct RowTable<Value> {
         body(value)
     }
 
+    /// Calls `body` with the lane slots of up to `count` keys from `key` on (`nil` where a key has
+    /// no value), to read; keys past the lane's end, and keys in the overflow table, are left
+    /// out. Returns how many slots `body` got: 0, without calling it, when no lane holds `key`.
+    @inline(__always)
+    func withLaneSlotsReading(from key: Key, count: Int, _ body: (ArraySlice<Value?>) -> Void) -> Int {
+        guard let lane = laneIndex(key) else { return 0 }
+        let entity = Int(key.row.entity)
+        guard let start = lanes[entity][lane].index(of: key.row.primaryKey) else { return 0 }
+        let end = min(start + max(count, 0), lanes[entity][lane].slots.count)
+        body(lanes[entity][lane].slots[start..<end])
+        return end - start
+    }
+
     /// Removes `key` and returns its value.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
