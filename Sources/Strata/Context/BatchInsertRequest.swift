@@ -201,7 +201,7 @@ extension ManagedObjectContext {
             let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
             object.values = entity.defaultValues
             while true {
-                object.changedSlots.removeAll()
+                object.clearChangedSlots()
                 if handler(object) { break }
                 let values = object.values
                 object.values = entity.defaultValues  // the row keeps its values alone

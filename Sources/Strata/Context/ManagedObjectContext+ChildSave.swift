@@ -30,13 +30,13 @@ extension ManagedObjectContext {
         registered.lend(all: inserts) { object in
             object.inserted = false
             object.takeValuesAsSnapshot(version: 0)
-            object.changedSlots.removeAll()
+            object.clearChangedSlots()
             if clearsList { object.listMembership &= ~insertedBits }
         }
         for object in changed {
             object.snapshot = RowSnapshot(
                 id: object.objectID.rowID, version: object.snapshotVersionIfSaved ?? 0, values: object.values)
-            object.changedSlots.removeAll()
+            object.clearChangedSlots()
         }
         // Inserted objects deleted before the save never reach the parent; every deleted object is
         // on the deleted list, and these are the ones still marked inserted.
@@ -99,11 +99,11 @@ extension ManagedObjectContext {
         var changed = SlotSet()
         for slot in object.entity.properties.indices where slot < current.values.count {
             if object.entity.properties[slot].isTransient {
-                if object.changedSlots.contains(slot) { changed.insert(slot) }
+                if object.isSlotChanged(slot) { changed.insert(slot) }
                 continue
             }
             if case .unfetched = current.values[slot] {
-                if object.changedSlots.contains(slot) { changed.insert(slot) }
+                if object.isSlotChanged(slot) { changed.insert(slot) }
                 continue
             }
             if object.values[slot] != current.values[slot] { changed.insert(slot) }

@@ -126,7 +126,7 @@ extension ManagedObjectContext {
             let keepsOwn: Bool
             switch kept {
             case .all: keepsOwn = true
-            case .changed: keepsOwn = object.changedSlots.contains(slot)
+            case .changed: keepsOwn = object.isSlotChanged(slot)
             case .none: keepsOwn = false
             }
             if !keepsOwn { object.values[slot] = row.values[slot] }
@@ -148,7 +148,7 @@ extension ManagedObjectContext {
             object.inserted = false
         } else if let snapshot = object.snapshot {
             object.values = snapshot.values
-            object.changedSlots.removeAll()
+            object.clearChangedSlots()
             updatedList.remove(object)
         }
     }

@@ -210,7 +210,7 @@ extension ManagedObjectContext {
     /// replace the object's, its own unsaved changes stay on top as the merge policy says.
     func mergeSaved(_ object: ManagedObject, _ state: SourceState) {
         let row = state.row
-        guard !object.changedSlots.isEmpty else {
+        guard object.hasChangedSlots else {
             object.values = row.values
             object.snapshot = row
             return
@@ -219,10 +219,10 @@ extension ManagedObjectContext {
         var kept = SlotSet()
         for slot in object.entity.properties.indices where slot < row.values.count {
             if object.entity.properties[slot].isTransient {
-                if object.changedSlots.contains(slot) { kept.insert(slot) }
+                if object.isSlotChanged(slot) { kept.insert(slot) }
                 continue
             }
-            let changedHere = object.changedSlots.contains(slot)
+            let changedHere = object.isSlotChanged(slot)
             let storedValue = row.values[slot]
             let changedThere: Bool
             if case .unfetched = storedValue {
@@ -254,7 +254,7 @@ extension ManagedObjectContext {
         faultBatches[ObjectIdentifier(object)] = nil
         if let key = object.pinnedKey { coordinator.rowCache.unpin([key]) }
         object.pinnedKey = nil
-        object.changedSlots.removeAll()
+        object.clearChangedSlots()
         markInaccessible(object)
         noteDeleted(object)
     }

@@ -16,7 +16,7 @@ extension ManagedObjectContext {
         }
         for object in Array(updatedList.values) + Array(deletedList.values) where object.isIn(self) {
             object.deleted = false
-            object.changedSlots.removeAll()
+            object.clearChangedSlots()
             if let snapshot = object.snapshot {
                 object.values = snapshot.values
             }
@@ -98,7 +98,7 @@ extension ManagedObjectContext {
         guard let fresh else {
             // Deleted elsewhere: nothing of it is left to merge with.
             updatedList.remove(object)
-            object.changedSlots.removeAll()
+            object.clearChangedSlots()
             faultBatches[ObjectIdentifier(object)] = nil
             markInaccessible(object)
             noteDeleted(object)
@@ -114,7 +114,7 @@ extension ManagedObjectContext {
     }
 
     private func turnIntoFault(_ object: ManagedObject, snapshot: RowSnapshot?) {
-        object.changedSlots.removeAll()
+        object.clearChangedSlots()
         updatedList.remove(object)
         object.snapshot = snapshot
         object.values = []

@@ -160,7 +160,7 @@ extension ManagedObjectContext {
                     object.deleted = false
                     deletedList.remove(object)
                     object.values = now.values
-                    object.changedSlots.removeAll()
+                    object.clearChangedSlots()
                     updatedList.remove(object)
                 }
                 object.snapshot = now
@@ -380,7 +380,7 @@ extension ManagedObjectContext {
     private func checkCrossStore(_ objects: [ManagedObject]) throws {
         var pairs = crossStoreLinks.filter { !$0.0.deleted && !$0.2.deleted }.map { ($0.0, $0.1, $0.2) }
         for object in objects {
-            for slot in object.entity.relationshipSlots where object.changedSlots.contains(slot) {
+            for slot in object.entity.relationshipSlots where object.isSlotChanged(slot) {
                 for target in relatedObjects(object, slot) where !target.deleted {
                     pairs.append((object, slot, target))
                 }
@@ -440,7 +440,7 @@ extension ManagedObjectContext {
                 version = stored ?? (object.snapshotVersionIfSaved ?? 0) + 1
             }
             object.snapshot = RowSnapshot(id: object.objectID.rowID, version: version, values: storedValues(object))
-            object.changedSlots.removeAll()
+            object.clearChangedSlots()
             if object.inserted {
                 // The coordinator pinned the inserted rows as it cached them.
                 object.pinnedKey = RowCache.Key(store: ObjectIdentifier(store), row: object.objectID.rowID)

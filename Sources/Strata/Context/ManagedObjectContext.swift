@@ -268,8 +268,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.managedObjectContext = self
         object.inserted = true
         object.faulted = false
-        object.changedSlots.removeAll()
-        for slot in object.values.indices where object.values[slot].isSetOnInsert { object.changedSlots.insert(slot) }
+        object.clearChangedSlots()
+        for slot in object.values.indices where object.values[slot].isSetOnInsert { object.markSlotChanged(slot) }
         registered[id] = object
         insertedList.insert(object)
         noteInserted(object)

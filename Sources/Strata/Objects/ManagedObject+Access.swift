@@ -398,13 +398,13 @@ extension ManagedObject {
 
     func setStoreValue(_ value: StoreValue, slot: Int) throws {
         // The usual object (loaded, in the store or inserted, not deleted) skips the call.
-        if faulted || inaccessible || deleted { try checkChangeable(entity.properties[slot].name) }
+        if needsChangeCheck { try checkChangeable(entity.properties[slot].name) }
         values[slot] = value
         markChanged(slot)
     }
 
     func markChanged(_ slot: Int) {
-        changedSlots.insert(slot)
+        markSlotChanged(slot)
         // The context is alive while the object is registered in it (see contextReference); the
         // guaranteed reference spares a retain and release per change.
         if !inserted {

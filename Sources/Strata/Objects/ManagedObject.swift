@@ -53,16 +53,80 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) private final var snapshotValues: [StoreValue]?
     /// The version of the last saved row (see ``snapshot``).
     @exclusivity(unchecked) private final var snapshotVersion: RowVersion = 0
-    /// Slots changed since the last save.
-    @exclusivity(unchecked) final var changedSlots = SlotSet()
-    @exclusivity(unchecked) final var faulted: Bool = false
-    @exclusivity(unchecked) final var inserted: Bool = false
-    @exclusivity(unchecked) final var deleted: Bool = false
+    /// The flags below and the changed slots, in one word (see ``ObjectState``).
+    @exclusivity(unchecked) final var state = ObjectState()
+
+    /// Slots changed since the last save. The hot paths use ``markSlotChanged(_:)``,
+    /// ``hasChangedSlots``, ``isSlotChanged(_:)`` and ``clearChangedSlots()``, which read the
+    /// word alone.
+    final var changedSlots: SlotSet {
+        get {
+            state.has(ObjectState.wideBit)
+                ? WideSlots.slots(of: ObjectIdentifier(self)) : SlotSet(bits: state.raw & ObjectState.slotMask)
+        }
+        set {
+            if let bits = newValue.bits(below: ObjectState.inlineSlots) {
+                if state.has(ObjectState.wideBit) { WideSlots.remove(ObjectIdentifier(self)) }
+                state.raw = state.raw & ~(ObjectState.slotMask | ObjectState.wideBit) | bits
+            } else {
+                WideSlots.set(newValue, of: ObjectIdentifier(self))
+                state.raw = state.raw & ~ObjectState.slotMask | ObjectState.wideBit
+            }
+        }
+    }
+
+    /// Marks `slot` changed.
+    @inline(__always) final func markSlotChanged(_ slot: Int) {
+        if slot < ObjectState.inlineSlots && !state.has(ObjectState.wideBit) {
+            state.raw |= 1 << UInt64(slot)
+        } else {
+            changedSlots.insert(slot)
+        }
+    }
+
+    /// Whether any slot is marked changed.
+    @inline(__always) final var hasChangedSlots: Bool { !state.hasNoChangedSlots }
+
+    /// Whether `slot` is marked changed.
+    @inline(__always) final func isSlotChanged(_ slot: Int) -> Bool {
+        state.has(ObjectState.wideBit)
+            ? changedSlots.contains(slot) : slot < ObjectState.inlineSlots && state.raw & 1 << UInt64(slot) != 0
+    }
+
+    /// Marks no slot changed.
+    @inline(__always) final func clearChangedSlots() {
+        if state.has(ObjectState.wideBit) { WideSlots.remove(ObjectIdentifier(self)) }
+        state.raw &= ~(ObjectState.slotMask | ObjectState.wideBit)
+    }
+
+    final var faulted: Bool {
+        @inline(__always) get { state.has(ObjectState.faultedBit) }
+        @inline(__always) set { state.set(ObjectState.faultedBit, newValue) }
+    }
+    final var inserted: Bool {
+        @inline(__always) get { state.has(ObjectState.insertedBit) }
+        @inline(__always) set { state.set(ObjectState.insertedBit, newValue) }
+    }
+    final var deleted: Bool {
+        @inline(__always) get { state.has(ObjectState.deletedBit) }
+        @inline(__always) set { state.set(ObjectState.deletedBit, newValue) }
+    }
     /// Set when the object's row was found gone from its store (a fault fired after another
     /// context deleted it, an ID no store holds): its values read as `nil` and setters refuse it.
-    @exclusivity(unchecked) final var inaccessible: Bool = false
+    final var inaccessible: Bool {
+        @inline(__always) get { state.has(ObjectState.inaccessibleBit) }
+        @inline(__always) set { state.set(ObjectState.inaccessibleBit, newValue) }
+    }
+    /// Whether the object is a fault, inaccessible or deleted: the states a setter checks, read
+    /// in one test.
+    @inline(__always) final var needsChangeCheck: Bool {
+        state.raw & (ObjectState.faultedBit | ObjectState.inaccessibleBit | ObjectState.deletedBit) != 0
+    }
     /// Which of its context's change lists hold the object (``ObjectList`` bits).
-    @exclusivity(unchecked) final var listMembership: UInt8 = 0
+    final var listMembership: UInt8 {
+        @inline(__always) get { state.listMembership }
+        @inline(__always) set { state.listMembership = newValue }
+    }
 
     /// Whether its context applied the object's delete rules for its current deletion (kept in
     /// ``listMembership``; see ``ObjectList/deleteRulesAppliedBit``).
@@ -77,7 +141,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
     /// Whether the object holds a pin on its row in the row cache (owned by its context).
-    @exclusivity(unchecked) private final var isPinned: Bool = false
+    private final var isPinned: Bool {
+        get { state.has(ObjectState.pinnedBit) }
+        set { state.set(ObjectState.pinnedBit, newValue) }
+    }
 
     // The last saved row and the pinned row-cache key are always the object's own row (the
     // context sets them only for the object's ID, and an ID with a row has a store), so the
@@ -157,6 +224,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if let context { context.insert(self) }
     }
 
+    deinit {
+        // A wide set's entry would otherwise be handed to the next object at this address.
+        if state.has(ObjectState.wideBit) { WideSlots.remove(ObjectIdentifier(self)) }
+    }
+
     /// The values a new object of `entity` starts with when it is inserted: its defaults, or,
     /// when they are all `nil`, an array of its own from the start (its values change right away,
     /// and a plain fill is cheaper than the first change copying the shared defaults one by one).
@@ -191,9 +263,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object was deleted and the deletion not yet saved.
     public var isDeleted: Bool { deleted }
     /// Whether the object has unsaved value changes (and was not inserted or deleted).
-    public var isUpdated: Bool { !inserted && !deleted && !changedSlots.isEmpty }
+    public var isUpdated: Bool { !inserted && !deleted && hasChangedSlots }
     /// Whether the object has any unsaved change.
-    public var hasChanges: Bool { inserted || deleted || !changedSlots.isEmpty }
+    public var hasChanges: Bool { inserted || deleted || hasChangedSlots }
     /// Whether the object's row exists as far as its context knows: `false` once a fault fired
     /// and found its row gone from the store (deleted elsewhere), or for an ID no store holds.
     /// Such an object reads as `nil` and refuses changes (Core Data's inaccessible faults).

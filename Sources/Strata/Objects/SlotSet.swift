@@ -8,6 +8,15 @@ struct SlotSet: Sequence, Equatable {
 
     init() {}
 
+    /// The slots whose bits are set in `bits` (slots 0–63).
+    init(bits: UInt64) { low = bits }
+
+    /// The slots as bits when every one is below `limit` (at most 64), else `nil`.
+    func bits(below limit: Int) -> UInt64? {
+        guard high?.isEmpty ?? true else { return nil }
+        return limit >= 64 || low >> UInt64(limit) == 0 ? low : nil
+    }
+
     var isEmpty: Bool { low == 0 && (high?.isEmpty ?? true) }
 
     mutating func insert(_ slot: Int) {
