@@ -66,59 +66,13 @@ public final class RowCache: Sendable {
         public var bytes = 0
     }
 
-    /// One resident row: 40 bytes, so a table of 100,000 rows costs 4 MB, not the 6.4 MB a whole
-    /// ``RowSnapshot`` and word-sized counters took (the row's ID is its key's, not kept twice).
-    private struct Entry {
-        var values: [StoreValue]
-        var version: RowVersion
-        var lastUse: UInt64
-        /// When the row was last stored (``RowCache/now``), for staleness.
-        var storedAt: UInt64 = 0
-        /// Contexts' pins (C3). 32 bits: a pin stands for an object registered in a live
-        /// context, and no process holds 2^31 objects of one row.
-        var pins: Int32 = 0
-        /// ``RowCache/estimatedBytes(_:)`` of the values, at most `UInt32.max` (the same clamped
-        /// figure is added to and taken from the cache's total, so the total stays exact).
-        var bytes: UInt32 = 0
-
-        init(_ snapshot: RowSnapshot) {
-            values = snapshot.values
-            version = snapshot.version
-            lastUse = 0
-        }
-
-        /// The row as a snapshot of `id` (the key's row).
-        func snapshot(_ id: RowID) -> RowSnapshot { RowSnapshot(id: id, version: version, values: values) }
-
-        /// Takes `snapshot` unless the entry holds a newer version (C2), or everything when the
-        /// entry was just added (zero bytes); returns the change in bytes. A row of the version
-        /// already held keeps its size estimate (same version, same values).
-        mutating func merge(_ new: RowSnapshot, pin: Bool, clock: UInt64) -> Int {
-            var delta = 0
-            if bytes == 0 {
-                let size = RowCache.clampedBytes(new)
-                delta = Int(size)
-                bytes = size
-            } else if new.version > version {
-                let size = RowCache.clampedBytes(new)
-                delta = Int(size) - Int(bytes)
-                values = new.values
-                version = new.version
-                bytes = size
-            } else if new.version == version, !values.sharesStorage(with: new.values) {
-                // The newer copy of the same values: objects made from it hold it, so keep it
-                // and let the older one go.
-                values = new.values
-            }
-            lastUse = clock
-            if pin { pins += 1 }
-            return delta
-        }
-    }
+    private typealias Entry = RowCacheEntry
 
     private struct State {
         var entries = RowTable<Entry>()
         var clock: UInt64 = 0
+        /// Ticks for the entries' ``RowCacheEntry/storedAt``.
+        var ticks = RowCacheClock(now: RowCache.now())
         var statistics = Statistics()
         var limit: Int
         var byteLimit: Int?
@@ -189,13 +143,17 @@ public final class RowCache: Sendable {
     public func snapshot(
         for key: Key, atLeast minimumVersion: RowVersion = 0, maxAge: Double = -1, pin: Bool = false
     ) -> RowSnapshot? {
-        let oldest = maxAge >= 0 ? Self.now() &- UInt64(min(maxAge, 1e9) * 1e9) : 0
+        let now = maxAge >= 0 ? Self.now() : 0
+        let maxAgeNanoseconds = maxAge >= 0 ? UInt64(min(maxAge, 1e9) * 1e9) : 0
         return state.withLock { s in
             s.clock &+= 1
-            let clock = s.clock
+            let clock = UInt32(truncatingIfNeeded: s.clock)
+            let nowTick = maxAge >= 0 ? Self.tick(now, &s) : 0
             var newlyPinned = false
             let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
-                guard entry.version >= minimumVersion, maxAge < 0 || entry.storedAt >= oldest else {
+                guard entry.version >= minimumVersion,
+                    maxAge < 0 || entry.isFresh(now: nowTick, maxAge: maxAgeNanoseconds)
+                else {
                     return nil
                 }
                 entry.lastUse = clock
@@ -266,6 +224,39 @@ public final class RowCache: Sendable {
 
     /// Nanoseconds on the monotonic clock: one reading per batch stored, for staleness.
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// The staleness tick of `now` (``RowCacheClock``); when the clock moves its epoch, every
+    /// entry's stored tick moves back with it, or becomes ``RowCacheEntry/ancient``.
+    private static func tick(_ now: UInt64, _ s: inout State) -> UInt32 {
+        var clock = s.ticks
+        var shift: UInt32 = 0
+        let tick = clock.tick(now) { shift &+= $0 }
+        s.ticks = clock
+        if shift > 0 {
+            // A row stored before the new epoch cannot be counted from it: it is marked older than
+            // any interval (``RowCacheEntry/ancient``), stale at every staleness check.
+            s.entries.mutateAll { _, entry in
+                entry.storedAt =
+                    entry.storedAt >= shift && entry.storedAt != RowCacheEntry.ancient
+                    ? entry.storedAt - shift : RowCacheEntry.ancient
+            }
+        }
+        return tick
+    }
+
+    /// Moves the staleness clock's epoch `ticks` back, as if the cache were that much older
+    /// (for tests of the epoch's move, ``RowCacheClock``).
+    func ageClock(byTicks ticks: UInt64) {
+        state.withLock { s in s.ticks = RowCacheClock(now: s.ticks.epoch &- (ticks << RowCacheEntry.tickShift)) }
+    }
+
+    /// The stored tick of `key`'s row and the clock's tick now (for tests).
+    func storedTick(of key: Key) -> (stored: UInt32, now: UInt32)? {
+        state.withLock { s in
+            let now = Self.tick(Self.now(), &s)
+            return s.entries.withExistingValue(forKey: key) { $0.storedAt }.map { ($0, now) }
+        }
+    }
 
     /// How many keys ahead ``values(for:version:)`` prefetches.
     static let prefetchDistance: Int64 = 2
@@ -369,8 +360,8 @@ public final class RowCache: Sendable {
         _ s: inout State
     ) {
         s.clock &+= 1
-        let clock = s.clock
-        let storedAt = now()
+        let clock = UInt32(truncatingIfNeeded: s.clock)
+        let storedAt = tick(now(), &s)
         var bytes = 0
         var newlyPinned = 0
         let checksRemovals = !s.tombstones.isEmpty && read != nil
@@ -496,12 +487,14 @@ public final class RowCache: Sendable {
         guard overCount || overBytes else { return }
         s.statistics.evictionPasses += 1
         defer { s.bytesFloor = s.byteLimit.map { s.bytes > $0 ? s.bytes : 0 } ?? 0 }
-        var victims: [(key: Key, lastUse: UInt64, bytes: Int)] = []
+        // Ages in uses of the cache (see RowCacheEntry.lastUse), the oldest first.
+        let clock = UInt32(truncatingIfNeeded: s.clock)
+        var victims: [(key: Key, age: UInt32, bytes: Int)] = []
         victims.reserveCapacity(unpinned)
         s.entries.forEachEntry { key, entry in
-            if entry.pins == 0 { victims.append((key, entry.lastUse, Int(entry.bytes))) }
+            if entry.pins == 0 { victims.append((key, clock &- entry.lastUse, Int(entry.bytes))) }
         }
-        victims.sort { $0.lastUse < $1.lastUse }
+        victims.sort { $0.age > $1.age }
         for (key, _, bytes) in victims {
             let countOK = s.entries.count <= s.limit
             let bytesOK = s.byteLimit.map { s.bytes <= $0 } ?? true
