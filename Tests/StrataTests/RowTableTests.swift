@@ -287,4 +287,25 @@ struct RowTableTests {
         #expect(inOrder)
         #expect(table.count == 1_101)
     }
+
+    @Test(
+        "100,000 keys stored in order in reserved parts of 256 leave their lane under a tenth empty (doubling left a quarter)"
+    )
+    func laneGrowth() {
+        var table = RowTable<Int>()
+        let store = stores[0]
+        let rows: Int64 = 100_000
+        var first: Int64 = 1
+        while first <= rows {
+            let last = min(first + 255, rows)
+            table.reserve(store: store, entity: 1, keys: first...last, count: Int(last - first + 1), doubling: true)
+            for pk in first...last { table.updateValue(Int(pk), forKey: key(0, 1, pk)) }
+            first = last + 1
+        }
+        #expect(table.count == 100_000 && table.overflowCount == 0)
+        #expect(table[key(0, 1, 1)] == 1 && table[key(0, 1, rows)] == Int(rows))
+        // Doubling from 256 would end at 131,072 slots; growing by half past 4,096 ends at 104,976.
+        #expect(table.laneSlotCount >= 100_000 && table.laneSlotCount <= 110_000, "\(table.laneSlotCount) slots")
+        #expect(RowTable<Int>.grownLength(1_024) == 2_048 && RowTable<Int>.grownLength(8_192) == 12_288)
+    }
 }
