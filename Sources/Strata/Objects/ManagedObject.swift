@@ -100,22 +100,22 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     final var faulted: Bool {
-        @inline(__always) get { state.has(ObjectState.faultedBit) }
-        @inline(__always) set { state.set(ObjectState.faultedBit, newValue) }
+        get { state[.faulted] }
+        set { state[.faulted] = newValue }
     }
     final var inserted: Bool {
-        @inline(__always) get { state.has(ObjectState.insertedBit) }
-        @inline(__always) set { state.set(ObjectState.insertedBit, newValue) }
+        get { state[.inserted] }
+        set { state[.inserted] = newValue }
     }
     final var deleted: Bool {
-        @inline(__always) get { state.has(ObjectState.deletedBit) }
-        @inline(__always) set { state.set(ObjectState.deletedBit, newValue) }
+        get { state[.deleted] }
+        set { state[.deleted] = newValue }
     }
     /// Set when the object's row was found gone from its store (a fault fired after another
     /// context deleted it, an ID no store holds): its values read as `nil` and setters refuse it.
     final var inaccessible: Bool {
-        @inline(__always) get { state.has(ObjectState.inaccessibleBit) }
-        @inline(__always) set { state.set(ObjectState.inaccessibleBit, newValue) }
+        get { state[.inaccessible] }
+        set { state[.inaccessible] = newValue }
     }
     /// Whether the object is a fault, inaccessible or deleted: the states a setter checks, read
     /// in one test.
@@ -142,8 +142,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
     /// Whether the object holds a pin on its row in the row cache (owned by its context).
     private final var isPinned: Bool {
-        get { state.has(ObjectState.pinnedBit) }
-        set { state.set(ObjectState.pinnedBit, newValue) }
+        get { state[.pinned] }
+        set { state[.pinned] = newValue }
     }
 
     // The last saved row and the pinned row-cache key are always the object's own row (the

@@ -27,8 +27,20 @@ struct ObjectState {
 
     @inline(__always) func has(_ bit: UInt64) -> Bool { raw & bit != 0 }
 
-    @inline(__always) mutating func set(_ bit: UInt64, _ on: Bool) {
-        raw = on ? raw | bit : raw & ~bit
+    /// One of the object's flags.
+    struct Flag {
+        let bit: UInt64
+        static let faulted = Flag(bit: faultedBit)
+        static let inserted = Flag(bit: insertedBit)
+        static let deleted = Flag(bit: deletedBit)
+        static let inaccessible = Flag(bit: inaccessibleBit)
+        static let pinned = Flag(bit: pinnedBit)
+    }
+
+    /// Whether `flag` is set.
+    subscript(_ flag: Flag) -> Bool {
+        @inline(__always) get { raw & flag.bit != 0 }
+        @inline(__always) set { raw = newValue ? raw | flag.bit : raw & ~flag.bit }
     }
 
     /// ``ManagedObject/listMembership``'s bits (``ObjectList``).
