@@ -72,6 +72,15 @@ struct SlotSetTests {
         try context.save()
         #expect(!object.hasChanges && object.changedValues().isEmpty && !WideSlots.holds(id))
 
+        // A slot changed in the word before the first one past 53 is carried into the side table.
+        object["a3"] = Int64(-3)
+        #expect(!WideSlots.holds(id) && object.isSlotChanged(3))
+        object["a60"] = Int64(-60)
+        #expect(WideSlots.holds(id) && object.isSlotChanged(3) && object.isSlotChanged(60))
+        #expect(Set(object.changedValues().keys) == ["a3", "a60"])
+        try context.save()
+        #expect(!object.hasChanges && !WideSlots.holds(id))
+
         // An object freed with a wide set leaves no entry behind for the next object at its address.
         var freed: ObjectIdentifier?
         do {
@@ -88,5 +97,6 @@ struct SlotSetTests {
         #expect(
             read["a68"] as? Int == -68 && read["a2"] as? Int == -2 && read["a69"] as? Int == 69,
             "\(read["a68"] ?? "nil")")
+        #expect(read["a3"] as? Int == -3 && read["a60"] as? Int == -60)
     }
 }

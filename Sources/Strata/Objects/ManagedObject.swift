@@ -80,7 +80,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if slot < ObjectState.inlineSlots && !state.has(ObjectState.wideBit) {
             state.raw |= 1 << UInt64(slot)
         } else {
-            changedSlots.insert(slot)
+            // The first slot past 53 moves the word's slots into the side table with it.
+            let inline = state.has(ObjectState.wideBit) ? 0 : state.raw & ObjectState.slotMask
+            WideSlots.insert(slot, of: ObjectIdentifier(self), inline: inline)
+            state.raw = state.raw & ~ObjectState.slotMask | ObjectState.wideBit
         }
     }
 
@@ -90,7 +93,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether `slot` is marked changed.
     @inline(__always) final func isSlotChanged(_ slot: Int) -> Bool {
         state.has(ObjectState.wideBit)
-            ? changedSlots.contains(slot) : slot < ObjectState.inlineSlots && state.raw & 1 << UInt64(slot) != 0
+            ? WideSlots.contains(slot, of: ObjectIdentifier(self))
+            : slot < ObjectState.inlineSlots && state.raw & 1 << UInt64(slot) != 0
     }
 
     /// Marks no slot changed.

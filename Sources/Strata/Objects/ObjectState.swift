@@ -57,16 +57,68 @@ struct ObjectState {
 ///
 /// Thread safety: objects of different contexts change on different threads, and an object may be
 /// freed on any thread, so the table is behind a lock. Only entities of more than 54 properties
-/// reach it.
+/// reach it; a change there costs one lock and a bit set in place (no set copied or allocated
+/// after the object's first).
 enum WideSlots {
-    private static let table = Locked<[ObjectIdentifier: SlotSet]>([:])
+    /// An object's slots as bits, 64 to a word; changed in place under the table's lock.
+    private final class Bits {
+        var words: [UInt64]
+
+        /// The slots `inline` holds (bits of slots 0–63) and `slots`.
+        init(inline: UInt64 = 0, _ slots: SlotSet = SlotSet()) {
+            words = [inline]
+            for slot in slots { insert(slot) }
+        }
+
+        func insert(_ slot: Int) {
+            let word = slot / 64
+            if words.count <= word { words += repeatElement(0, count: word + 1 - words.count) }
+            words[word] |= 1 << UInt64(slot % 64)
+        }
+
+        func contains(_ slot: Int) -> Bool {
+            slot / 64 < words.count && words[slot / 64] & 1 << UInt64(slot % 64) != 0
+        }
+
+        var slots: SlotSet {
+            var set = SlotSet(bits: words[0])
+            for word in words.indices.dropFirst() {
+                var bits = words[word]
+                while bits != 0 {
+                    set.insert(word * 64 + bits.trailingZeroBitCount)
+                    bits &= bits - 1
+                }
+            }
+            return set
+        }
+    }
+
+    private static let table = Locked<[ObjectIdentifier: Bits]>([:])
 
     static func slots(of object: ObjectIdentifier) -> SlotSet {
-        table.withLock { $0[object] ?? SlotSet() }
+        table.withLock { $0[object]?.slots ?? SlotSet() }
     }
 
     static func set(_ slots: SlotSet, of object: ObjectIdentifier) {
-        table.withLock { $0[object] = slots }
+        table.withLock { $0[object] = Bits(slots) }
+    }
+
+    /// Adds `slot` to `object`'s entry, making the entry with the slots `inline` holds (bits of
+    /// slots 0–63) when it has none.
+    static func insert(_ slot: Int, of object: ObjectIdentifier, inline: UInt64) {
+        table.withLock { table in
+            if let bits = table[object] {
+                bits.insert(slot)
+            } else {
+                let bits = Bits(inline: inline)
+                bits.insert(slot)
+                table[object] = bits
+            }
+        }
+    }
+
+    static func contains(_ slot: Int, of object: ObjectIdentifier) -> Bool {
+        table.withLock { $0[object]?.contains(slot) ?? false }
     }
 
     static func remove(_ object: ObjectIdentifier) {
