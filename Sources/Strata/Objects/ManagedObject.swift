@@ -54,6 +54,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The version of the last saved row (see ``snapshot``).
     @exclusivity(unchecked) private final var snapshotVersion: RowVersion = 0
     /// The flags below and the changed slots, in one word (see ``ObjectState``).
+    // `@exclusivity(unchecked)`: safe for the reasons given above `objectID`; every access is a
+    // read or a single read-modify-write of the word on the context's thread, nothing is called
+    // while it is held (the side table `WideSlots` is reached before or after, never inside), and
+    // ThreadSanitizer ran clean over the setter, SlotSet and concurrency-stress tests with it.
     @exclusivity(unchecked) final var state = ObjectState()
 
     /// Slots changed since the last save. The hot paths use ``markSlotChanged(_:)``,
