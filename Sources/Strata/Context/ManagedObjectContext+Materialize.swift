@@ -44,14 +44,23 @@ extension ManagedObjectContext {
             cache.reserve(for: rows, in: storeKey, doubling: !reserving)
         }
         var pins = [Bool](repeating: false, count: rows.count)
+        // The rows' entity, looked up when it changes rather than per row: the model's entities
+        // are shared by every context, and a reference count changed per row by readers on two
+        // threads moves its cache line between the cores each time.
+        var entityNumber = Int32.min
+        var entity: EntityDescription?
         var start = rows.startIndex
         while start < rows.endIndex {
             let end = min(start + Self.materializePart, rows.endIndex)
             for index in start..<end {
+                if rows[index].id.entity != entityNumber {
+                    entityNumber = rows[index].id.entity
+                    entity = coordinator.managedObjectModel.entity(number: entityNumber)
+                }
                 let known = registered.count
                 let object = register(
                     rows[index], in: store, asFault: asFault, pinLater: true, refreshing: refreshing,
-                    awakening: &state.awakening)
+                    entity: entity, awakening: &state.awakening)
                 state.objects.append(object)
                 let isNew = registered.count > known
                 if !isNew && object.pinnedKey == nil {

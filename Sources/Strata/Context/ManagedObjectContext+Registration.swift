@@ -20,14 +20,17 @@ extension ManagedObjectContext {
     /// the caller: objects whose values it loaded are appended to `awakening` (only those of
     /// subclasses; ManagedObject's own hook does nothing).
     ///
-    /// - Parameter refreshing: Whether an object already loaded takes the row's values, its unsaved
-    ///   changes staying on top (``FetchRequest/shouldRefreshRefetchedObjects``).
+    /// - Parameters:
+    ///   - refreshing: Whether an object already loaded takes the row's values, its unsaved
+    ///     changes staying on top (``FetchRequest/shouldRefreshRefetchedObjects``).
+    ///   - known: The row's entity when the caller has it already; otherwise it is looked up in
+    ///     the model.
     func register(
         _ row: RowSnapshot, in store: PersistentStore, asFault: Bool, pinLater: Bool, refreshing: Bool = false,
-        awakening: inout [ManagedObject]
+        entity known: EntityDescription? = nil, awakening: inout [ManagedObject]
     ) -> ManagedObject {
         // Rows come from stores of this coordinator's model.
-        let entity = coordinator.managedObjectModel.entity(number: row.id.entity)!
+        let entity = known ?? coordinator.managedObjectModel.entity(number: row.id.entity)!
         let id = anchors.id(entity, row.id, store)
         let object: ManagedObject
         if entity.managedObjectClass == ManagedObject.self && !id.isTemporaryID {
