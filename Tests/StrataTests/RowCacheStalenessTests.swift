@@ -4,8 +4,7 @@ import Testing
 @testable import Strata
 
 /// Staleness (Core Data's `stalenessInterval`, the row cache's `maxAge`) on the cache's 32-bit
-/// clock of about-a-millisecond ticks, the clock's epoch moving forward before it could wrap,
-/// and the size of an entry that the two 32-bit clocks buy.
+/// clock of about-a-millisecond ticks, and the clock's epoch moving forward before it could wrap.
 @Suite("Row cache staleness")
 struct RowCacheStalenessTests: RowCacheFixture {
     let anchor = NSObject()
@@ -55,11 +54,5 @@ struct RowCacheStalenessTests: RowCacheFixture {
         #expect(try #require(cache.storedTick(of: key(3))).now < 1 << 31)
         #expect(try #require(cache.storedTick(of: key(1))).stored == RowCacheEntry.ancient)
         #expect(cache.snapshot(for: key(1), maxAge: 1e9) == nil)
-    }
-
-    @Test("an entry is 32 bytes: 100,000 cached rows take 3.2 MB of entries")
-    func entrySize() {
-        #expect(MemoryLayout<RowCacheEntry>.stride == 32)
-        #expect(MemoryLayout<RowCacheEntry?>.stride == 32, "the table's optional slots cost nothing more")
     }
 }

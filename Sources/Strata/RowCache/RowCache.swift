@@ -84,6 +84,9 @@ public final class RowCache: Sendable {
         /// bound: the next pass waits until the cache grows a slack beyond it, instead of
         /// scanning every row on every store. Cleared when pins are released or rows removed.
         var bytesFloor = 0
+        /// Pins past the ``RowCacheEntry/inlinePinLimit`` an entry counts itself, by key: only
+        /// rows held by objects of more than 255 live contexts at once have one.
+        var widePins: [Key: Int] = [:]
         /// Removals counted up (C5).
         var removals: UInt64 = 0
         /// Keys removed while reads were in flight, with the removal's number (C5).
@@ -150,6 +153,7 @@ public final class RowCache: Sendable {
             let clock = UInt32(truncatingIfNeeded: s.clock)
             let nowTick = maxAge >= 0 ? Self.tick(now, &s) : 0
             var newlyPinned = false
+            var widePin = false
             let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
                 guard entry.version >= minimumVersion,
                     maxAge < 0 || entry.isFresh(now: nowTick, maxAge: maxAgeNanoseconds)
@@ -158,8 +162,8 @@ public final class RowCache: Sendable {
                 }
                 entry.lastUse = clock
                 if pin {
-                    newlyPinned = entry.pins == 0
-                    entry.pins += 1
+                    newlyPinned = !entry.isPinned
+                    widePin = !entry.addPin()
                 }
                 return entry.snapshot(key.row)
             }
@@ -169,6 +173,7 @@ public final class RowCache: Sendable {
             }
             s.statistics.hits += 1
             if newlyPinned { s.pinnedRows += 1 }
+            if widePin { s.widePins[key, default: 0] += 1 }
             return snapshot
         }
     }
@@ -360,10 +365,11 @@ public final class RowCache: Sendable {
         _ s: inout State
     ) {
         s.clock &+= 1
-        let clock = UInt32(truncatingIfNeeded: s.clock)
+        let clock = s.clock
         let storedAt = tick(now(), &s)
         var bytes = 0
         var newlyPinned = 0
+        var widePins: [Key] = []
         let checksRemovals = !s.tombstones.isEmpty && read != nil
         for index in snapshots.indices {
             let snapshot = snapshots[index]
@@ -372,18 +378,20 @@ public final class RowCache: Sendable {
                 continue
             }
             let pin = pins?[index] ?? false
+            let key = Key(store: store, row: snapshot.id)
             // One lookup per row: a new row is added in place of the empty entry.
-            bytes += s.entries.withValue(
-                forKey: Key(store: store, row: snapshot.id),
-                default: Entry(snapshot)
-            ) { entry, _ in
-                if pin && entry.pins == 0 { newlyPinned += 1 }
+            bytes += s.entries.withValue(forKey: key, default: Entry(snapshot)) { entry, isNew in
+                if pin {
+                    if !entry.isPinned { newlyPinned += 1 }
+                    if !entry.addPin() { widePins.append(key) }
+                }
                 entry.storedAt = storedAt
-                return entry.merge(snapshot, pin: pin, clock: clock)
+                return entry.merge(snapshot, isNew: isNew, clock: clock)
             }
         }
         s.bytes += bytes
         s.pinnedRows += newlyPinned
+        for key in widePins { s.widePins[key, default: 0] += 1 }
         evictIfNeeded(&s)
         #if STRATA_CHECKS
             if s.clock % 64 == 0 { assert(checkInvariants(s), "row cache invariants C1-C4 broken") }
@@ -396,14 +404,16 @@ public final class RowCache: Sendable {
     package func pinResident(_ keys: [Key]) -> [Bool] {
         state.withLock { s in
             var newlyPinned = 0
+            var widePins: [Key] = []
             let pinned = keys.map { key -> Bool in
                 let found: Void? = s.entries.withExistingValue(forKey: key) { entry in
-                    if entry.pins == 0 { newlyPinned += 1 }
-                    entry.pins += 1
+                    if !entry.isPinned { newlyPinned += 1 }
+                    if !entry.addPin() { widePins.append(key) }
                 }
                 return found != nil
             }
             s.pinnedRows += newlyPinned
+            for key in widePins { s.widePins[key, default: 0] += 1 }
             return pinned
         }
     }
@@ -423,11 +433,12 @@ public final class RowCache: Sendable {
     package func unpin(_ keys: [Key], evicting: Bool = true) {
         state.withLock { s in
             for key in keys {
-                let released: Bool? = s.entries.withExistingValue(forKey: key) { entry in
-                    guard entry.pins > 0 else { return false }
-                    entry.pins -= 1
-                    return entry.pins == 0
+                // Pins counted by key go first: there are some only while the entry's count is full.
+                if !s.widePins.isEmpty, let wide = s.widePins[key] {
+                    s.widePins[key] = wide > 1 ? wide - 1 : nil
+                    continue
                 }
+                let released: Bool? = s.entries.withExistingValue(forKey: key) { $0.removePin() }
                 if released == true { s.pinnedRows -= 1 }
             }
             // Rows may have become evictable: the next check looks at the byte bound itself.
@@ -453,8 +464,9 @@ public final class RowCache: Sendable {
             for key in keys {
                 if inFlight { s.tombstones[key] = removal }
                 guard let entry = s.entries.removeValue(forKey: key) else { continue }
-                s.bytes -= Int(entry.bytes)
-                if entry.pins > 0 { s.pinnedRows -= 1 }
+                s.bytes -= entry.bytes
+                if entry.isPinned { s.pinnedRows -= 1 }
+                if !s.widePins.isEmpty { s.widePins[key] = nil }
             }
             s.bytesFloor = 0
         }
@@ -467,11 +479,12 @@ public final class RowCache: Sendable {
             var bytes = 0
             var pinned = 0
             s.entries.forEachValue { entry in
-                bytes += Int(entry.bytes)
-                if entry.pins > 0 { pinned += 1 }
+                bytes += entry.bytes
+                if entry.isPinned { pinned += 1 }
             }
             s.bytes = bytes
             s.pinnedRows = pinned
+            if !s.widePins.isEmpty { s.widePins = s.widePins.filter { $0.key.store != store } }
             s.bytesFloor = 0
         }
     }
@@ -488,29 +501,28 @@ public final class RowCache: Sendable {
         s.statistics.evictionPasses += 1
         defer { s.bytesFloor = s.byteLimit.map { s.bytes > $0 ? s.bytes : 0 } ?? 0 }
         // Ages in uses of the cache (see RowCacheEntry.lastUse), the oldest first.
-        let clock = UInt32(truncatingIfNeeded: s.clock)
-        var victims: [(key: Key, age: UInt32, bytes: Int)] = []
+        let clock = s.clock
+        var victims: [(key: Key, age: UInt32)] = []
         victims.reserveCapacity(unpinned)
         s.entries.forEachEntry { key, entry in
-            if entry.pins == 0 { victims.append((key, clock &- entry.lastUse, Int(entry.bytes))) }
+            if !entry.isPinned { victims.append((key, entry.age(at: clock))) }
         }
         victims.sort { $0.age > $1.age }
-        for (key, _, bytes) in victims {
+        for (key, _) in victims {
             let countOK = s.entries.count <= s.limit
             let bytesOK = s.byteLimit.map { s.bytes <= $0 } ?? true
             if countOK && bytesOK { break }
-            s.entries.removeValue(forKey: key)
-            s.bytes -= bytes
+            guard let entry = s.entries.removeValue(forKey: key) else { continue }
+            s.bytes -= entry.bytes
             s.statistics.evictions += 1
         }
     }
 
-    /// A rough size of a snapshot's values, for the byte bound (never 0: ``store(_:in:pins:)``
-    /// tells a just-added entry by its zero size).
-    static func estimatedBytes(_ snapshot: RowSnapshot) -> Int {
-        var total = 32 + snapshot.values.count * 24
-        for index in snapshot.values.indices {
-            switch snapshot.values[index] {
+    /// A rough size of a row's values, for the byte bound.
+    static func estimatedBytes(_ values: [StoreValue]) -> Int {
+        var total = 32 + values.count * 24
+        for index in values.indices {
+            switch values[index] {
             case .string(let text): total += text.utf8.count
             case .binary(let data): total += data.count
             case .references(let ids): total += ids.count * 12
@@ -520,21 +532,18 @@ public final class RowCache: Sendable {
         return total
     }
 
-    /// ``estimatedBytes(_:)`` as an entry keeps it: at most `UInt32.max`, and never 0.
-    static func clampedBytes(_ snapshot: RowSnapshot) -> UInt32 {
-        UInt32(clamping: estimatedBytes(snapshot))
-    }
-
     #if STRATA_CHECKS
         /// Checks C1–C4 (debug builds only); sampled from `store` so debug runs stay linear.
         private static func checkInvariants(_ s: State) -> Bool {
             var unpinned = 0
             var bytes = 0
-            var pinsValid = true
             s.entries.forEachValue { entry in
-                if entry.pins == 0 { unpinned += 1 }
-                if entry.pins < 0 { pinsValid = false }
-                bytes += Int(entry.bytes)
+                if !entry.isPinned { unpinned += 1 }
+                bytes += entry.bytes
+            }
+            // Pins are counted by key only past a full count in the entry.
+            let pinsValid = s.widePins.allSatisfy { key, count in
+                count > 0 && s.entries[key].map { $0.inlinePins == RowCacheEntry.inlinePinLimit } == true
             }
             let pinnedCounted = s.entries.count - unpinned == s.pinnedRows
             return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes && pinnedCounted

@@ -1,5 +1,6 @@
-/// One resident row of the ``RowCache``: 32 bytes, so a table of 100,000 rows costs 3.2 MB (the
-/// row's ID is its key's, not kept twice; the two clocks are 32 bits each, see below).
+/// One resident row of the ``RowCache``: 24 bytes, so a table of 100,000 rows costs 2.4 MB (the
+/// row's ID is its key's, not kept twice; its size estimate is computed again when it goes, not
+/// kept; the staleness clock is 32 bits, the use clock and the pins share the other 32, see below).
 struct RowCacheEntry {
     var values: [StoreValue]
     var version: RowVersion
@@ -8,17 +9,9 @@ struct RowCacheEntry {
     /// count passes 2^31 (``RowCacheClock``), so it never wraps; a row stored before the epoch
     /// holds ``ancient``.
     var storedAt: UInt32 = 0
-    /// The low 32 bits of the cache's use clock at the row's last use. Eviction orders rows by
-    /// their age (the clock's low bits minus this, wrapping), exact for rows used in the last
-    /// 2^32 uses of the cache; an older row may look younger, which changes only which
-    /// unpinned row goes first.
-    var lastUse: UInt32 = 0
-    /// Contexts' pins (C3). 32 bits: a pin stands for an object registered in a live context,
-    /// and no process holds 2^31 objects of one row.
-    var pins: Int32 = 0
-    /// ``RowCache/estimatedBytes(_:)`` of the values, at most `UInt32.max` (the same clamped
-    /// figure is added to and taken from the cache's total, so the total stays exact).
-    var bytes: UInt32 = 0
+    /// The row's last use in the low 24 bits, its pins in the high 8 (see ``lastUse`` and
+    /// ``addPin()``).
+    private var useAndPins: UInt32 = 0
 
     /// The size of a tick of ``storedAt``: 2^20 nanoseconds.
     static let tickShift: UInt64 = 20
@@ -27,36 +20,75 @@ struct RowCacheEntry {
     /// clock's ticks stay below 2^31, so no row stored since the epoch holds it.)
     static let ancient = UInt32.max
 
+    /// The bits of ``lastUse``.
+    static let useMask: UInt32 = 1 << 24 - 1
+    /// The most pins the entry counts itself; the cache counts the rest (``RowCache``'s wide pins).
+    static let inlinePinLimit: UInt32 = 255
+
     init(_ snapshot: RowSnapshot) {
         values = snapshot.values
         version = snapshot.version
     }
 
+    /// The low 24 bits of the cache's use clock at the row's last use. Eviction orders rows by
+    /// their age (the clock's low 24 bits minus this, wrapping), exact for rows used in the last
+    /// 2^24 uses of the cache (a use is a lookup or a batch stored, not a row); an older row may
+    /// look younger, which changes only which unpinned row goes first.
+    var lastUse: UInt32 {
+        get { useAndPins & Self.useMask }
+        set { useAndPins = useAndPins & ~Self.useMask | newValue & Self.useMask }
+    }
+
+    /// The age of the row's last use at use clock `clock`, in uses (modulo 2^24).
+    func age(at clock: UInt64) -> UInt32 { (UInt32(truncatingIfNeeded: clock) &- useAndPins) & Self.useMask }
+
+    /// Contexts' pins counted here (C3), at most ``inlinePinLimit``: a pin stands for an object
+    /// registered in a live context. Past the limit the cache counts the others by key.
+    var inlinePins: UInt32 { useAndPins >> 24 }
+
+    /// Whether any pin holds the row (the cache's count by key is used only once this one is full).
+    var isPinned: Bool { useAndPins > Self.useMask }
+
+    /// Adds a pin here and returns true, or returns false when ``inlinePinLimit`` pins are counted
+    /// here already: the caller counts that pin by the row's key.
+    mutating func addPin() -> Bool {
+        guard inlinePins < Self.inlinePinLimit else { return false }
+        useAndPins &+= 1 << 24
+        return true
+    }
+
+    /// Removes a pin counted here; returns whether none is left. The caller removes those it
+    /// counts by key first.
+    mutating func removePin() -> Bool {
+        guard isPinned else { return false }
+        useAndPins &-= 1 << 24
+        return !isPinned
+    }
+
     /// The row as a snapshot of `id` (the key's row).
     func snapshot(_ id: RowID) -> RowSnapshot { RowSnapshot(id: id, version: version, values: values) }
 
+    /// ``RowCache/estimatedBytes(_:)`` of the values held.
+    var bytes: Int { RowCache.estimatedBytes(values) }
+
     /// Takes `snapshot` unless the entry holds a newer version (C2), or everything when the
-    /// entry was just added (zero bytes); returns the change in bytes. A row of the version
-    /// already held keeps its size estimate (same version, same values).
-    mutating func merge(_ new: RowSnapshot, pin: Bool, clock: UInt32) -> Int {
+    /// entry was just added (`isNew`); marks the use and returns the change in estimated bytes.
+    mutating func merge(_ new: RowSnapshot, isNew: Bool, clock: UInt64) -> Int {
         var delta = 0
-        if bytes == 0 {
-            let size = RowCache.clampedBytes(new)
-            delta = Int(size)
-            bytes = size
+        if isNew {
+            delta = RowCache.estimatedBytes(new.values)
         } else if new.version > version {
-            let size = RowCache.clampedBytes(new)
-            delta = Int(size) - Int(bytes)
+            delta = RowCache.estimatedBytes(new.values) - bytes
             values = new.values
             version = new.version
-            bytes = size
         } else if new.version == version, !values.sharesStorage(with: new.values) {
             // The newer copy of the same values: objects made from it hold it, so keep it
-            // and let the older one go.
+            // and let the older one go. (Same version, same values, as a rule; the estimate is
+            // taken again in case a driver's copy differs, so the cache's total stays exact.)
+            delta = RowCache.estimatedBytes(new.values) - bytes
             values = new.values
         }
-        lastUse = clock
-        if pin { pins += 1 }
+        lastUse = UInt32(truncatingIfNeeded: clock)
         return delta
     }
 
