@@ -124,6 +124,51 @@ struct ChildContextTests {
         #expect(Set(stored.compactMap { $0.value(forKey: "name") as? String }) == Set((0..<150).map { "e\($0)" }))
     }
 
+    @Test("a child's inserts arrive in its parent as objects of their entities' classes, base and subclass alike")
+    func insertsArriveAsTheirClasses() throws {
+        let model = try ConformanceModel.model.registering(["Track": HookedTrack.self])
+        let stack = try TestStack(model: model)
+        let parent = stack.newContext()
+        let child = ManagedObjectContext(parent: parent)
+        // More than 64 of them, alternating: both the base class's path and a subclass's.
+        var made: [ManagedObject] = []
+        for index in 0..<100 {
+            if index % 2 == 0 {
+                let track = try child.insert(HookedTrack.self)
+                track.title = "t\(index)"
+                made.append(track)
+            } else {
+                let employee = try child.insertNewObject(forEntityName: "Employee")
+                employee["name"] = "e\(index)"
+                made.append(employee)
+            }
+        }
+        try child.save()
+        #expect(parent.insertedObjects.count == 100)
+        for (index, original) in made.enumerated() {
+            let arrived = try #require(parent.registeredObject(for: original.objectID), "object \(index) is registered")
+            #expect(arrived !== original)
+            #expect(arrived.objectID == original.objectID && arrived.entity === original.entity)
+            #expect(arrived.managedObjectContext === parent)
+            #expect(arrived.isInserted && !arrived.isFault)
+            if index % 2 == 0 {
+                let track = try #require(arrived as? HookedTrack, "track \(index) arrives as a HookedTrack")
+                #expect(track.title == "t\(index)")
+            } else {
+                #expect(type(of: arrived) == ManagedObject.self, "employee \(index) arrives as a ManagedObject")
+                #expect(arrived.value(forKey: "name") as? String == "e\(index)")
+            }
+        }
+        // The parent's next insert gets an ID of its own, not one of the arrivals'.
+        let next = try parent.insertNewObject(forEntityName: "Employee")
+        next["name"] = "next"
+        #expect(!made.contains { $0.objectID == next.objectID })
+        try parent.save()
+        let reader = stack.newContext()
+        #expect(try stack.fetch("Track", in: reader).count == 50)
+        #expect(try stack.fetch("Employee", in: reader).count == 51)
+    }
+
     @Test("temporary IDs become permanent in every level when the root saves")
     func permanentIDsEverywhere() throws {
         let stack = try TestStack(seeded: false)

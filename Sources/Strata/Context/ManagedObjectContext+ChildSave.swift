@@ -164,10 +164,18 @@ extension ManagedObjectContext {
             let entity = id.entity
             // The class's own initializer runs, as for every object a context makes (a second
             // designated initializer would cost subclasses `init(context:)`).
-            let object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+            let object: ManagedObject
+            if entity.managedObjectClass == ManagedObject.self {
+                // The base class runs no user code: made with the child's ID at once, without a
+                // placeholder ID (an anchor allocated and freed per object) or default values.
+                registeringID = id
+                object = ManagedObject(entity: entity, insertInto: self)
+            } else {
+                object = entity.managedObjectClass.init(entity: entity, insertInto: nil)
+                object.objectID = id
+            }
             let isTemporary = id.isTemporaryID
             if isTemporary { made.append(object, of: entity, primaryKey: id.primaryKey) }
-            object.objectID = id
             object.values = source.values
             object.context = self
             object.inserted = true

@@ -64,8 +64,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// above: changed in place on the context's thread only, by `anchors.id(...)` calls that never
     /// overlap one another.
     @exclusivity(unchecked) var anchors = ObjectIDAnchors()
-    /// The ID of the object ``register(_:in:asFault:pinLater:refreshing:awakening:)`` is making
-    /// (of ``ManagedObject`` itself, whose initializer runs no user code), between setting it and
+    /// The ID of the object ``register(_:in:asFault:pinLater:refreshing:awakening:)`` or a
+    /// child's save (``accept(_:from:)``) is making (of ``ManagedObject`` itself, whose initializer runs no user code), between setting it and
     /// the initializer taking it. Unchecked: set and taken on the context's thread, one after the
     /// other, never during another access.
     @exclusivity(unchecked) var registeringID: ManagedObjectID?
@@ -240,8 +240,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return Set(registered.values)
     }
 
-    /// Hands the ID ``register(_:in:asFault:pinLater:refreshing:awakening:)`` set for the object
-    /// it is making to that object's initializer, once.
+    /// Hands the ID ``register(_:in:asFault:pinLater:refreshing:awakening:)`` or
+    /// ``accept(_:from:)`` set for the object it is making to that object's initializer, once.
     func takeRegisteringID() -> ManagedObjectID? {
         guard let id = registeringID else { return nil }
         registeringID = nil
