@@ -155,7 +155,9 @@ extension ManagedObjectContext {
         let tracks = tracksObjectChanges
         let insertedBit = ObjectList.Kind.inserted.bit
         // The child's objects are read here while the child waits (ChildSave).
-        for source in save.inserted {
+        for index in save.inserted.indices {
+            ObjectPrefetch.ahead(save.inserted, index)
+            let source = save.inserted[index]
             let id = source.objectID
             if hasOrphans, let orphan = orphans.removeValue(forKey: id) {
                 detach(orphan)
