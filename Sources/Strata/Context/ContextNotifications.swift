@@ -267,8 +267,14 @@ extension ManagedObjectContext {
         if tracksObjectChanges { pendingChanges.inserted[ObjectIdentifier(object)] = object }
     }
 
-    func noteChanged(_ object: ManagedObject) {
-        if tracksObjectChanges, pendingChanges.inserted[ObjectIdentifier(object)] == nil {
+    /// Records a change to `object` for the next objects-did-change. Inlined to the flag's test:
+    /// every attribute set calls it, and nothing is recorded while nobody observes.
+    @inline(__always) func noteChanged(_ object: ManagedObject) {
+        if tracksObjectChanges { recordChanged(object) }
+    }
+
+    private func recordChanged(_ object: ManagedObject) {
+        if pendingChanges.inserted[ObjectIdentifier(object)] == nil {
             pendingChanges.updated[ObjectIdentifier(object)] = object
         }
     }

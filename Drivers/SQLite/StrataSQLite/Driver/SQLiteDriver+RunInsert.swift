@@ -9,8 +9,10 @@ import Strata
 
 extension SQLiteDriver {
     /// Inserts a run of rows of one entity inside a write transaction: in statements of
-    /// ``SQLiteStatementPlans/Entity/insertManyRows`` rows while a whole statement's worth is
-    /// waiting, one at a time for the rest (``finish()``).
+    /// ``SQLiteStatementPlans/Entity/insertManyRows`` rows, one at a time for the rest. A save's
+    /// rows come as a whole run (``insert(run:)``); a batch insert's are filled one by one
+    /// (``fillNext(key:_:)``) and wait until a statement's worth is there (``finish()`` inserts
+    /// the rest).
     ///
     /// A row waits here until its statement runs, so a failed statement (a key already stored, a
     /// uniqueness constraint) fails the whole run; the caller's transaction rolls back either way.
@@ -35,23 +37,6 @@ extension SQLiteDriver {
             values.reserveCapacity(plan.insertManyRows)
         }
 
-        /// Adds the row of key `key`.
-        mutating func add(key: Int64, values row: [StoreValue]) throws {
-            guard plan.insertMany != nil else {
-                try insertOne(key: key, row)
-                return
-            }
-            if count < values.count {
-                values[count] = row
-                keys[count] = key
-            } else {
-                values.append(row)
-                keys.append(key)
-            }
-            count += 1
-            if count == plan.insertManyRows { try insertWaiting() }
-        }
-
         /// Adds the row of key `key` whose values `fill` writes into a buffer kept from earlier
         /// rows; `false` (no row) when `fill` returns `false`.
         mutating func fillNext(key: Int64, _ fill: (inout [StoreValue]) throws -> Bool) throws -> Bool {
@@ -64,6 +49,44 @@ extension SQLiteDriver {
             count += 1
             if plan.insertMany == nil || count == plan.insertManyRows { try insertWaiting() }
             return true
+        }
+
+        /// Inserts a run of rows of the entity that nothing is waiting before, binding each row's
+        /// values where the caller holds them: in statements of
+        /// ``SQLiteStatementPlans/Entity/insertManyRows`` rows, one at a time for the rest. No row
+        /// is copied into the inserter: copying each row's values in and out of it retained and
+        /// released them twice more per row.
+        ///
+        /// - Returns: The largest key of the run.
+        mutating func insert(run rows: UnsafeBufferPointer<RowSnapshot>) throws -> Int64 {
+            assert(count == 0, "insert(run:) after add(key:values:)")
+            var largest = Int64.min
+            var start = 0
+            if let many = plan.insertMany {
+                let size = plan.insertManyRows
+                while rows.count - start >= size {
+                    // Taken again for each statement: the cache hands it back reset.
+                    let statement = try connection.cached(many.sql, slot: many.slot)
+                    let part = UnsafeBufferPointer(rebasing: rows[start..<start + size])
+                    for (row, snapshot) in part.enumerated() {
+                        let first = Int32(row) * plan.insertWidth
+                        try statement.bindDirect(snapshot.id.primaryKey, at: first + 1)
+                        largest = max(largest, snapshot.id.primaryKey)
+                        if !constantsBound.many {
+                            try statement.bindDirect(Int64(plan.storeNumber), at: first + 2)
+                            try statement.bindDirect(Int64(1), at: first + 3)
+                        }
+                    }
+                    constantsBound.many = true
+                    try driver.bindRowsAndStep(part, row: 0, slot: 0, at: 4, plan, statement)
+                    start += size
+                }
+            }
+            for snapshot in rows[start...] {
+                try insertOne(key: snapshot.id.primaryKey, snapshot.values)
+                largest = max(largest, snapshot.id.primaryKey)
+            }
+            return largest
         }
 
         /// Inserts the rows still waiting, one statement each.
@@ -108,13 +131,13 @@ extension SQLiteDriver {
     /// (`withUTF8`), the statement runs inside every such scope (this function recurses into
     /// it), and each text parameter is bound to NULL again before its scope ends, so the statement
     /// never holds a pointer past the string's life.
-    func bindRowsAndStep(
-        _ rows: UnsafeBufferPointer<[StoreValue]>, row: Int, slot: Int, at index: Int32,
+    func bindRowsAndStep<Row: InsertedRow>(
+        _ rows: UnsafeBufferPointer<Row>, row: Int, slot: Int, at index: Int32,
         _ plan: SQLiteStatementPlans.Entity, _ statement: SQLiteStatement
     ) throws {
         var (row, slot, index) = (row, slot, index)
         while row < rows.count {
-            let values = rows[row]
+            let values = rows[row].insertedValues
             while slot < plan.bind.count {
                 if case .value = plan.bind[slot], case .string(var text) = values[slot] {
                     let (textIndex, nextRow, nextSlot) = (index, row, slot + 1)
@@ -134,4 +157,19 @@ extension SQLiteDriver {
         }
         try statement.step()
     }
+}
+
+/// A row ``SQLiteDriver/bindRowsAndStep(_:row:slot:at:_:_:)`` binds: a save's row snapshot, or
+/// the values a batch insert filled.
+protocol InsertedRow {
+    /// The row's values, in slot order.
+    var insertedValues: [StoreValue] { get }
+}
+
+extension RowSnapshot: InsertedRow {
+    var insertedValues: [StoreValue] { values }
+}
+
+extension Array: InsertedRow where Element == StoreValue {
+    var insertedValues: [StoreValue] { self }
 }

@@ -82,29 +82,23 @@ extension SQLiteDriver {
             }
         }
         var maxKeys: [String: Int64] = [:]
-        // Inserts come in runs of one entity: the run's plan is found once, and its largest
-        // key noted when the run ends.
-        var run: (inserter: RunInserter, entity: Int32, max: Int64)?
+        // Inserts come in runs of one entity: the run's plan is found once, its rows bound where
+        // the batch holds them, and its largest key noted.
         var insertsToMany = false
-        func endRun() throws {
-            guard var current = run else { return }
-            try current.inserter.finish()
-            let table = current.inserter.plan.layout.table
-            maxKeys[table] = max(maxKeys[table] ?? 0, current.max)
-            run = nil
-        }
-        for insert in batch.inserts {
-            if run?.entity != insert.id.entity {
-                try endRun()
-                let plan = try entityPlan(insert.id)
-                run = (RunInserter(driver: self, plan: plan, connection: connection), insert.id.entity, 0)
+        try batch.inserts.withUnsafeBufferPointer { inserts in
+            var start = 0
+            while start < inserts.count {
+                let entity = inserts[start].id.entity
+                var end = start + 1
+                while end < inserts.count, inserts[end].id.entity == entity { end += 1 }
+                let plan = try entityPlan(inserts[start].id)
                 if !plan.toManySlots.isEmpty { insertsToMany = true }
+                var inserter = RunInserter(driver: self, plan: plan, connection: connection)
+                let largest = try inserter.insert(run: UnsafeBufferPointer(rebasing: inserts[start..<end]))
+                maxKeys[plan.layout.table] = max(maxKeys[plan.layout.table] ?? 0, largest)
+                start = end
             }
-            // Set just above when missing.
-            try run!.inserter.add(key: insert.id.primaryKey, values: insert.values)
-            run!.max = max(run!.max, insert.id.primaryKey)
         }
-        try endRun()
         for update in batch.updates {
             let plan = try entityPlan(update.id)
             // The version the row was read at comes from the file: `Z_OPT + 1` must stay an Int64.
