@@ -65,9 +65,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// overlap one another.
     @exclusivity(unchecked) var anchors = ObjectIDAnchors()
     /// The ID of the object ``register(_:in:asFault:pinLater:refreshing:awakening:)`` or a
-    /// child's save (``accept(_:from:)``) is making (of ``ManagedObject`` itself, whose initializer runs no user code), between setting it and
-    /// the initializer taking it. Unchecked: set and taken on the context's thread, one after the
-    /// other, never during another access.
+    /// child's save (``accept(_:from:)``) is making (of ``ManagedObject`` itself, whose
+    /// initializer runs no user code), between setting it and the initializer taking it.
+    /// Unchecked: set and taken on the context's thread, one after the other, never during
+    /// another access.
     @exclusivity(unchecked) var registeringID: ManagedObjectID?
     var assignedStores: [ObjectIdentifier: PersistentStore] = [:]
     /// The store each entity's inserts go to, worked out once per save.

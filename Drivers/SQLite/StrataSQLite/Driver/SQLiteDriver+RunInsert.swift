@@ -59,7 +59,7 @@ extension SQLiteDriver {
         ///
         /// - Returns: The largest key of the run.
         mutating func insert(run rows: UnsafeBufferPointer<RowSnapshot>) throws -> Int64 {
-            assert(count == 0, "insert(run:) after add(key:values:)")
+            assert(count == 0, "insert(run:) with rows of fillNext(key:_:) waiting")
             var largest = Int64.min
             var start = 0
             if let many = plan.insertMany {
