@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import Synchronization
 
 extension ConformanceSuite {
     /// Fetched properties and derived attributes (``DerivedModel``), on every driver: both are
@@ -98,6 +99,70 @@ extension ConformanceSuite {
                 let moved = try unwrap(fetch(reopened, "Employee", "surname == 'Ames'").first, "Ames")
                 try requireEqual(
                     moved.value(forKey: "departmentName") as? String, "Récherche Avancée", "stored key path")
+            },
+            ConformanceCase(
+                "a batch insert computes each row's derived attributes as a save does, in all three of its forms"
+            ) { harness in
+                let fixture = try DerivedFixture(harness)
+                let context = fixture.context()
+                // The same department through a context, for the values a save gives it.
+                let saved = try fixture.department("Comptabilité Générale", in: context)
+                let before = Date()
+                // A value given for a derived attribute is replaced, as Core Data's triggers do.
+                _ = try context.execute(
+                    BatchInsertRequest(
+                        entityName: "Department",
+                        objects: [["name": "Ünïcode Sales", "headcount": 7], ["name": "Comptabilité Générale 2"]]))
+                // The handlers are Sendable: their counts sit behind a Mutex.
+                let made = Mutex(0)
+                _ = try context.execute(
+                    BatchInsertRequest(entityName: "Department") { object in
+                        let next = made.withLock { count -> Int in
+                            count += 1
+                            return count
+                        }
+                        guard next <= 2 else { return true }
+                        object["name"] = "Dictionary \(next)"
+                        return false
+                    })
+                let handled = Mutex(false)
+                _ = try context.execute(
+                    BatchInsertRequest(
+                        entityName: "Department",
+                        managedObjectHandler: { (department: ManagedObject) in
+                            let done = handled.withLock { done -> Bool in
+                                defer { done = true }
+                                return done
+                            }
+                            guard !done else { return true }
+                            department.setValue("Handler Ö", forKey: "name")
+                            return false
+                        }))
+                _ = try context.execute(
+                    BatchInsertRequest(entityName: "Employee", objects: [["surname": "Lone", "salary": 5.0]]))
+                let reader = fixture.context()
+                let expected = [
+                    "Ünïcode Sales": "unicode sales", "Comptabilité Générale 2": "comptabilite generale 2",
+                    "Dictionary 1": "dictionary 1", "Handler Ö": "handler o",
+                ]
+                for (name, searchName) in expected {
+                    let row = try unwrap(
+                        fetch(reader, "Department", "name == '\(name)'").first, "batch-inserted \(name)")
+                    try requireEqual(row.value(forKey: "searchName") as? String, searchName, "\(name)'s canonical:")
+                    try requireEqual(
+                        row.value(forKey: "headcount") as? Int, saved.value(forKey: "headcount") as? Int,
+                        "\(name)'s @count, as a save computes it for a department without employees")
+                    try requireEqual(
+                        row.value(forKey: "payroll") as? Double, saved.value(forKey: "payroll") as? Double,
+                        "\(name)'s @sum, as a save computes it")
+                    let stamp = try unwrap(row.value(forKey: "stamp") as? Date, "\(name)'s now()")
+                    try require(stamp.timeIntervalSince(before) > -1, "\(name)'s now() is the insert's time")
+                }
+                try requireEqual(
+                    try fetch(reader, "Department", "searchName == 'dictionary 2'").count, 1,
+                    "a derived value fetched by, from the dictionary handler")
+                let lone = try unwrap(fetch(reader, "Employee", "surname == 'Lone'").first, "Lone")
+                try requireEqual(lone.value(forKey: "departmentName") as? String, nil, "a to-one key path without one")
             },
         ]
     }

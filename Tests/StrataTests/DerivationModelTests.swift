@@ -119,6 +119,31 @@ struct DerivationModelTests {
         #expect(model.fetchedProperty(named: "fetchedProperty", of: child) != nil)
     }
 
+    @Test("a batch insert row whose derived value does not fit fails the request, naming the row and attribute")
+    func batchInsertDerivationError() throws {
+        let model = try load(
+            """
+            <entity name="A">
+                <attribute name="big" optional="YES" attributeType="Integer 64" usesScalarValueType="YES"/>
+                <attribute name="small" optional="YES" attributeType="Integer 16" derived="YES" derivationExpression="big" usesScalarValueType="YES"/>
+            </entity>
+            """)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        _ = try coordinator.addPersistentStore(type: .inMemory)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        let error = try #require(throws: StoreError.self) {
+            try context.execute(BatchInsertRequest(entityName: "A", objects: [["big": 12], ["big": 100_000]]))
+        }
+        #expect(error.code == .invalidRequest)
+        #expect(error.message.contains("object 1 of the batch insert"), "\(error)")
+        #expect(error.message.contains("'A.small'") && error.message.contains("'big'"), "\(error)")
+        #expect(try context.count(for: FetchRequest(entityName: "A")) == 0, "nothing was inserted")
+        // Rows that fit are stored with their derived values.
+        try context.execute(BatchInsertRequest(entityName: "A", objects: [["big": 12], ["big": -3]]))
+        let rows = try context.fetch(FetchRequest(entityName: "A"))
+        #expect(Set(rows.compactMap { $0.value(forKey: "small") as? Int }) == [12, -3])
+    }
+
     @Test("a store error while computing derived attributes fails the save, changes nothing, and a retry works")
     func derivationStoreError() throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: DerivedModel.model)

@@ -168,7 +168,7 @@ extension ManagedObjectContext {
                 "no \(request.affectedStores == nil ? "attached" : "affected") store holds entity '\(entity.name)'; add a store whose configuration includes it"
             )
         }
-        var builder = try BatchInsertRows(entity: entity)
+        var builder = try BatchInsertRows(entity: entity, model: coordinator.managedObjectModel)
         let uniqueness = constraints(of: entity).map { (constraintOwner(entity, $0), $0) }
         if let objects = request.objects, uniqueness.isEmpty {
             // Nothing to check across rows: each row goes to the store as it is made, so the

@@ -23,8 +23,13 @@ struct BatchInsertRows {
     /// looked up once, so the common value (already of the attribute's Swift type) is stored
     /// without copying the attribute's description.
     private let settableTypes: [AttributeType?]
+    /// The entity's derived attributes, computed for every row as a save computes them.
+    private let derivations: [(slot: Int, derivation: DerivationPlan.Derivation)]
+    /// An object in no context that holds each row while its derived attributes are computed
+    /// (expressions read objects); made on the first row that needs it.
+    private var scratch: ManagedObject?
 
-    init(entity: EntityDescription) throws {
+    init(entity: EntityDescription, model: ManagedObjectModel) throws {
         if entity.isAbstract {
             throw StoreError(
                 .invalidRequest,
@@ -51,6 +56,11 @@ struct BatchInsertRows {
         settableTypes = entity.properties.map { property in
             property.attribute.flatMap { $0.isTransient ? nil : $0.type }
         }
+        derivations =
+            model.hasDerivedAttributes
+            ? try DerivationPlan(model).attributes(of: entity).compactMap { derivation in
+                entity.index(ofProperty: derivation.attribute.name).map { ($0, derivation) }
+            } : []
     }
 
     mutating func reserve(_ count: Int) { rows.reserveCapacity(count) }
@@ -133,9 +143,10 @@ struct BatchInsertRows {
     /// The number of objects turned into rows so far (the next object's position).
     private(set) var count = 0
 
-    /// Checks that every non-optional attribute has a value, clears transient slots, and counts
-    /// the object.
+    /// Computes the derived attributes, checks that every non-optional attribute has a value,
+    /// clears transient slots, and counts the object.
     private mutating func finish(_ values: inout [StoreValue]) throws {
+        if !derivations.isEmpty { try derive(&values) }
         for (slot, name) in required where values[slot].isNull {
             throw StoreError(
                 .invalidRequest,
@@ -144,6 +155,29 @@ struct BatchInsertRows {
         }
         for slot in transientSlots { values[slot] = .null }
         count += 1
+    }
+
+    /// Sets the row's derived attributes as a save sets an inserted object's, as Core Data's SQLite
+    /// store does for batch inserts with its triggers (a value the object gave one is replaced).
+    /// A batch insert sets no relationships, so a derivation through one sees none: a count or
+    /// sum over a to-many is 0, a to-one's attribute `nil`.
+    private mutating func derive(_ values: inout [StoreValue]) throws {
+        let object = scratch ?? ManagedObject(entity: entity, insertInto: nil)
+        scratch = object
+        for (slot, derivation) in derivations {
+            // Later derivations may read earlier ones, as on an object in a save.
+            object.values = values
+            do {
+                values[slot] = try derivation.value(for: object)
+            } catch {
+                let name = "\(entity.name).\(derivation.attribute.name)"
+                throw StoreError(
+                    .invalidRequest,
+                    "object \(count) of the batch insert: cannot compute derived attribute '\(name)' from '\(derivation.text)': \(error); fix the values it reads or its derivation expression",
+                    underlying: error)
+            }
+        }
+        object.values = []
     }
 
     /// The value when `value` already has the Swift type an attribute of `type` stores (and, for

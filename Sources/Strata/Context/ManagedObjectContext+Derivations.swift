@@ -73,12 +73,7 @@ extension ManagedObjectContext {
         try object.fireFaultThrowing()
         let value: StoreValue
         do {
-            var computed = try derivation.expression.value(with: object)
-            if case .date(let date) = computed, attribute.type.isNumeric {
-                // Core Data keeps dates as seconds since 2001; a numeric now() gets that number.
-                computed = .double(date.timeIntervalSinceReferenceDate)
-            }
-            value = try StoreValueCoercion.coerce(computed, to: attribute, entity: object.entity.name)
+            value = try derivation.value(for: object)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -102,6 +97,16 @@ struct DerivationPlan {
         let attribute: AttributeDescription
         let text: String
         let expression: FetchExpression
+
+        /// The attribute's value for `object`, converted to the attribute's type.
+        func value(for object: ManagedObject) throws -> StoreValue {
+            var computed = try expression.value(with: object)
+            if case .date(let date) = computed, attribute.type.isNumeric {
+                // Core Data keeps dates as seconds since 2001; a numeric now() gets that number.
+                computed = .double(date.timeIntervalSinceReferenceDate)
+            }
+            return try StoreValueCoercion.coerce(computed, to: attribute, entity: object.entity.name)
+        }
     }
 
     /// Derivations by entity name (inherited attributes included).
