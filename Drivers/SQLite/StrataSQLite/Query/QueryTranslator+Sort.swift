@@ -5,7 +5,12 @@ extension QueryTranslator {
     /// `ORDER BY` terms for sort keys, ending with the row-ID tie-break (`Z_ENT`, `Z_PK`) the core
     /// uses; `nil` when a key cannot be sorted exactly in SQL (localized comparison, Decimal,
     /// relationships) or store entity numbers do not order as the model's.
-    mutating func orderBy(_ keys: [SortKey], _ entity: EntityDescription, _ alias: String) -> [String]? {
+    ///
+    /// - Parameter byEntity: Whether the tie-break starts with `Z_ENT`; false when every row the
+    ///   query returns has one entity number, so that SQLite's sorter compares one key less.
+    mutating func orderBy(
+        _ keys: [SortKey], _ entity: EntityDescription, _ alias: String, byEntity: Bool = true
+    ) -> [String]? {
         guard layout.numbersAreMonotone else { return nil }
         var terms: [String] = []
         for key in keys {
@@ -22,7 +27,7 @@ extension QueryTranslator {
             term += key.ascending ? " ASC" : " DESC"
             terms.append(term)
         }
-        terms.append("\(alias).Z_ENT ASC")
+        if byEntity { terms.append("\(alias).Z_ENT ASC") }
         terms.append("\(alias).Z_PK ASC")
         return terms
     }
