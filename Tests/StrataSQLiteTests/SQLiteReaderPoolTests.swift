@@ -127,4 +127,51 @@ struct SQLiteReaderPoolTests {
         }
         try driver.close()  // idempotent
     }
+
+    /// `cache_size` and `temp_store` as every read connection reports them, the first and one
+    /// opened while the first is in use.
+    static func readerPragmas(_ driver: SQLiteDriver) throws -> [[Int64?]] {
+        try driver.read("outer") { outer in
+            let inner = try driver.read("inner") { inner in
+                #expect(inner !== outer, "a nested read takes a second connection")
+                return [try inner.scalar("PRAGMA cache_size")?.integer, try inner.scalar("PRAGMA temp_store")?.integer]
+            }
+            return [[try outer.scalar("PRAGMA cache_size")?.integer, try outer.scalar("PRAGMA temp_store")?.integer], inner]
+        }
+    }
+
+    @Test("read connections cache 512 KiB of pages by default and take cache_size and temp_store from the options")
+    func readerPragmas() throws {
+        let directory = try TemporaryDirectory(prefix: "sqlite-pool")
+        let (coordinator, driver) = try Self.driver(in: directory)
+        #expect(try Self.readerPragmas(driver) == [[-512, 0], [-512, 0]])
+        let writerCache = try driver.writer.withLock { try $0?.scalar("PRAGMA cache_size")?.integer }
+        #expect(writerCache == -2000, "the write connection keeps SQLite's default page cache")
+        try coordinator.remove(try #require(coordinator.persistentStores.first))
+
+        for readOnly in [false, true] {
+            let other = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+            let store = try other.addPersistentStore(
+                type: .sqlite, at: directory.file("pool.sqlite"),
+                options: StoreOptions(isReadOnly: readOnly, values: ["cache_size": "-1000", "temp_store": "MEMORY"]))
+            let configured = try #require(store.driver as? SQLiteDriver)
+            #expect(try Self.readerPragmas(configured) == [[-1000, 2], [-1000, 2]], "read-only: \(readOnly)")
+            try other.remove(store)
+        }
+
+        // A value that is not a single word or number is refused before any statement runs,
+        // read-only opens included (they configure read connections only).
+        for readOnly in [false, true] {
+            let refused = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+            do {
+                try refused.addPersistentStore(
+                    type: .sqlite, at: directory.file("pool.sqlite"),
+                    options: StoreOptions(isReadOnly: readOnly, values: ["cache_size": "1; DROP TABLE ZITEM"]))
+                Issue.record("a cache_size of '1; DROP TABLE ZITEM' was accepted (read-only: \(readOnly))")
+            } catch let error as StoreError {
+                #expect(error.code == .invalidRequest)
+                #expect(error.message.contains("cache_size"), "\(error.message)")
+            }
+        }
+    }
 }

@@ -72,11 +72,15 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         }
         let log = request.log
         let timeout = options.timeout
+        let readerPragmas = try SQLiteDriver.readerPragmas.sorted(by: { $0.key < $1.key }).compactMap {
+            name, fallback in try pragma(name, options: options, fallback: fallback, store: path)
+        }
         let openReader: @Sendable () throws -> SQLiteConnection = {
             let reader = try SQLiteConnection(path: path, mode: .readOnly)
             reader.trace(to: log)
             reader.setBusyTimeout(timeout)
             try SQLiteFunctions.register(on: reader)
+            for statement in readerPragmas { _ = try reader.rows(statement) }
             return reader
         }
         let reader = try openReader()
@@ -91,14 +95,25 @@ public struct SQLiteDriverFactory: StoreDriverFactory {
         if new { try connection.execute("PRAGMA auto_vacuum = 2") }
         try connection.execute("PRAGMA foreign_keys = OFF")
         for (name, fallback) in SQLiteDriver.pragmaDefaults.sorted(by: { $0.key < $1.key }) {
-            guard let value = options.values[name] ?? fallback else { continue }
-            guard !value.isEmpty, value.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-                throw StoreError(
-                    .invalidRequest, "store option '\(name)' has the value '\(value)', which is not a pragma value",
-                    store: connection.path)
-            }
-            _ = try connection.rows("PRAGMA \(name) = \(value)")
+            guard let statement = try pragma(name, options: options, fallback: fallback, store: connection.path)
+            else { continue }
+            _ = try connection.rows(statement)
         }
+    }
+
+    /// The statement setting pragma `name` to the store option of that name, or to `fallback`
+    /// without one; `nil` when neither is given.
+    ///
+    /// - Throws: ``StoreError/Code/invalidRequest`` when the option's value is not a single word
+    ///   or number (it is spliced into the statement, so nothing else may pass).
+    private func pragma(_ name: String, options: StoreOptions, fallback: String?, store: String) throws -> String? {
+        guard let value = options.values[name] ?? fallback else { return nil }
+        guard !value.isEmpty, value.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+            throw StoreError(
+                .invalidRequest, "store option '\(name)' has the value '\(value)', which is not a pragma value",
+                store: store)
+        }
+        return "PRAGMA \(name) = \(value)"
     }
 
     private func create(_ layout: StoreLayout, on connection: SQLiteConnection) throws {

@@ -25,8 +25,9 @@ import Synchronization
 ///
 /// Options (``StoreOptions/values``): `journal_mode` (default `WAL`), `synchronous` (default
 /// `NORMAL`), `cache_size`, `mmap_size`, `max_page_count`, `temp_store`, `locking_mode` — each set
-/// as the SQLite pragma of that name on the write connection; ``StoreOptions/timeout`` is the busy
-/// timeout.
+/// as the SQLite pragma of that name on the write connection, and `cache_size` (default `-512`,
+/// 512 KiB), `mmap_size` and `temp_store` on every read connection too; ``StoreOptions/timeout``
+/// is the busy timeout.
 ///
 /// Thread safety: `Sendable`. Writes go through one write connection under a lock; fetches use
 /// read connections of their own (``ReaderPool``, up to ``readerLimit`` at once), so they never
@@ -51,6 +52,13 @@ public final class SQLiteDriver: StoreDriver {
         "journal_mode": "WAL", "synchronous": "NORMAL", "cache_size": nil, "mmap_size": nil,
         "max_page_count": nil, "temp_store": nil, "locking_mode": nil,
     ]
+
+    /// Pragmas set on every read connection, from the store options of those names, with their
+    /// defaults. A reader's page cache defaults to 512 KiB, not SQLite's 2 MiB: a fetch that scans
+    /// a table cycles its pages through the cache, and the operating system caches the file as
+    /// well, so the larger cache held 2 MiB per reader for lookups no faster (docs/benchmarks.md,
+    /// "Memory at rest").
+    static let readerPragmas: [String: String?] = ["cache_size": "-512", "mmap_size": nil, "temp_store": nil]
 
     /// Read connections open at most at once: reads beyond it wait for one to finish.
     static let readerLimit = 4
