@@ -136,7 +136,9 @@ struct SQLiteReaderPoolTests {
                 #expect(inner !== outer, "a nested read takes a second connection")
                 return [try inner.scalar("PRAGMA cache_size")?.integer, try inner.scalar("PRAGMA temp_store")?.integer]
             }
-            return [[try outer.scalar("PRAGMA cache_size")?.integer, try outer.scalar("PRAGMA temp_store")?.integer], inner]
+            return [
+                [try outer.scalar("PRAGMA cache_size")?.integer, try outer.scalar("PRAGMA temp_store")?.integer], inner,
+            ]
         }
     }
 
