@@ -99,6 +99,47 @@ struct PostgreSQLStoreTests {
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
     }
 
+    @Test("a save of more rows than one insert statement takes is one transaction: a late failure leaves nothing")
+    func insertsInPieces() throws {
+        let server = try PostgreSQLServer.shared()
+        let capture = LogCapture()
+        let (coordinator, _, url) = try Self.store(
+            "insert-pieces", storeOptions: StoreOptions(log: capture.storeLog(.statements)))
+        let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
+        let chunk = PostgreSQLDriver.insertChunk
+        let count = 3 * chunk
+        // A row planted under a key the save hands out to a row of its third statement: the
+        // server refuses that statement after the first two ran.
+        let item = try #require(ConformanceModel.model.entity(named: "Item"))
+        try PostgreSQLAdmin.execute(
+            [
+                "INSERT INTO \(schema.sqlName).\"ZITEM\" (\"Z_PK\", \"Z_ENT\", \"Z_OPT\") VALUES (\(2 * chunk + 5), \(item.entityNumber), 1)"
+            ], on: server)
+        let context = ManagedObjectContext(coordinator: coordinator)
+        for index in 0..<count {
+            let object = try context.insertNewObject(forEntityName: "Item")
+            object["int32"] = Int32(index)
+            object["string"] = "row \(index)"
+        }
+        #expect(throws: StoreError.self) { try context.save() }
+        let inserts = capture.lines.filter { $0.text.contains("INSERT INTO") && $0.text.contains("ZITEM") }
+        #expect(inserts.count == 3, "three insert statements ran, the last refused: \(inserts.count)")
+        let stored = try PostgreSQLAdmin.rows("SELECT count(*)::text FROM \(schema.sqlName).\"ZITEM\"", on: server)
+        #expect(stored == [["1"]], "only the planted row is in the table")
+
+        // Without the planted row the same save goes through, every row in it.
+        try PostgreSQLAdmin.execute(["DELETE FROM \(schema.sqlName).\"ZITEM\""], on: server)
+        try context.save()
+        let again = PersistentStoreCoordinator(managedObjectModel: ConformanceModel.model)
+        try again.addPersistentStore(type: .postgreSQL, at: url)
+        let rows = try ManagedObjectContext(coordinator: again).fetch(FetchRequest(entityName: "Item"))
+        #expect(rows.count == count)
+        let values = Set(rows.compactMap { $0["int32"] as? Int })
+        #expect(values.count == count && values.min() == 0 && values.max() == count - 1, "\(values.count) values")
+        let wrong = rows.filter { ($0["string"] as? String) != "row \($0["int32"] as? Int ?? -1)" }
+        #expect(wrong.isEmpty, "\(wrong.count) rows whose string does not match their number")
+    }
+
     @Test("a schema name with quotes and SQL in it is one schema; values with SQL in them are stored as they are")
     func hostileNames() throws {
         let server = try PostgreSQLServer.shared()
