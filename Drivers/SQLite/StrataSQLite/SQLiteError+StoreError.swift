@@ -77,12 +77,15 @@ extension SQLiteError {
     var isHotJournalOnReadOnlyConnection: Bool { resultCode == Self.readOnlyRollback }
 }
 
-/// Runs `body`, turning a ``SQLiteError`` into a ``StoreError``.
+/// Runs `body`, turning a ``SQLiteError`` into a ``StoreError``. `action` is built only for an
+/// error (a fault or a lookup is a read each, and its words cost more than a short read).
 @inline(__always)
-func mappingErrors<T>(store: String, action: String, timeout: Double = 0, _ body: () throws -> T) throws -> T {
+func mappingErrors<T>(
+    store: String, action: @autoclosure () -> String, timeout: Double = 0, _ body: () throws -> T
+) throws -> T {
     do {
         return try body()
     } catch let error as SQLiteError {
-        throw error.storeError(store: store, action: action, timeout: timeout)
+        throw error.storeError(store: store, action: action(), timeout: timeout)
     }
 }

@@ -26,10 +26,10 @@ extension SQLiteDriver {
         guard let entity = plans.entity(request.entity.entityNumber) else {
             return RelatedRows(members: [:], rows: [])
         }
-        var members = Self.noMembers(request)
         guard request.slot < entity.toMany.count, let plan = entity.toMany[request.slot] else {
-            return RelatedRows(members: members, rows: [])
+            return RelatedRows(members: Self.noMembers(request), rows: [])
         }
+        var members: [RowID: [RowID]]
         guard let head = plan.rowsHead, let one = plan.rowsOne else {
             // The destination's table is not the store's: read keys, then rows, as drivers do by default.
             members = try relatedRows(request)
@@ -38,6 +38,17 @@ extension SQLiteDriver {
             return RelatedRows(members: members, rows: ids.isEmpty ? [] : try rows(for: ids))
         }
         var rows: [RowSnapshot] = []
+        // A fault's one source: its members in a list of their own, room made for a few at once
+        // (growing from empty reallocated both lists three times for ten members).
+        let single = request.sources.count == 1
+        var only: [RowID] = []
+        if single {
+            members = [:]
+            rows.reserveCapacity(Self.linearDedupe)
+            only.reserveCapacity(Self.linearDedupe)
+        } else {
+            members = Self.noMembers(request)
+        }
         // Rows seen, once there are more than a few (a fault's one source has about ten: a
         // look along the rows costs less than making a set).
         var seen = Set<RowID>()
@@ -45,7 +56,7 @@ extension SQLiteDriver {
             statement, source in
             // A row of an entity the model lacks is left out, as relatedRows(_:) leaves it.
             guard let row = try decode(statement) else { return }
-            members[source, default: []].append(row.id)
+            if single { only.append(row.id) } else { members[source, default: []].append(row.id) }
             if rows.count < Self.linearDedupe {
                 if !rows.contains(where: { $0.id == row.id }) { rows.append(row) }
             } else {
@@ -53,6 +64,7 @@ extension SQLiteDriver {
                 if seen.insert(row.id).inserted { rows.append(row) }
             }
         }
+        if single { members = [request.sources[0]: only] }
         return RelatedRows(members: members, rows: rows)
     }
 
@@ -73,8 +85,10 @@ extension SQLiteDriver {
         _ request: RelatedRowsRequest, head: String, tail: String, one: (sql: String, slot: Int),
         sourceIndex: Int32 = 0, _ body: (SQLiteStatement, RowID) throws -> Void
     ) throws {
+        // A fault has one source: no table of them to build and look each row's source up in.
+        let only = request.sources.count == 1 ? request.sources.first : nil
         var sources: [Int64: RowID] = [:]
-        for source in request.sources { sources[source.primaryKey] = source }
+        if only == nil { for source in request.sources { sources[source.primaryKey] = source } }
         let keys = request.sources.map(\.primaryKey)
         try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
             for start in stride(from: 0, to: keys.count, by: Self.chunkSize) {
@@ -85,7 +99,10 @@ extension SQLiteDriver {
                     : try connection.cached(head + Self.placeholders(chunk.count) + tail)
                 for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
                 try stepping(statement) {
-                    guard let source = sources[statement.int64(at: sourceIndex)] else { return }
+                    let key = statement.int64(at: sourceIndex)
+                    let source: RowID?
+                    if let only { source = only.primaryKey == key ? only : nil } else { source = sources[key] }
+                    guard let source else { return }
                     try body(statement, source)
                 }
             }

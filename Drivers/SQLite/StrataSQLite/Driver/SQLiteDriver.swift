@@ -82,9 +82,9 @@ public final class SQLiteDriver: StoreDriver {
         [.predicatePushdown, .sortPushdown, .countPushdown, .concurrentReads]
     }
 
-    /// Runs `body` with a read connection of its own.
-    func read<T: Sendable>(_ action: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        try mappingErrors(store: path, action: action, timeout: timeout) {
+    /// Runs `body` with a read connection of its own; `action` names the read in an error.
+    func read<T: Sendable>(_ action: @autoclosure () -> String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        try mappingErrors(store: path, action: action(), timeout: timeout) {
             try readers.withConnection { connection in
                 guard let connection else { throw closedError() }
                 return try body(connection)

@@ -86,8 +86,9 @@ final class SQLiteStatementPlans: Sendable {
     /// How one to-many relationship's members are read (``SQLiteDriver/relatedRows(_:)`` and
     /// ``SQLiteDriver/relatedRowsWithDestinations(_:)``): a statement is a head, one `?` per
     /// source key, and ``tail``; the one-source statements (a to-many fault) are built once, with
-    /// their cache slot.
-    struct ToMany: Sendable {
+    /// their cache slot. A class: a fault looks its plan up, and a copy of a structure retained
+    /// and released each of its strings.
+    final class ToMany: Sendable {
         /// `SELECT <source key>, m.Z_PK, m.Z_ENT FROM … IN (`: the members' keys.
         let idsHead: String
         /// `SELECT <destination table's columns>, <source key> FROM … IN (`: the members' rows;
