@@ -45,13 +45,21 @@ struct LMDBBatchTests {
             .attribute(.integer64), .attribute(.string), .attribute(.string), .attribute(.integer32),
             .attribute(.double),
             .attribute(.date), .attribute(.boolean), .attribute(.integer16), .links(rel: 1, inverse: nil, order: nil),
-            .transient,
+            .transient, .toOne(rel: 3),
         ]
         let simpleValues: [StoreValue] = [
             .integer(7), .string("ann"), .string("Zoë ✓"), .integer(-40), .double(2.5),
             .date(Date(timeIntervalSinceReferenceDate: 3)),
-            .bool(true), .null, .unfetched, .null,
+            .bool(true), .null, .unfetched, .null, .reference(RowID(entity: 4, primaryKey: 123_456_789)),
         ]
+        // The fast path reads that layout whole, the to-one reference included, when its strings
+        // are ASCII (it leaves others to the reference decoder).
+        let asciiValues = simpleValues.enumerated().map { $0.offset == 2 ? StoreValue.string("Zoe") : $0.element }
+        let ascii = try RowCodec.encode(version: 3, values: asciiValues, layout: simple)
+        let decoded = ascii.withUnsafeBytes {
+            RowCodec.fastDecode($0, id: RowID(entity: 1, primaryKey: 1), plan: RowCodec.Plan(simple))
+        }
+        #expect(decoded?.values == asciiValues)
         var generator = SeededGenerator(seed: 0xDEC0DE)
         for (slots, values) in [(simple, simpleValues), (LMDBFormatTests.slots, LMDBFormatTests.values)] {
             let plan = RowCodec.Plan(slots)

@@ -52,9 +52,16 @@ enum Keys {
         guard buffer.count == rowIDSize else {
             throw FormatError("a row key has \(buffer.count) bytes, not \(rowIDSize)")
         }
-        let entity = Int32(bitPattern: UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
+        return rowID(in: buffer, at: 0)
+    }
+
+    /// Decodes the row ID at `offset` of `buffer`; the caller has checked that ``rowIDSize``
+    /// bytes follow it.
+    @inline(__always) static func rowID(in buffer: UnsafeRawBufferPointer, at offset: Int) -> RowID {
+        let entity = Int32(
+            bitPattern: UInt32(bigEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
         let key = primaryKey(
-            UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: entityNumberSize, as: UInt64.self)))
+            UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: offset + entityNumberSize, as: UInt64.self)))
         return RowID(entity: entity, primaryKey: key)
     }
 

@@ -63,17 +63,16 @@ extension RowCodec {
         }
     }
 
-    /// Something the fast path leaves to the reference decoder.
-    private struct Unexpected: Error {}
-
     /// Decodes a row body as ``decode(_:id:layout:)`` does, faster.
     static func decode(_ buffer: UnsafeRawBufferPointer, id: RowID, plan: Plan) throws -> RowSnapshot {
-        do { return try fastDecode(buffer, id: id, plan: plan) } catch is Unexpected {
-            return try decode(buffer, id: id, layout: plan.layout)
-        }
+        if let row = fastDecode(buffer, id: id, plan: plan) { return row }
+        return try decode(buffer, id: id, layout: plan.layout)
     }
 
-    private static func fastDecode(_ buffer: UnsafeRawBufferPointer, id: RowID, plan: Plan) throws -> RowSnapshot {
+    /// The row, or `nil` for anything the fast path leaves to the reference decoder (a kind it
+    /// does not read, or bytes it does not expect). Not an error thrown: throwing allocates, and
+    /// a row of such a kind met it every time.
+    static func fastDecode(_ buffer: UnsafeRawBufferPointer, id: RowID, plan: Plan) -> RowSnapshot? {
         let count = plan.kinds.count
         let header = RowCodec.Header.size + RowCodec.bitmapSize(count)
         guard buffer.count >= header, buffer[RowCodec.Header.encodingVersionOffset] == encodingVersion,
@@ -81,7 +80,7 @@ extension RowCodec {
                 UInt16(
                     littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.slotCountOffset, as: UInt16.self)
                 )) == count
-        else { throw Unexpected() }
+        else { return nil }
         let version = Int64(
             littleEndian: buffer.loadUnaligned(fromByteOffset: RowCodec.Header.rowVersionOffset, as: Int64.self))
         let end = buffer.count
@@ -98,9 +97,9 @@ extension RowCodec {
             if !RowCodec.isPresent(slot, in: buffer) {
                 value = kind == .toMany ? .unfetched : .null
             } else {
-                // A string's 4-byte length prefix first; references take the general decoder.
-                let width = kind == .string ? 4 : kind == .toOne ? -1 : kind.fixedWidth ?? -1
-                guard width >= 0, width <= end - offset else { throw Unexpected() }
+                // A string's 4-byte length prefix first.
+                let width = kind == .string ? 4 : kind.fixedWidth ?? -1
+                guard width >= 0, width <= end - offset else { return nil }
                 let at = offset
                 offset += width
                 switch kind {
@@ -122,20 +121,23 @@ extension RowCodec {
                         bitPattern: UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)))
                     value = .date(Date(timeIntervalSinceReferenceDate: seconds))
                 case .boolean:
-                    guard buffer[at] <= 1 else { throw Unexpected() }
+                    guard buffer[at] <= 1 else { return nil }
                     value = .bool(buffer[at] == 1)
+                case .toOne:
+                    // `width` is Keys.rowIDSize, and the bytes are there.
+                    value = .reference(Keys.rowID(in: buffer, at: at))
                 default:  // .string: a length, then the bytes
                     let length = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-                    guard length <= end - offset else { throw Unexpected() }
+                    guard length <= end - offset else { return nil }
                     let raw = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)])
                     offset += length
-                    guard ByteReader.isASCII(raw) else { throw Unexpected() }
+                    guard ByteReader.isASCII(raw) else { return nil }
                     value = .string(String(decoding: raw, as: UTF8.self))
                 }
             }
             values.append(value)
         }
-        guard offset == end else { throw Unexpected() }
+        guard offset == end else { return nil }
         return RowSnapshot(id: id, version: version, values: values)
     }
 }
