@@ -53,4 +53,40 @@ struct SQLiteRelatedRowsTests {
             RelatedRowsRequest(entity: tag, slot: slot, sources: [sources[0]]))
         #expect(one.rows.count == 40 && Set(one.rows.map(\.id)).count == 40)
     }
+
+    @Test("a source asked for twice, in two chunks of the statement: its members and their rows once")
+    func repeatedSourceAcrossChunks() throws {
+        let parent = EntityDescription(
+            "Parent", properties: [.attribute("name", .string), .toMany("children", "Child", inverse: "parent")])
+        let child = EntityDescription(
+            "Child", properties: [.attribute("value", .integer64), .toOne("parent", "Parent", inverse: "children")])
+        let directory = try TemporaryDirectory(prefix: "sqlite-related")
+        let coordinator = PersistentStoreCoordinator(
+            managedObjectModel: try ManagedObjectModel(entities: [parent, child]))
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: directory.file("parents.sqlite"))
+        let context = ManagedObjectContext(coordinator: coordinator)
+        // More parents than one statement asks for (500 keys), two children each.
+        let parents = try (0..<600).map { index -> ManagedObject in
+            let object = try context.insertNewObject(forEntityName: "Parent")
+            object["name"] = "parent \(index)"
+            for value in 0..<2 {
+                let member = try context.insertNewObject(forEntityName: "Child")
+                member["value"] = Int64(index * 2 + value)
+                member["parent"] = object
+            }
+            return object
+        }
+        try context.save()
+        let entity = try #require(coordinator.managedObjectModel.entity(named: "Parent"))
+        let slot = try #require(entity.index(ofProperty: "children"))
+        // The first parent again at the end: its key falls in the second chunk too.
+        let sources = parents.map(\.objectID.rowID) + [parents[0].objectID.rowID]
+        let request = RelatedRowsRequest(entity: entity, slot: slot, sources: sources)
+        let related = try store.driver.relatedRowsWithDestinations(request)
+        #expect(related.rows.count == 1_200, "one row per child")
+        #expect(Set(related.rows.map(\.id)).count == 1_200)
+        #expect(related.members[parents[0].objectID.rowID]?.count == 2, "the repeated source's members once")
+        #expect(related.members.values.allSatisfy { $0.count == 2 })
+        #expect(try store.driver.relatedRows(request) == related.members)
+    }
 }

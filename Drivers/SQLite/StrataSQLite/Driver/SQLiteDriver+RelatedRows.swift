@@ -57,7 +57,11 @@ extension SQLiteDriver {
             // A row of an entity the model lacks is left out, as relatedRows(_:) leaves it.
             guard let row = try decode(statement) else { return }
             if single { only.append(row.id) } else { members[source, default: []].append(row.id) }
-            if rows.count < Self.linearDedupe {
+            // Distinct source keys (readMembers asks for each once) and a foreign key in the
+            // member's table: no row comes twice.
+            if plan.membersAreUnique {
+                rows.append(row)
+            } else if rows.count < Self.linearDedupe {
                 if !rows.contains(where: { $0.id == row.id }) { rows.append(row) }
             } else {
                 if seen.isEmpty { seen = Set(rows.map(\.id)) }
@@ -88,8 +92,17 @@ extension SQLiteDriver {
         // A fault has one source: no table of them to build and look each row's source up in.
         let only = request.sources.count == 1 ? request.sources.first : nil
         var sources: [Int64: RowID] = [:]
-        if only == nil { for source in request.sources { sources[source.primaryKey] = source } }
-        let keys = request.sources.map(\.primaryKey)
+        var keys: [Int64] = []
+        if let only {
+            keys = [only.primaryKey]
+        } else {
+            // Each source key once, in the order given: a key in two chunks would read its
+            // members twice.
+            keys.reserveCapacity(request.sources.count)
+            for source in request.sources where sources.updateValue(source, forKey: source.primaryKey) == nil {
+                keys.append(source.primaryKey)
+            }
+        }
         try read("loading \(request.relationship.name) of \(request.entity.name)") { connection in
             for start in stride(from: 0, to: keys.count, by: Self.chunkSize) {
                 let chunk = keys[start..<min(start + Self.chunkSize, keys.count)]

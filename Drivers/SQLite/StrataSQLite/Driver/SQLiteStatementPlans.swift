@@ -100,6 +100,9 @@ final class SQLiteStatementPlans: Sendable {
         let rowsSourceIndex: Int32
         let idsOne: (sql: String, slot: Int)
         let rowsOne: (sql: String, slot: Int)?
+        /// Whether a member row comes back once at most for distinct source keys: true for a
+        /// foreign key in the member's table (a row has one source), false for a join table.
+        let membersAreUnique: Bool
 
         /// The plan of a to-many slot, or `nil` for any other slot.
         init?(_ slot: SlotLayout, tables: [String: TableLayout], statementSlot: (String) -> (String, Int)) {
@@ -117,6 +120,7 @@ final class SQLiteStatementPlans: Sendable {
                 source = "m.\(fk.column.sqlName)"
                 from = " FROM \(fk.table.sqlName) m WHERE \(source) IN ("
                 tail = ")\(filter) ORDER BY \(source), \(order)m.Z_PK"
+                membersAreUnique = true
             case .toManyJoin(let join):
                 let order = join.orderColumn.map { "j.\($0.sqlName), " } ?? ""
                 destination = join.destinationTable
@@ -124,6 +128,7 @@ final class SQLiteStatementPlans: Sendable {
                 from =
                     " FROM \(join.table.sqlName) j JOIN \(join.destinationTable.sqlName) m ON m.Z_PK = j.\(join.memberColumn.sqlName) WHERE \(source) IN ("
                 tail = ") ORDER BY \(source), \(order)m.Z_PK"
+                membersAreUnique = false
             default:
                 return nil
             }
