@@ -22,6 +22,19 @@ struct PostgreSQLStoreTests {
         return (coordinator, store, url)
     }
 
+    /// A fresh store like ``store(_:seeded:options:storeOptions:)`` whose statements go to a
+    /// ``LogCapture``, with its URL.
+    static func loggedStore(_ label: String) throws -> (PersistentStoreCoordinator, URL, LogCapture) {
+        let capture = LogCapture()
+        let (coordinator, _, url) = try store(label, storeOptions: StoreOptions(log: capture.storeLog(.statements)))
+        return (coordinator, url, capture)
+    }
+
+    /// The schema a store URL names (its `schema` query item).
+    static func schema(of url: URL) throws -> String {
+        try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
+    }
+
     static let pieces = [
         "a", "A", "b", "é", "e\u{301}", "E", "\u{0}", "\u{1}", "\r\n", "\n", "K", "\u{212A}", "ß", "ss", "%", "_", "*",
         "?",
@@ -102,10 +115,8 @@ struct PostgreSQLStoreTests {
     @Test("a save of more rows than one insert statement takes is one transaction: a late failure leaves nothing")
     func insertsInPieces() throws {
         let server = try PostgreSQLServer.shared()
-        let capture = LogCapture()
-        let (coordinator, _, url) = try Self.store(
-            "insert-pieces", storeOptions: StoreOptions(log: capture.storeLog(.statements)))
-        let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
+        let (coordinator, url, capture) = try Self.loggedStore("insert-pieces")
+        let schema = try Self.schema(of: url)
         let chunk = PostgreSQLDriver.insertChunk
         let count = 3 * chunk
         // A row planted under a key the save hands out to a row of its third statement: the
@@ -262,7 +273,7 @@ struct PostgreSQLStoreTests {
         let context = ManagedObjectContext(coordinator: coordinator)
         let ann = try context.fetch(
             FetchRequest(entityName: "Employee", predicate: try FetchPredicate(format: "name == 'Ann'")))[0]
-        let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
+        let schema = try Self.schema(of: url)
         // Another session holds Ann's row.
         let holder = try PostgreSQLAdmin.connect(server)
         defer { holder.close() }

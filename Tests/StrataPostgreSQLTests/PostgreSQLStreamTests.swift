@@ -227,7 +227,7 @@ struct PostgreSQLStreamTests {
     func damagedRowMidStream() throws {
         let server = try PostgreSQLServer.shared()
         let (_, _, url) = try Self.seededStore("stream-damage", count: 2_000, seed: 0xDA3A)
-        let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
+        let schema = try PostgreSQLStoreTests.schema(of: url)
         try PostgreSQLAdmin.execute(
             ["UPDATE \(schema.sqlName).\"ZITEM\" SET \"Z_PK\" = -7 WHERE \"ZINT32\" = 1200"], on: server)
         let (coordinator, driver) = try Self.singleConnection(url)
@@ -253,9 +253,7 @@ struct PostgreSQLStreamTests {
     @Test("rows come in key order: one entity's from the primary key's index, a hierarchy's by entity then key")
     func keyOrder() throws {
         let server = try PostgreSQLServer.shared()
-        let capture = LogCapture()
-        let (coordinator, _, url) = try PostgreSQLStoreTests.store(
-            "key-order", storeOptions: StoreOptions(log: capture.storeLog(.statements)))
+        let (coordinator, url, capture) = try PostgreSQLStoreTests.loggedStore("key-order")
         let context = ManagedObjectContext(coordinator: coordinator)
         for index in 0..<300 {
             let item = try context.insertNewObject(forEntityName: "Item")
@@ -266,7 +264,7 @@ struct PostgreSQLStreamTests {
         try context.save()
         // Updating every third row moves it to the end of the table's heap: stored order is no
         // longer key order.
-        let schema = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
+        let schema = try PostgreSQLStoreTests.schema(of: url)
         try PostgreSQLAdmin.execute(
             [
                 "UPDATE \(schema.sqlName).\"ZITEM\" SET \"ZINT32\" = \"ZINT32\" WHERE \"Z_PK\" % 3 = 0",
