@@ -23,31 +23,17 @@ extension LMDBDriver {
         return try environment.read { txn in
             var found: [RowID: [RowID]] = [:]
             var rows: [RowSnapshot] = []
-            // Members asked for already: looked along while there are a few (a fault's one source
-            // has about ten), in a set once there are more.
-            var asked: [RowID] = []
-            var seen = Set<RowID>()
+            var asked = SeenRowIDs()
             for source in request.sources {
                 let list = try members(of: source, slot: request.slot, txn)
                 found[source] = list
-                for id in list {
-                    if asked.count < Self.linearDedupe {
-                        if asked.contains(id) { continue }
-                    } else {
-                        if seen.isEmpty { seen = Set(asked) }
-                        if !seen.insert(id).inserted { continue }
-                    }
-                    asked.append(id)
+                for id in list where asked.insert(id) {
                     if let row = try row(id, txn) { rows.append(row) }
                 }
             }
             return RelatedRows(members: found, rows: rows)
         }
     }
-
-    /// Members up to which ``relatedRowsWithDestinations(_:)`` finds repeats by looking along
-    /// them rather than in a set.
-    static var linearDedupe: Int { 16 }
 
     /// The members of `slot` of `source` inside `txn`.
     func members(of source: RowID, slot: Int, _ txn: LMDBTransaction) throws -> [RowID] {

@@ -263,9 +263,9 @@ extension StoreDriver {
     /// The members by ``relatedRows(_:)``, then their rows by ``rows(for:)`` in one call.
     public func relatedRowsWithDestinations(_ request: RelatedRowsRequest) throws -> RelatedRows {
         let members = try relatedRows(request)
-        var seen = Set<RowID>()
+        var seen = SeenRowIDs()
         var ids: [RowID] = []
-        for targets in members.values { for id in targets where seen.insert(id).inserted { ids.append(id) } }
+        for targets in members.values { for id in targets where seen.insert(id) { ids.append(id) } }
         return RelatedRows(members: members, rows: ids.isEmpty ? [] : try rows(for: ids))
     }
 

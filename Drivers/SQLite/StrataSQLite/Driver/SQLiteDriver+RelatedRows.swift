@@ -29,29 +29,24 @@ extension SQLiteDriver {
         guard request.slot < entity.toMany.count, let plan = entity.toMany[request.slot] else {
             return RelatedRows(members: Self.noMembers(request), rows: [])
         }
-        var members: [RowID: [RowID]]
         guard let head = plan.rowsHead, let one = plan.rowsOne else {
             // The destination's table is not the store's: read keys, then rows, as drivers do by default.
-            members = try relatedRows(request)
-            var seen = Set<RowID>()
-            let ids = members.values.joined().filter { seen.insert($0).inserted }
-            return RelatedRows(members: members, rows: ids.isEmpty ? [] : try rows(for: ids))
+            let listed = try relatedRows(request)
+            var seen = SeenRowIDs()
+            let ids = listed.values.joined().filter { seen.insert($0) }
+            return RelatedRows(members: listed, rows: ids.isEmpty ? [] : try rows(for: ids))
         }
-        var rows: [RowSnapshot] = []
         // A fault's one source: its members in a list of their own, room made for a few at once
         // (growing from empty reallocated both lists three times for ten members).
         let single = request.sources.count == 1
+        var members = single ? [:] : Self.noMembers(request)
+        var rows: [RowSnapshot] = []
         var only: [RowID] = []
         if single {
-            members = [:]
-            rows.reserveCapacity(Self.linearDedupe)
-            only.reserveCapacity(Self.linearDedupe)
-        } else {
-            members = Self.noMembers(request)
+            rows.reserveCapacity(SeenRowIDs.linearLimit)
+            only.reserveCapacity(SeenRowIDs.linearLimit)
         }
-        // Rows seen, once there are more than a few (a fault's one source has about ten: a
-        // look along the rows costs less than making a set).
-        var seen = Set<RowID>()
+        var seen = SeenRowIDs()
         try readMembers(request, head: head, tail: plan.tail, one: one, sourceIndex: plan.rowsSourceIndex) {
             statement, source in
             // A row of an entity the model lacks is left out, as relatedRows(_:) leaves it.
@@ -59,22 +54,11 @@ extension SQLiteDriver {
             if single { only.append(row.id) } else { members[source, default: []].append(row.id) }
             // Distinct source keys (readMembers asks for each once) and a foreign key in the
             // member's table: no row comes twice.
-            if plan.membersAreUnique {
-                rows.append(row)
-            } else if rows.count < Self.linearDedupe {
-                if !rows.contains(where: { $0.id == row.id }) { rows.append(row) }
-            } else {
-                if seen.isEmpty { seen = Set(rows.map(\.id)) }
-                if seen.insert(row.id).inserted { rows.append(row) }
-            }
+            if plan.membersAreUnique || seen.insert(row.id) { rows.append(row) }
         }
         if single { members = [request.sources[0]: only] }
         return RelatedRows(members: members, rows: rows)
     }
-
-    /// Destination rows up to which ``relatedRowsWithDestinations(_:)`` finds repeats by looking
-    /// along the rows rather than in a set.
-    static var linearDedupe: Int { 16 }
 
     /// An empty member list for every source (a source may be listed more than once).
     private static func noMembers(_ request: RelatedRowsRequest) -> [RowID: [RowID]] {
