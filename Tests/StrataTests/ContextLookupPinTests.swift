@@ -1,11 +1,13 @@
 import Foundation
-import Strata
 import StrataInMemory
 import StrataTesting
 import Testing
 
-/// `existingObject(with:)` pins a row found in the row cache under the lock that found it; the
-/// object owns that pin exactly once, whatever it was before the lookup.
+@testable import Strata
+
+/// `existingObject(with:)` pins its row under the row cache's lock that found it, or that stored it
+/// when it came from the driver; the object owns that pin exactly once, whatever it was before the
+/// lookup.
 @Suite("Pins taken by lookups by ID")
 struct ContextLookupPinTests {
     /// A seeded stack whose rows are all in the row cache, none pinned, and the IDs of its employees.
@@ -71,5 +73,39 @@ struct ContextLookupPinTests {
             #expect(cache.statistics.pinned == 1, "the filled fault holds the lookup's pin")
         }
         #expect(cache.statistics.pinned == 0, "and gives it back with its context")
+    }
+
+    @Test("a lookup read from the driver pins its row as it stores it, and the context releases it")
+    func driverReadPinsAtOnce() throws {
+        let (stack, ids) = try Self.cachedStack()
+        let cache = stack.coordinator.rowCache
+        cache.removeAll(in: ObjectIdentifier(stack.store))
+        let misses = cache.statistics.misses
+        do {
+            let context = ManagedObjectContext(coordinator: stack.coordinator)
+            let first = try context.existingObject(with: ids[0])
+            #expect(cache.statistics.misses == misses + 1, "the row came from the driver")
+            #expect(cache.statistics.pinned == 1, "pinned without waiting for the context's queued pins")
+            #expect(cache.readsInFlight == 0)
+            #expect(try context.existingObject(with: ids[0]) === first)
+            #expect(cache.statistics.pinned == 1)
+        }
+        #expect(cache.statistics.pinned == 0, "the context released the pin when it went")
+    }
+
+    @Test("a lookup whose driver read fails throws, ends its read and pins nothing; a retry works")
+    func failedDriverRead() throws {
+        let (stack, driver) = try TestStack.recording()
+        let id = try stack.fetch("Employee", "name == 'Ann'", in: stack.newContext())[0].objectID
+        let cache = stack.coordinator.rowCache
+        cache.removeAll(in: ObjectIdentifier(stack.store))
+        let context = stack.newContext()
+        driver.failNext(.rows, with: StoreError(.io, "injected read failure"))
+        #expect(throws: StoreError.self) { try context.existingObject(with: id) }
+        #expect(cache.readsInFlight == 0, "the failed read ended")
+        #expect(cache.statistics.pinned == 0)
+        let ann = try context.existingObject(with: id)
+        #expect(ann.value(forKey: "name") as? String == "Ann")
+        #expect(cache.statistics.pinned == 1 && cache.readsInFlight == 0)
     }
 }

@@ -73,4 +73,36 @@ struct RowCacheRemovalTests: RowCacheFixture {
         cache.endRead(own)
         cache.endRead(other)
     }
+
+    @Test("a lookup begins a read only on a miss; storing its row pins it and ends the read under one lock")
+    func lookupThenStoreEnding() {
+        let cache = RowCache()
+        cache.store([row(1)], in: store)
+        guard case .cached(let hit) = cache.snapshotOrRead(for: key(1), pin: true) else {
+            Issue.record("row 1 is cached")
+            return
+        }
+        #expect(hit == row(1) && cache.statistics.pinned == 1 && cache.readsInFlight == 0)
+        guard case .read(let second) = cache.snapshotOrRead(for: key(2), pin: true),
+            case .read(let third) = cache.snapshotOrRead(for: key(3), pin: true)
+        else {
+            Issue.record("rows 2 and 3 are not cached")
+            return
+        }
+        #expect(cache.readsInFlight == 2)
+        // Row 2 is deleted while its read is in flight: the read neither stores nor pins it.
+        cache.remove([key(2)])
+        #expect(!cache.store([row(2)], in: store, pinning: key(2), ending: second))
+        #expect(cache.snapshot(for: key(2)) == nil && cache.readsInFlight == 1)
+        #expect(cache.store([row(3)], in: store, pinning: key(3), ending: third))
+        #expect(cache.snapshot(for: key(3)) == row(3) && cache.readsInFlight == 0)
+        #expect(cache.statistics.pinned == 2)
+        // No read in flight keeps a tombstone: a new read stores row 2 again.
+        guard case .read(let late) = cache.snapshotOrRead(for: key(2), pin: false) else {
+            Issue.record("row 2 is not cached")
+            return
+        }
+        #expect(!cache.store([row(2, version: 2)], in: store, pinning: nil, ending: late))
+        #expect(cache.snapshot(for: key(2)) == row(2, version: 2) && cache.statistics.pinned == 2)
+    }
 }

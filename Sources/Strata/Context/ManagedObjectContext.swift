@@ -413,9 +413,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 .notFound, "no object with ID \(id) is registered in this context or saved in its stores",
                 objectIDs: [id])
         }
-        // A row found in the row cache comes pinned for the object, with the entry at hand (a
-        // queued pin would look the row up again later, a cache miss per object for scattered IDs).
-        guard let (row, pinned) = try coordinator.row(for: id.rowID, in: store, pinningHit: true) else {
+        // The row comes pinned for the object, with the entry at hand (a queued pin would look the
+        // row up again later, a cache miss per object for scattered IDs).
+        guard let (row, pinned) = try coordinator.row(for: id.rowID, in: store, pinning: true) else {
             throw StoreError(
                 .notFound, "no \(id.entity.name) with ID \(id) exists in the store", store: store.displayName)
         }

@@ -68,23 +68,35 @@ extension PersistentStoreCoordinator {
     /// ``rows(for:in:maxAge:caching:)`` for one ID, without the arrays and dictionary (an object
     /// looked up by ID, one at a time, is the common case).
     func row(for id: RowID, in store: PersistentStore) throws -> RowSnapshot? {
-        try row(for: id, in: store, pinningHit: false)?.row
+        try row(for: id, in: store, pinning: false)?.row
     }
 
-    /// The row of `id` in `store` like ``row(for:in:)``; with `pinningHit`, a row found in the row
-    /// cache is pinned under the lock that found it (`pinned` is true, and the caller owns the
-    /// pin). A row read from the driver is never pinned here.
-    func row(for id: RowID, in store: PersistentStore, pinningHit: Bool) throws -> (row: RowSnapshot, pinned: Bool)? {
-        let storeKey = ObjectIdentifier(store)
-        if let cached = rowCache.snapshot(for: RowCache.Key(store: storeKey, row: id), pin: pinningHit) {
-            return (cached, pinningHit)
+    /// The row of `id` in `store` like ``row(for:in:)``; with `pinning`, the row is pinned in the
+    /// row cache under the lock that found or stored it (`pinned` is true, and the caller owns the
+    /// pin), unless it is not resident after the driver's read (removed meanwhile, or evicted).
+    ///
+    /// Two locks of the row cache per row: one to look it up (and, on a miss, begin the read), one
+    /// to store, pin and end the read.
+    func row(for id: RowID, in store: PersistentStore, pinning: Bool) throws -> (row: RowSnapshot, pinned: Bool)? {
+        let key = RowCache.Key(store: ObjectIdentifier(store), row: id)
+        let read: RowCache.Read
+        switch rowCache.snapshotOrRead(for: key, pin: pinning) {
+        case .cached(let row): return (row, pinning)
+        case .read(let begun): read = begun
         }
-        let read = rowCache.beginRead()
-        defer { rowCache.endRead(read) }
-        let loaded = try store.read { try store.driver.rows(for: [id]) }
-        try checkRows(loaded[...], from: store)
-        rowCache.store(loaded, in: storeKey, since: read)
-        return loaded.first { $0.id == id }.map { ($0, false) }
+        let loaded: [RowSnapshot]
+        do {
+            loaded = try store.read { try store.driver.rows(for: [id]) }
+            try checkRows(loaded[...], from: store)
+        } catch {
+            rowCache.endRead(read)
+            throw error
+        }
+        guard let row = loaded.first(where: { $0.id == id }) else {
+            _ = rowCache.store(loaded, in: key.store, pinning: nil, ending: read)
+            return nil
+        }
+        return (row, rowCache.store(loaded, in: key.store, pinning: pinning ? key : nil, ending: read))
     }
 
     /// The current rows of `ids` in `store`, read from the driver past the row cache (for

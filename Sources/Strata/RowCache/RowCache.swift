@@ -149,33 +149,65 @@ public final class RowCache: Sendable {
         let now = maxAge >= 0 ? Self.now() : 0
         let maxAgeNanoseconds = maxAge >= 0 ? UInt64(min(maxAge, 1e9) * 1e9) : 0
         return state.withLock { s in
-            s.clock &+= 1
-            let clock = UInt32(truncatingIfNeeded: s.clock)
             let nowTick = maxAge >= 0 ? Self.tick(now, &s) : 0
-            var newlyPinned = false
-            var widePin = false
-            let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
-                guard entry.version >= minimumVersion,
-                    maxAge < 0 || entry.isFresh(now: nowTick, maxAge: maxAgeNanoseconds)
-                else {
-                    return nil
-                }
-                entry.lastUse = clock
-                if pin {
-                    newlyPinned = !entry.isPinned
-                    widePin = !entry.addPin()
-                }
-                return entry.snapshot(key.row)
+            return Self.snapshot(
+                for: key, atLeast: minimumVersion, maxAge: maxAge, maxAgeNanoseconds: maxAgeNanoseconds,
+                nowTick: nowTick, pin: pin, &s)
+        }
+    }
+
+    /// What ``snapshotOrRead(for:pin:)`` found.
+    enum Lookup {
+        /// The cached row (pinned when asked).
+        case cached(RowSnapshot)
+        /// A miss: a read begun for the caller, who asks the driver and then calls
+        /// ``store(_:in:pinning:ending:)``, or ``endRead(_:)`` when the driver fails.
+        case read(Read)
+    }
+
+    /// ``snapshot(for:atLeast:maxAge:pin:)`` and, on a miss, ``beginRead()``, under one lock: a
+    /// lookup by ID that misses goes on to the driver with its read already begun.
+    func snapshotOrRead(for key: Key, pin: Bool) -> Lookup {
+        state.withLock { s in
+            if let found = Self.snapshot(
+                for: key, atLeast: 0, maxAge: -1, maxAgeNanoseconds: 0, nowTick: 0, pin: pin, &s)
+            {
+                return .cached(found)
             }
-            guard let snapshot = found ?? nil else {
-                s.statistics.misses += 1
+            s.reads.begin(at: s.removals)
+            return .read(Read(removals: s.removals))
+        }
+    }
+
+    private static func snapshot(
+        for key: Key, atLeast minimumVersion: RowVersion, maxAge: Double, maxAgeNanoseconds: UInt64, nowTick: UInt32,
+        pin: Bool, _ s: inout State
+    ) -> RowSnapshot? {
+        s.clock &+= 1
+        let clock = UInt32(truncatingIfNeeded: s.clock)
+        var newlyPinned = false
+        var widePin = false
+        let found = s.entries.withExistingValue(forKey: key) { entry -> RowSnapshot? in
+            guard entry.version >= minimumVersion,
+                maxAge < 0 || entry.isFresh(now: nowTick, maxAge: maxAgeNanoseconds)
+            else {
                 return nil
             }
-            s.statistics.hits += 1
-            if newlyPinned { s.pinnedRows += 1 }
-            if widePin { s.widePins[key, default: 0] += 1 }
-            return snapshot
+            entry.lastUse = clock
+            if pin {
+                newlyPinned = !entry.isPinned
+                widePin = !entry.addPin()
+            }
+            return entry.snapshot(key.row)
         }
+        guard let snapshot = found ?? nil else {
+            s.statistics.misses += 1
+            return nil
+        }
+        s.statistics.hits += 1
+        if newlyPinned { s.pinnedRows += 1 }
+        if widePin { s.widePins[key, default: 0] += 1 }
+        return snapshot
     }
 
     /// The values of `key` when the cache holds exactly `version` of it (see ``CachedRows``).
@@ -255,6 +287,9 @@ public final class RowCache: Sendable {
         state.withLock { s in s.ticks = RowCacheClock(now: s.ticks.epoch &- (ticks << RowCacheEntry.tickShift)) }
     }
 
+    /// Reads begun and not yet ended (for tests).
+    var readsInFlight: Int { state.withLock { $0.reads.total } }
+
     /// The stored tick of `key`'s row and the clock's tick now (for tests).
     func storedTick(of key: Key) -> (stored: UInt32, now: UInt32)? {
         state.withLock { s in
@@ -301,14 +336,44 @@ public final class RowCache: Sendable {
     ///
     /// - Complexity: O(r) for r distinct reads in flight, plus O(t) for t tombstones when some go.
     func endRead(_ read: Read) {
+        state.withLock { s in Self.endRead(read, &s) }
+    }
+
+    private static func endRead(_ read: Read, _ s: inout State) {
+        s.reads.end(at: read.removals)
+        guard !s.tombstones.isEmpty else { return }
+        if let oldest = s.reads.oldest {
+            s.tombstones = s.tombstones.filter { $0.value > oldest }
+        } else {
+            s.tombstones.removeAll()
+        }
+    }
+
+    /// Stores the rows returned by `read` like ``store(_:in:pin:since:)``, pins `key`'s row when
+    /// one is given and the row is resident afterwards, and ends the read (``endRead(_:)``), under
+    /// one lock.
+    ///
+    /// - Returns: Whether `key`'s row was pinned; the caller owns that pin.
+    func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pinning key: Key?, ending read: Read) -> Bool {
         state.withLock { s in
-            s.reads.end(at: read.removals)
-            guard !s.tombstones.isEmpty else { return }
-            if let oldest = s.reads.oldest {
-                s.tombstones = s.tombstones.filter { $0.value > oldest }
-            } else {
-                s.tombstones.removeAll()
+            if let span = RowTable<Entry>.span(of: snapshots) {
+                s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
             }
+            Self.store(snapshots[...], in: store, pins: nil, since: read, &s)
+            var pinned = false
+            if let key {
+                var newlyPinned = false
+                var widePin = false
+                let found: Void? = s.entries.withExistingValue(forKey: key) { entry in
+                    newlyPinned = !entry.isPinned
+                    widePin = !entry.addPin()
+                }
+                pinned = found != nil
+                if newlyPinned { s.pinnedRows += 1 }
+                if widePin { s.widePins[key, default: 0] += 1 }
+            }
+            Self.endRead(read, &s)
+            return pinned
         }
     }
 
