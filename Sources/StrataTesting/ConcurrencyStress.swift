@@ -2,15 +2,17 @@ import Foundation
 import Strata
 import Synchronization
 
-/// Contexts on several threads inserting, updating, deleting, refreshing and fetching through one
-/// coordinator at once, with fixed seeds and operation counts; afterwards every context agrees with
-/// the store. Run it from a driver's test target, and under ThreadSanitizer with
-/// `scripts/sanitize.sh thread`.
+/// Contexts on several threads inserting, updating, deleting, refreshing, fetching and looking
+/// objects up by ID through one coordinator at once, with fixed seeds and operation counts;
+/// afterwards every context agrees with the store. Run it from a driver's test target, and under
+/// ThreadSanitizer with `scripts/sanitize.sh thread`.
 ///
 /// Each worker owns a context made on its own thread. What the workers may meet and handle:
 /// optimistic-locking conflicts (rolled back), and rows deleted by another worker. What they check
 /// as they go: after a delete's save returns, the row is gone for a new context (no fetch racing the
-/// delete puts it back in the row cache).
+/// delete puts it back in the row cache). The row cache is kept small (`rowCacheLimit`), so rows
+/// no context holds are evicted and lookups by ID read them from the driver (the report counts the
+/// cache's misses); when every worker's context is gone, the cache holds no pin.
 public enum ConcurrencyStress {
     /// What a run did.
     public struct Report: Sendable, CustomStringConvertible {
@@ -18,24 +20,33 @@ public enum ConcurrencyStress {
         public var inserts = 0, updates = 0, deletes = 0
         /// Saves refused by optimistic locking (then rolled back).
         public var conflicts = 0
-        /// Fetches, counts and refreshes run.
+        /// Fetches, counts, refreshes and lookups by ID run.
         public var reads = 0
+        /// Rows the row cache was asked for and did not hold (read from the driver instead).
+        public var rowCacheMisses = 0
 
         public var description: String {
-            "\(inserts) inserts, \(updates) updates, \(deletes) deletes, \(conflicts) conflicts, \(reads) reads"
+            "\(inserts) inserts, \(updates) updates, \(deletes) deletes, \(conflicts) conflicts, \(reads) reads, "
+                + "\(rowCacheMisses) row-cache misses"
         }
     }
 
-    /// Runs `workers` threads of `operations` random operations each on a fresh store of `harness`.
+    /// Runs `workers` threads of `operations` random operations each on a fresh store of `harness`,
+    /// with the coordinator's row cache holding at most `rowCacheLimit` unpinned rows.
     ///
     /// - Throws: ``ConformanceFailure`` naming the seed when a check fails; the store's error when
     ///   an operation fails in a way the workload does not expect.
     @discardableResult
-    public static func run(_ harness: DriverHarness, seed: UInt64, workers: Int = 4, operations: Int = 150) throws
-        -> Report
-    {
+    public static func run(
+        _ harness: DriverHarness, seed: UInt64, workers: Int = 4, operations: Int = 150, rowCacheLimit: Int = 16
+    ) throws -> Report {
         let fixture = try ConformanceSuite.Fixture(harness)
         let coordinator = fixture.coordinator
+        coordinator.rowCache.limit = rowCacheLimit
+        // The seeding context's pins would go with any seeded row a worker deletes: let them go now.
+        fixture.resetContexts()
+        try requireEqual(coordinator.rowCache.statistics.pinned, 0, "rows pinned before the workers start")
+        let missesBefore = coordinator.rowCache.statistics.misses
         let report = Locked(Report())
         let failures = Locked<[String]>([])
         let start = DispatchSemaphore(value: 0)
@@ -66,6 +77,10 @@ public enum ConcurrencyStress {
             throw ConformanceFailure(
                 message: "stress run with seed \(seed) failed: \(failure)", file: #fileID, line: #line)
         }
+        // Each pin a worker's context took went with the context, whichever way its row came.
+        try requireEqual(
+            coordinator.rowCache.statistics.pinned, 0,
+            "rows pinned in the row cache once every worker's context is gone (seed \(seed))")
         // Every context agrees with the store: a new context and the driver see the same rows.
         let check = ManagedObjectContext(coordinator: coordinator)
         let titles = try check.fetch(FetchRequest(entityName: "Track")).compactMap {
@@ -76,6 +91,7 @@ public enum ConcurrencyStress {
         try requireEqual(titles.count, stored.count, "tracks seen by a new context and by the driver (seed \(seed))")
         let expected = 6 + report.withLock { $0.inserts - $0.deletes }
         try requireEqual(stored.count, expected, "tracks after \(report.withLock { $0 }) (seed \(seed))")
+        report.withLock { $0.rowCacheMisses = coordinator.rowCache.statistics.misses - missesBefore }
         return report.withLock { $0 }
     }
 
@@ -124,6 +140,27 @@ public enum ConcurrencyStress {
                 report.reads += 1
             case 7:
                 _ = try context.count(for: all)
+                report.reads += 1
+            case 8:
+                // Lookups by ID of rows saved by a context that is gone: no context pins them, and
+                // more unpinned rows than the small row cache's slack start an eviction pass when
+                // the context lets them go, so most are read from the driver (a row another worker
+                // deleted meanwhile is not found).
+                let writer = ManagedObjectContext(coordinator: coordinator)
+                for index in 0..<20 {
+                    try writer.insertNewObject(forEntityName: "Track")["title"] = "w\(worker) s\(step) saved \(index)"
+                }
+                try writer.save()
+                report.inserts += 20
+                let ids = writer.registeredObjects.map(\.objectID).shuffled(using: &random).prefix(5)
+                writer.reset()
+                let reader = ManagedObjectContext(coordinator: coordinator)
+                for id in ids {
+                    do {
+                        let track = try reader.existingObject(with: id)
+                        try requireEqual(track.isFault, false, "a track looked up by ID (seed \(seed))")
+                    } catch StoreError.Code.notFound {}
+                }
                 report.reads += 1
             default:
                 let tracks = try context.fetch(all)

@@ -52,6 +52,9 @@ public enum ConformanceSuite {
         /// A new context, kept alive as long as the fixture so objects fetched through it stay usable.
         func context() -> ManagedObjectContext { keeper.keep(ManagedObjectContext(coordinator: coordinator)) }
 
+        /// Resets every context the fixture keeps: their objects are let go and their rows unpinned.
+        func resetContexts() { keeper.resetAll() }
+
         /// Closes the store and opens it again with a new coordinator.
         func reopen() throws -> (PersistentStoreCoordinator, ManagedObjectContext) {
             try coordinator.remove(store)
@@ -80,4 +83,6 @@ final class ContextKeeper {
         contexts.append(context)
         return context
     }
+
+    func resetAll() { for context in contexts { context.reset() } }
 }

@@ -37,7 +37,7 @@ struct PostgreSQLConformanceTests {
     }
 
     @Test(
-        "contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store"
+        "contexts on four threads inserting, updating, deleting, refreshing, fetching and looking up by ID stay consistent with the store and leave no pin"
     )
     func concurrencyStress() throws {
         _ = try PostgreSQLServer.shared()

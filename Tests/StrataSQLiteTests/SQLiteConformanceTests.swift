@@ -29,7 +29,7 @@ struct SQLiteConformanceTests {
     }
 
     @Test(
-        "contexts on four threads inserting, updating, deleting, refreshing and fetching stay consistent with the store"
+        "contexts on four threads inserting, updating, deleting, refreshing, fetching and looking up by ID stay consistent with the store and leave no pin"
     )
     func concurrencyStress() throws {
         let seed: UInt64 = 0x5EED_0016
