@@ -105,4 +105,21 @@ struct RowCacheRemovalTests: RowCacheFixture {
         #expect(!cache.store([row(2, version: 2)], in: store, pinning: nil, ending: late))
         #expect(cache.snapshot(for: key(2)) == row(2, version: 2) && cache.statistics.pinned == 2)
     }
+
+    @Test("a lookup's row is pinned as it is stored, so the store's own eviction pass cannot drop it")
+    func lookupRowPinnedBeforeEviction() {
+        // A limit of 0 with the slack of 16: a pass runs once more than 16 rows are resident and
+        // more than 16 of them unpinned, and then drops every unpinned row.
+        let cache = RowCache(limit: 0)
+        cache.store((1...16).map { row($0) }, in: store)
+        #expect(cache.statistics.count == 16 && cache.statistics.evictions == 0)
+        guard case .read(let read) = cache.snapshotOrRead(for: key(100), pin: true) else {
+            Issue.record("row 100 is not cached")
+            return
+        }
+        // Pinned after the pass, the 17th row would have gone with the 16 others.
+        #expect(cache.store([row(100)], in: store, pinning: key(100), ending: read))
+        #expect(cache.snapshot(for: key(100)) == row(100))
+        #expect(cache.statistics.pinned == 1 && cache.readsInFlight == 0)
+    }
 }

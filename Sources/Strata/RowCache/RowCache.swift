@@ -287,6 +287,9 @@ public final class RowCache: Sendable {
         state.withLock { s in s.ticks = RowCacheClock(now: s.ticks.epoch &- (ticks << RowCacheEntry.tickShift)) }
     }
 
+    /// The pins of a store of one row that pins it.
+    private static let onePin = [true]
+
     /// Reads begun and not yet ended (for tests).
     var readsInFlight: Int { state.withLock { $0.reads.total } }
 
@@ -350,8 +353,10 @@ public final class RowCache: Sendable {
     }
 
     /// Stores the rows returned by `read` like ``store(_:in:pin:since:)``, pins `key`'s row when
-    /// one is given and the row is resident afterwards, and ends the read (``endRead(_:)``), under
-    /// one lock.
+    /// one is given, and ends the read (``endRead(_:)``), under one lock. An answer of that row
+    /// alone (the usual one) is pinned as it is stored, before the eviction check; any other
+    /// answer pins the row if it is resident afterwards. A row removed since the read began is
+    /// neither stored nor pinned (C5).
     ///
     /// - Returns: Whether `key`'s row was pinned; the caller owns that pin.
     func store(_ snapshots: [RowSnapshot], in store: ObjectIdentifier, pinning key: Key?, ending read: Read) -> Bool {
@@ -359,9 +364,11 @@ public final class RowCache: Sendable {
             if let span = RowTable<Entry>.span(of: snapshots) {
                 s.entries.reserve(store: store, entity: span.entity, keys: span.keys, count: snapshots.count)
             }
-            Self.store(snapshots[...], in: store, pins: nil, since: read, &s)
-            var pinned = false
-            if let key {
+            // The common answer, the asked row alone, is pinned as it is stored.
+            let pinsStored = key.map { snapshots.count == 1 && snapshots[0].id == $0.row } ?? false
+            var pinned =
+                Self.store(snapshots[...], in: store, pins: pinsStored ? Self.onePin[...] : nil, since: read, &s) > 0
+            if let key, !pinsStored {
                 var newlyPinned = false
                 var widePin = false
                 let found: Void? = s.entries.withExistingValue(forKey: key) { entry in
@@ -398,7 +405,7 @@ public final class RowCache: Sendable {
     func store(
         _ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?, since read: Read
     ) {
-        state.withLock { s in Self.store(snapshots, in: store, pins: pins, since: read, &s) }
+        state.withLock { s in _ = Self.store(snapshots, in: store, pins: pins, since: read, &s) }
     }
 
     /// Makes room for `snapshots` of one store at once, for a caller that then stores them in
@@ -421,19 +428,24 @@ public final class RowCache: Sendable {
     /// whose size is not known yet cost amortized O(1) per row; call
     /// ``reserve(for:in:)`` first when the whole batch is at hand.
     package func store(_ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?) {
-        state.withLock { s in Self.store(snapshots, in: store, pins: pins, since: nil, &s) }
+        state.withLock { s in _ = Self.store(snapshots, in: store, pins: pins, since: nil, &s) }
     }
 
+    /// Stores snapshots under the lock; returns how many rows it pinned (those asked for in `pins`
+    /// and not left out as removed since `read` began). Pins are taken before the eviction check, so
+    /// a row stored pinned is never evicted by its own store.
+    @discardableResult
     private static func store(
         _ snapshots: ArraySlice<RowSnapshot>, in store: ObjectIdentifier, pins: ArraySlice<Bool>?,
         since read: Read? = nil,
         _ s: inout State
-    ) {
+    ) -> Int {
         s.clock &+= 1
         let clock = s.clock
         let storedAt = tick(now(), &s)
         var bytes = 0
         var newlyPinned = 0
+        var pinnedHere = 0
         var widePins: [Key] = []
         let checksRemovals = !s.tombstones.isEmpty && read != nil
         for index in snapshots.indices {
@@ -447,6 +459,7 @@ public final class RowCache: Sendable {
             // One lookup per row: a new row is added in place of the empty entry.
             bytes += s.entries.withValue(forKey: key, default: Entry(snapshot)) { entry, isNew in
                 if pin {
+                    pinnedHere += 1
                     if !entry.isPinned { newlyPinned += 1 }
                     if !entry.addPin() { widePins.append(key) }
                 }
@@ -461,6 +474,7 @@ public final class RowCache: Sendable {
         #if STRATA_CHECKS
             if s.clock % 64 == 0 { assert(checkInvariants(s), "row cache invariants C1-C4 broken") }
         #endif
+        return pinnedHere
     }
 
     /// Adds one pin to each resident key (C3) and returns, per key, whether it was pinned.
