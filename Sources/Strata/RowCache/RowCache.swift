@@ -26,46 +26,6 @@ import Synchronization
 /// Thread safety: `Sendable`; one reader–writer lock guards all state (``ReadWriteLocked``): the
 /// per-row lookups of fetches (``values(for:version:)``) share it, everything else takes it alone.
 public final class RowCache: Sendable {
-    /// A cache key: a store and a row.
-    public struct Key: Hashable, Sendable {
-        /// The store's identity.
-        public var store: ObjectIdentifier
-        /// The row.
-        public var row: RowID
-        /// Creates a key.
-        @inlinable public init(store: ObjectIdentifier, row: RowID) {
-            self.store = store
-            self.row = row
-        }
-
-        @inlinable public func hash(into hasher: inout Hasher) {
-            hasher.combine(row.packed ^ UInt64(UInt(bitPattern: store)))
-        }
-
-        /// One seeded mixing step instead of SipHash, as for ``RowID``.
-        @inlinable public func _rawHashValue(seed: Int) -> Int {
-            RowID.mix(row.packed ^ UInt64(UInt(bitPattern: store)), seed: seed)
-        }
-    }
-
-    /// Counters for tuning and tests.
-    public struct Statistics: Sendable, Hashable {
-        /// Lookups that found a row.
-        public var hits = 0
-        /// Lookups that did not.
-        public var misses = 0
-        /// Rows dropped to stay within the limit.
-        public var evictions = 0
-        /// Eviction passes run (each scans every row); amortized over many stored rows.
-        public var evictionPasses = 0
-        /// Rows resident now.
-        public var count = 0
-        /// Rows pinned now.
-        public var pinned = 0
-        /// Estimated bytes held by resident rows.
-        public var bytes = 0
-    }
-
     private typealias Entry = RowCacheEntry
 
     private struct State {
@@ -93,12 +53,6 @@ public final class RowCache: Sendable {
         var tombstones: [Key: UInt64] = [:]
         /// Reads in flight, by the removal number at their start (C5).
         var reads = ReadsInFlight()
-    }
-
-    /// A read of a store in progress (C5): rows it returns are stored with
-    /// ``store(_:in:since:)`` and its relatives, which leave out rows removed after it began.
-    struct Read: Sendable {
-        let removals: UInt64
     }
 
     /// Read-locked by ``values(for:version:)``, which every fetch calls once per row from every
@@ -154,15 +108,6 @@ public final class RowCache: Sendable {
                 for: key, atLeast: minimumVersion, maxAge: maxAge, maxAgeNanoseconds: maxAgeNanoseconds,
                 nowTick: nowTick, pin: pin, &s)
         }
-    }
-
-    /// What ``snapshotOrRead(for:pin:)`` found.
-    enum Lookup {
-        /// The cached row (pinned when asked).
-        case cached(RowSnapshot)
-        /// A miss: a read begun for the caller, who asks the driver and then calls
-        /// ``store(_:in:pinning:ending:)``, or ``endRead(_:)`` when the driver fails.
-        case read(Read)
     }
 
     /// ``snapshot(for:atLeast:maxAge:pin:)`` and, on a miss, ``beginRead()``, under one lock: a
@@ -597,20 +542,6 @@ public final class RowCache: Sendable {
         }
     }
 
-    /// A rough size of a row's values, for the byte bound.
-    static func estimatedBytes(_ values: [StoreValue]) -> Int {
-        var total = 32 + values.count * 24
-        for index in values.indices {
-            switch values[index] {
-            case .string(let text): total += text.utf8.count
-            case .binary(let data): total += data.count
-            case .references(let ids): total += ids.count * 12
-            default: break
-            }
-        }
-        return total
-    }
-
     #if STRATA_CHECKS
         /// Checks C1–C4 (debug builds only); sampled from `store` so debug runs stay linear.
         private static func checkInvariants(_ s: State) -> Bool {
@@ -628,18 +559,4 @@ public final class RowCache: Sendable {
             return unpinned <= s.limit + max(s.limit / 8, 16) && pinsValid && bytes == s.bytes && pinnedCounted
         }
     #endif
-}
-
-extension Array {
-    /// Whether both arrays use the same storage (one is a copy of the other, unchanged since);
-    /// reads no element and no reference count.
-    func sharesStorage(with other: [Element]) -> Bool {
-        withUnsafeBufferPointer { mine in other.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
-    }
-
-    /// The address of the array's storage object, to prefetch; reads nothing from it.
-    var storageAddress: UnsafeRawPointer {
-        // An array is one reference to its storage; the bits are only handed to a prefetch hint.
-        unsafeBitCast(self, to: UnsafeRawPointer.self)
-    }
 }
