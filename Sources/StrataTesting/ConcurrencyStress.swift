@@ -32,7 +32,8 @@ public enum ConcurrencyStress {
     }
 
     /// Runs `workers` threads of `operations` random operations each on a fresh store of `harness`,
-    /// with the coordinator's row cache holding at most `rowCacheLimit` unpinned rows.
+    /// with the coordinator's row cache limited to `rowCacheLimit` rows (rows that contexts pin
+    /// stay beyond it).
     ///
     /// - Throws: ``ConformanceFailure`` naming the seed when a check fails; the store's error when
     ///   an operation fails in a way the workload does not expect.
