@@ -31,8 +31,18 @@ extension ManagedObjectContext {
         _ rows: inout [RowSnapshot], _ store: PersistentStore, _ request: FetchRequest,
         into state: inout Materializing, reserving: Bool, read: RowCache.Read
     ) {
-        let asFault = request.returnsObjectsAsFaults || !request.includesPropertyValues
-        let refreshing = request.shouldRefreshRefetchedObjects
+        materialize(
+            &rows, store, asFault: request.returnsObjectsAsFaults || !request.includesPropertyValues,
+            refreshing: request.shouldRefreshRefetchedObjects, into: &state, reserving: reserving, read: read)
+    }
+
+    /// Registers rows as ``materialize(_:_:_:into:reserving:read:)`` does, as faults when
+    /// `asFault`, an already loaded object taking a newer row when `refreshing`
+    /// (``FetchRequest/shouldRefreshRefetchedObjects``).
+    func materialize(
+        _ rows: inout [RowSnapshot], _ store: PersistentStore, asFault: Bool, refreshing: Bool,
+        into state: inout Materializing, reserving: Bool, read: RowCache.Read
+    ) {
         let cache = coordinator.rowCache
         let storeKey = ObjectIdentifier(store)
         if reserving { state.objects.reserveCapacity(rows.count) }
@@ -133,12 +143,15 @@ extension ManagedObjectContext {
                         let request = RelatedRowsRequest(
                             entity: first.entity, slot: slot, sources: here.map(\.objectID.rowID))
                         // The members' rows come with them: one driver call loads the level.
-                        let related = try coordinator.relatedRowsWithDestinations(request, in: store)
-                        for owner in here {
-                            owner.values[slot] = .references(related.members[owner.objectID.rowID] ?? [])
-                            owner.snapshot?.values[slot] = owner.values[slot]
+                        let awakening = try coordinator.relatedRowsWithDestinations(request, in: store) {
+                            related, read in
+                            for owner in here {
+                                owner.values[slot] = .references(related.members[owner.objectID.rowID] ?? [])
+                                owner.snapshot?.values[slot] = owner.values[slot]
+                            }
+                            return registerMembers(&related.rows, in: store, read: read)
                         }
-                        registerMembers(related.rows, in: store)
+                        for member in awakening { member.awakeFromFetch() }
                     }
                     var targets: [ManagedObject] = []
                     for owner in owners { targets += relatedObjects(owner, slot) }

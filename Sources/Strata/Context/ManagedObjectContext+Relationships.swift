@@ -33,8 +33,19 @@ extension ManagedObjectContext {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
         var newFaults: [ManagedObject] = []
+        // The members' IDs share an anchor while their entity stays the same (a member's ID
+        // depends only on its entity and the owner's store when both are saved): the model and
+        // the anchors are asked once per run of one entity, not once per member.
+        let store = owner.objectID.persistentStore
+        var anchor: ObjectIDAnchor?
         for row in rows {
-            let id = objectID(for: row, relatedTo: owner)
+            let id: ManagedObjectID
+            if store != nil, !row.isTemporary, let last = anchor, last.rowEntity == row.entity {
+                id = ManagedObjectID(anchor: last, primaryKey: row.primaryKey)
+            } else {
+                id = objectID(for: row, relatedTo: owner)
+                anchor = store != nil && !row.isTemporary ? id.anchor : nil
+            }
             if let existing = registered[id] {
                 if existing.entity === id.entity { objects.append(existing) }
                 continue
@@ -142,9 +153,11 @@ extension ManagedObjectContext {
             // As in Core Data, firing a to-many fault reads the members' rows too: walking them
             // then costs no fault (and no query) per member.
             let request = RelatedRowsRequest(entity: object.entity, slot: slot, sources: [object.objectID.rowID])
-            let related = try coordinator.relatedRowsWithDestinations(request, in: store)
-            members = related.members[object.objectID.rowID] ?? []
-            registerMembers(related.rows, in: store)
+            let awakening: [ManagedObject]
+            (members, awakening) = try coordinator.relatedRowsWithDestinations(request, in: store) { related, read in
+                (related.members[object.objectID.rowID] ?? [], registerMembers(&related.rows, in: store, read: read))
+            }
+            for member in awakening { member.awakeFromFetch() }
         } else {
             members = []
         }
@@ -152,14 +165,19 @@ extension ManagedObjectContext {
         object.snapshot?.values[slot] = .references(members)
     }
 
-    /// Registers the rows of a to-many relationship's members as loaded objects (filling faults;
-    /// loaded objects keep their values), pinned, and awakes them.
-    func registerMembers(_ rows: [RowSnapshot], in store: PersistentStore) {
-        guard !rows.isEmpty else { return }
-        var awakening: [ManagedObject] = []
-        for row in rows { _ = register(row, in: store, asFault: false, pinLater: false, awakening: &awakening) }
-        flushPins()
-        for member in awakening { member.awakeFromFetch() }
+    /// Registers the rows of a to-many relationship's members, read by `read`, as loaded objects
+    /// (filling faults; loaded objects keep their values) and caches the rows, pinning those the
+    /// objects hold, as a fetch's rows are (``materialize(_:_:asFault:refreshing:into:reserving:read:)``);
+    /// returns the objects of subclasses whose values were loaded, for the caller to awake once the
+    /// read is over.
+    func registerMembers(_ rows: inout [RowSnapshot], in store: PersistentStore, read: RowCache.Read) -> [ManagedObject]
+    {
+        guard !rows.isEmpty else { return [] }
+        var state = Materializing()
+        // Not reserving exactly: members arrive a relationship at a time, and tables grown by
+        // exactly each one's rows would be copied for every to-many fault fired.
+        materialize(&rows, store, asFault: false, refreshing: false, into: &state, reserving: false, read: read)
+        return state.awakening
     }
 
     /// Makes the object whose relationship changes ready: loaded, accessible, the slot's members

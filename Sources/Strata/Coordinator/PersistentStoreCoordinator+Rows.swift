@@ -128,18 +128,22 @@ extension PersistentStoreCoordinator {
     }
 
     /// The members of a to-many relationship for several rows of one store, with the members'
-    /// rows, checked and cached.
-    func relatedRowsWithDestinations(_ request: RelatedRowsRequest, in store: PersistentStore) throws -> RelatedRows {
+    /// rows, checked and handed to `body` with the read they belong to; `body` caches the rows
+    /// (``RowCache/store(_:in:pins:since:)``, pinning those its objects hold), as a fetch's parts
+    /// are cached, and returns what the caller gets. The driver's read is over when `body` runs.
+    func relatedRowsWithDestinations<Result>(
+        _ request: RelatedRowsRequest, in store: PersistentStore,
+        _ body: (inout RelatedRows, RowCache.Read) throws -> Result
+    ) throws -> Result {
         let read = rowCache.beginRead()
         defer { rowCache.endRead(read) }
-        let related = try store.read { try store.driver.relatedRowsWithDestinations(request) }
+        var related = try store.read { try store.driver.relatedRowsWithDestinations(request) }
         for (source, targets) in related.members {
             try checkID(source, from: store)
             for target in targets { try checkID(target, from: store) }
         }
         try checkRows(related.rows[...], from: store)
-        if !related.rows.isEmpty { rowCache.store(related.rows, in: ObjectIdentifier(store), since: read) }
-        return related
+        return try body(&related, read)
     }
 
     // MARK: Checking what drivers return
