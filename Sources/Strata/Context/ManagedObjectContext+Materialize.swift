@@ -118,7 +118,9 @@ extension ManagedObjectContext {
     func prefetch(_ keyPaths: [String], of objects: [ManagedObject]) throws {
         for keyPath in keyPaths {
             var level = objects
-            for key in keyPath.split(separator: ".").map(String.init) {
+            let keys = keyPath.split(separator: ".").map(String.init)
+            for (depth, key) in keys.enumerated() {
+                let isLast = depth == keys.count - 1
                 var next: [ManagedObject] = []
                 var bySlot: [Int: [ManagedObject]] = [:]
                 for object in level where !object.values.isEmpty || object.hasSnapshot {
@@ -136,6 +138,9 @@ extension ManagedObjectContext {
                         }
                         return true
                     }
+                    // Whether every owner's members were read here, each with its row (the driver
+                    // lists each row once): then they are all loaded objects now.
+                    var readInFull = unfetched.count == owners.count
                     // One call per store the owners live in.
                     while let first = unfetched.first, let store = first.objectID.persistentStore {
                         let here = unfetched.filter { $0.objectID.persistentStore === store }
@@ -145,14 +150,22 @@ extension ManagedObjectContext {
                         // The members' rows come with them: one driver call loads the level.
                         let awakening = try coordinator.relatedRowsWithDestinations(request, in: store) {
                             related, read in
+                            var listed = 0
                             for owner in here {
-                                owner.values[slot] = .references(related.members[owner.objectID.rowID] ?? [])
+                                let members = related.members[owner.objectID.rowID] ?? []
+                                listed += members.count
+                                owner.values[slot] = .references(members)
                                 owner.snapshot?.values[slot] = owner.values[slot]
                             }
+                            if listed != related.rows.count { readInFull = false }
                             return registerMembers(&related.rows, in: store, read: read)
                         }
                         for member in awakening { member.awakeFromFetch() }
                     }
+                    // The last level's members need no objects made here when all came with their
+                    // rows; a member left a fault (a row the driver did not hand over) would load
+                    // when used, as it does without a prefetch.
+                    if isLast && readInFull { continue }
                     var targets: [ManagedObject] = []
                     for owner in owners { targets += relatedObjects(owner, slot) }
                     var faults = targets.filter { $0.faulted && !$0.hasSnapshot && $0.objectID.persistentStore != nil }
