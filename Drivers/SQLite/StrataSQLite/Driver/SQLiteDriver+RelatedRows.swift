@@ -47,16 +47,28 @@ extension SQLiteDriver {
             only.reserveCapacity(SeenRowIDs.linearLimit)
         }
         var seen = SeenRowIDs()
+        // The rows come ordered by source: each source's members gather in `only` and go into the
+        // table once the next source's rows begin, one lookup per source instead of one per row.
+        var current: RowID?
         try readMembers(request, head: head, tail: plan.tail, one: one, sourceIndex: plan.rowsSourceIndex) {
             statement, source in
             // A row of an entity the model lacks is left out, as relatedRows(_:) leaves it.
             guard let row = try decode(statement) else { return }
-            if single { only.append(row.id) } else { members[source, default: []].append(row.id) }
+            if !single, source != current {
+                if let current { members[current, default: []] += only }
+                current = source
+                only.removeAll(keepingCapacity: true)
+            }
+            only.append(row.id)
             // Distinct source keys (readMembers asks for each once) and a foreign key in the
             // member's table: no row comes twice.
             if plan.membersAreUnique || seen.insert(row.id) { rows.append(row) }
         }
-        if single { members = [request.sources[0]: only] }
+        if single {
+            members = [request.sources[0]: only]
+        } else if let current {
+            members[current, default: []] += only
+        }
         return RelatedRows(members: members, rows: rows)
     }
 
@@ -95,10 +107,20 @@ extension SQLiteDriver {
                     ? try connection.cached(one.sql, slot: one.slot)
                     : try connection.cached(head + Self.placeholders(chunk.count) + tail)
                 for (offset, key) in chunk.enumerated() { try statement.bind(key, at: Int32(offset + 1)) }
+                // Rows come ordered by source key: the last key's source is asked for again
+                // rather than looked up per row.
+                var last: (key: Int64, source: RowID)?
                 try stepping(statement) {
                     let key = statement.int64(at: sourceIndex)
                     let source: RowID?
-                    if let only { source = only.primaryKey == key ? only : nil } else { source = sources[key] }
+                    if let only {
+                        source = only.primaryKey == key ? only : nil
+                    } else if let last, last.key == key {
+                        source = last.source
+                    } else {
+                        source = sources[key]
+                        last = source.map { (key, $0) }
+                    }
                     guard let source else { return }
                     try body(statement, source)
                 }
