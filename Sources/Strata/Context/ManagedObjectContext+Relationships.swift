@@ -174,8 +174,9 @@ extension ManagedObjectContext {
     {
         guard !rows.isEmpty else { return [] }
         var state = Materializing()
-        // Not reserving exactly: members arrive a relationship at a time, and tables grown by
-        // exactly each one's rows would be copied for every to-many fault fired.
+        state.objects.reserveCapacity(rows.count)
+        // The tables are not reserved exactly: members arrive a relationship at a time, and
+        // tables grown by exactly each one's rows would be copied for every to-many fault fired.
         materialize(&rows, store, asFault: false, refreshing: false, into: &state, reserving: false, read: read)
         return state.awakening
     }
